@@ -1,0 +1,94 @@
+// Package report writes self-contained HTML reports with inline SVG plots for
+// Shoal simulation and experiment runs.
+//
+// A report needs no JavaScript, loads no external resource and uses the
+// system font stack, so it can be archived, mailed and printed as one file.
+// Output is deterministic: the same Report yields the same bytes.
+//
+// Usage:
+//
+//	r := &report.Report{Title: "LB comparison", Meta: []report.KV{{Key: "seed", Value: "1"}}}
+//	r.Tables = append(r.Tables, report.Table{Caption: "p99 latency (ms)", Columns: cols, Rows: rows})
+//	r.Figures = append(r.Figures, report.Figure{Title: "latency CDF", Kind: report.KindStep, Series: s})
+//	if err := report.WriteFile("report.html", r); err != nil { ... }
+//
+// SVG renders one figure as a standalone SVG document for use elsewhere.
+package report
+
+// Report is everything one run of `shoal sim` or `shoal experiment` shows.
+type Report struct {
+	// Title is the page title and top heading.
+	Title string
+	// Subtitle is shown under the title, e.g. the scenario description.
+	Subtitle string
+	// Meta lists run provenance in the given order: scenario, seeds, root
+	// seed, horizon, shoal version, command line, ...
+	Meta []KV
+	// Tables are shown in order, before the figures.
+	Tables []Table
+	// Figures are shown in order after the tables.
+	Figures []Figure
+	// Notes are warnings shown prominently near the top, e.g. a failed
+	// Little's-law check.
+	Notes []string
+}
+
+// KV is one key/value line of report metadata.
+type KV struct{ Key, Value string }
+
+// Table is a table of preformatted cells.
+type Table struct {
+	// Caption is shown above the table.
+	Caption string
+	// Columns are the header cells.
+	Columns []string
+	// Rows are preformatted cells, e.g. "1.234 ± 0.012". Rows shorter than
+	// Columns are padded with empty cells.
+	Rows [][]string
+	// Highlight optionally gives, per column, the index of the row whose
+	// cell is shown in bold (the best value); -1 means none. It may be
+	// shorter than Columns; out-of-range indices are ignored.
+	Highlight []int
+}
+
+// Figure kinds.
+const (
+	// KindLine draws each series as a polyline through its points (default).
+	KindLine = "line"
+	// KindStep draws each series as a right-continuous step function, as for
+	// an empirical CDF: the value Y[i] holds from X[i] up to X[i+1].
+	KindStep = "step"
+	// KindBar draws grouped bars: every series contributes one bar per X
+	// value (X values are category positions, usually 0,1,2,...).
+	KindBar = "bar"
+)
+
+// Figure is one plot, or a grid of small multiples when Panels is set.
+type Figure struct {
+	// Title is shown above the plot; XLabel and YLabel label the axes and
+	// should state units, e.g. "time (s)".
+	Title, XLabel, YLabel string
+	// Kind is KindLine (the default when empty), KindStep or KindBar.
+	Kind string
+	// LogX and LogY select base-10 logarithmic axes; non-positive values are
+	// then skipped. LogX is ignored for bar figures.
+	LogX, LogY bool
+	// Series are the data drawn in this plot.
+	Series []Series
+	// Panels are optional small multiples (e.g. load per server over time,
+	// one panel per policy), drawn in a grid below the figure title with
+	// shared axis ranges. Panels inherit Kind, LogX, LogY, XLabel and YLabel
+	// from the parent when their own are empty/false.
+	Panels []Figure
+	// Categories optionally names the X positions of a bar figure: bar
+	// group i at X == i is labelled Categories[i].
+	Categories []string
+}
+
+// Series is one named sequence of points. X and Y must have the same
+// length; extra values of the longer slice are ignored. Points with a NaN or
+// infinite coordinate are skipped.
+type Series struct {
+	Name string
+	X, Y []float64
+}
