@@ -1,0 +1,207 @@
+// Package sim is Shoal's discrete-event kernel: a virtual clock, an event queue
+// of cancellable intrusive timers, and seeded random streams.
+//
+// The usage loop:
+//
+//	var k sim.Kernel
+//	ev := sim.Event{Handler: h}       // owned by the component that reacts to it
+//	k.Schedule(&ev, 5*time.Second)    // or k.After(&ev, d); k.Cancel(&ev)
+//	k.RunUntil(horizon)               // fires events in (time, scheduling order)
+//
+// Events are embedded in the structs that own them, so scheduling allocates
+// nothing. Time is a time.Duration since the start of the run; the kernel
+// never reads the wall clock.
+package sim
+
+import (
+	"fmt"
+	"time"
+)
+
+// Handler reacts to an event firing at virtual time now. Arg is the Event's
+// Arg, so one owner can tell its events apart.
+type Handler interface {
+	Handle(now time.Duration, arg int)
+}
+
+// Event is an intrusive, cancellable timer. The zero value with a Handler set
+// is ready; an Event is in the queue at most once (rescheduling moves it).
+type Event struct {
+	Handler Handler
+	Arg     int
+
+	at  time.Duration
+	seq uint64
+	idx int32 // position in the heap + 1; 0 when not queued
+}
+
+// Pending reports whether the event is scheduled.
+func (e *Event) Pending() bool { return e.idx != 0 }
+
+// At is the virtual time the event is scheduled for (meaningful when Pending).
+func (e *Event) At() time.Duration { return e.at }
+
+// Kernel is the event queue and virtual clock. The zero value is ready, at time 0.
+type Kernel struct {
+	now   time.Duration
+	heap  []*Event // 4-ary min-heap on (at, seq)
+	seq   uint64
+	fired uint64
+}
+
+// Now is the current virtual time.
+func (k *Kernel) Now() time.Duration { return k.now }
+
+// Fired is the number of events fired so far.
+func (k *Kernel) Fired() uint64 { return k.fired }
+
+// Len is the number of scheduled events.
+func (k *Kernel) Len() int { return len(k.heap) }
+
+// Schedule arranges for e to fire at virtual time at, moving it if it is
+// already scheduled. Events at the same instant fire in the order they were
+// (re)scheduled. Scheduling in the past is a programmer error and panics.
+func (k *Kernel) Schedule(e *Event, at time.Duration) {
+	if at < k.now {
+		panic(fmt.Sprintf("sim: schedule at %v before now %v", at, k.now))
+	}
+	if e.Handler == nil {
+		panic("sim: schedule of an event without a handler")
+	}
+	k.seq++
+	e.seq = k.seq
+	if e.idx != 0 {
+		old := e.at
+		e.at = at
+		i := int(e.idx - 1)
+		if at < old {
+			k.up(i)
+		} else {
+			k.down(i)
+		}
+		return
+	}
+	e.at = at
+	k.heap = append(k.heap, e)
+	i := len(k.heap) - 1
+	e.idx = int32(i + 1)
+	k.up(i)
+}
+
+// After schedules e to fire d after now.
+func (k *Kernel) After(e *Event, d time.Duration) { k.Schedule(e, k.now+d) }
+
+// Cancel removes e from the queue; it reports whether e was scheduled.
+func (k *Kernel) Cancel(e *Event) bool {
+	if e.idx == 0 {
+		return false
+	}
+	i := int(e.idx - 1)
+	k.removeAt(i)
+	return true
+}
+
+// Peek returns the time of the next event and whether there is one.
+func (k *Kernel) Peek() (time.Duration, bool) {
+	if len(k.heap) == 0 {
+		return 0, false
+	}
+	return k.heap[0].at, true
+}
+
+// Step fires the next event, advancing the clock to it. It reports false when
+// the queue is empty.
+func (k *Kernel) Step() bool {
+	if len(k.heap) == 0 {
+		return false
+	}
+	e := k.heap[0]
+	k.removeAt(0)
+	k.now = e.at
+	k.fired++
+	e.Handler.Handle(k.now, e.Arg)
+	return true
+}
+
+// RunUntil fires every event scheduled at or before t, then sets the clock to t
+// (if it is not already past it).
+func (k *Kernel) RunUntil(t time.Duration) {
+	for len(k.heap) > 0 && k.heap[0].at <= t {
+		k.Step()
+	}
+	if t > k.now {
+		k.now = t
+	}
+}
+
+func (k *Kernel) less(a, b *Event) bool {
+	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
+}
+
+func (k *Kernel) removeAt(i int) {
+	h := k.heap
+	e := h[i]
+	last := len(h) - 1
+	if i != last {
+		h[i] = h[last]
+		h[i].idx = int32(i + 1)
+	}
+	h[last] = nil
+	k.heap = h[:last]
+	e.idx = 0
+	if i < last {
+		if !k.up(i) {
+			k.down(i)
+		}
+	}
+}
+
+// up moves heap[i] toward the root; it reports whether it moved.
+func (k *Kernel) up(i int) bool {
+	h := k.heap
+	e := h[i]
+	moved := false
+	for i > 0 {
+		p := (i - 1) / 4
+		if !k.less(e, h[p]) {
+			break
+		}
+		h[i] = h[p]
+		h[i].idx = int32(i + 1)
+		i = p
+		moved = true
+	}
+	h[i] = e
+	e.idx = int32(i + 1)
+	return moved
+}
+
+func (k *Kernel) down(i int) {
+	h := k.heap
+	n := len(h)
+	e := h[i]
+	for {
+		c := 4*i + 1
+		if c >= n {
+			break
+		}
+		best := c
+		end := c + 4
+		if end > n {
+			end = n
+		}
+		for j := c + 1; j < end; j++ {
+			if k.less(h[j], h[best]) {
+				best = j
+			}
+		}
+		if !k.less(h[best], e) {
+			break
+		}
+		h[i] = h[best]
+		h[i].idx = int32(i + 1)
+		i = best
+	}
+	h[i] = e
+	e.idx = int32(i + 1)
+}
