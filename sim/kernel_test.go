@@ -204,4 +204,3 @@ type holder struct {
 func (h *holder) Handle(now time.Duration, arg int) {
 	h.k.After(&h.evs[arg], time.Duration(h.rng.ExpFloat64()*1e9))
 }
-
