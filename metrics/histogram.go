@@ -1,0 +1,357 @@
+package metrics
+
+import (
+	"fmt"
+	"math"
+)
+
+// Bucket layout of Histogram.
+//
+// A positive float64 v = 2^e * (1 + f), f in [0, 1). The bucket of v is chosen by e (one "octave" per
+// power of two) and by the top subBits bits of the mantissa f, so every octave is split into
+// subCount equal-width sub-buckets. The relative width of a bucket, (hi - lo) / lo, is
+// 1/(subCount + s) <= 1/128 = 0.78% for sub-bucket s. Octaves cover [2^minExp, 2^maxExp) =
+// [9.54e-7, 1.05e6) seconds, which contains the promised 1e-6 .. 1e6 s.
+const (
+	subBits    = 7
+	subCount   = 1 << subBits // sub-buckets per octave
+	minExp     = -20          // 2^-20 = 9.54e-7 s
+	maxExp     = 20           // 2^20 = 1.05e6 s (exclusive)
+	numOctaves = maxExp - minExp
+	numBuckets = numOctaves * subCount
+)
+
+// HistogramRelativeWidth is the largest relative width (hi-lo)/lo of a Histogram bucket inside its
+// range (dimensionless, 1/128). Quantile returns the middle of a bucket, so its relative error against
+// the exact sample quantile is at most half of this, about 0.39%.
+const HistogramRelativeWidth = 1.0 / subCount
+
+// HistogramLowest and HistogramHighest bound the range of Histogram buckets, in the unit of the
+// recorded values (seconds for latencies). Values below HistogramLowest (including 0) are counted in
+// the first bucket and values at or above HistogramHighest in the last; Sum, Min and Max stay exact.
+const (
+	HistogramLowest  = 1.0 / (1 << -minExp) // 2^-20 ≈ 9.54e-7
+	HistogramHighest = float64(1 << maxExp) // 2^20 ≈ 1.05e6
+)
+
+// Histogram records non-negative values (latencies in seconds, or any other unit the caller keeps
+// consistent) in log-linear buckets, HDR-style: each power of two is split into 128 equal
+// sub-buckets, so a bucket is at most 1/128 (0.78%) wide relative to its lower bound, over the range
+// HistogramLowest .. HistogramHighest (about 1e-6 .. 1e6 s). Values outside the range are counted in
+// the end buckets, but Count, Sum, Mean, Min and Max are exact for all values.
+//
+// The zero value is an empty histogram ready to use. Record is O(1) and allocation-free except the
+// first time a value lands in a power of two not seen before (storage grows per octave, 1 KiB each;
+// Reset keeps it). A Histogram is not safe for concurrent use.
+//
+// Usage loop of a simulated service: Record every completed request's latency, read Quantile/Mean at
+// the end of a control period, Merge per-instance histograms into a per-service one, Reset for the
+// next period.
+type Histogram struct {
+	count int64
+	sum   float64
+	min   float64
+	max   float64
+	// octCount[o] is the number of values in octave o; it lets Quantile skip whole octaves.
+	octCount [numOctaves]int64
+	// counts[o] holds the sub-bucket counts of octave o, allocated on first use.
+	counts [numOctaves]*[subCount]int64
+}
+
+// bucketIndex maps a value to its bucket in [0, numBuckets). Values below 2^minExp (0, subnormals)
+// map to 0, values at or above 2^maxExp (and +Inf) to numBuckets-1.
+func bucketIndex(v float64) int {
+	b := math.Float64bits(v)
+	e := int(b>>52&0x7ff) - 1023
+	if e < minExp {
+		return 0
+	}
+	if e >= maxExp {
+		return numBuckets - 1
+	}
+	return (e-minExp)<<subBits | int(b>>(52-subBits)&(subCount-1))
+}
+
+// bucketLow returns the inclusive lower bound of bucket i.
+func bucketLow(i int) float64 {
+	o, s := i>>subBits, i&(subCount-1)
+	return math.Ldexp(1+float64(s)/subCount, o+minExp)
+}
+
+// bucketHigh returns the exclusive upper bound of bucket i.
+func bucketHigh(i int) float64 {
+	o, s := i>>subBits, i&(subCount-1)
+	return math.Ldexp(1+float64(s+1)/subCount, o+minExp)
+}
+
+// Record adds one value. Negative values (e.g. -1e-18 from rounding) are recorded as 0. NaN is a
+// programmer error and panics. Record is O(1) and does not allocate once the value's octave has
+// storage.
+func (h *Histogram) Record(v float64) {
+	if !(v >= 0) {
+		if v != v {
+			panic("metrics: Histogram.Record of NaN")
+		}
+		v = 0
+	}
+	i := bucketIndex(v)
+	o := i >> subBits
+	c := h.counts[o]
+	if c == nil {
+		c = new([subCount]int64)
+		h.counts[o] = c
+	}
+	c[i&(subCount-1)]++
+	h.octCount[o]++
+	if h.count == 0 {
+		h.min, h.max = v, v
+	} else if v < h.min {
+		h.min = v
+	} else if v > h.max {
+		h.max = v
+	}
+	h.count++
+	h.sum += v
+}
+
+// RecordN adds the value v n times (n >= 0), as n calls of Record would, except that Sum grows by
+// v*n in one step.
+func (h *Histogram) RecordN(v float64, n int64) {
+	if n < 0 {
+		panic(fmt.Sprintf("metrics: Histogram.RecordN with negative count %d", n))
+	}
+	if n == 0 {
+		return
+	}
+	if !(v >= 0) {
+		if v != v {
+			panic("metrics: Histogram.RecordN of NaN")
+		}
+		v = 0
+	}
+	i := bucketIndex(v)
+	o := i >> subBits
+	c := h.counts[o]
+	if c == nil {
+		c = new([subCount]int64)
+		h.counts[o] = c
+	}
+	c[i&(subCount-1)] += n
+	h.octCount[o] += n
+	if h.count == 0 {
+		h.min, h.max = v, v
+	} else if v < h.min {
+		h.min = v
+	} else if v > h.max {
+		h.max = v
+	}
+	h.count += n
+	h.sum += v * float64(n)
+}
+
+// Count returns the number of recorded values.
+func (h *Histogram) Count() int64 { return h.count }
+
+// Sum returns the exact (floating-point) sum of the recorded values, in their unit.
+func (h *Histogram) Sum() float64 { return h.sum }
+
+// Mean returns Sum()/Count(), exact up to floating-point rounding (not from buckets); 0 if empty.
+func (h *Histogram) Mean() float64 {
+	if h.count == 0 {
+		return 0
+	}
+	return h.sum / float64(h.count)
+}
+
+// Min returns the smallest recorded value exactly; 0 if empty.
+func (h *Histogram) Min() float64 { return h.min }
+
+// Max returns the largest recorded value exactly; 0 if empty.
+func (h *Histogram) Max() float64 { return h.max }
+
+// Quantile returns an estimate of the q-quantile (q in [0, 1]) of the recorded values: the value of
+// rank ceil(q*Count()) (rank 1 for q = 0) in sorted order, reported as the middle of its bucket and
+// clamped to [Min, Max]. Inside the histogram's range the result is within HistogramRelativeWidth/2
+// (0.39%) of that exact sample quantile; Quantile(0) == Min() and Quantile(1) == Max() exactly.
+// It returns 0 for an empty histogram and panics if q is outside [0, 1] or NaN. Allocation-free,
+// O(octaves + sub-buckets).
+func (h *Histogram) Quantile(q float64) float64 {
+	if !(q >= 0 && q <= 1) {
+		panic(fmt.Sprintf("metrics: Histogram.Quantile(%v): q must be in [0, 1]", q))
+	}
+	if h.count == 0 {
+		return 0
+	}
+	if q == 0 {
+		return h.min
+	}
+	if q == 1 {
+		return h.max
+	}
+	rank := int64(math.Ceil(q * float64(h.count)))
+	if rank < 1 {
+		rank = 1
+	}
+	if rank > h.count {
+		rank = h.count
+	}
+	i := h.bucketOfRank(rank)
+	return h.clamp(h.bucketValue(i))
+}
+
+// bucketOfRank returns the bucket holding the value of 1-based rank r (1 <= r <= count).
+func (h *Histogram) bucketOfRank(r int64) int {
+	var cum int64
+	for o := 0; o < numOctaves; o++ {
+		n := h.octCount[o]
+		if cum+n < r {
+			cum += n
+			continue
+		}
+		c := h.counts[o]
+		for s := 0; s < subCount; s++ {
+			cum += c[s]
+			if cum >= r {
+				return o<<subBits | s
+			}
+		}
+	}
+	return numBuckets - 1 // unreachable when counts are consistent
+}
+
+// bucketValue is the representative value of bucket i: its middle.
+func (h *Histogram) bucketValue(i int) float64 {
+	return 0.5 * (bucketLow(i) + bucketHigh(i))
+}
+
+func (h *Histogram) clamp(v float64) float64 {
+	if v < h.min {
+		return h.min
+	}
+	if v > h.max {
+		return h.max
+	}
+	return v
+}
+
+// Merge adds all values recorded in o to h, as if they had been recorded in h. o is unchanged;
+// h and o may be the same histogram (its counts double).
+func (h *Histogram) Merge(o *Histogram) {
+	if o.count == 0 {
+		return
+	}
+	if h == o {
+		for k := range h.counts {
+			if c := h.counts[k]; c != nil {
+				for s := range c {
+					c[s] *= 2
+				}
+			}
+			h.octCount[k] *= 2
+		}
+		h.count *= 2
+		h.sum *= 2
+		return
+	}
+	for k := 0; k < numOctaves; k++ {
+		if o.octCount[k] == 0 {
+			continue
+		}
+		c := h.counts[k]
+		if c == nil {
+			c = new([subCount]int64)
+			h.counts[k] = c
+		}
+		oc := o.counts[k]
+		for s := range c {
+			c[s] += oc[s]
+		}
+		h.octCount[k] += o.octCount[k]
+	}
+	if h.count == 0 {
+		h.min, h.max = o.min, o.max
+	} else {
+		h.min = math.Min(h.min, o.min)
+		h.max = math.Max(h.max, o.max)
+	}
+	h.count += o.count
+	h.sum += o.sum
+}
+
+// CopyFrom makes h an exact copy of o, reusing h's storage where it can (allocation-free when h
+// already has storage for o's octaves). Useful to take a snapshot of a live histogram.
+func (h *Histogram) CopyFrom(o *Histogram) {
+	if h == o {
+		return
+	}
+	h.Reset()
+	h.Merge(o)
+}
+
+// Reset empties the histogram, keeping its storage for reuse.
+func (h *Histogram) Reset() {
+	for k := range h.counts {
+		if h.octCount[k] != 0 {
+			*h.counts[k] = [subCount]int64{}
+			h.octCount[k] = 0
+		}
+	}
+	h.count, h.sum, h.min, h.max = 0, 0, 0, 0
+}
+
+// Point is one point of a plotted curve: X in the unit of the recorded values, Y dimensionless.
+type Point struct{ X, Y float64 }
+
+// CDF appends to dst[:0] the empirical cumulative distribution function for plotting and returns
+// it: one point per non-empty bucket, X = the bucket's upper bound clamped to [Min, Max] (so the
+// last X is Max), Y = fraction of values <= X (the bucket's cumulative fraction, up to bucket
+// resolution), Y strictly increasing and ending at exactly 1. If there are more non-empty buckets
+// than maxPoints > 0, buckets are chosen evenly in bucket order (evenly in log-value) and the last
+// is always kept; maxPoints <= 0 means no limit. Returns dst[:0] for an empty histogram.
+func (h *Histogram) CDF(dst []Point, maxPoints int) []Point {
+	dst = dst[:0]
+	if h.count == 0 {
+		return dst
+	}
+	nonEmpty := 0
+	for o := 0; o < numOctaves; o++ {
+		if h.octCount[o] == 0 {
+			continue
+		}
+		for _, n := range h.counts[o] {
+			if n != 0 {
+				nonEmpty++
+			}
+		}
+	}
+	keepAll := maxPoints <= 0 || nonEmpty <= maxPoints
+	total := float64(h.count)
+	var cum int64
+	k := 0 // index among non-empty buckets
+	for o := 0; o < numOctaves; o++ {
+		if h.octCount[o] == 0 {
+			continue
+		}
+		for s, n := range h.counts[o] {
+			if n == 0 {
+				continue
+			}
+			cum += n
+			last := k == nonEmpty-1
+			// Keep bucket k if it is the last or if the evenly spaced selection k*maxPoints/nonEmpty
+			// steps to a new integer at k.
+			keep := keepAll || last || (k+1)*maxPoints/nonEmpty != k*maxPoints/nonEmpty && (k+1)*maxPoints/nonEmpty < maxPoints
+			k++
+			if !keep {
+				continue
+			}
+			x := h.clamp(bucketHigh(o<<subBits | s))
+			y := float64(cum) / total
+			if last {
+				y = 1
+			}
+			dst = append(dst, Point{X: x, Y: y})
+		}
+	}
+	return dst
+}
