@@ -1,0 +1,61 @@
+package lb
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+)
+
+// Deps is what a selector factory may use: its own random stream, and an
+// Estimator where the LB point can offer perfect knowledge (simulation only).
+type Deps struct {
+	Rand *rand.Rand
+	Est  Estimator
+}
+
+// Factory builds a fresh selector for one LB point.
+type Factory func(d Deps) (Selector, error)
+
+// Registry maps policy names to factories. Build one with Classical and add
+// to it; there is no global registry.
+type Registry map[string]Factory
+
+// Classical returns a new registry of the classical selectors: ecmp, wcmp,
+// lsq, sed, p2c, rr, wrr and oracle.
+func Classical() Registry {
+	return Registry{
+		"ecmp": func(d Deps) (Selector, error) { return &ECMP{Rand: d.Rand}, nil },
+		"wcmp": func(d Deps) (Selector, error) { return &WCMP{Rand: d.Rand}, nil },
+		"lsq":  func(d Deps) (Selector, error) { return &LSQ{Rand: d.Rand}, nil },
+		"sed":  func(d Deps) (Selector, error) { return &SED{Rand: d.Rand}, nil },
+		"p2c":  func(d Deps) (Selector, error) { return &P2C{Rand: d.Rand}, nil },
+		"rr":   func(d Deps) (Selector, error) { return &RoundRobin{}, nil },
+		"wrr":  func(d Deps) (Selector, error) { return &WeightedRoundRobin{}, nil },
+		"oracle": func(d Deps) (Selector, error) {
+			if d.Est == nil {
+				return nil, fmt.Errorf("oracle needs perfect knowledge of the servers, which only the simulator has")
+			}
+			return &Oracle{Est: d.Est, Rand: d.Rand}, nil
+		},
+	}
+}
+
+// Names lists the registry's policy names, sorted.
+func (r Registry) Names() []string {
+	names := make([]string, 0, len(r))
+	for n := range r {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// New builds the selector called name.
+func (r Registry) New(name string, d Deps) (Selector, error) {
+	f, ok := r[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown selector %q (known: %s)", name, strings.Join(r.Names(), ", "))
+	}
+	return f(d)
+}

@@ -1,0 +1,281 @@
+// Package lb holds request selectors: the per-request decision of which
+// backend of a load-balancing point receives a new request. The same
+// selectors run in the simulator's LB points (cluster) and in the real HTTP
+// proxy (proxy), so they see only what a real load balancer sees: its own
+// in-flight counts and the weights it was configured with or taught.
+//
+// The usage loop, per request:
+//
+//	v := &lb.View{InFlight: q, Weights: w, Up: up}   // owned by the LB point, updated in place
+//	j := sel.Select(v, lb.Request{})                 // -1 when no backend is up
+//	q[j]++ ... when the response is done: q[j]--
+//
+// Selectors are tiny types behind one interface, built by name from an
+// explicit registry (see Registry), never by init-time registration.
+package lb
+
+import "math/rand/v2"
+
+// Request is what a selector may know of the new request. Only the Oracle
+// reads it: real load balancers cannot know a request's demand in advance.
+type Request struct {
+	CPU float64 // CPU work in core-seconds at speed 1
+	IO  float64 // I/O time in seconds at I/O speed 1
+}
+
+// View is the state of one LB point that selectors read. The LB point owns the
+// slices and updates them in place; selectors must not keep references that
+// outlive a call, except through Version.
+type View struct {
+	// InFlight is the number of this LB point's own requests in progress at
+	// each backend (not other LB points'): partial observability.
+	InFlight []int32
+	// Weights are the configured or learned weights (relative processing speed).
+	Weights []float64
+	// Up marks backends that may receive requests (ready, not ejected).
+	Up []bool
+	// Version changes whenever Weights or Up change, so selectors can cache
+	// derived tables.
+	Version uint64
+}
+
+// Len is the number of backends.
+func (v *View) Len() int { return len(v.InFlight) }
+
+// Selector picks a backend index for a new request, or -1 if none is up.
+// Select must not allocate.
+type Selector interface {
+	Select(v *View, r Request) int
+}
+
+// ECMP picks uniformly at random among up backends (equal-cost multi-path).
+type ECMP struct{ Rand *rand.Rand }
+
+// Select implements Selector.
+func (s *ECMP) Select(v *View, _ Request) int {
+	best, n := -1, 0
+	for j, up := range v.Up {
+		if up {
+			n++
+			if s.Rand.IntN(n) == 0 { // reservoir sampling: uniform without a scratch list
+				best = j
+			}
+		}
+	}
+	return best
+}
+
+// WCMP picks at random with probability proportional to the weights
+// (weighted-cost multi-path with static weights).
+type WCMP struct {
+	Rand    *rand.Rand
+	cum     []float64
+	version uint64
+	built   bool
+}
+
+// Select implements Selector.
+func (s *WCMP) Select(v *View, _ Request) int {
+	if !s.built || s.version != v.Version || len(s.cum) != v.Len() {
+		s.rebuild(v)
+	}
+	total := s.cum[len(s.cum)-1]
+	if total <= 0 {
+		return -1
+	}
+	x := s.Rand.Float64() * total
+	lo, hi := 0, len(s.cum)-1
+	for lo < hi { // first index with cum > x
+		mid := (lo + hi) / 2
+		if s.cum[mid] > x {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+func (s *WCMP) rebuild(v *View) {
+	s.cum = s.cum[:0]
+	sum := 0.0
+	for j, w := range v.Weights {
+		if v.Up[j] && w > 0 {
+			sum += w
+		}
+		s.cum = append(s.cum, sum)
+	}
+	s.version, s.built = v.Version, true
+}
+
+// LSQ picks the up backend with the fewest of this LB point's own requests in
+// flight (local shortest queue), breaking ties uniformly at random.
+type LSQ struct{ Rand *rand.Rand }
+
+// Select implements Selector.
+func (s *LSQ) Select(v *View, _ Request) int {
+	best, ties := -1, 0
+	var bq int32
+	for j, up := range v.Up {
+		if !up {
+			continue
+		}
+		q := v.InFlight[j]
+		switch {
+		case best < 0 || q < bq:
+			best, bq, ties = j, q, 1
+		case q == bq:
+			ties++
+			if s.Rand.IntN(ties) == 0 {
+				best = j
+			}
+		}
+	}
+	return best
+}
+
+// SED picks argmin_j (q_j+1)/w_j (shortest expected delay), with q the local
+// in-flight count and w the weight, breaking ties at random. With learned
+// weights a_ij this is the Distr-LB data plane (paper Alg. 2, line 12).
+type SED struct{ Rand *rand.Rand }
+
+// Select implements Selector.
+func (s *SED) Select(v *View, _ Request) int {
+	best, ties := -1, 0
+	bd := 0.0
+	for j, up := range v.Up {
+		w := v.Weights[j]
+		if !up || w <= 0 {
+			continue
+		}
+		d := float64(v.InFlight[j]+1) / w
+		switch {
+		case best < 0 || d < bd:
+			best, bd, ties = j, d, 1
+		case d == bd:
+			ties++
+			if s.Rand.IntN(ties) == 0 {
+				best = j
+			}
+		}
+	}
+	return best
+}
+
+// P2C samples two distinct up backends uniformly and picks the one with fewer
+// local requests in flight (power of two choices, Mitzenmacher 2001).
+type P2C struct{ Rand *rand.Rand }
+
+// Select implements Selector.
+func (s *P2C) Select(v *View, _ Request) int {
+	a, b, n := -1, -1, 0
+	for j, up := range v.Up { // reservoir sample of size two
+		if !up {
+			continue
+		}
+		n++
+		switch {
+		case n == 1:
+			a = j
+		case n == 2:
+			b = j
+		default:
+			if r := s.Rand.IntN(n); r == 0 {
+				a = j
+			} else if r == 1 {
+				b = j
+			}
+		}
+	}
+	if b < 0 {
+		return a
+	}
+	if v.InFlight[b] < v.InFlight[a] || (v.InFlight[b] == v.InFlight[a] && s.Rand.IntN(2) == 0) {
+		return b
+	}
+	return a
+}
+
+// RoundRobin cycles through the up backends in order, ignoring weights.
+type RoundRobin struct{ next int }
+
+// Select implements Selector.
+func (s *RoundRobin) Select(v *View, _ Request) int {
+	n := v.Len()
+	for k := 0; k < n; k++ {
+		j := (s.next + k) % n
+		if v.Up[j] {
+			s.next = j + 1
+			return j
+		}
+	}
+	return -1
+}
+
+// WeightedRoundRobin is nginx's smooth weighted round robin
+// (ngx_http_upstream_round_robin.c, ngx_http_upstream_get_peer): every pick
+// adds each backend's weight to its current value, picks the largest, and
+// subtracts the total from the winner.
+type WeightedRoundRobin struct {
+	current []float64
+}
+
+// Select implements Selector.
+func (s *WeightedRoundRobin) Select(v *View, _ Request) int {
+	if len(s.current) != v.Len() {
+		s.current = make([]float64, v.Len())
+	}
+	best, total := -1, 0.0
+	for j, up := range v.Up {
+		w := v.Weights[j]
+		if !up || w <= 0 {
+			continue
+		}
+		s.current[j] += w
+		total += w
+		if best < 0 || s.current[j] > s.current[best] {
+			best = j
+		}
+	}
+	if best >= 0 {
+		s.current[best] -= total
+	}
+	return best
+}
+
+// Estimator predicts, with perfect knowledge of the system, when a new
+// request r would complete at backend j if sent there now (seconds from now).
+// The simulator implements it; nothing real can.
+type Estimator interface {
+	EstimateCompletion(j int, r Request) float64
+}
+
+// Oracle sends each request to the backend that minimises its own predicted
+// completion time, knowing every server's remaining work and true speed
+// (the Distr-LB paper's Oracle LB, section 4).
+type Oracle struct {
+	Est  Estimator
+	Rand *rand.Rand
+}
+
+// Select implements Selector.
+func (s *Oracle) Select(v *View, r Request) int {
+	best, ties := -1, 0
+	bt := 0.0
+	for j, up := range v.Up {
+		if !up {
+			continue
+		}
+		t := s.Est.EstimateCompletion(j, r)
+		switch {
+		case best < 0 || t < bt:
+			best, bt, ties = j, t, 1
+		case t == bt:
+			ties++
+			if s.Rand.IntN(ties) == 0 {
+				best = j
+			}
+		}
+	}
+	return best
+}
