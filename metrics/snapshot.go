@@ -1,0 +1,105 @@
+package metrics
+
+import "time"
+
+// Snapshot is the telemetry contract between a system (the simulator's
+// cluster, or a real one through proxy, kube and prom) and its controllers:
+// what happened during the last control period. Filling a Snapshot reuses its
+// slices, so a zero value sizes itself and periodic observation allocates
+// nothing in steady state.
+type Snapshot struct {
+	At       time.Duration // end of the period, since the start of the run
+	Period   time.Duration // length of the period
+	Services []ServiceStats
+	LBs      []LBStats
+}
+
+// Failures counts requests that failed, by kind.
+type Failures struct {
+	Timeout    int64 // the client gave up (request timeout)
+	Rejected   int64 // concurrency limit and queue full: HTTP 429
+	OOM        int64 // in flight on an instance that was OOM-killed
+	NoCapacity int64 // no instance was up to take the request
+}
+
+// Total is the number of failures of all kinds.
+func (f Failures) Total() int64 { return f.Timeout + f.Rejected + f.OOM + f.NoCapacity }
+
+// Add accumulates o into f.
+func (f *Failures) Add(o Failures) {
+	f.Timeout += o.Timeout
+	f.Rejected += o.Rejected
+	f.OOM += o.OOM
+	f.NoCapacity += o.NoCapacity
+}
+
+// ServiceStats is one service's telemetry over the period.
+type ServiceStats struct {
+	Name        string
+	Replicas    int     // instances that exist (starting or ready)
+	Ready       int     // instances ready to serve
+	CPULimit    float64 // per instance, cores
+	MemoryLimit float64 // per instance, MB (0 = unlimited)
+	Arrivals    int64   // calls that reached the service
+	Completions int64   // calls the service answered
+	Failures    Failures
+	InFlight    int        // calls in progress at the end of the period (admitted)
+	Queued      int        // calls waiting for a concurrency slot at the end of the period
+	CPUUse      float64    // mean cores busy over the period, all instances
+	MemoryUse   float64    // memory in use at the end of the period, MB, all instances
+	Cost        float64    // price of the resources allocated during the period
+	Latency     LatencySum // response time of the calls completed in the period, seconds
+	Instances   []InstanceStats
+}
+
+// LatencySum is a cheap latency summary: count, sum and maximum, seconds.
+type LatencySum struct {
+	Count int64
+	Sum   float64
+	Max   float64
+}
+
+// Mean is the mean latency in seconds (0 when empty).
+func (l LatencySum) Mean() float64 {
+	if l.Count == 0 {
+		return 0
+	}
+	return l.Sum / float64(l.Count)
+}
+
+// Add records one latency in seconds.
+func (l *LatencySum) Add(v float64) {
+	l.Count++
+	l.Sum += v
+	if v > l.Max {
+		l.Max = v
+	}
+}
+
+// InstanceStats is one instance's telemetry over the period.
+type InstanceStats struct {
+	ID          int     // stable instance id within the service
+	Ready       bool    // serving (not starting, not restarting after OOM)
+	InFlight    int     // admitted calls at the end of the period
+	Queued      int     // calls waiting for a slot at the end of the period
+	CPUUse      float64 // mean cores busy over the period
+	Utilisation float64 // CPUUse / CPU limit
+	MemoryUse   float64 // MB at the end of the period
+	Remaining   float64 // seconds to finish the work in progress at true speed, if nothing else arrived
+}
+
+// LBStats is what one load-balancing point saw of its own traffic over the
+// period: a scoped view, as a real load balancer has.
+type LBStats struct {
+	Name     string
+	Backends []BackendStats
+}
+
+// BackendStats is one backend as seen by one LB point.
+type BackendStats struct {
+	InFlight    int        // this LB's requests in progress at the end of the period
+	Sent        int64      // requests this LB sent there during the period
+	Completions int64      // of this LB's requests, answered during the period
+	Latency     LatencySum // their completion time, seconds
+	Weight      float64    // the weight in force at the end of the period
+}
