@@ -42,7 +42,8 @@ const (
 //
 // The zero value is an empty histogram ready to use. Record is O(1) and allocation-free except the
 // first time a value lands in a power of two not seen before (storage grows per octave, 1 KiB each;
-// Reset keeps it). A Histogram is not safe for concurrent use.
+// Reset keeps it). A Histogram is not safe for concurrent use. Do not copy a Histogram by value (the
+// copy would share bucket storage): use CopyFrom.
 //
 // Usage loop of a simulated service: Record every completed request's latency, read Quantile/Mean at
 // the end of a control period, Merge per-instance histograms into a per-service one, Reset for the
@@ -171,7 +172,8 @@ func (h *Histogram) Max() float64 { return h.max }
 
 // Quantile returns an estimate of the q-quantile (q in [0, 1]) of the recorded values: the value of
 // rank ceil(q*Count()) (rank 1 for q = 0) in sorted order, reported as the middle of its bucket and
-// clamped to [Min, Max]. Inside the histogram's range the result is within HistogramRelativeWidth/2
+// clamped to [Min, Max]. (A rank that falls among values clamped into an end bucket is reported
+// inside that bucket, or as Min/Max.) Inside the histogram's range the result is within HistogramRelativeWidth/2
 // (0.39%) of that exact sample quantile; Quantile(0) == Min() and Quantile(1) == Max() exactly.
 // It returns 0 for an empty histogram and panics if q is outside [0, 1] or NaN. Allocation-free,
 // O(octaves + sub-buckets).
