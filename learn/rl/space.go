@@ -120,3 +120,5 @@ func (s Space) String() string {
 	}
 	return fmt.Sprintf("Box(%d)", len(s.Low))
 }
+
+func sqrt(x float64) float64 { return math.Sqrt(x) }
