@@ -1,0 +1,42 @@
+// Package nn is Shoal's small neural-network library: dense row-major
+// tensors over float32 (networks) or float64 (precise checks), reverse-mode
+// automatic differentiation on a recycled Tape, layers (Linear, MLP, GRU,
+// attention, batch and layer normalisation), losses, the distributions RL
+// needs (tanh-squashed Gaussian), optimisers (Adam, RMSProp, SGD), target
+// network updates, allocation-free inference paths, and a versioned binary
+// parameter file format. Matrix products go through gonum's blas32/blas64.
+//
+// Shapes: every tensor is a matrix; a batch is one sample per row.
+//
+// Training loop:
+//
+//	rng := rand.New(rand.NewPCG(seed, 0))
+//	net := nn.NewMLP[float32](rng, "q", []int{16, 64, 64, 4}, nn.ReLU, nn.Identity)
+//	opt := nn.NewAdam(net.Params(), nn.DefaultAdam())
+//	var tp nn.Tape[float32]
+//	for step := 0; step < steps; step++ {
+//		tp.Reset()                       // recycles every buffer of the last step
+//		x := tp.Input(batch, 16)         // fill x.Value.Data with the batch
+//		y := tp.Input(batch, 4)          // and y.Value.Data with the targets
+//		loss := tp.MSE(net.Forward(&tp, x), y)
+//		opt.ZeroGrad()                   // parameter gradients accumulate until cleared
+//		tp.Backward(loss)
+//		nn.ClipGradNorm(net.Params(), 10)
+//		opt.Step()
+//	}
+//
+// Inference without allocation:
+//
+//	p := net.NewPredictor()
+//	out := make([]float32, 4)
+//	p.Predict(out, obs)
+//
+// Gradients stop at constants: Tape.Input, Tape.Const (Const(n.Value)
+// detaches n). Parameter gradients accumulate across Backward calls, so an
+// actor loss that flows through a critic leaves gradients in the critic that
+// the critic's optimiser must clear (ZeroGrad) before its own update.
+//
+// Save and Load write and read parameters with the network's architecture
+// string; loading into another architecture fails with an error naming the
+// mismatch.
+package nn
