@@ -1,0 +1,345 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// golden compares got with testdata/name, rewriting it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden file (run go test ./experiment/report -update to create it): %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		i := 0
+		for i < len(got) && i < len(want) && got[i] == want[i] {
+			i++
+		}
+		lo := max(0, i-80)
+		t.Errorf("%s differs from golden at byte %d (run with -update if intended)\n got: %q\nwant: %q",
+			name, i, got[lo:min(len(got), i+80)], want[lo:min(len(want), i+80)])
+	}
+}
+
+func TestGoldenReport(t *testing.T) {
+	var a, b bytes.Buffer
+	if err := Write(&a, sampleReport()); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(&b, sampleReport()); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatal("two writes of the same report differ")
+	}
+	golden(t, "sample.html", a.Bytes())
+	if a.Len() > 600_000 {
+		t.Errorf("sample report is %d bytes; downsampling should keep it under 600 kB", a.Len())
+	}
+	for _, bad := range []string{"<script", "http://", "https://", "@import", "url("} {
+		// The SVG namespace is the only URL allowed.
+		s := strings.ReplaceAll(a.String(), `xmlns="http://www.w3.org/2000/svg"`, "")
+		if strings.Contains(strings.ToLower(s), bad) {
+			t.Errorf("report contains %q: it must be self-contained and script-free", bad)
+		}
+	}
+}
+
+func TestGoldenSVG(t *testing.T) {
+	r := sampleReport()
+	var b bytes.Buffer
+	if err := SVG(&b, &r.Figures[3], 900, 560); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "panels.svg", b.Bytes())
+}
+
+// svgStats decodes an SVG document with encoding/xml over its whole
+// length and returns its root element and the data-name of every series
+// path, in order.
+func svgStats(t *testing.T, doc []byte) (root xml.StartElement, series []string, texts []string) {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(doc))
+	d.Strict = true
+	depth := 0
+	inText := false
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("svg does not parse as XML: %v", err)
+		}
+		switch e := tok.(type) {
+		case xml.StartElement:
+			if depth == 0 {
+				root = e.Copy()
+			}
+			depth++
+			if e.Name.Local == "text" || e.Name.Local == "title" {
+				inText = true
+				texts = append(texts, "")
+			}
+			if e.Name.Local == "path" || e.Name.Local == "polyline" {
+				cls, name := "", ""
+				for _, a := range e.Attr {
+					switch a.Name.Local {
+					case "class":
+						cls = a.Value
+					case "data-name":
+						name = a.Value
+					}
+				}
+				if cls == "series" {
+					series = append(series, name)
+				}
+			}
+		case xml.EndElement:
+			depth--
+			inText = false
+		case xml.CharData:
+			if inText {
+				texts[len(texts)-1] += string(e)
+			}
+		}
+	}
+	if depth != 0 {
+		t.Fatalf("unbalanced svg: depth %d at end", depth)
+	}
+	return root, series, texts
+}
+
+// drawable counts the series of f (or of its panels) with at least one
+// drawable point, computed directly from the data.
+func drawable(f *Figure) (n int) {
+	figs := []*Figure{f}
+	if len(f.Panels) > 0 {
+		figs = figs[:0]
+		for i := range f.Panels {
+			figs = append(figs, &f.Panels[i])
+		}
+	}
+	for _, g := range figs {
+		for _, s := range g.Series {
+			for i := range min(len(s.X), len(s.Y)) {
+				x, y := s.X[i], s.Y[i]
+				if x != x || y != y || x > 1e308 || x < -1e308 || y > 1e308 || y < -1e308 {
+					continue
+				}
+				if (f.LogX || g.LogX) && x <= 0 || (f.LogY || g.LogY) && y <= 0 {
+					continue
+				}
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+func TestSVGParsesWithOnePathPerSeries(t *testing.T) {
+	r := sampleReport()
+	for _, f := range r.Figures {
+		t.Run(f.Title, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := SVG(&b, &f, 800, 500); err != nil {
+				t.Fatal(err)
+			}
+			root, series, _ := svgStats(t, b.Bytes())
+			if root.Name.Local != "svg" || root.Name.Space != "http://www.w3.org/2000/svg" {
+				t.Fatalf("root element %v, want svg in the SVG namespace", root.Name)
+			}
+			if want := drawable(&f); len(series) != want {
+				t.Errorf("%d series paths, want %d (one per series with data): %q", len(series), want, series)
+			}
+		})
+	}
+}
+
+func TestSVGSeriesNamesAndEmpty(t *testing.T) {
+	f := &Figure{Title: "gaps", LogY: true, Series: []Series{
+		{Name: "a", X: []float64{1, 2, 3, 4, 5}, Y: []float64{1, nan(), 3, -1, 5}},
+		{Name: "b"},
+		{Name: "c", X: []float64{1, 2}, Y: []float64{0, inf()}},
+		{Name: "d", X: []float64{1, 2, 3}, Y: []float64{2}}, // X longer than Y
+	}}
+	var b bytes.Buffer
+	if err := SVG(&b, f, 400, 300); err != nil {
+		t.Fatal(err)
+	}
+	_, series, texts := svgStats(t, b.Bytes())
+	if strings.Join(series, ",") != "a,d" {
+		t.Errorf("series paths %q, want a,d (b and c have nothing drawable)", series)
+	}
+	// a keeps 3 of 5 points: one M and two L.
+	doc := b.String()
+	i := strings.Index(doc, `data-name="a" d="`)
+	d := doc[i+len(`data-name="a" d="`):]
+	d = d[:strings.IndexByte(d, '"')]
+	if got := strings.Count(d, "M") + strings.Count(d, "L"); got != 3 {
+		t.Errorf("series a path %q has %d points, want 3 (NaN, -1 skipped on log y)", d, got)
+	}
+	joined := strings.Join(texts, "|")
+	for _, want := range []string{"b (no data)", "c (no data)"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("legend lacks %q: %q", want, joined)
+		}
+	}
+}
+
+func TestSVGNoData(t *testing.T) {
+	for _, f := range []*Figure{
+		{},
+		{Title: "empty series", Series: []Series{{Name: "x"}}},
+		{Title: "all NaN", Kind: KindBar, Series: []Series{{X: []float64{nan()}, Y: []float64{1}}}},
+		{Title: "log of negatives", LogX: true, LogY: true, Kind: KindStep, Series: []Series{{X: []float64{-1, 0}, Y: []float64{1, 2}}}},
+		{Title: "panels", Panels: []Figure{{Title: "p1"}, {Title: "p2", Series: []Series{{Name: "z"}}}}},
+	} {
+		var b bytes.Buffer
+		if err := SVG(&b, f, 300, 200); err != nil {
+			t.Fatal(err)
+		}
+		_, series, texts := svgStats(t, b.Bytes())
+		if len(series) != 0 {
+			t.Errorf("%q: %d series paths, want none", f.Title, len(series))
+		}
+		if !strings.Contains(strings.Join(texts, "|"), "no data") {
+			t.Errorf("%q: no \"no data\" message", f.Title)
+		}
+	}
+}
+
+func TestSVGRejectsBadInput(t *testing.T) {
+	if err := SVG(io.Discard, nil, 100, 100); err == nil {
+		t.Error("nil figure: no error")
+	}
+	if err := SVG(io.Discard, &Figure{}, 10, 100); err == nil {
+		t.Error("10 px wide: no error")
+	}
+	if err := Write(io.Discard, nil); err == nil {
+		t.Error("nil report: no error")
+	}
+}
+
+// hostile is text that breaks markup if not escaped.
+const hostile = `<script>alert("x")</script> & </svg><b>'q'</b> ]]> <!--`
+
+func TestEscaping(t *testing.T) {
+	r := &Report{
+		Title: hostile, Subtitle: hostile, Meta: []KV{{hostile, hostile}}, Notes: []string{hostile},
+		Tables: []Table{{Caption: hostile, Columns: []string{hostile}, Rows: [][]string{{hostile}}, Highlight: []int{0}}},
+		Figures: []Figure{{
+			Title: hostile, XLabel: hostile, YLabel: hostile, Kind: KindBar, Categories: []string{hostile},
+			Series: []Series{{Name: hostile, X: []float64{0}, Y: []float64{1}}},
+		}},
+	}
+	var b bytes.Buffer
+	if err := Write(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	low := strings.ToLower(b.String())
+	for _, bad := range []string{"<script", "<b>", "</svg><b>", "<!--"} {
+		if strings.Contains(low, bad) {
+			t.Errorf("HTML contains unescaped %q", bad)
+		}
+	}
+	if n := strings.Count(b.String(), "&lt;script&gt;"); n < 8 {
+		t.Errorf("escaped title appears %d times, want at least 8 (title, h1, subtitle, meta, note, table, svg)", n)
+	}
+
+	var s bytes.Buffer
+	if err := SVG(&s, &r.Figures[0], 600, 400); err != nil {
+		t.Fatal(err)
+	}
+	_, series, texts := svgStats(t, s.Bytes())
+	if len(series) != 1 || series[0] != hostile {
+		t.Errorf("series name did not round-trip through XML: %q", series)
+	}
+	found := 0
+	for _, tx := range texts {
+		if strings.HasPrefix(tx, `<script>alert("x")`) {
+			found++
+		}
+	}
+	if found < 4 { // title element, title text, axis label, legend; x label and category are cut
+		t.Errorf("hostile text decoded back %d times, want >= 4: %q", found, texts)
+	}
+}
+
+func TestTableHighlightAndAlignment(t *testing.T) {
+	r := &Report{Tables: []Table{{
+		Columns:   []string{"policy", "p99 (ms)", "note"},
+		Rows:      [][]string{{"a", "3.0 ± 0.1", "x"}, {"b", "−2.5", ""}, {"c", "1e3"}},
+		Highlight: []int{-1, 1, 7},
+	}}}
+	var b bytes.Buffer
+	if err := Write(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	if got := strings.Count(html, "<strong>"); got != 1 {
+		t.Errorf("%d bold cells, want 1", got)
+	}
+	if !strings.Contains(html, `<td class="num"><strong>−2.5</strong></td>`) {
+		t.Errorf("row 1 of column 1 not bold and right-aligned:\n%s", html)
+	}
+	if !strings.Contains(html, `<td></td></tr>`) {
+		t.Error("short row not padded with an empty cell")
+	}
+	if strings.Contains(html, `<td class="num">a</td>`) {
+		t.Error("text column right-aligned")
+	}
+}
+
+func TestWriteFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.html")
+	if err := WriteFile(path, sampleReport()); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, sampleReport()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, b.Bytes()) {
+		t.Error("WriteFile wrote other bytes than Write")
+	}
+	if err := WriteFile(filepath.Join(t.TempDir(), "missing", "r.html"), sampleReport()); err == nil {
+		t.Error("writing into a missing directory: no error")
+	}
+}
+
+func BenchmarkWriteSample(b *testing.B) {
+	r := sampleReport()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Write(io.Discard, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

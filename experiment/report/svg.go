@@ -1,0 +1,800 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Palette is the Okabe–Ito colour-blind-safe palette in the order series
+// use it. Series beyond len(Palette) reuse the colours with dashed, then
+// dotted lines (lighter fills for bars).
+var Palette = [...]string{
+	"#0072B2", // blue
+	"#E69F00", // orange
+	"#009E73", // bluish green
+	"#D55E00", // vermillion
+	"#CC79A7", // reddish purple
+	"#56B4E9", // sky blue
+	"#000000", // black
+	"#F0E442", // yellow
+}
+
+// dashes are the line dash patterns of successive palette cycles.
+var dashes = [...]string{"", "6 3", "1.5 2.5"}
+
+// barOpacity are the bar fill opacities of successive palette cycles.
+var barOpacity = [...]string{"1", "0.55", "0.3"}
+
+// fontStack is the system font stack used by SVG text and HTML.
+const fontStack = `system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, 'Noto Sans', 'DejaVu Sans', 'Liberation Sans', sans-serif`
+
+// Layout sizes in pixels.
+const (
+	figPad        = 10.0 // outer padding of a figure
+	titleSize     = 15.0 // figure title font size
+	titleBand     = 28.0 // vertical space taken by the figure title
+	panelTitle    = 12.0 // panel title font size
+	panelBand     = 18.0 // vertical space taken by a panel title
+	tickSize      = 11.0 // tick label font size
+	labelSize     = 12.0 // axis label font size
+	legendSize    = 12.0 // legend font size
+	legendRow     = 18.0 // legend row height
+	tickLen       = 4.0  // tick mark length
+	cellGap       = 14.0 // gap between small multiples
+	maxLegendName = 48   // legend names are cut to this many runes
+	maxPanelCols  = 4    // small multiples per row at most
+	minPanelWidth = 300  // small multiples are at least this wide
+)
+
+// DefaultSize returns the width and height in pixels the HTML report uses
+// for f: 960 wide; about 400 high for a single plot, 260 per row of small
+// multiples, plus title and legend.
+func DefaultSize(f *Figure) (width, height int) {
+	const w = 960.0
+	panels, legend := resolve(f)
+	_, rows := grid(len(panels), w-2*figPad)
+	cellH := 380.0
+	if len(f.Panels) > 0 {
+		cellH = 260
+	}
+	h := 2*figPad + float64(rows)*cellH + float64(rows-1)*cellGap
+	if f.Title != "" {
+		h += titleBand
+	}
+	h += legendHeight(legend, w-2*figPad)
+	return int(w), int(math.Ceil(h))
+}
+
+// SVG writes f as a standalone SVG document (with XML declaration) of
+// width x height pixels to w. All text is XML-escaped; very long series are
+// downsampled to a few points per pixel column; NaN and infinite points,
+// and non-positive values on log axes, are skipped.
+func SVG(w io.Writer, f *Figure, width, height int) error {
+	if f == nil {
+		return fmt.Errorf("rendering svg: nil figure")
+	}
+	if width < 50 || height < 50 {
+		return fmt.Errorf("rendering svg %q: size %dx%d too small, need at least 50x50", f.Title, width, height)
+	}
+	var b bytes.Buffer
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
+	render(&b, f, float64(width), float64(height))
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return fmt.Errorf("writing svg %q: %w", f.Title, err)
+	}
+	return nil
+}
+
+// panel is one resolved plot of a figure, with inherited settings.
+type panel struct {
+	title          string
+	kind           string
+	logX, logY     bool
+	xLabel, yLabel string
+	categories     []string
+	series         []Series
+	names          []string // display names
+	styles         []int    // style index per series
+}
+
+// legendEntry is one distinct series name of a figure.
+type legendEntry struct {
+	name  string
+	style int
+	bar   bool
+	empty bool // no drawable point in any panel
+}
+
+// resolve flattens f into panels (f itself when it has no Panels; its own
+// Series, if any, as a first untitled panel otherwise) and assigns one
+// style per distinct series name in order of first appearance.
+func resolve(f *Figure) ([]panel, []legendEntry) {
+	inherit := func(p *Figure, title string) panel {
+		q := panel{
+			title: title, kind: p.Kind, logX: p.LogX || f.LogX, logY: p.LogY || f.LogY,
+			xLabel: p.XLabel, yLabel: p.YLabel, categories: p.Categories, series: p.Series,
+		}
+		if q.kind == "" {
+			q.kind = f.Kind
+		}
+		if q.kind != KindStep && q.kind != KindBar {
+			q.kind = KindLine
+		}
+		if q.xLabel == "" {
+			q.xLabel = f.XLabel
+		}
+		if q.yLabel == "" {
+			q.yLabel = f.YLabel
+		}
+		if len(q.categories) == 0 {
+			q.categories = f.Categories
+		}
+		if q.kind == KindBar {
+			q.logX = false
+		}
+		return q
+	}
+	var panels []panel
+	if len(f.Panels) == 0 {
+		panels = append(panels, inherit(f, ""))
+	} else {
+		if len(f.Series) > 0 {
+			panels = append(panels, inherit(&Figure{Series: f.Series}, ""))
+		}
+		for i := range f.Panels {
+			panels = append(panels, inherit(&f.Panels[i], f.Panels[i].Title))
+		}
+	}
+	var legend []legendEntry
+	index := map[string]int{}
+	named := false
+	for pi := range panels {
+		p := &panels[pi]
+		p.names = make([]string, len(p.series))
+		p.styles = make([]int, len(p.series))
+		for si, s := range p.series {
+			name := s.Name
+			if name != "" {
+				named = true
+			} else {
+				name = "series " + strconv.Itoa(si+1)
+			}
+			k, ok := index[name]
+			if !ok {
+				k = len(legend)
+				index[name] = k
+				legend = append(legend, legendEntry{name: name, style: k, bar: p.kind == KindBar, empty: true})
+			}
+			if countValid(p, &s) > 0 {
+				legend[k].empty = false
+			}
+			p.names[si], p.styles[si] = name, k
+		}
+	}
+	if !named {
+		legend = nil
+	}
+	return panels, legend
+}
+
+// validPoint reports whether (x, y) can be drawn in p.
+func validPoint(p *panel, x, y float64) bool {
+	if math.IsNaN(x) || math.IsInf(x, 0) || math.IsNaN(y) || math.IsInf(y, 0) {
+		return false
+	}
+	if p.logX && x <= 0 || p.logY && y <= 0 {
+		return false
+	}
+	return true
+}
+
+// countValid returns the number of drawable points of s in p.
+func countValid(p *panel, s *Series) int {
+	n := 0
+	for i := range min(len(s.X), len(s.Y)) {
+		if validPoint(p, s.X[i], s.Y[i]) {
+			n++
+		}
+	}
+	return n
+}
+
+// span is a data range; n counts the values added.
+type span struct {
+	lo, hi float64
+	n      int
+}
+
+func (r *span) add(v float64) {
+	if r.n == 0 || v < r.lo {
+		r.lo = v
+	}
+	if r.n == 0 || v > r.hi {
+		r.hi = v
+	}
+	r.n++
+}
+
+func (r *span) union(o span) {
+	if o.n > 0 {
+		r.add(o.lo)
+		r.add(o.hi)
+		r.n += o.n - 2
+	}
+}
+
+// ranges returns the x and y data ranges of p and, for bar panels, the
+// sorted distinct x values.
+func ranges(p *panel) (xr, yr span, cats []float64) {
+	for _, s := range p.series {
+		for i := range min(len(s.X), len(s.Y)) {
+			x, y := s.X[i], s.Y[i]
+			if !validPoint(p, x, y) {
+				continue
+			}
+			xr.add(x)
+			yr.add(y)
+			if p.kind == KindBar {
+				cats = append(cats, x)
+			}
+		}
+	}
+	if p.kind == KindBar && yr.n > 0 && !p.logY {
+		yr.add(0)
+	}
+	slices.Sort(cats)
+	return xr, yr, slices.Compact(cats)
+}
+
+// axis maps data values to pixels and carries its ticks.
+type axis struct {
+	log      bool
+	lo, hi   float64 // data domain
+	p0, p1   float64 // pixel positions of lo and hi
+	major    []float64
+	labels   []string
+	minor    []float64
+	category []float64 // bar axes: x value of each group, in order
+}
+
+// pos returns the pixel position of data value v.
+func (a *axis) pos(v float64) float64 {
+	var t float64
+	if a.log {
+		t = (math.Log10(v) - math.Log10(a.lo)) / (math.Log10(a.hi) - math.Log10(a.lo))
+	} else {
+		t = (v - a.lo) / (a.hi - a.lo)
+	}
+	return a.p0 + t*(a.p1-a.p0)
+}
+
+// domain turns a data range into a drawable domain: a default for no data,
+// a widened one for a single value, a little head room on log y axes.
+func domain(r span, log, padLog bool) (lo, hi float64) {
+	switch {
+	case r.n == 0 && log:
+		return 1, 10
+	case r.n == 0:
+		return 0, 1
+	case r.lo == r.hi && log:
+		return r.lo / math.Sqrt(10), r.hi * math.Sqrt(10)
+	case r.lo == r.hi:
+		d := math.Abs(r.lo) / 2
+		if d == 0 {
+			d = 1
+		}
+		return r.lo - d, r.hi + d
+	case log && padLog:
+		f := math.Pow(r.hi/r.lo, 0.03)
+		return r.lo / f, r.hi * f
+	}
+	return r.lo, r.hi
+}
+
+// setTicks computes ticks of a for about target ticks; expand widens a
+// linear domain to the enclosing ticks.
+func (a *axis) setTicks(target int, expand bool) {
+	a.minor = nil
+	if a.log {
+		major, minor, linear, s := logTicks(a.lo, a.hi, target)
+		a.major, a.minor = major, minor
+		if linear {
+			a.labels = linearLabels(major, s)
+		} else {
+			a.labels = logLabels(major)
+		}
+		return
+	}
+	if expand {
+		lo, hi, ticks, s := niceRange(a.lo, a.hi, target)
+		a.lo, a.hi, a.major, a.labels = lo, hi, ticks, linearLabels(ticks, s)
+		return
+	}
+	ticks, s := linearTicks(a.lo, a.hi, target)
+	a.major, a.labels = ticks, linearLabels(ticks, s)
+}
+
+// textWidth estimates the rendered width in pixels of s at font size size.
+func textWidth(s string, size float64) float64 {
+	return float64(utf8.RuneCountInString(s)) * size * 0.6
+}
+
+// maxWidth returns the widest estimated width of labels.
+func maxWidth(labels []string, size float64) float64 {
+	w := 0.0
+	for _, l := range labels {
+		w = math.Max(w, textWidth(l, size))
+	}
+	return w
+}
+
+// cut shortens s to at most n runes, ending it with an ellipsis.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:max(n-1, 1)]) + "…"
+}
+
+// fitText cuts s so that it fits in width pixels at font size size.
+func fitText(s string, size, width float64) string {
+	return cut(s, max(int(width/(size*0.6)), 4))
+}
+
+// grid returns the number of columns and rows for n small multiples in
+// the given width.
+func grid(n int, width float64) (cols, rows int) {
+	if n <= 1 {
+		return 1, 1
+	}
+	cols = min(n, maxPanelCols, max(1, int(width/minPanelWidth)))
+	return cols, (n + cols - 1) / cols
+}
+
+// legendLayout flows legend entries into rows of the given width and
+// returns each entry's x offset and row.
+func legendLayout(legend []legendEntry, width float64) (xs []float64, rows []int) {
+	x, row := 0.0, 0
+	for _, e := range legend {
+		w := 26 + textWidth(legendName(e), legendSize) + 16
+		if x > 0 && x+w > width {
+			x, row = 0, row+1
+		}
+		xs = append(xs, x)
+		rows = append(rows, row)
+		x += w
+	}
+	return xs, rows
+}
+
+// legendName is the text shown for a legend entry.
+func legendName(e legendEntry) string {
+	n := cut(e.name, maxLegendName)
+	if e.empty {
+		n += " (no data)"
+	}
+	return n
+}
+
+// legendHeight is the vertical space the legend takes, 0 without legend.
+func legendHeight(legend []legendEntry, width float64) float64 {
+	if len(legend) == 0 {
+		return 0
+	}
+	_, rows := legendLayout(legend, width)
+	return float64(rows[len(rows)-1]+1)*legendRow + 8
+}
+
+// svgWriter accumulates SVG markup.
+type svgWriter struct{ b *bytes.Buffer }
+
+// num formats a pixel coordinate with one decimal, without "-0.0".
+func num(v float64) string {
+	v = math.Round(v*10) / 10
+	if v == 0 {
+		v = 0
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// crisp snaps a coordinate to the middle of a pixel so 1px lines are sharp.
+func crisp(v float64) string { return num(math.Floor(v) + 0.5) }
+
+// esc writes s XML-escaped.
+func (w svgWriter) esc(s string) {
+	_ = xml.EscapeText(w.b, []byte(s)) // writes to a bytes.Buffer cannot fail
+}
+
+func (w svgWriter) str(parts ...string) {
+	for _, p := range parts {
+		w.b.WriteString(p)
+	}
+}
+
+// text writes a <text> element; extra holds further attributes.
+func (w svgWriter) text(x, y float64, anchor string, size float64, extra, s string) {
+	w.str(`<text x="`, num(x), `" y="`, num(y), `"`)
+	if anchor != "" && anchor != "start" {
+		w.str(` text-anchor="`, anchor, `"`)
+	}
+	w.str(` font-size="`, num(size), `"`, extra, `>`)
+	w.esc(s)
+	w.str("</text>\n")
+}
+
+// render writes the <svg> element for f at width x height pixels.
+func render(b *bytes.Buffer, f *Figure, width, height float64) {
+	w := svgWriter{b}
+	panels, legend := resolve(f)
+	label := f.Title
+	if label == "" {
+		label = "figure"
+	}
+	w.str(`<svg xmlns="http://www.w3.org/2000/svg" width="`, num(width), `" height="`, num(height),
+		`" viewBox="0 0 `, num(width), ` `, num(height), `" font-family="`, fontStack, `" role="img" aria-label="`)
+	w.esc(label)
+	w.str("\">\n<title>")
+	w.esc(label)
+	w.str("</title>\n")
+	w.str(`<rect width="100%" height="100%" fill="#ffffff"/>` + "\n")
+
+	top := figPad
+	if f.Title != "" {
+		w.text(figPad, figPad+titleSize, "", titleSize, ` font-weight="bold" fill="#111"`, fitText(f.Title, titleSize, width-2*figPad))
+		top += titleBand
+	}
+	innerW := width - 2*figPad
+	legH := legendHeight(legend, innerW)
+	bottom := height - figPad - legH
+	drawLegend(w, legend, figPad, bottom+8, innerW)
+
+	// Shared ranges: x over panels of the same bar-ness and x scale, y over
+	// panels of the same y scale.
+	type xKey struct{ bar, log bool }
+	xs := map[xKey]span{}
+	ys := map[bool]span{}
+	cats := map[bool][]float64{} // by logY, for bar panels
+	for i := range panels {
+		p := &panels[i]
+		xr, yr, c := ranges(p)
+		k := xKey{p.kind == KindBar, p.logX}
+		u := xs[k]
+		u.union(xr)
+		xs[k] = u
+		v := ys[p.logY]
+		v.union(yr)
+		ys[p.logY] = v
+		if p.kind == KindBar {
+			cats[false] = append(cats[false], c...)
+		}
+	}
+	allCats := slices.Compact(slices.Sorted(slices.Values(cats[false])))
+
+	anyTitle, anyXLabel, anyYLabel := false, false, false
+	for _, p := range panels {
+		anyTitle = anyTitle || p.title != ""
+		anyXLabel = anyXLabel || p.xLabel != ""
+		anyYLabel = anyYLabel || p.yLabel != ""
+	}
+	cols, rows := grid(len(panels), innerW)
+	gridH := bottom - top
+	cellW := (innerW - float64(cols-1)*cellGap) / float64(cols)
+	cellH := (gridH - float64(rows-1)*cellGap) / float64(rows)
+	for i := range panels {
+		p := &panels[i]
+		r, c := i/cols, i%cols
+		cx := figPad + float64(c)*(cellW+cellGap)
+		cy := top + float64(r)*(cellH+cellGap)
+		ax := axis{log: p.logX}
+		ay := axis{log: p.logY}
+		ax.lo, ax.hi = domain(xs[xKey{p.kind == KindBar, p.logX}], p.logX, false)
+		ay.lo, ay.hi = domain(ys[p.logY], p.logY, true)
+		if p.kind == KindBar {
+			ax.category = allCats
+		}
+		drawPanel(w, p, &ax, &ay, cx, cy, cellW, cellH, anyTitle, anyXLabel, anyYLabel)
+	}
+	w.str("</svg>\n")
+}
+
+// drawLegend writes the legend entries flowed into rows starting at (x, y).
+func drawLegend(w svgWriter, legend []legendEntry, x, y, width float64) {
+	if len(legend) == 0 {
+		return
+	}
+	offs, rows := legendLayout(legend, width)
+	w.str(`<g class="legend">` + "\n")
+	for i, e := range legend {
+		lx := x + offs[i]
+		ly := y + float64(rows[i])*legendRow + legendRow/2
+		color := Palette[e.style%len(Palette)]
+		cycle := (e.style / len(Palette)) % len(dashes)
+		if e.bar {
+			w.str(`<rect x="`, num(lx+6), `" y="`, num(ly-5), `" width="12" height="10" fill="`, color,
+				`" fill-opacity="`, barOpacity[cycle], `" stroke="`, color, `"/>`+"\n")
+		} else {
+			w.str(`<path d="M`, num(lx), ` `, num(ly), `h22" stroke="`, color, `" stroke-width="2.2"`)
+			if d := dashes[cycle]; d != "" {
+				w.str(` stroke-dasharray="`, d, `"`)
+			}
+			w.str(` fill="none"/>` + "\n")
+		}
+		fill := ` fill="#222"`
+		if e.empty {
+			fill = ` fill="#888"`
+		}
+		w.text(lx+26, ly+4, "", legendSize, fill, legendName(e))
+	}
+	w.str("</g>\n")
+}
+
+// catLabel returns the label of bar group x in p.
+func catLabel(p *panel, x float64) string {
+	if x == math.Trunc(x) && x >= 0 && x < float64(len(p.categories)) {
+		return p.categories[int(x)]
+	}
+	return strconv.FormatFloat(x, 'g', 6, 64)
+}
+
+// drawPanel lays out and draws one plot into the cell at (cx, cy) of size
+// cw x ch. The any* flags reserve the same space in every cell so plots of
+// a grid line up.
+func drawPanel(w svgWriter, p *panel, ax, ay *axis, cx, cy, cw, ch float64, anyTitle, anyXLabel, anyYLabel bool) {
+	top := cy + 8
+	if anyTitle {
+		top += panelBand
+	}
+	bottomBand := tickLen + 4 + tickSize + 2
+	if anyXLabel {
+		bottomBand += labelSize + 8
+	}
+	// Bar category labels: rotate when they do not fit side by side.
+	var catLabels []string
+	rotate := false
+	if p.kind == KindBar {
+		for _, x := range ax.category {
+			catLabels = append(catLabels, cut(catLabel(p, x), 24))
+		}
+		if len(catLabels) > 0 {
+			slot := (cw - 70) / float64(len(catLabels))
+			if maxWidth(catLabels, tickSize)+6 > slot {
+				rotate = true
+				bottomBand += math.Min(maxWidth(catLabels, tickSize)*0.5, 110)
+			}
+		}
+	}
+	plotBottom := cy + ch - bottomBand
+	plotH := plotBottom - top
+	if plotH < 10 {
+		plotH = 10
+		plotBottom = top + plotH
+	}
+	ay.p0, ay.p1 = plotBottom, top
+	ay.setTicks(clampInt(int(plotH/40), 2, 10), !ay.log)
+
+	left := cx + maxWidth(ay.labels, tickSize) + tickLen + 6
+	if anyYLabel {
+		left += labelSize + 8
+	}
+	right := cx + cw - 14
+	if right-left < 10 {
+		right = left + 10
+	}
+	plotW := right - left
+	ax.p0, ax.p1 = left, right
+	if p.kind != KindBar {
+		for target := clampInt(int(plotW/80), 2, 10); ; target-- {
+			ax.setTicks(target, false)
+			if target <= 2 || labelsFit(ax) {
+				break
+			}
+		}
+	}
+
+	// Grid and frame.
+	w.str(`<g class="panel">` + "\n")
+	w.str(`<g stroke="#e8e8e8" stroke-width="1" fill="none">` + "\n")
+	for _, v := range ay.minor {
+		y := crisp(ay.pos(v))
+		w.str(`<path d="M`, num(left), ` `, y, `H`, num(right), `" stroke="#f3f3f3"/>`+"\n")
+	}
+	for _, v := range ax.minor {
+		x := crisp(ax.pos(v))
+		w.str(`<path d="M`, x, ` `, num(top), `V`, num(plotBottom), `" stroke="#f3f3f3"/>`+"\n")
+	}
+	for _, v := range ay.major {
+		w.str(`<path d="M`, num(left), ` `, crisp(ay.pos(v)), `H`, num(right), `"/>`+"\n")
+	}
+	if p.kind != KindBar {
+		for _, v := range ax.major {
+			w.str(`<path d="M`, crisp(ax.pos(v)), ` `, num(top), `V`, num(plotBottom), `"/>`+"\n")
+		}
+	}
+	w.str("</g>\n")
+	w.str(`<rect x="`, crisp(left), `" y="`, crisp(top), `" width="`, num(math.Floor(right)-math.Floor(left)),
+		`" height="`, num(math.Floor(plotBottom)-math.Floor(top)), `" fill="none" stroke="#9a9a9a"/>`+"\n")
+
+	// Ticks and labels.
+	w.str(`<g fill="#333">` + "\n")
+	for i, v := range ay.major {
+		y := ay.pos(v)
+		w.str(`<path d="M`, num(left-tickLen), ` `, crisp(y), `h`, num(tickLen), `" stroke="#9a9a9a"/>`+"\n")
+		w.text(left-tickLen-3, y+tickSize*0.35, "end", tickSize, "", ay.labels[i])
+	}
+	labelY := plotBottom + tickLen + 3 + tickSize*0.85
+	if p.kind == KindBar {
+		n := float64(len(ax.category))
+		for i, l := range catLabels {
+			x := left + (float64(i)+0.5)*plotW/n
+			w.str(`<path d="M`, crisp(x), ` `, num(plotBottom), `v`, num(tickLen), `" stroke="#9a9a9a"/>`+"\n")
+			if rotate {
+				w.str(`<text transform="translate(`, num(x+3), ` `, num(plotBottom+tickLen+4),
+					`) rotate(-30)" text-anchor="end" dominant-baseline="hanging" font-size="`, num(tickSize), `">`)
+				w.esc(l)
+				w.str("</text>\n")
+			} else {
+				w.text(x, labelY, "middle", tickSize, "", l)
+			}
+		}
+	} else {
+		for i, v := range ax.major {
+			x := ax.pos(v)
+			w.str(`<path d="M`, crisp(x), ` `, num(plotBottom), `v`, num(tickLen), `" stroke="#9a9a9a"/>`+"\n")
+			// Keep the label inside the cell.
+			half := textWidth(ax.labels[i], tickSize) / 2
+			lx := math.Min(math.Max(x, cx+half), cx+cw-half)
+			w.text(lx, labelY, "middle", tickSize, "", ax.labels[i])
+		}
+	}
+	w.str("</g>\n")
+
+	// Titles and axis labels.
+	if p.title != "" {
+		w.text(left, cy+panelTitle+2, "", panelTitle, ` font-weight="bold" fill="#222"`, fitText(p.title, panelTitle, cx+cw-left))
+	}
+	if p.xLabel != "" {
+		w.text((left+right)/2, cy+ch-4, "middle", labelSize, ` fill="#222"`, fitText(p.xLabel, labelSize, cw))
+	}
+	if p.yLabel != "" {
+		yl := fitText(p.yLabel, labelSize, plotH+bottomBand/2)
+		w.str(`<text transform="translate(`, num(cx+labelSize), ` `, num((top+plotBottom)/2),
+			`) rotate(-90)" text-anchor="middle" font-size="`, num(labelSize), `" fill="#222">`)
+		w.esc(yl)
+		w.str("</text>\n")
+	}
+
+	// Data.
+	drawn := 0
+	if p.kind == KindBar {
+		drawn = drawBars(w, p, ax, ay, plotW)
+	} else {
+		drawn = drawLines(w, p, ax, ay, plotW)
+	}
+	if drawn == 0 {
+		w.text((left+right)/2, (top+plotBottom)/2, "middle", labelSize, ` fill="#888"`, "no data")
+	}
+	w.str("</g>\n")
+}
+
+// labelsFit reports whether the x tick labels of a do not overlap.
+func labelsFit(a *axis) bool {
+	for i := 1; i < len(a.major); i++ {
+		d := math.Abs(a.pos(a.major[i]) - a.pos(a.major[i-1]))
+		need := (textWidth(a.labels[i], tickSize)+textWidth(a.labels[i-1], tickSize))/2 + 8
+		if d < need {
+			return false
+		}
+	}
+	return true
+}
+
+func clampInt(v, lo, hi int) int { return max(lo, min(v, hi)) }
+
+// seriesStyle returns the stroke attributes of style k.
+func seriesStyle(k, nSeries int) string {
+	color := Palette[k%len(Palette)]
+	width := "1.6"
+	if nSeries > 8 {
+		width = "1.2"
+	}
+	s := ` fill="none" stroke="` + color + `" stroke-width="` + width + `" stroke-linejoin="round"`
+	if d := dashes[(k/len(Palette))%len(dashes)]; d != "" {
+		s += ` stroke-dasharray="` + d + `"`
+	}
+	return s
+}
+
+// drawLines draws the line or step series of p, one <path> per non-empty
+// series, and returns how many were drawn.
+func drawLines(w svgWriter, p *panel, ax, ay *axis, plotW float64) int {
+	drawn := 0
+	var px, py, dx, dy []float64
+	for si, s := range p.series {
+		px, py = px[:0], py[:0]
+		for i := range min(len(s.X), len(s.Y)) {
+			if validPoint(p, s.X[i], s.Y[i]) {
+				px = append(px, ax.pos(s.X[i]))
+				py = append(py, ay.pos(s.Y[i]))
+			}
+		}
+		if len(px) == 0 {
+			continue
+		}
+		if float64(len(px)) > 2*plotW {
+			dx, dy = decimate(dx[:0], dy[:0], px, py)
+			px, py = append(px[:0], dx...), append(py[:0], dy...)
+		}
+		drawn++
+		w.str(`<path class="series" data-name="`)
+		w.esc(p.names[si])
+		w.str(`" d="M`, num(px[0]), ` `, num(py[0]))
+		if len(px) == 1 {
+			w.str(`h0" stroke-linecap="round`)
+		} else if p.kind == KindStep {
+			for i := 1; i < len(px); i++ {
+				w.str(`H`, num(px[i]), `V`, num(py[i]))
+			}
+		} else {
+			for i := 1; i < len(px); i++ {
+				w.str(`L`, num(px[i]), ` `, num(py[i]))
+			}
+		}
+		st := seriesStyle(p.styles[si], len(p.series))
+		if len(px) == 1 {
+			st = strings.Replace(st, `stroke-width="1.6"`, `stroke-width="5"`, 1)
+			st = strings.Replace(st, `stroke-width="1.2"`, `stroke-width="5"`, 1)
+		}
+		w.str(`"`, st, "/>\n")
+	}
+	return drawn
+}
+
+// drawBars draws grouped bars, one <path> of rectangles per non-empty
+// series, and returns how many were drawn.
+func drawBars(w svgWriter, p *panel, ax, ay *axis, plotW float64) int {
+	n := len(ax.category)
+	if n == 0 || len(p.series) == 0 {
+		return 0
+	}
+	slot := plotW / float64(n)
+	barW := slot * 0.8 / float64(len(p.series))
+	base := ay.p0
+	if !ay.log {
+		base = ay.pos(math.Max(ay.lo, math.Min(0, ay.hi)))
+	}
+	drawn := 0
+	for si, s := range p.series {
+		var d strings.Builder
+		for i := range min(len(s.X), len(s.Y)) {
+			x, y := s.X[i], s.Y[i]
+			if !validPoint(p, x, y) {
+				continue
+			}
+			g, ok := slices.BinarySearch(ax.category, x)
+			if !ok {
+				continue
+			}
+			x0 := ax.p0 + float64(g)*slot + slot*0.1 + float64(si)*barW
+			fmt.Fprintf(&d, "M%s %sV%sH%sV%sZ", num(x0), num(base), num(ay.pos(y)), num(x0+barW), num(base))
+		}
+		if d.Len() == 0 {
+			continue
+		}
+		drawn++
+		k := p.styles[si]
+		color := Palette[k%len(Palette)]
+		w.str(`<path class="series" data-name="`)
+		w.esc(p.names[si])
+		w.str(`" d="`, d.String(), `" fill="`, color, `" fill-opacity="`, barOpacity[(k/len(Palette))%len(barOpacity)],
+			`" stroke="`, color, `" stroke-width="0.8"/>`+"\n")
+	}
+	return drawn
+}
