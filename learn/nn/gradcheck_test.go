@@ -13,12 +13,13 @@ type gradCase[T Float] struct {
 	inputs [][2]int                                 // shapes of the parameter inputs
 	init   func(rng *rand.Rand, i int, x []T)       // optional input initialisation
 	build  func(t *Tape[T], in []*Node[T]) *Node[T] // forward
+	params []*Node[T]                               // layer parameters, also checked
 }
 
 // checkGrad compares analytic gradients of L = Σ c⊙out (c random, fixed)
 // with central finite differences of L computed in float64, and returns the
 // largest norm-relative error ‖g_num - g_ana‖/max(‖g_num‖, ‖g_ana‖, tiny)
-// over the inputs.
+// over the inputs and parameters.
 func checkGrad[T Float](t *testing.T, gc gradCase[T], h float64) float64 {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -48,11 +49,13 @@ func checkGrad[T Float](t *testing.T, gc gradCase[T], h float64) float64 {
 		}
 		return s
 	}
+	checked := append(append([]*Node[T](nil), in...), gc.params...)
+	ZeroGrad(checked)
 	tp.Reset()
 	out = gc.build(&tp, in)
 	tp.backward(out, c)
 	worst := 0.0
-	for i, p := range in {
+	for i, p := range checked {
 		ana := append([]T(nil), p.Grad.Data...)
 		var dn, na, nn float64
 		for k := range p.Value.Data {

@@ -14,6 +14,7 @@ func mlpCases[T Float]() []gradCase[T] {
 		cases = append(cases, gradCase[T]{
 			name:   "MLP/" + act.String(),
 			inputs: [][2]int{{4, 3}},
+			params: m.Params(),
 			build: func(t *Tape[T], in []*Node[T]) *Node[T] {
 				return m.Forward(t, in[0])
 			},

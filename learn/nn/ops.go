@@ -83,6 +83,14 @@ func (n *Node[T]) backward() {
 		n.backSquashLogProb()
 	case opGaussLogProb:
 		n.backGaussLogProb()
+	case opLayerNorm:
+		n.backLayerNorm()
+	case opBatchNorm:
+		n.backBatchNorm()
+	case opGRU:
+		n.backGRU()
+	case opAttention:
+		n.backAttention()
 	default:
 		panic(fmt.Sprintf("nn: no backward for op %d", n.op))
 	}

@@ -27,9 +27,8 @@ type Node[T Float] struct {
 	i1   int
 	f0   T // scalar attributes (alpha, bounds, delta, ...)
 	f1   T
-	aux  [5]Tensor[T]  // saved intermediates for backward, reused across Reset
-	ints []int         // integer data (gather indices), reused
-	bn   *BatchNorm[T] // batch-norm layer whose running statistics the op updates
+	aux  [5]Tensor[T] // saved intermediates for backward, reused across Reset
+	ints []int        // integer data (gather indices), reused
 }
 
 // NewParam returns a trainable rows×cols parameter named name, with zero
@@ -100,7 +99,6 @@ func (t *Tape[T]) node(op opKind, rows, cols int, inputs ...*Node[T]) *Node[T] {
 			panic("nn: op input is stale (recorded before Tape.Reset)")
 		}
 	}
-	n.bn = nil
 	return n
 }
 
