@@ -19,7 +19,7 @@ func TestDecimateKeepsExtremes(t *testing.T) {
 			ys[i] = nz.next()*100 - 50
 		}
 		if n > 10 {
-			ys[n/3] = 1e6   // spike up
+			ys[n/3] = 1e6    // spike up
 			ys[2*n/3] = -1e6 // spike down
 		}
 		dx, dy := decimate(nil, nil, xs, ys)

@@ -146,7 +146,7 @@ func sampleReport() *Report {
 			g.Y = append(g.Y, gy)
 		}
 	}
-	long.Series = []Series{s, g, {Name: "LB 3 (no data)"}}
+	long.Series = []Series{s, g, {Name: "LB 3"}}
 	r.Figures = append(r.Figures, long)
 
 	r.Figures = append(r.Figures, Figure{Title: "Cold starts (none in this run)", XLabel: "time (s)", YLabel: "cold starts/s"})

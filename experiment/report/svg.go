@@ -356,7 +356,10 @@ func grid(n int, width float64) (cols, rows int) {
 		return 1, 1
 	}
 	cols = min(n, maxPanelCols, max(1, int(width/minPanelWidth)))
-	return cols, (n + cols - 1) / cols
+	rows = (n + cols - 1) / cols
+	// Balance the rows: 4 panels in 2x2 rather than 3+1.
+	cols = (n + rows - 1) / rows
+	return cols, rows
 }
 
 // legendLayout flows legend entries into rows of the given width and
@@ -500,7 +503,10 @@ func render(b *bytes.Buffer, f *Figure, width, height float64) {
 		if p.kind == KindBar {
 			ax.category = allCats
 		}
-		drawPanel(w, p, &ax, &ay, cx, cy, cellW, cellH, anyTitle, anyXLabel, anyYLabel)
+		// Axis labels only on the outer panels: the first column and the
+		// lowest panel of every column.
+		showX, showY := i+cols >= len(panels), c == 0
+		drawPanel(w, p, &ax, &ay, cx, cy, cellW, cellH, anyTitle, anyXLabel, anyYLabel, showX, showY)
 	}
 	w.str("</svg>\n")
 }
@@ -546,8 +552,8 @@ func catLabel(p *panel, x float64) string {
 
 // drawPanel lays out and draws one plot into the cell at (cx, cy) of size
 // cw x ch. The any* flags reserve the same space in every cell so plots of
-// a grid line up.
-func drawPanel(w svgWriter, p *panel, ax, ay *axis, cx, cy, cw, ch float64, anyTitle, anyXLabel, anyYLabel bool) {
+// a grid line up; showX and showY say whether to draw the axis labels.
+func drawPanel(w svgWriter, p *panel, ax, ay *axis, cx, cy, cw, ch float64, anyTitle, anyXLabel, anyYLabel, showX, showY bool) {
 	top := cy + 8
 	if anyTitle {
 		top += panelBand
@@ -660,10 +666,10 @@ func drawPanel(w svgWriter, p *panel, ax, ay *axis, cx, cy, cw, ch float64, anyT
 	if p.title != "" {
 		w.text(left, cy+panelTitle+2, "", panelTitle, ` font-weight="bold" fill="#222"`, fitText(p.title, panelTitle, cx+cw-left))
 	}
-	if p.xLabel != "" {
+	if p.xLabel != "" && showX {
 		w.text((left+right)/2, cy+ch-4, "middle", labelSize, ` fill="#222"`, fitText(p.xLabel, labelSize, cw))
 	}
-	if p.yLabel != "" {
+	if p.yLabel != "" && showY {
 		yl := fitText(p.yLabel, labelSize, plotH+bottomBand/2)
 		w.str(`<text transform="translate(`, num(cx+labelSize), ` `, num((top+plotBottom)/2),
 			`) rotate(-90)" text-anchor="middle" font-size="`, num(labelSize), `" fill="#222">`)
