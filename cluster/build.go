@@ -1,0 +1,232 @@
+package cluster
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/shoal-project/shoal/control/lb"
+	"github.com/shoal-project/shoal/sim"
+	"github.com/shoal-project/shoal/workload"
+)
+
+func simEvent(h sim.Handler, arg int) sim.Event { return sim.Event{Handler: h, Arg: arg} }
+
+// New builds a cluster from a configuration, which it validates first.
+func New(cfg *Config, opt Options) (*Cluster, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if opt.Horizon <= 0 {
+		return nil, fmt.Errorf("cluster: horizon must be > 0, got %v", opt.Horizon)
+	}
+	if opt.SamplePeriod <= 0 {
+		opt.SamplePeriod = time.Second
+	}
+	if opt.Policy == "" {
+		opt.Policy = "rr"
+	}
+	if opt.Selectors == nil {
+		opt.Selectors = lb.Classical()
+	}
+	if opt.Traces == nil {
+		opt.Traces = workload.NewTraces("")
+	}
+	streams := sim.NewStreams(opt.Seed)
+	cl := &Cluster{opt: opt, svcByName: map[string]*service{}, lbByName: map[string]*lbPoint{}, prices: cfg.Prices}
+	if cl.prices == (Prices{}) {
+		cl.prices = DefaultPrices()
+	}
+	cl.buildLocations(cfg)
+	for _, n := range cfg.Nodes {
+		for i := 0; i < max(n.Count, 1); i++ {
+			name := n.Name
+			if n.Count > 1 {
+				name = fmt.Sprintf("%s-%d", n.Name, i)
+			}
+			cl.nodes = append(cl.nodes, &node{name: name, loc: cl.locOrFirst(n.Location), cpu: n.CPU, memory: n.MemoryMB})
+		}
+	}
+	for i := range cfg.Services {
+		sc := &cfg.Services[i]
+		s := &service{
+			cl: cl, idx: i, name: sc.Name, cfg: sc, loc: cl.locOrFirst(sc.Location),
+			cpuLimit: or(sc.CPU, 1), memLimit: sc.MemoryMB, memBase: sc.MemoryBaseMB, memPerCall: sc.MemoryPerCallMB,
+			concurrency: sc.Concurrency, queueLimit: sc.Queue, minReplicas: sc.MinReplicas, maxReplicas: sc.MaxReplicas,
+		}
+		s.period.Name = sc.Name
+		cl.services = append(cl.services, s)
+		cl.svcByName[sc.Name] = s
+		sel := sc.Selector
+		if sel == "" {
+			sel = "rr"
+		}
+		p, err := cl.newLB(sc.Name+"/implicit", s, s.loc, sel, streams)
+		if err != nil {
+			return nil, fmt.Errorf("services[%d].selector: %w", i, err)
+		}
+		s.lb = p
+	}
+	for i, lc := range cfg.LBs {
+		s := cl.svcByName[lc.Service]
+		p, err := cl.newLB(lc.Name, s, cl.locOrFirst(lc.Location), opt.Policy, streams)
+		if err != nil {
+			return nil, fmt.Errorf("lbs[%d]: policy %q: %w", i, opt.Policy, err)
+		}
+		cl.lbs = append(cl.lbs, p)
+		cl.lbByName[lc.Name] = p
+	}
+	for i := range cfg.Classes {
+		c, err := cl.buildClass(&cfg.Classes[i], fmt.Sprintf("classes[%d]", i))
+		if err != nil {
+			return nil, err
+		}
+		cl.classes = append(cl.classes, c)
+	}
+	// Instances after every LB point exists, so each view has every slot.
+	for _, s := range cl.services {
+		if len(s.cfg.Instances) > 0 {
+			for _, spec := range s.cfg.Instances {
+				s.newInstance(spec, true)
+			}
+		} else {
+			for r := 0; r < max(s.cfg.Replicas, 1); r++ {
+				s.newInstance(InstanceSpec{}, true)
+			}
+		}
+	}
+	if err := cl.buildSources(cfg, streams); err != nil {
+		return nil, err
+	}
+	cl.res.Classes = make([]ClassResult, len(cl.classes))
+	cl.chooseSeries()
+	cl.sampler.start(cl)
+	return cl, nil
+}
+
+func (cl *Cluster) buildLocations(cfg *Config) {
+	if len(cfg.Locations) == 0 {
+		cl.locNames = []string{"local"}
+		cl.rtt = [][]time.Duration{{0}}
+		return
+	}
+	n := len(cfg.Locations)
+	cl.rtt = make([][]time.Duration, n)
+	for i, l := range cfg.Locations {
+		cl.locNames = append(cl.locNames, l.Name)
+		cl.rtt[i] = make([]time.Duration, n)
+	}
+	for i, l := range cfg.Locations {
+		for other, d := range l.RTT {
+			j := cl.locIndex(other)
+			cl.rtt[i][j], cl.rtt[j][i] = d, d
+		}
+	}
+}
+
+func (cl *Cluster) locOrFirst(name string) int32 {
+	if name == "" {
+		return 0
+	}
+	return cl.locIndex(name)
+}
+
+func (cl *Cluster) newLB(name string, s *service, loc int32, policy string, streams sim.Streams) (*lbPoint, error) {
+	p := &lbPoint{name: name, svc: s, loc: loc}
+	sel, err := cl.opt.Selectors.New(policy, lb.Deps{Rand: streams.Stream("lb/" + name), Est: p})
+	if err != nil {
+		return nil, err
+	}
+	p.sel = sel
+	s.lbs = append(s.lbs, p)
+	return p, nil
+}
+
+func (cl *Cluster) buildClass(c *Class, path string) (*class, error) {
+	root, err := cl.buildCall(&c.Call, path+".call")
+	if err != nil {
+		return nil, err
+	}
+	return &class{name: c.Name, timeout: c.Timeout, root: root}, nil
+}
+
+func (cl *Cluster) buildCall(c *Call, path string) (*callNode, error) {
+	n := &callNode{svc: cl.svcByName[c.Service], phases: int32(max(c.Phases, 1)), prob: or(c.Prob, 1), optional: c.Optional}
+	var err error
+	if c.CPU.Dist != "" {
+		if n.cpu, err = c.CPU.BuildWith(cl.opt.Traces); err != nil {
+			return nil, fmt.Errorf("%s.cpu: %w", path, err)
+		}
+	}
+	if c.IO.Dist != "" {
+		if n.io, err = c.IO.BuildWith(cl.opt.Traces); err != nil {
+			return nil, fmt.Errorf("%s.io: %w", path, err)
+		}
+	}
+	for i := range c.Stages {
+		st := &c.Stages[i]
+		sn := stageNode{choice: st.Choice}
+		for j := range st.Calls {
+			child, err := cl.buildCall(&st.Calls[j], fmt.Sprintf("%s.stages[%d].calls[%d]", path, i, j))
+			if err != nil {
+				return nil, err
+			}
+			sn.calls = append(sn.calls, child)
+			sn.probSum += child.prob
+		}
+		n.stages = append(n.stages, sn)
+	}
+	return n, nil
+}
+
+func (cl *Cluster) buildSources(cfg *Config, streams sim.Streams) error {
+	for i := range cfg.Sources {
+		sc := &cfg.Sources[i]
+		path := fmt.Sprintf("sources[%d]", i)
+		var rate float64
+		if i < len(cl.opt.Rates) {
+			rate = cl.opt.Rates[i]
+		}
+		proc, err := sc.Arrivals.BuildWith(rate, cl.opt.Traces)
+		if err != nil {
+			return fmt.Errorf("%s.arrivals: %w", path, err)
+		}
+		var cls *class
+		for j, c := range cfg.Classes {
+			if c.Name == sc.Class {
+				cls = cl.classes[j]
+			}
+		}
+		src := &source{cl: cl, name: sc.Name, class: cls, proc: proc,
+			arrRng: streams.Stream("source/" + sc.Name + "/arrivals"),
+			reqRng: streams.Stream("source/" + sc.Name + "/requests")}
+		src.ev = simEvent(src, 0)
+		if sc.LB != "" {
+			src.lb = cl.lbByName[sc.LB]
+			src.loc = src.lb.loc
+		} else {
+			src.lb = cls.root.svc.lb
+		}
+		if sc.Location != "" {
+			src.loc = cl.locIndex(sc.Location)
+		}
+		cl.sources = append(cl.sources, src)
+		if first, ok := proc.Next(0, src.arrRng); ok && first < cl.opt.Horizon {
+			cl.k.Schedule(&src.ev, first)
+		}
+	}
+	return nil
+}
+
+func (cl *Cluster) chooseSeries() {
+	switch {
+	case cl.opt.Series != "":
+		cl.series = cl.svcByName[cl.opt.Series]
+	case len(cl.lbs) > 0:
+		cl.series = cl.lbs[0].svc
+	case len(cl.classes) > 0:
+		cl.series = cl.classes[0].root.svc
+	}
+	if cl.series == nil && len(cl.services) > 0 {
+		cl.series = cl.services[0]
+	}
+}

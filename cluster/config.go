@@ -1,0 +1,169 @@
+package cluster
+
+import (
+	"time"
+
+	"github.com/shoal-project/shoal/workload"
+)
+
+// Config describes a simulated system. It is also the body of a scenario
+// file (package scenario decodes it strictly and calls Validate), so fields
+// carry their YAML names. Zero values mean "default" or "off" as documented.
+type Config struct {
+	// Locations are data centres, clouds or edge sites; the RTT between them
+	// is added to calls that cross them. Empty means one location, "local".
+	Locations []Location `yaml:"locations"`
+	// Nodes bound where instances fit. Empty means unlimited capacity.
+	Nodes []Node `yaml:"nodes"`
+	// Services are the deployable units (microservices, functions, servers).
+	Services []Service `yaml:"services"`
+	// Classes are request types, each with the call graph it executes.
+	Classes []Class `yaml:"classes"`
+	// LBs are explicit load-balancing points in front of a service, each
+	// with its own selector and only its own view (the Distr-LB setting).
+	// Every service also has an implicit LB point for calls from other
+	// services and from sources without an LB.
+	LBs []LBPoint `yaml:"lbs"`
+	// Sources are open-loop arrival streams of one class.
+	Sources []Source `yaml:"sources"`
+	// Prices value allocated resources.
+	Prices Prices `yaml:"prices"`
+}
+
+// Location is a site with round-trip times to the others.
+type Location struct {
+	Name string `yaml:"name"`
+	// RTT is the round-trip time to other locations, by name; symmetric
+	// entries need only be given once.
+	RTT map[string]time.Duration `yaml:"rtt"`
+}
+
+// Node is a machine (or Count identical machines) that instances are placed on.
+type Node struct {
+	Name     string  `yaml:"name"`
+	Location string  `yaml:"location"`
+	CPU      float64 `yaml:"cpu"`       // cores
+	MemoryMB float64 `yaml:"memory_mb"` // MB; 0 = unlimited
+	Count    int     `yaml:"count"`     // identical machines (default 1)
+}
+
+// Service is a set of instances running the same code.
+type Service struct {
+	Name     string `yaml:"name"`
+	Location string `yaml:"location"` // where its instances run (default: the first location)
+	// Replicas is the initial number of identical instances (default 1),
+	// ignored when Instances lists them one by one.
+	Replicas    int `yaml:"replicas"`
+	MinReplicas int `yaml:"min_replicas"` // lower bound for actions (default 0)
+	MaxReplicas int `yaml:"max_replicas"` // upper bound for actions (0 = none)
+	// Instances lists heterogeneous instances explicitly; their zero fields
+	// take the service's values.
+	Instances []InstanceSpec `yaml:"instances"`
+
+	CPU     float64 `yaml:"cpu"`      // CPU limit per instance, cores (default 1)
+	Speed   float64 `yaml:"speed"`    // CPU speed factor: work per core-second (default 1)
+	IOSpeed float64 `yaml:"io_speed"` // I/O speed factor (default 1)
+	// IOParallelism is how many I/O phases an instance serves at full speed
+	// before they share it (processor sharing). 0 makes I/O a pure delay.
+	IOParallelism int `yaml:"io_parallelism"`
+	// Weight is the weight operators configure for WCMP/SED/WRR (default:
+	// the CPU limit, i.e. provisioned resources, which can be wrong).
+	Weight float64 `yaml:"weight"`
+
+	MemoryMB        float64       `yaml:"memory_mb"`          // memory limit per instance, MB (0 = none)
+	MemoryBaseMB    float64       `yaml:"memory_base_mb"`     // idle memory use, MB
+	MemoryPerCallMB float64       `yaml:"memory_per_call_mb"` // memory per admitted call, MB
+	OOMRestart      time.Duration `yaml:"oom_restart"`        // restart delay after an OOM kill (default 5s)
+
+	// Concurrency is the per-instance limit on admitted calls (0 = none).
+	Concurrency int `yaml:"concurrency"`
+	// Queue bounds the calls waiting for a slot: 0 rejects at the limit with
+	// 429 (OpenFaaS max_inflight), -1 is unbounded.
+	Queue int `yaml:"queue"`
+	// ColdStart is the delay before a new instance serves (default 0).
+	ColdStart time.Duration `yaml:"cold_start"`
+	// Selector picks instances for calls through the implicit LB point
+	// (default "rr", as Kubernetes Services and Envoy do by default).
+	Selector string `yaml:"selector"`
+}
+
+// InstanceSpec overrides a service's per-instance values for one instance.
+type InstanceSpec struct {
+	CPU     float64 `yaml:"cpu"`
+	Speed   float64 `yaml:"speed"`
+	IOSpeed float64 `yaml:"io_speed"`
+	Weight  float64 `yaml:"weight"`
+}
+
+// Class is a request type: how a request of this class moves through services.
+type Class struct {
+	Name    string        `yaml:"name"`
+	Timeout time.Duration `yaml:"timeout"` // client timeout (0 = none)
+	Call    Call          `yaml:"call"`    // the root call
+}
+
+// Call is one call to a service: local work, then stages of downstream calls.
+type Call struct {
+	Service string `yaml:"service"`
+	// CPU is the CPU work of the call in core-seconds at speed 1.
+	CPU workload.DistSpec `yaml:"cpu"`
+	// IO is the I/O time of the call in seconds at I/O speed 1.
+	IO workload.DistSpec `yaml:"io"`
+	// Phases splits the work into that many alternating CPU and I/O phases
+	// (default 1: all CPU, then all I/O).
+	Phases int `yaml:"phases"`
+	// Prob is the probability the call is made (default 1). In a Choice
+	// stage, the relative weight of this alternative.
+	Prob float64 `yaml:"prob"`
+	// Optional calls can be cut by brownout of the caller's service, and
+	// their failure does not fail the request.
+	Optional bool `yaml:"optional"`
+	// Stages run after the local work, in order; the calls of one stage run
+	// in parallel (fan-out).
+	Stages []Stage `yaml:"stages"`
+}
+
+// Stage is a set of downstream calls made in parallel.
+type Stage struct {
+	// Choice makes exactly one call, picked with probability proportional to
+	// Prob (a branch), instead of each call independently with its Prob.
+	Choice bool   `yaml:"choice"`
+	Calls  []Call `yaml:"calls"`
+}
+
+// LBPoint is an explicit load balancer in front of a service.
+type LBPoint struct {
+	Name     string `yaml:"name"`
+	Service  string `yaml:"service"`
+	Location string `yaml:"location"` // where clients reach it (default: the first location)
+}
+
+// Source is an open-loop stream of requests of one class.
+type Source struct {
+	Name  string `yaml:"name"`
+	Class string `yaml:"class"`
+	// LB is the explicit LB point the requests enter through; empty means
+	// the implicit LB point of the class's root service.
+	LB string `yaml:"lb"`
+	// Location is where clients are (default: the LB's, else the first location).
+	Location string `yaml:"location"`
+	// Share is this source's fraction of the scenario's total rate when a
+	// load level sets the rate (default 1/number of sources).
+	Share    float64              `yaml:"share"`
+	Arrivals workload.ProcessSpec `yaml:"arrivals"`
+}
+
+// Prices value allocated resources per second.
+type Prices struct {
+	// VCPUSecond is the price of one allocated vCPU for one second.
+	VCPUSecond float64 `yaml:"vcpu_second"`
+	// GBSecond is the price of one allocated GB of memory for one second.
+	GBSecond float64 `yaml:"gb_second"`
+}
+
+// DefaultPrices are Azure Functions Premium plan prices as FaaSConf uses them
+// in its cost model y(C) (problem formulation, "Optimal Configuration Tuning
+// On Hybrid Resources"): $0.173 per vCPU-hour and $0.0123 per GB-hour.
+func DefaultPrices() Prices {
+	return Prices{VCPUSecond: 0.173 / 3600, GBSecond: 0.0123 / 3600}
+}

@@ -1,0 +1,198 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/shoal-project/shoal/control"
+	"github.com/shoal-project/shoal/metrics"
+)
+
+// Observe fills snap with the telemetry of the period since the last call
+// (or the start), reusing its slices, and starts a new period.
+func (cl *Cluster) Observe(snap *metrics.Snapshot) {
+	now := cl.k.Now()
+	dt := (now - cl.lastObs).Seconds()
+	snap.At, snap.Period = now, now-cl.lastObs
+	cl.lastObs = now
+	snap.Services = resize(snap.Services, len(cl.services))
+	for i, s := range cl.services {
+		st := &snap.Services[i]
+		insts := st.Instances[:0]
+		*st = s.period
+		st.Replicas, st.Ready = s.replicas()
+		st.CPULimit, st.MemoryLimit = s.cpuLimit, s.memLimit
+		for _, in := range s.slots {
+			if in == nil {
+				continue
+			}
+			in.cpu.advance(now)
+			use := 0.0
+			if dt > 0 {
+				use = (in.cpu.busy - in.busyObs) / dt
+			}
+			in.busyObs = in.cpu.busy
+			mem := 0.0
+			if allocated(in.state) && in.state != stRestarting {
+				mem = in.memory()
+			}
+			insts = append(insts, metrics.InstanceStats{
+				ID: in.id, Ready: in.state == stReady, InFlight: in.admitted, Queued: in.queued(),
+				CPUUse: use, Utilisation: use / in.cpuLimit, MemoryUse: mem, Remaining: in.remainingTime(),
+			})
+			st.InFlight += in.admitted
+			st.Queued += in.queued()
+			st.CPUUse += use
+			st.MemoryUse += mem
+		}
+		st.Instances = insts
+		cost := s.cost(now, cl.prices)
+		st.Cost = cost - s.costShown
+		s.costShown = cost
+		s.period = metrics.ServiceStats{Name: s.name}
+	}
+	snap.LBs = resize(snap.LBs, len(cl.lbs))
+	for i, p := range cl.lbs {
+		l := &snap.LBs[i]
+		l.Name = p.name
+		l.Backends = resize(l.Backends, len(p.stats))
+		for j := range p.stats {
+			b := p.stats[j]
+			b.InFlight = int(p.view.InFlight[j])
+			b.Weight = p.view.Weights[j]
+			l.Backends[j] = b
+			p.stats[j] = metrics.BackendStats{}
+		}
+	}
+}
+
+// cost is the price of everything the service allocated since the start.
+func (s *service) cost(now time.Duration, p Prices) float64 {
+	return s.allocCPU.Integral(now)*p.VCPUSecond + s.allocMem.Integral(now)/1024*p.GBSecond
+}
+
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return append(s[:cap(s)], make([]T, n-cap(s))...)[:n]
+	}
+	return s[:n]
+}
+
+// ErrUnsupported is returned for actions the model does not implement yet.
+var ErrUnsupported = errors.New("not supported by the simulated model yet")
+
+// Apply carries out an action at the current time. It implements
+// control.Actuator.
+func (cl *Cluster) Apply(now time.Duration, a control.Action) error {
+	if now != cl.k.Now() {
+		return fmt.Errorf("apply at %v, but the cluster is at %v", now, cl.k.Now())
+	}
+	switch a := a.(type) {
+	case control.SetWeights:
+		p, ok := cl.lbByName[a.LB]
+		if !ok {
+			return fmt.Errorf("set weights: unknown lb %q", a.LB)
+		}
+		if len(a.Weights) != len(p.view.Weights) {
+			return fmt.Errorf("set weights of lb %q: %d weights for %d backends", a.LB, len(a.Weights), len(p.view.Weights))
+		}
+		for j, w := range a.Weights {
+			if !finite(w) || w < 0 {
+				return fmt.Errorf("set weights of lb %q: weight %d is %g", a.LB, j, w)
+			}
+		}
+		copy(p.view.Weights, a.Weights)
+		p.view.Version++
+	case control.SetReplicas:
+		s, err := cl.service(a.Service)
+		if err != nil {
+			return fmt.Errorf("set replicas: %w", err)
+		}
+		n := max(a.Replicas, s.minReplicas)
+		if s.maxReplicas > 0 {
+			n = min(n, s.maxReplicas)
+		}
+		s.setReplicas(n)
+	case control.SetResources:
+		s, err := cl.service(a.Service)
+		if err != nil {
+			return fmt.Errorf("set resources: %w", err)
+		}
+		if a.CPU < 0 || a.MemoryMB < 0 || !finite(a.CPU) || !finite(a.MemoryMB) {
+			return fmt.Errorf("set resources of %q: cpu %g, memory %g MB", a.Service, a.CPU, a.MemoryMB)
+		}
+		s.setResources(a.CPU, a.MemoryMB)
+	case control.SetConcurrency:
+		s, err := cl.service(a.Service)
+		if err != nil {
+			return fmt.Errorf("set concurrency: %w", err)
+		}
+		if a.Limit < 0 {
+			return fmt.Errorf("set concurrency of %q: limit %d", a.Service, a.Limit)
+		}
+		s.concurrency = a.Limit
+		for _, in := range s.slots {
+			if in != nil {
+				in.admitQueued()
+			}
+		}
+	case control.SetBrownout:
+		s, err := cl.service(a.Service)
+		if err != nil {
+			return fmt.Errorf("set brownout: %w", err)
+		}
+		s.brownout = a.On
+	case control.SetRouteWeights:
+		return fmt.Errorf("set route weights: %w", ErrUnsupported)
+	default:
+		return fmt.Errorf("unknown action %T", a)
+	}
+	return nil
+}
+
+func (cl *Cluster) service(name string) (*service, error) {
+	s, ok := cl.svcByName[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown service %q", name)
+	}
+	return s, nil
+}
+
+// setResources resizes every instance in place (as Kubernetes in-place pod
+// resize does); a lower memory limit can OOM-kill at once.
+func (s *service) setResources(cpu, mem float64) {
+	now := s.cl.k.Now()
+	for _, in := range s.slots {
+		if in == nil {
+			continue
+		}
+		if cpu > 0 {
+			if allocated(in.state) {
+				s.allocCPU.Add(now, cpu-in.cpuLimit)
+			}
+			if in.node != nil {
+				in.node.usedCPU += cpu - in.cpuLimit
+			}
+			in.cpuLimit = cpu
+			in.cpu.setCapacity(&s.cl.k, cpu, in.speed)
+		}
+	}
+	if cpu > 0 {
+		s.cpuLimit = cpu
+	}
+	if mem > 0 {
+		for _, in := range s.slots {
+			if in != nil && allocated(in.state) {
+				s.allocMem.Add(now, mem-s.memLimit)
+			}
+		}
+		s.memLimit = mem
+		for _, in := range slices.Clone(s.slots) {
+			if in != nil && in.state == stReady && in.memory() > mem {
+				in.oomKill()
+			}
+		}
+	}
+}

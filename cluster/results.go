@@ -1,0 +1,183 @@
+package cluster
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/shoal-project/shoal/metrics"
+)
+
+// Results are the outcomes of one run. Latency and failure figures count the
+// requests that arrived after the warm-up.
+type Results struct {
+	Latency    metrics.Histogram // completion time of successful requests, seconds
+	Classes    []ClassResult
+	Arrivals   int64 // requests that arrived after the warm-up
+	Completed  int64 // of those, completed successfully
+	Failures   metrics.Failures
+	Unfinished int64         // requests still in progress when the drain limit ran out
+	Window     time.Duration // measurement window: horizon minus warm-up
+	Throughput float64       // successful completions per second of the window
+	// Fairness is Jain's index of the utilisation of the series service's
+	// instances over the window (1 = perfectly even).
+	Fairness float64
+	// Makespan is the mean over samples of max_j l_j, the time the busiest
+	// server needs to finish its work (Distr-LB paper, Def. 1), seconds.
+	Makespan float64
+	Cost     float64 // price of all resources allocated during the run
+	Little   LittleCheck
+	Series   LoadSeries
+	Events   uint64 // simulation events fired
+	End      time.Duration
+
+	arrivedAll, finished int64
+	sojourn              float64
+}
+
+// ClassResult is the outcome of one request class.
+type ClassResult struct {
+	Name     string
+	Latency  metrics.Histogram
+	Failures metrics.Failures
+}
+
+// LittleCheck compares the time-average number of requests in the system, L,
+// with the arrival rate times the mean time in system, lambda*W, over the
+// whole run. The two are measured independently (one integrates the count
+// over time, the other sums per-request times) and must agree (Little 1961).
+type LittleCheck struct {
+	L, Lambda, W float64
+	RelErr       float64
+}
+
+// OK reports whether Little's law holds to within 1e-6 relative error.
+func (l LittleCheck) OK() bool { return l.RelErr <= 1e-6 || (l.L == 0 && l.Lambda*l.W == 0) }
+
+// LoadSeries is the load of each instance of the series service over time.
+type LoadSeries struct {
+	Times       []float64   // end of each sample period, seconds
+	Names       []string    // instance names
+	Utilisation [][]float64 // [instance][sample]: busy cores / CPU limit over the period
+	InFlight    [][]float64 // [instance][sample]: admitted calls at the sample
+}
+
+// sampler records the load series every sample period up to the horizon.
+type sampler struct {
+	cl        *Cluster
+	last      time.Duration
+	makespan  metrics.Welford
+	warmTaken bool
+}
+
+func (s *sampler) start(cl *Cluster) {
+	s.cl = cl
+	cl.res.Series.Names = nil
+	for _, in := range cl.series.slots {
+		cl.res.Series.Names = append(cl.res.Series.Names, fmt.Sprintf("%s-%d", cl.series.name, in.id))
+	}
+	n := len(cl.res.Series.Names)
+	cl.res.Series.Utilisation = make([][]float64, n)
+	cl.res.Series.InFlight = make([][]float64, n)
+	cl.sampleEv = simEvent(s, 0)
+	cl.k.Schedule(&cl.sampleEv, min(cl.opt.SamplePeriod, cl.opt.Horizon))
+	if cl.opt.Warmup == 0 {
+		s.warmTaken = true
+	} else {
+		cl.warmEv = simEvent(s, 1)
+		cl.k.Schedule(&cl.warmEv, cl.opt.Warmup)
+	}
+}
+
+// Handle implements sim.Handler: arg 0 samples, arg 1 marks the warm-up's end.
+func (s *sampler) Handle(now time.Duration, arg int) {
+	cl := s.cl
+	if arg == 1 {
+		for _, in := range cl.series.slots {
+			if in != nil {
+				in.cpu.advance(now)
+				in.busyWarm = in.cpu.busy
+			}
+		}
+		s.warmTaken = true
+		return
+	}
+	s.sample(now)
+	if next := now + cl.opt.SamplePeriod; next <= cl.opt.Horizon {
+		cl.k.Schedule(&cl.sampleEv, next)
+	} else if now < cl.opt.Horizon {
+		cl.k.Schedule(&cl.sampleEv, cl.opt.Horizon)
+	}
+}
+
+func (s *sampler) sample(now time.Duration) {
+	cl := s.cl
+	dt := (now - s.last).Seconds()
+	s.last = now
+	if dt <= 0 {
+		return
+	}
+	ser := &cl.res.Series
+	ser.Times = append(ser.Times, now.Seconds())
+	ms := 0.0
+	for i, in := range cl.series.slots {
+		if i >= len(ser.Names) {
+			break // instances added by scaling are not in the fixed series
+		}
+		u, q := 0.0, 0.0
+		if in != nil {
+			in.cpu.advance(now)
+			u = (in.cpu.busy - in.busyAt) / (in.cpuLimit * dt)
+			in.busyAt = in.cpu.busy
+			q = float64(in.admitted)
+			ms = math.Max(ms, in.remainingTime())
+		}
+		ser.Utilisation[i] = append(ser.Utilisation[i], u)
+		ser.InFlight[i] = append(ser.InFlight[i], q)
+	}
+	if now > cl.opt.Warmup {
+		s.makespan.Add(ms)
+	}
+}
+
+// flush closes the results after the run.
+func (s *sampler) flush(cl *Cluster) {
+	now := cl.k.Now()
+	r := &cl.res
+	r.End = now
+	r.Events = cl.k.Fired()
+	r.Window = cl.opt.Horizon - cl.opt.Warmup
+	if w := r.Window.Seconds(); w > 0 {
+		r.Throughput = float64(r.Completed) / w
+	}
+	r.Unfinished = int64(cl.inSystem.Value())
+	r.Makespan = s.makespan.Mean()
+	var util []float64
+	for _, in := range cl.series.slots {
+		if in == nil {
+			continue
+		}
+		in.cpu.advance(now)
+		util = append(util, (in.cpu.busy-in.busyWarm)/in.cpuLimit)
+	}
+	r.Fairness = metrics.Jain(util)
+	for i, c := range cl.classes {
+		r.Classes[i] = ClassResult{Name: c.name, Latency: c.latency, Failures: c.failures}
+	}
+	for _, sv := range cl.services {
+		r.Cost += sv.cost(now, cl.prices)
+	}
+	// Little's law over [0, now]: requests unfinished at the end count their
+	// time so far on both sides.
+	T := now.Seconds()
+	sum := r.sojourn + float64(r.Unfinished)*T - cl.liveStarts
+	if T > 0 && r.arrivedAll > 0 {
+		L := cl.inSystem.Integral(now) / T
+		lambda := float64(r.arrivedAll) / T
+		W := sum / float64(r.arrivedAll)
+		r.Little = LittleCheck{L: L, Lambda: lambda, W: W, RelErr: math.Abs(L-lambda*W) / math.Max(L, 1e-300)}
+	}
+}
+
+// Results returns the outcomes; call it after Drain.
+func (cl *Cluster) Results() *Results { return &cl.res }

@@ -1,0 +1,233 @@
+package cluster
+
+import (
+	"slices"
+	"time"
+
+	"github.com/shoal-project/shoal/control/lb"
+	"github.com/shoal-project/shoal/metrics"
+)
+
+// service is the run-time state of a Service.
+type service struct {
+	cl   *Cluster
+	idx  int
+	name string
+	cfg  *Service
+	loc  int32
+
+	cpuLimit, memLimit  float64
+	memBase, memPerCall float64
+	concurrency         int
+	queueLimit          int
+	brownout            bool
+	minReplicas         int
+	maxReplicas         int
+
+	slots  []*instance // backends, by LB slot; nil = free slot
+	lb     *lbPoint    // the implicit LB point
+	lbs    []*lbPoint  // every LB point in front of the service
+	nextID int
+
+	period    metrics.ServiceStats // counters of the current period
+	allocCPU  metrics.TimeAverage  // cores allocated
+	allocMem  metrics.TimeAverage  // MB allocated
+	costShown float64              // cost already reported
+}
+
+// lbPoint is a load balancer in front of a service with its own view.
+type lbPoint struct {
+	name  string
+	svc   *service
+	loc   int32
+	sel   lb.Selector
+	view  lb.View
+	stats []metrics.BackendStats // per slot, current period
+}
+
+// EstimateCompletion implements lb.Estimator with perfect knowledge.
+func (p *lbPoint) EstimateCompletion(j int, r lb.Request) float64 {
+	return p.svc.slots[j].estimateCompletion(r.CPU, r.IO)
+}
+
+// allocated reports whether an instance in state st holds resources.
+func allocated(st int) bool { return st != stPending && st != stGone }
+
+// newInstance creates an instance from spec (zero fields take the service's
+// values) in a free slot; ready says whether it starts without a cold start.
+func (s *service) newInstance(spec InstanceSpec, ready bool) *instance {
+	c := s.cfg
+	in := &instance{
+		svc:      s,
+		id:       s.nextID,
+		loc:      s.loc,
+		state:    stPending,
+		cpuLimit: or(spec.CPU, s.cpuLimit),
+		speed:    or(spec.Speed, or(c.Speed, 1)),
+		ioSpeed:  or(spec.IOSpeed, or(c.IOSpeed, 1)),
+	}
+	in.weight = or(spec.Weight, or(c.Weight, in.cpuLimit))
+	s.nextID++
+	in.cpu = psQueue{servers: in.cpuLimit, speed: in.speed}
+	in.cpu.ev = simEvent(in, evCPU)
+	in.ioDelay = c.IOParallelism == 0
+	in.io = psQueue{servers: float64(c.IOParallelism), speed: in.ioSpeed}
+	in.io.ev = simEvent(in, evIO)
+	in.readyEv = simEvent(in, evReady)
+	now := s.cl.k.Now()
+	in.cpu.last, in.io.last = now, now
+
+	in.slot = slices.Index(s.slots, nil)
+	if in.slot < 0 {
+		in.slot = len(s.slots)
+		s.slots = append(s.slots, nil)
+		for _, p := range s.lbs {
+			p.view.InFlight = append(p.view.InFlight, 0)
+			p.view.Weights = append(p.view.Weights, 0)
+			p.view.Up = append(p.view.Up, false)
+			p.stats = append(p.stats, metrics.BackendStats{})
+		}
+	}
+	s.slots[in.slot] = in
+	for _, p := range s.lbs {
+		p.view.Weights[in.slot] = in.weight
+		p.view.Version++
+	}
+	s.place(in, ready)
+	return in
+}
+
+// place puts a pending instance on a node, starting it, if there is room.
+func (s *service) place(in *instance, ready bool) bool {
+	n, ok := s.cl.nodeFor(in.loc, in.cpuLimit, s.memLimit)
+	if !ok {
+		return false
+	}
+	in.node = n
+	if ready || s.cfg.ColdStart == 0 {
+		s.setState(in, stReady)
+	} else {
+		s.setState(in, stStarting)
+		s.cl.k.After(&in.readyEv, s.cfg.ColdStart)
+	}
+	return true
+}
+
+// setState moves an instance through its lifecycle, keeping the LB views,
+// allocation integrals and node usage in step.
+func (s *service) setState(in *instance, st int) {
+	now := s.cl.k.Now()
+	was := in.state
+	if allocated(was) != allocated(st) {
+		sign := 1.0
+		if !allocated(st) {
+			sign = -1
+		}
+		s.allocCPU.Add(now, sign*in.cpuLimit)
+		s.allocMem.Add(now, sign*s.memLimit)
+	}
+	in.state = st
+	up := st == stReady
+	for _, p := range s.lbs {
+		if p.view.Up[in.slot] != up {
+			p.view.Up[in.slot] = up
+			p.view.Version++
+		}
+	}
+	switch st {
+	case stRestarting:
+		d := s.cfg.OOMRestart
+		if d == 0 {
+			d = 5 * time.Second
+		}
+		s.cl.k.After(&in.readyEv, d)
+	case stGone:
+		s.cl.k.Cancel(&in.readyEv)
+		if n := in.node; n != nil {
+			n.usedCPU -= in.cpuLimit
+			n.usedMemory -= s.memLimit
+			in.node = nil
+		}
+		s.slots[in.slot] = nil
+		for _, p := range s.lbs {
+			p.view.Weights[in.slot] = 0
+		}
+		s.cl.placePending()
+	}
+}
+
+// replicas counts instances that are not terminating or gone.
+func (s *service) replicas() (n, ready int) {
+	for _, in := range s.slots {
+		if in == nil || in.state == stTerminating {
+			continue
+		}
+		n++
+		if in.state == stReady {
+			ready++
+		}
+	}
+	return n, ready
+}
+
+// setReplicas scales to n instances: new ones cold-start; removed ones are
+// the least advanced (pending, then starting, then the least busy ready)
+// and drain before they go.
+func (s *service) setReplicas(n int) {
+	cur, _ := s.replicas()
+	for ; cur < n; cur++ {
+		s.newInstance(InstanceSpec{}, false)
+	}
+	for ; cur > n; cur-- {
+		var victim *instance
+		for _, in := range s.slots {
+			if in == nil || in.state == stTerminating {
+				continue
+			}
+			if victim == nil || rank(in) < rank(victim) {
+				victim = in
+			}
+		}
+		switch victim.state {
+		case stPending, stStarting, stRestarting:
+			s.setState(victim, stGone)
+		default:
+			s.setState(victim, stTerminating)
+			if victim.admitted == 0 && victim.queued() == 0 {
+				s.setState(victim, stGone)
+			}
+		}
+	}
+}
+
+// rank orders instances for removal: lower goes first.
+func rank(in *instance) int {
+	switch in.state {
+	case stPending:
+		return 0
+	case stStarting, stRestarting:
+		return 1
+	}
+	return 2 + in.admitted + in.queued()
+}
+
+// placePending starts instances that were waiting for room on a node.
+func (cl *Cluster) placePending() {
+	if len(cl.nodes) == 0 {
+		return
+	}
+	for _, s := range cl.services {
+		for _, in := range s.slots {
+			if in != nil && in.state == stPending {
+				s.place(in, false)
+			}
+		}
+	}
+}
+
+func or(x, def float64) float64 {
+	if x == 0 {
+		return def
+	}
+	return x
+}
