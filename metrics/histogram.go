@@ -40,10 +40,10 @@ const (
 // HistogramLowest .. HistogramHighest (about 1e-6 .. 1e6 s). Values outside the range are counted in
 // the end buckets, but Count, Sum, Mean, Min and Max are exact for all values.
 //
-// The zero value is an empty histogram ready to use. Record is O(1) and allocation-free except the
-// first time a value lands in a power of two not seen before (storage grows per octave, 1 KiB each;
-// Reset keeps it). A Histogram is not safe for concurrent use. Do not copy a Histogram by value (the
-// copy would share bucket storage): use CopyFrom.
+// The zero value is an empty histogram ready to use. A Histogram is a plain value of about 41 KiB
+// (the buckets are stored inline): assigning it copies its contents, and nothing is shared. Record
+// is O(1) and never allocates; Quantile, Merge, CopyFrom and Reset touch only the octaves (powers of
+// two) that hold values. A Histogram is not safe for concurrent use.
 //
 // Usage loop of a simulated service: Record every completed request's latency, read Quantile/Mean at
 // the end of a control period, Merge per-instance histograms into a per-service one, Reset for the
@@ -55,8 +55,8 @@ type Histogram struct {
 	max   float64
 	// octCount[o] is the number of values in octave o; it lets Quantile skip whole octaves.
 	octCount [numOctaves]int64
-	// counts[o] holds the sub-bucket counts of octave o, allocated on first use.
-	counts [numOctaves]*[subCount]int64
+	// counts[o<<subBits | s] is the count of sub-bucket s of octave o.
+	counts [numBuckets]int64
 }
 
 // bucketIndex maps a value to its bucket in [0, numBuckets). Values below 2^minExp (0, subnormals)
@@ -86,8 +86,7 @@ func bucketHigh(i int) float64 {
 }
 
 // Record adds one value. Negative values (e.g. -1e-18 from rounding) are recorded as 0. NaN is a
-// programmer error and panics. Record is O(1) and does not allocate once the value's octave has
-// storage.
+// programmer error and panics. Record is O(1) and does not allocate.
 func (h *Histogram) Record(v float64) {
 	if !(v >= 0) {
 		if v != v {
@@ -96,14 +95,8 @@ func (h *Histogram) Record(v float64) {
 		v = 0
 	}
 	i := bucketIndex(v)
-	o := i >> subBits
-	c := h.counts[o]
-	if c == nil {
-		c = new([subCount]int64)
-		h.counts[o] = c
-	}
-	c[i&(subCount-1)]++
-	h.octCount[o]++
+	h.counts[i]++
+	h.octCount[i>>subBits]++
 	if h.count == 0 {
 		h.min, h.max = v, v
 	} else if v < h.min {
@@ -131,14 +124,8 @@ func (h *Histogram) RecordN(v float64, n int64) {
 		v = 0
 	}
 	i := bucketIndex(v)
-	o := i >> subBits
-	c := h.counts[o]
-	if c == nil {
-		c = new([subCount]int64)
-		h.counts[o] = c
-	}
-	c[i&(subCount-1)] += n
-	h.octCount[o] += n
+	h.counts[i] += n
+	h.octCount[i>>subBits] += n
 	if h.count == 0 {
 		h.min, h.max = v, v
 	} else if v < h.min {
@@ -210,11 +197,10 @@ func (h *Histogram) bucketOfRank(r int64) int {
 			cum += n
 			continue
 		}
-		c := h.counts[o]
-		for s := 0; s < subCount; s++ {
-			cum += c[s]
+		for i := o << subBits; i < (o+1)<<subBits; i++ {
+			cum += h.counts[i]
 			if cum >= r {
-				return o<<subBits | s
+				return i
 			}
 		}
 	}
@@ -236,39 +222,23 @@ func (h *Histogram) clamp(v float64) float64 {
 	return v
 }
 
-// Merge adds all values recorded in o to h, as if they had been recorded in h. o is unchanged;
-// h and o may be the same histogram (its counts double).
+// Merge adds all values recorded in o to h, as if they had been recorded in h. o is unchanged
+// (unless it is h itself: then every count doubles). Allocation-free.
 func (h *Histogram) Merge(o *Histogram) {
 	if o.count == 0 {
 		return
 	}
-	if h == o {
-		for k := range h.counts {
-			if c := h.counts[k]; c != nil {
-				for s := range c {
-					c[s] *= 2
-				}
-			}
-			h.octCount[k] *= 2
-		}
-		h.count *= 2
-		h.sum *= 2
-		return
-	}
 	for k := 0; k < numOctaves; k++ {
-		if o.octCount[k] == 0 {
+		n := o.octCount[k]
+		if n == 0 {
 			continue
 		}
-		c := h.counts[k]
-		if c == nil {
-			c = new([subCount]int64)
-			h.counts[k] = c
+		dst := h.counts[k<<subBits : (k+1)<<subBits]
+		src := o.counts[k<<subBits : (k+1)<<subBits]
+		for s := range dst {
+			dst[s] += src[s]
 		}
-		oc := o.counts[k]
-		for s := range c {
-			c[s] += oc[s]
-		}
-		h.octCount[k] += o.octCount[k]
+		h.octCount[k] += n
 	}
 	if h.count == 0 {
 		h.min, h.max = o.min, o.max
@@ -280,8 +250,8 @@ func (h *Histogram) Merge(o *Histogram) {
 	h.sum += o.sum
 }
 
-// CopyFrom makes h an exact copy of o, reusing h's storage where it can (allocation-free when h
-// already has storage for o's octaves). Useful to take a snapshot of a live histogram.
+// CopyFrom makes h an exact copy of o, like *h = *o but touching only the octaves in use, so it is
+// cheaper for sparse histograms. Allocation-free.
 func (h *Histogram) CopyFrom(o *Histogram) {
 	if h == o {
 		return
@@ -290,11 +260,11 @@ func (h *Histogram) CopyFrom(o *Histogram) {
 	h.Merge(o)
 }
 
-// Reset empties the histogram, keeping its storage for reuse.
+// Reset empties the histogram, touching only the octaves in use.
 func (h *Histogram) Reset() {
-	for k := range h.counts {
+	for k := range h.octCount {
 		if h.octCount[k] != 0 {
-			*h.counts[k] = [subCount]int64{}
+			clear(h.counts[k<<subBits : (k+1)<<subBits])
 			h.octCount[k] = 0
 		}
 	}
@@ -320,7 +290,7 @@ func (h *Histogram) CDF(dst []Point, maxPoints int) []Point {
 		if h.octCount[o] == 0 {
 			continue
 		}
-		for _, n := range h.counts[o] {
+		for _, n := range h.counts[o<<subBits : (o+1)<<subBits] {
 			if n != 0 {
 				nonEmpty++
 			}
@@ -334,7 +304,7 @@ func (h *Histogram) CDF(dst []Point, maxPoints int) []Point {
 		if h.octCount[o] == 0 {
 			continue
 		}
-		for s, n := range h.counts[o] {
+		for s, n := range h.counts[o<<subBits : (o+1)<<subBits] {
 			if n == 0 {
 				continue
 			}

@@ -27,7 +27,7 @@ func (h *Histogram) Buckets(dst []Bucket) []Bucket {
 		if h.octCount[o] == 0 {
 			continue
 		}
-		for s, n := range h.counts[o] {
+		for s, n := range h.counts[o<<subBits : (o+1)<<subBits] {
 			if n == 0 {
 				continue
 			}
@@ -68,7 +68,7 @@ func (h *Histogram) MarshalJSON() ([]byte, error) {
 		if h.octCount[o] == 0 {
 			continue
 		}
-		for s, n := range h.counts[o] {
+		for s, n := range h.counts[o<<subBits : (o+1)<<subBits] {
 			if n != 0 {
 				e.Buckets = append(e.Buckets, [2]int64{int64(o<<subBits | s), n})
 			}
@@ -139,12 +139,8 @@ func (h *Histogram) UnmarshalJSON(data []byte) error {
 	h.Reset()
 	for _, b := range e.Buckets {
 		i := int(b[0])
-		o := i >> subBits
-		if h.counts[o] == nil {
-			h.counts[o] = new([subCount]int64)
-		}
-		h.counts[o][i&(subCount-1)] = b[1]
-		h.octCount[o] += b[1]
+		h.counts[i] = b[1]
+		h.octCount[i>>subBits] += b[1]
 	}
 	h.count, h.sum, h.min, h.max = e.Count, e.Sum, e.Min, e.Max
 	return nil
