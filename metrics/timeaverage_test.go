@@ -92,6 +92,8 @@ func TestLittleMM1(t *testing.T) {
 		t.Errorf("sample-path Little: area %g != sum of sojourns %g", inSystem.Integral(end), sojourn.Sum())
 	}
 	L, W := inSystem.Mean(end), sojourn.Mean()
+	t.Logf("M/M/1 lambda 0.5 mu 1, %d customers: L = %.4f (theory 1), W = %.4f (theory 2), p90 = %.4f (theory %.4f)",
+		n, L, W, sojourn.Quantile(0.9), math.Log(10)/(mu-lambda))
 	if relErr(L, 1) > 0.04 || relErr(W, 2) > 0.04 {
 		t.Errorf("L = %g (theory 1), W = %g (theory 2)", L, W)
 	}
