@@ -141,20 +141,21 @@ func (r *SampleReducer) Reduce(now time.Duration, unit time.Duration, dst *[5]fl
 		ss += d * d
 	}
 
-	// Discounted sums. Weights are taken relative to the newest sample, so sum w is >= 1 and never
-	// underflows; the common factor gamma^((now - tmax)/unit) cancels in disc and is applied to wdisc.
+	// Discounted sums. With ref = min(now, newest timestamp), w_k = f * r_k where
+	// r_k = gamma^(max(ref - t_k, 0)/unit) and f = gamma^((now - ref)/unit). Some r_k is 1, so
+	// sum r >= 1 never underflows; f cancels in disc and is applied to wdisc.
+	ref := min(now, tmax)
 	c := math.Log(r.gamma) / float64(unit) // per nanosecond
 	var sw, swv float64
 	for k, v := range vs {
-		w := math.Exp(c * float64(tmax-ts[k]))
+		w := 1.0
+		if age := ref - ts[k]; age > 0 {
+			w = math.Exp(c * float64(age))
+		}
 		sw += w
 		swv += w * v
 	}
-	age := now - tmax
-	if age < 0 {
-		age = 0
-	}
-	f := math.Exp(c * float64(age))
+	f := math.Exp(c * float64(now-ref))
 
 	dst[ReduceMean] = mean
 	dst[ReduceP90] = r.percentile(0.9)
