@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -223,10 +224,23 @@ func FitGP(x [][]float64, y []float64, cfg GPConfig, rng *rand.Rand) (*GP, error
 	best := math.Inf(1)
 	var bestZ []float64
 	grad := make([]float64, p)
+	// gonum asks for the value and the gradient at the same point in separate
+	// calls; cache the last evaluation so each point is factorised once.
+	lastZ, lastG := make([]float64, p), make([]float64, p)
+	lastF, haveLast := 0.0, false
+	eval := func(z []float64) float64 {
+		if haveLast && slices.Equal(z, lastZ) {
+			return lastF
+		}
+		lastF = objective(z, lastG)
+		copy(lastZ, z)
+		haveLast = true
+		return lastF
+	}
 	for _, z0 := range starts {
 		prob := optimize.Problem{
-			Func: func(z []float64) float64 { return objective(z, grad) },
-			Grad: func(gr, z []float64) { objective(z, gr) },
+			Func: eval,
+			Grad: func(gr, z []float64) { eval(z); copy(gr, lastG) },
 		}
 		settings := &optimize.Settings{
 			MajorIterations: cfg.MaxIterations,
@@ -374,13 +388,14 @@ func (g *GP) condition(h Hyper) error {
 type lmlWorkspace struct {
 	n      int
 	k      []float64 // covariance, then its upper Cholesky factor
+	kv, gv []float64 // unit kernel values and d/dr² per pair (upper triangle)
 	kinv   []float64
 	alpha  []float64
 	jitter float64
 }
 
 func newLMLWorkspace(n int) *lmlWorkspace {
-	return &lmlWorkspace{n: n, k: make([]float64, n*n), alpha: make([]float64, n)}
+	return &lmlWorkspace{n: n, k: make([]float64, n*n), kv: make([]float64, n*n), gv: make([]float64, n*n), alpha: make([]float64, n)}
 }
 
 // maxJitterTries bounds the jitter escalation: jitter starts at 1e-9·σf² and
@@ -412,7 +427,11 @@ func (g *GP) lml(h Hyper, grad []float64, ws *lmlWorkspace) (float64, error) {
 	var ok bool
 	var u blas64.Triangular
 	for try := 0; try < maxJitterTries; try++ {
-		g.fillCov(ws.k, il, sf2, sn2+ws.jitter)
+		if try == 0 {
+			g.fillCov(ws.k, ws.kv, ws.gv, il, sf2, sn2)
+		} else {
+			g.refillCov(ws.k, ws.kv, sf2, sn2+ws.jitter)
+		}
 		u, ok = lapack64.Potrf(blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: n, Data: ws.k})
 		if ok {
 			break
@@ -464,12 +483,7 @@ func (g *GP) lml(h Hyper, grad []float64, ws *lmlWorkspace) (float64, error) {
 		for j := i + 1; j < n; j++ {
 			xj := g.x[j*d : j*d+d]
 			w := a[i]*a[j] - kinv.Data[i*n+j]
-			var r2 float64
-			for t := range d {
-				dt := xi[t] - xj[t]
-				r2 += dt * dt * il[t]
-			}
-			kv, gv := unitKernel(g.kind, r2)
+			kv, gv := ws.kv[i*n+j], ws.gv[i*n+j]
 			grad[d] += w * sf2 * kv
 			// ∂k/∂log ℓ_t = σf² g(r²) · (−2 Δ_t²/ℓ_t²)
 			c := -2 * w * sf2 * gv
@@ -482,8 +496,9 @@ func (g *GP) lml(h Hyper, grad []float64, ws *lmlWorkspace) (float64, error) {
 	return lml, nil
 }
 
-// fillCov writes σf² k(x_i,x_j) + diag·δ_ij into the upper triangle of k.
-func (g *GP) fillCov(k []float64, invL2 []float64, sf2, diag float64) {
+// fillCov writes σf² k(x_i,x_j) + diag·δ_ij into the upper triangle of k,
+// and the unit kernel values and their r²-derivatives into kv and gv.
+func (g *GP) fillCov(k, kv, gv []float64, invL2 []float64, sf2, diag float64) {
 	n, d := g.n, g.d
 	for i := range n {
 		xi := g.x[i*d : i*d+d]
@@ -495,8 +510,21 @@ func (g *GP) fillCov(k []float64, invL2 []float64, sf2, diag float64) {
 				dt := xi[t] - xj[t]
 				r2 += dt * dt * invL2[t]
 			}
-			kv, _ := unitKernel(g.kind, r2)
-			k[i*n+j] = sf2 * kv
+			u, du := unitKernel(g.kind, r2)
+			kv[i*n+j], gv[i*n+j] = u, du
+			k[i*n+j] = sf2 * u
+		}
+	}
+}
+
+// refillCov rebuilds the upper triangle of k from the cached unit kernel
+// values kv (after a failed factorisation overwrote it).
+func (g *GP) refillCov(k, kv []float64, sf2, diag float64) {
+	n := g.n
+	for i := range n {
+		k[i*n+i] = sf2 + diag
+		for j := i + 1; j < n; j++ {
+			k[i*n+j] = sf2 * kv[i*n+j]
 		}
 	}
 }
