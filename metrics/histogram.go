@@ -177,7 +177,9 @@ func (h *Histogram) Quantile(q float64) float64 {
 	if q == 1 {
 		return h.max
 	}
-	rank := int64(math.Ceil(q * float64(h.count)))
+	// q*n carries the rounding of q itself (0.07*100 = 7.000000000000001): shrink it by a few ulps
+	// so that a decimal q times n lands on the intended rank.
+	rank := int64(math.Ceil(q * float64(h.count) * (1 - 1e-15)))
 	if rank < 1 {
 		rank = 1
 	}

@@ -10,7 +10,7 @@ import (
 // exactQuantile is the sample quantile Histogram.Quantile estimates: the value of rank ceil(q*n)
 // (rank 1 for q = 0) in sorted order.
 func exactQuantile(sorted []float64, q float64) float64 {
-	r := int(math.Ceil(q * float64(len(sorted))))
+	r := int(math.Ceil(q * float64(len(sorted)) * (1 - 1e-15)))
 	if r < 1 {
 		r = 1
 	}
@@ -103,7 +103,7 @@ func TestQuantileClosedForm(t *testing.T) {
 				sum += v
 			}
 			for _, q := range qs {
-				r := math.Ceil(q * n)
+				r := math.Ceil(q * n * (1 - 1e-15))
 				sample := d.inv((r - 0.5) / n) // exact rank-r value of the grid
 				got := h.Quantile(q)
 				if e := relErr(got, sample); e > quantileTol {
@@ -157,6 +157,26 @@ func TestQuantileRandom(t *testing.T) {
 		se := math.Sqrt(q*(1-q)/n) / (rate * math.Exp(-rate*closed))
 		if math.Abs(got-closed) > quantileTol*closed+4*se {
 			t.Errorf("Quantile(%g) = %g, closed form %g ± %g", q, got, closed, 4*se)
+		}
+	}
+}
+
+// TestQuantileRanks checks the rank definition on 1..100, where the q-quantile is 100q exactly,
+// including decimal q whose product with n rounds above the integer (0.07*100 = 7.000000000000001).
+func TestQuantileRanks(t *testing.T) {
+	var h Histogram
+	for i := 100; i >= 1; i-- {
+		h.Record(float64(i))
+	}
+	for k := 1; k <= 100; k++ {
+		q := float64(k) / 100
+		if got := h.Quantile(q); relErr(got, float64(k)) > quantileTol {
+			t.Errorf("Quantile(%g) = %g, want %d", q, got, k)
+		}
+	}
+	for _, c := range []struct{ q, want float64 }{{0.07, 7}, {0.0701, 8}, {0.29, 29}, {0.57, 57}, {0.001, 1}} {
+		if got := h.Quantile(c.q); relErr(got, c.want) > quantileTol {
+			t.Errorf("Quantile(%g) = %g, want %g", c.q, got, c.want)
 		}
 	}
 }
