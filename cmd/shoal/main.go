@@ -1,0 +1,76 @@
+// Command shoal is Shoal's command line: it lists and dumps scenarios and
+// compares policies on them in the simulator.
+//
+//	shoal scenarios                          list the embedded scenarios
+//	shoal scenarios dump NAME [-o FILE]      write one to edit and run
+//	shoal sim SCENARIO|FILE [flags]          compare policies on the same arrivals
+//
+// See README.md for the scenario format and every flag.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// errUsage marks errors in the command line: exit code 2.
+var errUsage = errors.New("usage")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	switch {
+	case err == nil:
+	case errors.Is(err, errUsage):
+		fmt.Fprintln(os.Stderr, "shoal:", strings.TrimSuffix(err.Error(), ": usage"))
+		fmt.Fprintln(os.Stderr, "run 'shoal help' for usage")
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "shoal:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `Shoal: learning-based resource management of cloud-native services.
+
+Usage:
+  shoal scenarios                        list the embedded scenarios
+  shoal scenarios dump NAME [-o FILE]    print an embedded scenario (to edit and run)
+  shoal sim SCENARIO|FILE [flags]        compare policies on the same arrivals
+  shoal help                             this text
+
+Flags of sim:
+  --policy a,b,c   policies to compare (default: the scenario's list)
+  --seeds N        seeds per policy (default: the scenario's); run i uses seed+i
+  --seed N         root seed (default: the scenario's)
+  --load X         offered load as a fraction of capacity (load-balancing scenarios)
+  --horizon D      simulated time with arrivals, e.g. 10m (warm-up becomes D/20)
+  --out DIR        write results.json, runs.csv, summary.csv and report.html
+  --json           print the results as JSON instead of the table
+  --workers N      runs in parallel (default: number of CPUs)
+  --quiet          no progress bar
+`
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("no command: %w", errUsage)
+	}
+	switch args[0] {
+	case "sim":
+		return cmdSim(ctx, args[1:], stdout, stderr)
+	case "scenarios":
+		return cmdScenarios(args[1:], stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	return fmt.Errorf("unknown command %q: %w", args[0], errUsage)
+}

@@ -1,0 +1,176 @@
+// Package experiment runs scenarios: every policy on the same arrivals
+// (common random numbers) over several seeds, summarised with confidence
+// intervals and written as a table, JSON, CSV and an HTML report.
+//
+// The usage loop:
+//
+//	sc, _ := scenario.Lookup("lb-moderate-cpu")
+//	cmp := experiment.Comparison{Scenario: sc, Policies: sc.Policies, Seeds: 5, Selectors: lb.Classical()}
+//	res, err := cmp.Run(ctx)
+//	res.WriteTable(os.Stdout)
+//	res.WriteFiles("out/")
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/shoal-project/shoal/cluster"
+	"github.com/shoal-project/shoal/control/lb"
+	"github.com/shoal-project/shoal/scenario"
+	"github.com/shoal-project/shoal/workload"
+)
+
+// Comparison runs a scenario under several policies and seeds.
+type Comparison struct {
+	Scenario *scenario.Scenario
+	// Policies to compare (default: the scenario's, else "rr").
+	Policies []string
+	// Seeds is the number of seeds (default: the scenario's); run i uses
+	// the scenario's seed + i for every policy.
+	Seeds int
+	// Selectors builds the request selectors named by policies.
+	Selectors lb.Registry
+	// Traces resolves trace names and paths (default: embedded traces, and
+	// paths relative to the working directory).
+	Traces *workload.Traces
+	// Workers is the number of runs in parallel (default: GOMAXPROCS).
+	Workers int
+	// Progress, if set, is called with the fraction of the work done
+	// (0..1), from the runner's goroutines, serialised.
+	Progress func(done float64)
+}
+
+// Run executes every (policy, seed) pair and summarises the results. It
+// fails if any run breaks Little's law, which would be a simulator bug.
+func (c *Comparison) Run(ctx context.Context) (*Result, error) {
+	sc := c.Scenario
+	policies := c.Policies
+	if len(policies) == 0 {
+		policies = sc.Policies
+	}
+	if len(policies) == 0 {
+		policies = []string{"rr"}
+	}
+	seeds := c.Seeds
+	if seeds <= 0 {
+		seeds = sc.Seeds
+	}
+	sel := c.Selectors
+	if sel == nil {
+		sel = lb.Classical()
+	}
+	for _, p := range policies {
+		if _, ok := sel[p]; !ok {
+			_, err := sel.New(p, lb.Deps{})
+			return nil, fmt.Errorf("policy: %w", err)
+		}
+	}
+	traces := c.Traces
+	if traces == nil {
+		traces = workload.NewTraces("")
+	}
+	workers := c.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+
+	type job struct{ p, s int }
+	runs := make([][]*cluster.Results, len(policies))
+	for i := range runs {
+		runs[i] = make([]*cluster.Results, seeds)
+	}
+	prog := newProgress(len(policies)*seeds, c.Progress)
+	jobs := make(chan job)
+	errs := make(chan error, len(policies)*seeds)
+	var wg sync.WaitGroup
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				r, err := runOne(ctx, sc, policies[j.p], sc.Seed+uint64(j.s), sel, traces, func(f float64) { prog.set(j.p*seeds+j.s, f) })
+				if err != nil {
+					errs <- fmt.Errorf("policy %s, seed %d: %w", policies[j.p], sc.Seed+uint64(j.s), err)
+					cancel()
+					continue
+				}
+				runs[j.p][j.s] = r
+			}
+		}()
+	}
+feed:
+	for p := range policies {
+		for s := 0; s < seeds; s++ {
+			select {
+			case jobs <- job{p, s}:
+			case <-ctx.Done():
+				break feed
+			}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return summarise(sc, policies, seeds, runs), nil
+}
+
+// runOne simulates one policy with one seed.
+func runOne(ctx context.Context, sc *scenario.Scenario, policy string, seed uint64, sel lb.Registry, traces *workload.Traces, progress func(float64)) (*cluster.Results, error) {
+	cl, err := cluster.New(&sc.Config, cluster.Options{
+		Seed: seed, Selectors: sel, Policy: policy, Traces: traces,
+		Horizon: sc.Horizon, Warmup: sc.Warmup, SamplePeriod: sc.SamplePeriod,
+	})
+	if err != nil {
+		return nil, err
+	}
+	const steps = 50
+	for i := 1; i <= steps; i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		cl.RunUntil(sc.Horizon * time.Duration(i) / steps)
+		progress(0.95 * float64(i) / steps)
+	}
+	cl.Drain(sc.Drain)
+	progress(1)
+	r := cl.Results()
+	if !r.Little.OK() {
+		return nil, fmt.Errorf("little's law does not hold: L=%g, lambda*W=%g (relative error %g): a simulator bug", r.Little.L, r.Little.Lambda*r.Little.W, r.Little.RelErr)
+	}
+	return r, nil
+}
+
+// progress aggregates per-run fractions and reports the total, serialised.
+type progress struct {
+	mu   sync.Mutex
+	runs []float64
+	sum  float64
+	fn   func(float64)
+}
+
+func newProgress(n int, fn func(float64)) *progress {
+	return &progress{runs: make([]float64, n), fn: fn}
+}
+
+func (p *progress) set(i int, f float64) {
+	if p.fn == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sum += f - p.runs[i]
+	p.runs[i] = f
+	p.fn(p.sum / float64(len(p.runs)))
+}

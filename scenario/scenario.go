@@ -1,0 +1,165 @@
+// Package scenario reads, validates and lists scenario files: a simulated
+// system (cluster.Config) plus how to run it (horizon, warm-up, load level,
+// seeds, the policies to compare).
+//
+// The usage loop:
+//
+//	sc, err := scenario.Lookup("lb-moderate-cpu")   // embedded, or scenario.Load(path)
+//	rates, err := sc.SourceRates()                  // the load level turned into arrival rates
+//	cl, err := cluster.New(&sc.Config, cluster.Options{Seed: sc.Seed, Rates: rates, ...})
+//
+// Decoding is strict (unknown fields are errors), defaults are applied, and
+// every validation error names the field path and the bad value.
+package scenario
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/shoal-project/shoal/cluster"
+	"go.yaml.in/yaml/v3"
+)
+
+// Scenario is one scenario file.
+type Scenario struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Seed is the root seed; run i of a multi-seed comparison uses Seed+i.
+	Seed uint64 `yaml:"seed"`
+	// Seeds is how many seeds a comparison runs by default (default 5).
+	Seeds int `yaml:"seeds"`
+	// Horizon is when arrivals stop (default 10m).
+	Horizon time.Duration `yaml:"horizon"`
+	// Warmup excludes earlier arrivals from the results (default horizon/20).
+	Warmup time.Duration `yaml:"warmup"`
+	// Drain bounds the time after the horizon to finish requests in
+	// progress (default: the horizon).
+	Drain time.Duration `yaml:"drain"`
+	// SamplePeriod is the period of load time series (default 1s, at most
+	// 2000 samples: longer horizons sample less often).
+	SamplePeriod time.Duration `yaml:"sample_period"`
+	// ControlPeriod is how often controllers observe and act (default 500ms).
+	ControlPeriod time.Duration `yaml:"control_period"`
+	// Load, when set, is the offered load as a fraction of the capacity of
+	// the service the sources enter; it sets every source's mean rate
+	// (split by share). Without it each source keeps its own rate.
+	Load float64 `yaml:"load"`
+	// Policies are compared by default, e.g. [ecmp, wcmp, lsq, sed, p2c, oracle].
+	Policies []string `yaml:"policies"`
+
+	cluster.Config `yaml:",inline"`
+}
+
+// Decode reads a scenario strictly from r, applies defaults and validates
+// it. Name is the file name used in errors.
+func Decode(r io.Reader, name string) (*Scenario, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read scenario %s: %w", name, err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var sc Scenario
+	if err := dec.Decode(&sc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("scenario %s: empty file", name)
+		}
+		return nil, fmt.Errorf("scenario %s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	var extra any
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("scenario %s: more than one YAML document", name)
+	}
+	sc.applyDefaults()
+	var loadErr error
+	if sc.Load != 0 {
+		for i, src := range sc.Sources {
+			if src.Arrivals.Rate != 0 {
+				loadErr = errors.Join(loadErr, fmt.Errorf("sources[%d].arrivals.rate: set %g, but load sets the rates; remove one", i, src.Arrivals.Rate))
+			}
+		}
+		if loadErr == nil {
+			loadErr = sc.SetLoad(sc.Load)
+		}
+	}
+	if err := errors.Join(loadErr, sc.Validate()); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", name, err)
+	}
+	return &sc, nil
+}
+
+// Load reads a scenario file.
+func Load(path string) (*Scenario, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open scenario: %w", err)
+	}
+	defer f.Close()
+	return Decode(f, path)
+}
+
+func (s *Scenario) applyDefaults() {
+	if s.Seed == 0 {
+		s.Seed = 1
+	}
+	if s.Seeds == 0 {
+		s.Seeds = 5
+	}
+	if s.Horizon == 0 {
+		s.Horizon = 10 * time.Minute
+	}
+	if s.Warmup == 0 {
+		s.Warmup = s.Horizon / 20
+	}
+	if s.Drain == 0 {
+		s.Drain = s.Horizon
+	}
+	if s.SamplePeriod == 0 {
+		s.SamplePeriod = max(time.Second, (s.Horizon / 2000).Round(time.Second))
+	}
+	if s.ControlPeriod == 0 {
+		s.ControlPeriod = 500 * time.Millisecond
+	}
+}
+
+// Validate checks the scenario; errors name the field path and bad value.
+func (s *Scenario) Validate() error {
+	var errs []error
+	bad := func(path, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", path, fmt.Sprintf(format, args...)))
+	}
+	if s.Name == "" {
+		bad("name", "must not be empty")
+	}
+	if s.Seeds < 1 {
+		bad("seeds", "must be >= 1, got %d", s.Seeds)
+	}
+	if s.Horizon <= 0 {
+		bad("horizon", "must be > 0, got %v", s.Horizon)
+	}
+	if s.Warmup < 0 || s.Warmup >= s.Horizon {
+		bad("warmup", "must be in [0, horizon %v), got %v", s.Horizon, s.Warmup)
+	}
+	if s.Drain < 0 {
+		bad("drain", "must be >= 0, got %v", s.Drain)
+	}
+	if s.SamplePeriod < 0 {
+		bad("sample_period", "must be > 0, got %v", s.SamplePeriod)
+	}
+	if s.ControlPeriod < 0 {
+		bad("control_period", "must be > 0, got %v", s.ControlPeriod)
+	}
+	if s.Load < 0 || s.Load > 10 || math.IsNaN(s.Load) {
+		bad("load", "must be in [0, 10] (a fraction of capacity), got %g", s.Load)
+	}
+	if err := s.Config.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
