@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Shoal's whole test suite. Installs what the tests need (Debian packages with
+# apt-get), then checks formatting, vet and module tidiness, and runs every
+# test. Safe to run again: installs only what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Debian packages the tests use: headless Chromium renders the HTML reports.
+need=()
+if ! command -v chromium-headless-shell >/dev/null && ! command -v chromium >/dev/null; then
+  need+=(chromium-headless-shell)
+fi
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "== installing ${need[*]}"
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+echo "== go vet"
+go vet ./...
+echo "== go mod tidy"
+go mod tidy -diff
+echo "== go test"
+go test -count=1 -timeout 40m ./...
