@@ -83,12 +83,31 @@ type Figure struct {
 	// Categories optionally names the X positions of a bar figure: bar
 	// group i at X == i is labelled Categories[i].
 	Categories []string
+	// Caption is an optional sentence shown under the figure in the HTML
+	// report (not part of the SVG), e.g. what the shaded bands mean.
+	Caption string
+	// HLines are optional horizontal reference lines, e.g. a latency SLO or
+	// a capacity, drawn dashed across every panel and labelled.
+	HLines []HLine
+}
+
+// HLine is a horizontal reference line at Y (in the figure's y units).
+type HLine struct {
+	Label string
+	Y     float64
 }
 
 // Series is one named sequence of points. X and Y must have the same
 // length; extra values of the longer slice are ignored. Points with a NaN or
-// infinite coordinate are skipped.
+// infinite coordinate (or one beyond ±1e300) are skipped. Series with the same Name share one
+// colour and one legend entry across the panels of a figure.
 type Series struct {
 	Name string
 	X, Y []float64
+	// Lo and Hi optionally bound Y at each point, e.g. a 95% confidence
+	// interval over seeds: drawn as a shaded band for line and step
+	// figures and as error bars for bar figures. Either may be nil; a
+	// point's bound is used only when both Lo[i] and Hi[i] exist and are
+	// finite (and positive on a log y axis).
+	Lo, Hi []float64
 }

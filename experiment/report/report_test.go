@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,7 +70,7 @@ func TestGoldenReport(t *testing.T) {
 func TestGoldenSVG(t *testing.T) {
 	r := sampleReport()
 	var b bytes.Buffer
-	if err := SVG(&b, &r.Figures[3], 900, 560); err != nil {
+	if err := SVG(&b, &r.Figures[4], 900, 560); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "panels.svg", b.Bytes())
@@ -342,4 +343,75 @@ func BenchmarkWriteSample(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// strokeOf returns the stroke colour of the series path named name in doc.
+func strokeOf(t *testing.T, doc, name string) string {
+	t.Helper()
+	i := strings.Index(doc, `class="series" data-name="`+name+`"`)
+	if i < 0 {
+		t.Fatalf("no series %q", name)
+	}
+	rest := doc[i:]
+	rest = rest[strings.Index(rest, `stroke="`)+len(`stroke="`):]
+	return rest[:strings.IndexByte(rest, '"')]
+}
+
+func TestSharedColoursAcrossFigures(t *testing.T) {
+	pts := []float64{1, 2, 3}
+	r := &Report{Figures: []Figure{
+		{Title: "a", Series: []Series{{Name: "ECMP", X: pts, Y: pts}, {Name: "LSQ", X: pts, Y: pts}}},
+		{Title: "b", Series: []Series{{Name: "only here", X: pts, Y: pts}, {Name: "LSQ", X: pts, Y: pts}, {Name: "ECMP", X: pts, Y: pts}}},
+	}}
+	var b bytes.Buffer
+	if err := Write(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	doc := b.String()
+	figA := doc[:strings.Index(doc, `aria-label="b"`)]
+	figB := doc[strings.Index(doc, `aria-label="b"`):]
+	for _, name := range []string{"ECMP", "LSQ"} {
+		if a, b := strokeOf(t, figA, name), strokeOf(t, figB, name); a != b {
+			t.Errorf("%s is %s in one figure and %s in the other", name, a, b)
+		}
+	}
+	// The unshared name takes the first colour not used in its figure.
+	if got := strokeOf(t, figB, "only here"); got != Palette[2] {
+		t.Errorf("unshared series colour %s, want %s", got, Palette[2])
+	}
+	// Standalone SVG: styles by order within the figure.
+	var s bytes.Buffer
+	if err := SVG(&s, &r.Figures[1], 400, 300); err != nil {
+		t.Fatal(err)
+	}
+	if got := strokeOf(t, s.String(), "only here"); got != Palette[0] {
+		t.Errorf("standalone first series colour %s, want %s", got, Palette[0])
+	}
+}
+
+func FuzzSVG(f *testing.F) {
+	f.Add("title", "x", 1.0, 2.0, 3.0, false, "line")
+	f.Add(hostile, "\x00\xff\ufffe", math.NaN(), math.Inf(-1), -1e308, true, "bar")
+	f.Add("", "", 0.0, 0.0, 0.0, true, "step")
+	f.Fuzz(func(t *testing.T, title, name string, a, b, c float64, log bool, kind string) {
+		fig := &Figure{
+			Title: title, XLabel: name, YLabel: title, Kind: kind, LogX: log, LogY: log,
+			Categories: []string{name},
+			HLines:     []HLine{{Label: name, Y: c}},
+			Series: []Series{
+				{Name: name, X: []float64{a, b, c, 0}, Y: []float64{c, a, b, 1}, Lo: []float64{a, b}, Hi: []float64{c, c}},
+				{Name: title, X: []float64{b}, Y: []float64{a}},
+			},
+		}
+		var buf bytes.Buffer
+		if err := SVG(&buf, fig, 320, 240); err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(buf.Bytes(), []byte("NaN")) || bytes.Contains(buf.Bytes(), []byte("Inf")) {
+			if !strings.Contains(title+name, "NaN") && !strings.Contains(title+name, "Inf") {
+				t.Fatalf("non-finite coordinate in output:\n%s", buf.Bytes())
+			}
+		}
+		svgStats(t, buf.Bytes())
+	})
 }

@@ -64,13 +64,22 @@ func sampleReport() *Report {
 	})
 
 	// Line: p99 latency over time.
-	line := Figure{Title: "p99 latency over time", XLabel: "time (s)", YLabel: "p99 latency (ms)"}
+	line := Figure{
+		Title: "p99 latency over time", XLabel: "time (s)", YLabel: "p99 latency (ms)",
+		Caption: "Shaded: 95% confidence band over 5 seeds (ECMP and Distr-LB). Dashed: the latency SLO.",
+		HLines:  []HLine{{Label: "SLO 100 ms", Y: 100}},
+	}
 	for i, p := range samplePolicies {
 		s := Series{Name: p}
 		for t := 0; t <= 600; t += 5 {
 			x := float64(t)
 			s.X = append(s.X, x)
-			s.Y = append(s.Y, mean[i]*4*(1+0.25*math.Sin(x/60+float64(i)))+x*0.01)
+			y := mean[i]*4*(1+0.25*math.Sin(x/60+float64(i))) + x*0.01
+			s.Y = append(s.Y, y)
+			if i == 0 || i == 5 { // 95% CI band over seeds
+				s.Lo = append(s.Lo, y*0.92)
+				s.Hi = append(s.Hi, y*1.08)
+			}
 		}
 		line.Series = append(line.Series, s)
 	}
@@ -96,11 +105,33 @@ func sampleReport() *Report {
 		s := Series{Name: load}
 		for i := range samplePolicies {
 			s.X = append(s.X, float64(i))
-			s.Y = append(s.Y, (600+float64(j)*300)*(1-0.02*float64(5-i)*float64(j)))
+			y := (600 + float64(j)*300) * (1 - 0.02*float64(5-i)*float64(j))
+			s.Y = append(s.Y, y)
+			s.Lo = append(s.Lo, y-15-float64(j)*10)
+			s.Hi = append(s.Hi, y+15+float64(j)*10)
 		}
 		bar.Series = append(bar.Series, s)
 	}
 	r.Figures = append(r.Figures, bar)
+
+	// Few points per series: markers; M/M/1 closed form as a reference.
+	vsLoad := Figure{Title: "Mean latency vs load", XLabel: "offered load ρ", YLabel: "mean latency (ms)", LogY: true}
+	mm1 := Series{Name: "M/M/1 (theory)"}
+	for k := 1; k <= 95; k++ {
+		rho := float64(k) / 100
+		mm1.X = append(mm1.X, rho)
+		mm1.Y = append(mm1.Y, 10/(1-rho))
+	}
+	vsLoad.Series = append(vsLoad.Series, mm1)
+	for i, p := range samplePolicies[2:5] {
+		s := Series{Name: p}
+		for _, rho := range []float64{0.3, 0.5, 0.7, 0.8, 0.9, 0.95} {
+			s.X = append(s.X, rho)
+			s.Y = append(s.Y, 10*(0.9+0.1*float64(i))/(1-rho*0.97))
+		}
+		vsLoad.Series = append(vsLoad.Series, s)
+	}
+	r.Figures = append(r.Figures, vsLoad)
 
 	// Small multiples: load per server over time, one panel per policy.
 	panels := Figure{Title: "Queue length per server", XLabel: "time (s)", YLabel: "queue length"}

@@ -58,7 +58,7 @@ const (
 // multiples, plus title and legend.
 func DefaultSize(f *Figure) (width, height int) {
 	const w = 960.0
-	panels, legend := resolve(f)
+	panels, legend := resolve(f, nil)
 	_, rows := grid(len(panels), w-2*figPad)
 	cellH := 380.0
 	if len(f.Panels) > 0 {
@@ -85,7 +85,7 @@ func SVG(w io.Writer, f *Figure, width, height int) error {
 	}
 	var b bytes.Buffer
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
-	render(&b, f, float64(width), float64(height))
+	render(&b, f, float64(width), float64(height), nil)
 	if _, err := w.Write(b.Bytes()); err != nil {
 		return fmt.Errorf("writing svg %q: %w", f.Title, err)
 	}
@@ -100,6 +100,7 @@ type panel struct {
 	xLabel, yLabel string
 	categories     []string
 	series         []Series
+	hlines         []HLine
 	names          []string // display names
 	styles         []int    // style index per series
 }
@@ -114,12 +115,18 @@ type legendEntry struct {
 
 // resolve flattens f into panels (f itself when it has no Panels; its own
 // Series, if any, as a first untitled panel otherwise) and assigns one
-// style per distinct series name in order of first appearance.
-func resolve(f *Figure) ([]panel, []legendEntry) {
+// style per distinct series name: the style fixed[name] when given (to keep
+// a name's colour across the figures of a report), otherwise the lowest
+// style not taken in this figure, in order of first appearance.
+func resolve(f *Figure, fixed map[string]int) ([]panel, []legendEntry) {
 	inherit := func(p *Figure, title string) panel {
 		q := panel{
 			title: title, kind: p.Kind, logX: p.LogX || f.LogX, logY: p.LogY || f.LogY,
 			xLabel: p.XLabel, yLabel: p.YLabel, categories: p.Categories, series: p.Series,
+			hlines: p.HLines,
+		}
+		if p != f {
+			q.hlines = append(slices.Clip(f.HLines), p.HLines...)
 		}
 		if q.kind == "" {
 			q.kind = f.Kind
@@ -170,12 +177,35 @@ func resolve(f *Figure) ([]panel, []legendEntry) {
 			if !ok {
 				k = len(legend)
 				index[name] = k
-				legend = append(legend, legendEntry{name: name, style: k, bar: p.kind == KindBar, empty: true})
+				legend = append(legend, legendEntry{name: name, bar: p.kind == KindBar, empty: true})
 			}
 			if countValid(p, &s) > 0 {
 				legend[k].empty = false
 			}
-			p.names[si], p.styles[si] = name, k
+			p.names[si], p.styles[si] = name, k // entry index for now
+		}
+	}
+	taken := map[int]bool{}
+	for _, e := range legend {
+		if st, ok := fixed[e.name]; ok {
+			taken[st] = true
+		}
+	}
+	next := 0
+	for k := range legend {
+		if st, ok := fixed[legend[k].name]; ok {
+			legend[k].style = st
+			continue
+		}
+		for taken[next] {
+			next++
+		}
+		legend[k].style = next
+		taken[next] = true
+	}
+	for pi := range panels {
+		for si, k := range panels[pi].styles {
+			panels[pi].styles[si] = legend[k].style
 		}
 	}
 	if !named {
@@ -184,9 +214,16 @@ func resolve(f *Figure) ([]panel, []legendEntry) {
 	return panels, legend
 }
 
+// maxMagnitude is the largest absolute value drawn; larger values are
+// treated like infinities, so axis arithmetic cannot overflow.
+const maxMagnitude = 1e300
+
+// finite reports whether v is a drawable number.
+func finite(v float64) bool { return v >= -maxMagnitude && v <= maxMagnitude }
+
 // validPoint reports whether (x, y) can be drawn in p.
 func validPoint(p *panel, x, y float64) bool {
-	if math.IsNaN(x) || math.IsInf(x, 0) || math.IsNaN(y) || math.IsInf(y, 0) {
+	if !finite(x) || !finite(y) {
 		return false
 	}
 	if p.logX && x <= 0 || p.logY && y <= 0 {
@@ -230,8 +267,21 @@ func (r *span) union(o span) {
 	}
 }
 
-// ranges returns the x and y data ranges of p and, for bar panels, the
-// sorted distinct x values.
+// bandAt returns the bounds of point i of s when both exist and can be
+// drawn in p.
+func bandAt(p *panel, s *Series, i int) (lo, hi float64, ok bool) {
+	if i >= len(s.Lo) || i >= len(s.Hi) {
+		return 0, 0, false
+	}
+	lo, hi = s.Lo[i], s.Hi[i]
+	if !validPoint(p, s.X[i], lo) || !validPoint(p, s.X[i], hi) {
+		return 0, 0, false
+	}
+	return lo, hi, true
+}
+
+// ranges returns the x and y data ranges of p (including bands and
+// reference lines) and, for bar panels, the sorted distinct x values.
 func ranges(p *panel) (xr, yr span, cats []float64) {
 	for _, s := range p.series {
 		for i := range min(len(s.X), len(s.Y)) {
@@ -241,9 +291,18 @@ func ranges(p *panel) (xr, yr span, cats []float64) {
 			}
 			xr.add(x)
 			yr.add(y)
+			if lo, hi, ok := bandAt(p, &s, i); ok {
+				yr.add(lo)
+				yr.add(hi)
+			}
 			if p.kind == KindBar {
 				cats = append(cats, x)
 			}
+		}
+	}
+	for _, h := range p.hlines {
+		if finite(h.Y) && (!p.logY || h.Y > 0) {
+			yr.add(h.Y)
 		}
 	}
 	if p.kind == KindBar && yr.n > 0 && !p.logY {
@@ -433,10 +492,11 @@ func (w svgWriter) text(x, y float64, anchor string, size float64, extra, s stri
 	w.str("</text>\n")
 }
 
-// render writes the <svg> element for f at width x height pixels.
-func render(b *bytes.Buffer, f *Figure, width, height float64) {
+// render writes the <svg> element for f at width x height pixels; fixed
+// optionally pins the styles of series names (see resolve).
+func render(b *bytes.Buffer, f *Figure, width, height float64, fixed map[string]int) {
 	w := svgWriter{b}
-	panels, legend := resolve(f)
+	panels, legend := resolve(f, fixed)
 	label := f.Title
 	if label == "" {
 		label = "figure"
@@ -684,10 +744,28 @@ func drawPanel(w svgWriter, p *panel, ax, ay *axis, cx, cy, cw, ch float64, anyT
 	} else {
 		drawn = drawLines(w, p, ax, ay, plotW)
 	}
+	drawHLines(w, p, ay, left, right)
 	if drawn == 0 {
 		w.text((left+right)/2, (top+plotBottom)/2, "middle", labelSize, ` fill="#888"`, "no data")
 	}
 	w.str("</g>\n")
+}
+
+// drawHLines draws the reference lines of p across the plot, each with
+// its label above the line at the right end.
+func drawHLines(w svgWriter, p *panel, ay *axis, left, right float64) {
+	for _, h := range p.hlines {
+		if !finite(h.Y) || p.logY && h.Y <= 0 {
+			continue
+		}
+		y := ay.pos(h.Y)
+		w.str(`<path class="hline" d="M`, num(left), ` `, num(y), `H`, num(right),
+			`" stroke="#555" stroke-width="1.2" stroke-dasharray="5 4" fill="none"/>`+"\n")
+		if h.Label != "" {
+			w.text(right-4, y-4, "end", 10, ` fill="#333" stroke="#fff" stroke-width="3" paint-order="stroke"`,
+				fitText(h.Label, 10, right-left-8))
+		}
+	}
 }
 
 // labelsFit reports whether the x tick labels of a do not overlap.
@@ -721,6 +799,7 @@ func seriesStyle(k, nSeries int) string {
 // drawLines draws the line or step series of p, one <path> per non-empty
 // series, and returns how many were drawn.
 func drawLines(w svgWriter, p *panel, ax, ay *axis, plotW float64) int {
+	drawBands(w, p, ax, ay, plotW)
 	drawn := 0
 	var px, py, dx, dy []float64
 	for si, s := range p.series {
@@ -759,8 +838,70 @@ func drawLines(w svgWriter, p *panel, ax, ay *axis, plotW float64) int {
 			st = strings.Replace(st, `stroke-width="1.2"`, `stroke-width="5"`, 1)
 		}
 		w.str(`"`, st, "/>\n")
+		if p.kind == KindLine && len(px) > 1 && len(px) <= maxMarkers {
+			// Few points: mark them, so sparse measurements are not
+			// mistaken for a continuous curve.
+			w.str(`<path class="markers" d="`)
+			for i := range px {
+				w.str(`M`, num(px[i]), ` `, num(py[i]), `h0`)
+			}
+			w.str(`" stroke="`, Palette[p.styles[si]%len(Palette)], `" stroke-width="5" stroke-linecap="round" fill="none"/>`+"\n")
+		}
 	}
 	return drawn
+}
+
+// maxMarkers is the largest number of points of a line series that still
+// get point markers.
+const maxMarkers = 25
+
+// drawBands draws the Lo..Hi bands of the series of p as translucent
+// areas, one <path class="band"> per series that has any.
+func drawBands(w svgWriter, p *panel, ax, ay *axis, plotW float64) {
+	var hx, hy, lx, ly, dx, dy []float64
+	for si, s := range p.series {
+		hx, hy, lx, ly = hx[:0], hy[:0], lx[:0], ly[:0]
+		for i := range min(len(s.X), len(s.Y)) {
+			if !validPoint(p, s.X[i], s.Y[i]) {
+				continue
+			}
+			lo, hi, ok := bandAt(p, &s, i)
+			if !ok {
+				continue
+			}
+			x := ax.pos(s.X[i])
+			hx, hy = append(hx, x), append(hy, ay.pos(hi))
+			lx, ly = append(lx, x), append(ly, ay.pos(lo))
+		}
+		if len(hx) < 2 {
+			continue
+		}
+		if float64(len(hx)) > 2*plotW {
+			dx, dy = decimate(dx[:0], dy[:0], hx, hy)
+			hx, hy = append(hx[:0], dx...), append(hy[:0], dy...)
+			dx, dy = decimate(dx[:0], dy[:0], lx, ly)
+			lx, ly = append(lx[:0], dx...), append(ly[:0], dy...)
+		}
+		w.str(`<path class="band" d="M`, num(hx[0]), ` `, num(hy[0]))
+		for i := 1; i < len(hx); i++ {
+			if p.kind == KindStep {
+				w.str(`H`, num(hx[i]), `V`, num(hy[i]))
+			} else {
+				w.str(`L`, num(hx[i]), ` `, num(hy[i]))
+			}
+		}
+		w.str(`L`, num(lx[len(lx)-1]), ` `, num(ly[len(ly)-1]))
+		for i := len(lx) - 2; i >= 0; i-- {
+			if p.kind == KindStep {
+				// From (x[i+1], ·) down or up to the level lo[i] holds on
+				// [x[i], x[i+1]), then left to x[i].
+				w.str(`V`, num(ly[i]), `H`, num(lx[i]))
+			} else {
+				w.str(`L`, num(lx[i]), ` `, num(ly[i]))
+			}
+		}
+		w.str(`Z" fill="`, Palette[p.styles[si]%len(Palette)], `" fill-opacity="0.18" stroke="none"/>`+"\n")
+	}
 }
 
 // drawBars draws grouped bars, one <path> of rectangles per non-empty
@@ -801,6 +942,33 @@ func drawBars(w svgWriter, p *panel, ax, ay *axis, plotW float64) int {
 		w.esc(p.names[si])
 		w.str(`" d="`, d.String(), `" fill="`, color, `" fill-opacity="`, barOpacity[(k/len(Palette))%len(barOpacity)],
 			`" stroke="`, color, `" stroke-width="0.8"/>`+"\n")
+		if e := errorBars(p, &s, si, ax, ay, slot, barW); e != "" {
+			w.str(`<path class="errorbars" d="`, e, `" stroke="#222" stroke-width="1.2" fill="none"/>`+"\n")
+		}
 	}
 	return drawn
+}
+
+// errorBars returns the path data of the Lo..Hi whiskers of bar series s.
+func errorBars(p *panel, s *Series, si int, ax, ay *axis, slot, barW float64) string {
+	var d strings.Builder
+	capW := math.Min(barW*0.3, 6)
+	for i := range min(len(s.X), len(s.Y)) {
+		if !validPoint(p, s.X[i], s.Y[i]) {
+			continue
+		}
+		lo, hi, ok := bandAt(p, s, i)
+		if !ok {
+			continue
+		}
+		g, ok := slices.BinarySearch(ax.category, s.X[i])
+		if !ok {
+			continue
+		}
+		xc := ax.p0 + float64(g)*slot + slot*0.1 + (float64(si)+0.5)*barW
+		y0, y1 := ay.pos(lo), ay.pos(hi)
+		fmt.Fprintf(&d, "M%s %sV%sM%s %sh%sM%s %sh%s", num(xc), num(y0), num(y1),
+			num(xc-capW), num(y0), num(2*capW), num(xc-capW), num(y1), num(2*capW))
+	}
+	return d.String()
 }

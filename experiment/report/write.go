@@ -38,8 +38,9 @@ type cellView struct {
 
 // figureView is one rendered figure.
 type figureView struct {
-	ID  string
-	SVG template.HTML // produced by render, which escapes all text itself
+	ID      string
+	SVG     template.HTML // produced by render, which escapes all text itself
+	Caption string
 }
 
 // pageTemplate is the report page. It loads nothing from outside and
@@ -72,6 +73,7 @@ table.meta th { font-weight: 600; color: #444; background: none; white-space: no
 table.meta td { font-family: ui-monospace, 'DejaVu Sans Mono', 'Liberation Mono', Menlo, Consolas, monospace; font-size: 0.85rem; overflow-wrap: anywhere; }
 figure { margin: 12px 0 24px; }
 figure svg { max-width: 100%; height: auto; display: block; }
+figcaption { color: #444; font-size: 0.9rem; margin: 4px 10px 0; }
 footer { color: #777; font-size: 0.8rem; margin-top: 32px; }
 @media print {
   main { max-width: none; padding: 0; }
@@ -133,7 +135,10 @@ footer { color: #777; font-size: 0.8rem; margin-top: 32px; }
 <h2>Figures</h2>
 {{- range .Figures}}
 <figure id="{{.ID}}">
-{{.SVG}}</figure>
+{{.SVG}}
+{{- with .Caption}}<figcaption>{{.}}</figcaption>
+{{end -}}
+</figure>
 {{- end}}
 </section>
 {{- end}}
@@ -163,12 +168,13 @@ func Write(w io.Writer, r *Report) error {
 	for i := range r.Tables {
 		v.Tables = append(v.Tables, viewTable(&r.Tables[i], fmt.Sprintf("table-%d", i+1)))
 	}
+	shared := sharedStyles(r.Figures)
 	for i := range r.Figures {
 		f := &r.Figures[i]
 		width, height := DefaultSize(f)
 		var b bytes.Buffer
-		render(&b, f, float64(width), float64(height))
-		v.Figures = append(v.Figures, figureView{ID: fmt.Sprintf("figure-%d", i+1), SVG: template.HTML(b.String())})
+		render(&b, f, float64(width), float64(height), shared)
+		v.Figures = append(v.Figures, figureView{ID: fmt.Sprintf("figure-%d", i+1), SVG: template.HTML(b.String()), Caption: f.Caption})
 	}
 	var out bytes.Buffer
 	if err := pageTemplate.Execute(&out, v); err != nil {
@@ -178,6 +184,40 @@ func Write(w io.Writer, r *Report) error {
 		return fmt.Errorf("writing report %q: %w", r.Title, err)
 	}
 	return nil
+}
+
+// sharedStyles gives every series name that occurs in more than one
+// figure a style of its own, in order of first appearance, so that e.g. a
+// policy has the same colour in every figure of a report. Names used in one
+// figure only are styled per figure.
+func sharedStyles(figs []Figure) map[string]int {
+	var order []string
+	count := map[string]int{}
+	for i := range figs {
+		seen := map[string]bool{}
+		note := func(ss []Series) {
+			for _, s := range ss {
+				if s.Name != "" && !seen[s.Name] {
+					seen[s.Name] = true
+					if count[s.Name] == 0 {
+						order = append(order, s.Name)
+					}
+					count[s.Name]++
+				}
+			}
+		}
+		note(figs[i].Series)
+		for j := range figs[i].Panels {
+			note(figs[i].Panels[j].Series)
+		}
+	}
+	shared := map[string]int{}
+	for _, name := range order {
+		if count[name] > 1 {
+			shared[name] = len(shared)
+		}
+	}
+	return shared
 }
 
 // WriteFile writes r as HTML to the file at path, creating or truncating
