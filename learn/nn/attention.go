@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 )
 
 // MaskKind says how Attention applies its mask to the attention scores.
@@ -143,4 +144,42 @@ func (n *Node[T]) backAttention() {
 			gemm(true, false, scale, ds, block(q.Value, g, rows), 1, block(k.Grad, g, m))
 		}
 	}
+}
+
+// AttentionLayer is single-head attention with learned linear projections
+// of queries, keys and values (the attention of FaaSConf's mean-field
+// critic, for example): out = Attention(query·Q, context·K, context·V).
+type AttentionLayer[T Float] struct {
+	Q, K, V *Linear[T]
+}
+
+// NewAttentionLayer returns a layer that maps queries of width queryIn and
+// context items of width contextIn through key width dk to outputs of
+// width dv.
+func NewAttentionLayer[T Float](rng *rand.Rand, name string, queryIn, contextIn, dk, dv int) *AttentionLayer[T] {
+	return &AttentionLayer[T]{
+		Q: NewLinear[T](rng, name+".Q", queryIn, dk),
+		K: NewLinear[T](rng, name+".K", contextIn, dk),
+		V: NewLinear[T](rng, name+".V", contextIn, dv),
+	}
+}
+
+// Forward records attention of query (groups·n×queryIn) over context
+// (groups·m×contextIn) with mask as in Tape.Attention; the result is
+// groups·n×dv.
+func (l *AttentionLayer[T]) Forward(t *Tape[T], query, context *Node[T], groups int, mask Tensor[T], kind MaskKind) *Node[T] {
+	return t.Attention(l.Q.Forward(t, query), l.K.Forward(t, context), l.V.Forward(t, context), groups, mask, kind)
+}
+
+// Params returns the parameters of the Q, K and V projections.
+func (l *AttentionLayer[T]) Params() []*Node[T] {
+	return append(append(l.Q.Params(), l.K.Params()...), l.V.Params()...)
+}
+
+// State returns Params.
+func (l *AttentionLayer[T]) State() []*Node[T] { return l.Params() }
+
+// Arch returns "attention(queryIn,contextIn,dk,dv)".
+func (l *AttentionLayer[T]) Arch() string {
+	return fmt.Sprintf("attention(%d,%d,%d,%d)", l.Q.In(), l.K.In(), l.Q.Out(), l.V.Out())
 }

@@ -241,10 +241,14 @@ func (p *MLPPredictor[T]) Predict(dst, x []T) []T {
 	return dst
 }
 
-// vecMat writes y = x·W + b for a row vector x (len W.Rows), through
+// vecMat writes y = x·W + b (b nil means 0) for a row vector x (len W.Rows), through
 // BLAS gemv (y = Wᵀx + y), whose SIMD axpy kernels beat a plain loop.
 func vecMat[T Float](y, x []T, w Tensor[T], b []T) {
-	copy(y, b)
+	if b == nil {
+		clear(y)
+	} else {
+		copy(y, b)
+	}
 	switch xd := any(x).(type) {
 	case []float32:
 		blas32.Gemv(blas.Trans, 1, blas32.General{Rows: w.Rows, Cols: w.Cols, Stride: w.Cols, Data: any(w.Data).([]float32)},

@@ -39,7 +39,11 @@ func layerCases[T Float]() []gradCase[T] {
 		bnEval.Gamma.Value.Data[j] = T(0.5 + rng.Float64())
 		bnEval.Beta.Value.Data[j] = T(rng.NormFloat64())
 	}
+	att := NewAttentionLayer[T](rng, "att", 3, 2, 4, 3)
 	return []gradCase[T]{
+		{name: "AttentionLayer", inputs: [][2]int{{4, 3}, {6, 2}}, params: att.Params(), build: func(t *Tape[T], in []*Node[T]) *Node[T] {
+			return att.Forward(t, in[0], in[1], 2, mulMask, MultiplicativeMask)
+		}},
 		{name: "LayerNormLayer", inputs: [][2]int{{3, 5}}, params: ln.Params(), build: func(t *Tape[T], in []*Node[T]) *Node[T] {
 			return ln.Forward(t, in[0])
 		}},

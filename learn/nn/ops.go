@@ -45,6 +45,9 @@ const (
 	opBatchNorm
 	opGRU
 	opAttention
+	opELU
+	opColSum
+	opBatchVecMat
 )
 
 // backward adds n's contribution to the gradients of its inputs.
@@ -53,7 +56,7 @@ func (n *Node[T]) backward() {
 	case opLeaf:
 	case opAdd, opSub, opMul, opMin, opMax:
 		n.backBinary()
-	case opScale, opAddScalar, opReLU, opLeakyReLU, opTanh, opSigmoid, opSoftplus, opExp, opLog, opAbs, opSquare, opClip:
+	case opScale, opAddScalar, opELU, opReLU, opLeakyReLU, opTanh, opSigmoid, opSoftplus, opExp, opLog, opAbs, opSquare, opClip:
 		n.backUnary()
 	case opMatMul:
 		n.backMatMul()
@@ -67,6 +70,10 @@ func (n *Node[T]) backward() {
 		n.backSum()
 	case opRowSum:
 		n.backRowSum()
+	case opColSum:
+		n.backColSum()
+	case opBatchVecMat:
+		n.backBatchVecMat()
 	case opLogSoftmax:
 		n.backLogSoftmax()
 	case opSoftmax:
@@ -254,6 +261,13 @@ func (t *Tape[T]) unary(op opKind, a *Node[T], f0, f1 T) *Node[T] {
 			}
 			y[i] = v
 		}
+	case opELU:
+		for i, v := range x {
+			if v < 0 {
+				v = f0 * T(math.Expm1(float64(v)))
+			}
+			y[i] = v
+		}
 	case opTanh:
 		for i, v := range x {
 			y[i] = T(math.Tanh(float64(v)))
@@ -317,6 +331,10 @@ func (t *Tape[T]) LeakyReLU(a *Node[T], alpha T) *Node[T] {
 	return t.unary(opLeakyReLU, a, alpha, 0)
 }
 
+// ELU returns a where a ≥ 0 and alpha·(exp(a) - 1) elsewhere (QMIX's
+// mixing network uses alpha = 1).
+func (t *Tape[T]) ELU(a *Node[T], alpha T) *Node[T] { return t.unary(opELU, a, alpha, 0) }
+
 // Tanh returns tanh(a) elementwise.
 func (t *Tape[T]) Tanh(a *Node[T]) *Node[T] { return t.unary(opTanh, a, 0, 0) }
 
@@ -374,6 +392,14 @@ func (n *Node[T]) backUnary() {
 				dx[i] += g
 			} else {
 				dx[i] += n.f0 * g
+			}
+		}
+	case opELU:
+		for i, g := range dy {
+			if x[i] >= 0 {
+				dx[i] += g
+			} else {
+				dx[i] += g * (y[i] + n.f0)
 			}
 		}
 	case opTanh:
@@ -614,6 +640,72 @@ func (n *Node[T]) backRowSum() {
 		row := a.Grad.Data[i*c : (i+1)*c]
 		for j := range row {
 			row[j] += g
+		}
+	}
+}
+
+// ColSum returns the sum of each column of a as a 1×Cols node (the sum over
+// a batch or over a set of agents, for example).
+func (t *Tape[T]) ColSum(a *Node[T]) *Node[T] {
+	n := t.node(opColSum, 1, a.Value.Cols, a)
+	clear(n.Value.Data)
+	colSumAdd(n.Value.Data, a.Value)
+	return n
+}
+
+func (n *Node[T]) backColSum() {
+	a := n.in[0]
+	if !a.needGrad {
+		return
+	}
+	c := a.Value.Cols
+	for i := 0; i < a.Value.Rows; i++ {
+		row := a.Grad.Data[i*c : (i+1)*c]
+		for j, g := range n.Grad.Data {
+			row[j] += g
+		}
+	}
+}
+
+// BatchVecMat multiplies each row of a (B×n) by its own n×m matrix, stored
+// row-major in the matching row of w (B×n·m), giving B×m: out_b = a_b·W_b.
+// This is the per-sample product of hypernetworks (QMIX's mixing weights).
+func (t *Tape[T]) BatchVecMat(a, w *Node[T]) *Node[T] {
+	B, nIn := a.Value.Rows, a.Value.Cols
+	if w.Value.Rows != B || nIn == 0 || w.Value.Cols%nIn != 0 {
+		panic(fmt.Sprintf("nn: BatchVecMat: a %s, w %s", a.Value.shape(), w.Value.shape()))
+	}
+	m := w.Value.Cols / nIn
+	n := t.node(opBatchVecMat, B, m, a, w)
+	for b := 0; b < B; b++ {
+		vecMat(n.Value.Data[b*m:(b+1)*m], a.Value.Data[b*nIn:(b+1)*nIn],
+			Tensor[T]{Rows: nIn, Cols: m, Data: w.Value.Data[b*nIn*m : (b+1)*nIn*m]}, nil)
+	}
+	return n
+}
+
+func (n *Node[T]) backBatchVecMat() {
+	a, w := n.in[0], n.in[1]
+	nIn, m := a.Value.Cols, n.Value.Cols
+	for b := 0; b < n.Value.Rows; b++ {
+		dy := n.Grad.Data[b*m : (b+1)*m]
+		av := a.Value.Data[b*nIn : (b+1)*nIn]
+		wv := w.Value.Data[b*nIn*m : (b+1)*nIn*m]
+		for i := 0; i < nIn; i++ {
+			row := wv[i*m : (i+1)*m]
+			if a.needGrad {
+				var s T
+				for j, g := range dy {
+					s += g * row[j]
+				}
+				a.Grad.Data[b*nIn+i] += s
+			}
+			if w.needGrad {
+				dw := w.Grad.Data[b*nIn*m+i*m : b*nIn*m+(i+1)*m]
+				for j, g := range dy {
+					dw[j] += av[i] * g
+				}
+			}
 		}
 	}
 }

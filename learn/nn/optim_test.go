@@ -2,6 +2,7 @@ package nn
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -134,4 +135,37 @@ func TestTargetUpdates(t *testing.T) {
 		}
 	}()
 	SoftUpdate([]*Node[float64]{dst}, []*Node[float64]{param1(1)}, 0.5)
+}
+
+// TestOrthogonal checks WᵀW = gain²·I for tall and WWᵀ = gain²·I for wide
+// parameters.
+func TestOrthogonal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	for _, sh := range [][2]int{{6, 4}, {4, 6}, {5, 5}} {
+		p := NewParam[float64]("w", sh[0], sh[1])
+		Orthogonal(rng, p, 2)
+		r, c := sh[0], sh[1]
+		k := min(r, c)
+		for i := 0; i < k; i++ {
+			for j := 0; j < k; j++ {
+				var s float64
+				if r >= c { // columns i, j
+					for l := 0; l < r; l++ {
+						s += p.Value.At(l, i) * p.Value.At(l, j)
+					}
+				} else { // rows i, j
+					for l := 0; l < c; l++ {
+						s += p.Value.At(i, l) * p.Value.At(j, l)
+					}
+				}
+				want := 0.0
+				if i == j {
+					want = 4
+				}
+				if math.Abs(s-want) > 1e-12 {
+					t.Fatalf("%v: Gram[%d,%d] = %v, want %v", sh, i, j, s, want)
+				}
+			}
+		}
+	}
 }
