@@ -98,7 +98,9 @@ func New(cfg *Config, opt Options) (*Cluster, error) {
 		return nil, err
 	}
 	cl.res.Classes = make([]ClassResult, len(cl.classes))
-	cl.chooseSeries()
+	if err := cl.chooseSeries(); err != nil {
+		return nil, err
+	}
 	cl.sampler.start(cl)
 	return cl, nil
 }
@@ -217,10 +219,13 @@ func (cl *Cluster) buildSources(cfg *Config, streams sim.Streams) error {
 	return nil
 }
 
-func (cl *Cluster) chooseSeries() {
+func (cl *Cluster) chooseSeries() error {
 	switch {
 	case cl.opt.Series != "":
 		cl.series = cl.svcByName[cl.opt.Series]
+		if cl.series == nil {
+			return fmt.Errorf("cluster: series: unknown service %q", cl.opt.Series)
+		}
 	case len(cl.lbs) > 0:
 		cl.series = cl.lbs[0].svc
 	case len(cl.classes) > 0:
@@ -229,4 +234,8 @@ func (cl *Cluster) chooseSeries() {
 	if cl.series == nil && len(cl.services) > 0 {
 		cl.series = cl.services[0]
 	}
+	if cl.series == nil {
+		return fmt.Errorf("cluster: no service to observe: the configuration has no services")
+	}
+	return nil
 }

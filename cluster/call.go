@@ -13,7 +13,7 @@ import (
 const (
 	evArrive  = iota // the request reaches the instance (after half the RTT)
 	evIODone         // a pure-delay I/O phase ends
-	evRespond        // the response reaches the caller (after half the RTT)
+	evRespond        // the response reaches the caller (after the other half of the RTT)
 	evTimeout        // the client's timeout (root calls only)
 )
 
@@ -38,10 +38,19 @@ const (
 
 // call is one call to a service, pooled. The root call of a request also
 // carries the request's state.
+//
+// Life of a call: start (demand sampled, LB point picks an instance, in-flight
+// counted) → arrive at the instance after half the RTT (admit, queue or
+// reject) → local phases → stages of child calls → respond (release the
+// admission slot) → deliver to the caller after the other half of the RTT
+// (the LB point counts the completion) → the parent continues, or the request
+// ends. A call whose instance is OOM-killed while it waits for children
+// responds at once with the failure; its children finish in the background
+// and are discarded (the call object lives on as a "zombie" until they are
+// back).
 type call struct {
 	cl     *Cluster
 	id     uint64
-	root   *call
 	parent *call
 	node   *callNode
 
@@ -52,51 +61,57 @@ type call struct {
 	at   uint8 // where it is at its instance
 	fail uint8 // why it failed (failNone when it did not)
 
+	held      bool // holds an admission slot at inst
+	replied   bool // responded: its caller no longer waits on its work
+	delivered bool // the response reached the caller; freed once no child is pending
+
 	start     time.Duration // when the call was made
 	cpu, io   float64       // total demand of this call's local work
 	phase     int32         // next phase: even = CPU, odd = I/O
 	pending   int32         // outstanding child calls of the current stage
 	stage     int32
 	tag, work float64 // processor-sharing finish tag and current phase work
-	hidx      int
-	aidx      int // index in the instance's admitted list (memory-limited services)
+	hidx      int     // index in a psQueue heap
+	aidx      int     // index in the instance's admitted list
 	ev        sim.Event
+
+	// pcg is the call's own random stream: its demands, its probabilistic
+	// and choice stages and its children's seeds. A root call's stream is
+	// seeded from its source; a child's from its parent's stream in a fixed
+	// order, so the whole request is common random numbers across policies,
+	// whatever the timing.
+	pcg rand.PCG
+	rng *rand.Rand // over pcg
 
 	// root only
 	class    *class
 	counted  bool // arrived after warm-up: counts in the results
 	timedOut bool
 	tev      sim.Event
-	pcg      rand.PCG
-	rng      *rand.Rand // over pcg: the request's own randomness (common random numbers)
 }
 
-func (cl *Cluster) newCall(root *call) *call {
+func (cl *Cluster) newCall() *call {
 	var c *call
 	if n := len(cl.free); n > 0 {
 		c = cl.free[n-1]
 		cl.free = cl.free[:n-1]
 	} else {
 		c = &call{cl: cl}
+		c.rng = rand.New(&c.pcg)
 		c.ev.Handler = c
 		c.tev.Handler = c
 		c.tev.Arg = evTimeout
-		c.rng = rand.New(&c.pcg)
 	}
 	cl.nextID++
 	c.id = cl.nextID
-	if root == nil {
-		root = c
-	}
-	c.root = root
 	c.hidx, c.aidx = -1, -1
 	c.start = cl.k.Now()
 	return c
 }
 
 func (cl *Cluster) freeCall(c *call) {
-	rng, pcg := c.rng, c.pcg
-	*c = call{cl: cl, rng: rng, pcg: pcg}
+	rng := c.rng
+	*c = call{cl: cl, rng: rng}
 	c.ev.Handler = c
 	c.tev.Handler = c
 	c.tev.Arg = evTimeout
@@ -107,7 +122,10 @@ func (cl *Cluster) freeCall(c *call) {
 func (c *call) Handle(now time.Duration, arg int) {
 	switch arg {
 	case evArrive:
-		c.inst.arrive(c)
+		in := c.inst
+		in.transit--
+		in.arrive(c)
+		in.maybeGone()
 	case evIODone:
 		c.at = atNone
 		c.phase++
@@ -123,22 +141,35 @@ func (c *call) Handle(now time.Duration, arg int) {
 	}
 }
 
+// call makes a downstream call of parent.
+func (cl *Cluster) call(parent *call, n *callNode) {
+	c := cl.newCall()
+	c.parent = parent
+	c.node = n
+	c.pcg.Seed(parent.rng.Uint64(), parent.rng.Uint64())
+	cl.start(c, n.svc.lb, parent.inst.loc)
+}
+
 // start sends call c from location from through LB point p.
 func (cl *Cluster) start(c *call, p *lbPoint, from int32) {
 	n := c.node
-	rng := c.root.rng
 	if n.cpu != nil {
-		c.cpu = n.cpu.Sample(rng)
+		c.cpu = n.cpu.Sample(c.rng)
 	}
 	if n.io != nil {
-		c.io = n.io.Sample(rng)
+		c.io = n.io.Sample(c.rng)
 	}
 	c.from = from
 	c.lbp = p
+	if cl.onStart != nil {
+		cl.onStart(c)
+	}
 	j := p.sel.Select(&p.view, lb.Request{CPU: c.cpu, IO: c.io})
-	if j < 0 {
+	if j < 0 || j >= len(p.svc.slots) || p.svc.slots[j] == nil {
 		c.slot = -1
-		cl.failCall(c, failNoCapacity)
+		p.svc.period.Failures.NoCapacity++
+		c.fail = failNoCapacity
+		cl.respond(c)
 		return
 	}
 	c.slot = int32(j)
@@ -147,6 +178,7 @@ func (cl *Cluster) start(c *call, p *lbPoint, from int32) {
 	inst := p.svc.slots[j]
 	c.inst = inst
 	if d := cl.rtt[from][inst.loc]; d > 0 {
+		inst.transit++
 		c.ev.Arg = evArrive
 		cl.k.After(&c.ev, d/2)
 		return
@@ -154,70 +186,91 @@ func (cl *Cluster) start(c *call, p *lbPoint, from int32) {
 	inst.arrive(c)
 }
 
-// respond finishes call c at its instance (successfully or not) and sends the
-// response back to the caller.
-func (cl *Cluster) respond(c *call) {
-	if c.inst != nil {
-		c.inst.leave(c)
-	}
-	if p := c.lbp; p != nil && c.slot >= 0 {
-		p.view.InFlight[c.slot]--
-		st := &p.stats[c.slot]
-		st.Completions++
-		if c.fail == failNone {
-			st.Latency.Add((cl.k.Now() - c.start).Seconds())
-		}
-	}
-	if c.inst != nil {
-		if d := cl.rtt[c.inst.loc][c.from]; d > 0 {
-			c.ev.Arg = evRespond
-			cl.k.After(&c.ev, d/2)
-			return
-		}
-	}
-	cl.deliver(c)
-}
-
-// failCall ends a call that was not served (or was killed) with a failure.
-func (cl *Cluster) failCall(c *call, kind uint8) {
+// refuse ends a call at its instance without serving it.
+func (cl *Cluster) refuse(c *call, kind uint8) {
 	c.fail = kind
-	if kind != failNoCapacity && c.inst != nil {
-		s := &c.inst.svc.period.Failures
-		switch kind {
-		case failRejected:
-			s.Rejected++
-		case failOOM:
-			s.OOM++
-		}
-	} else if c.lbp != nil {
-		c.lbp.svc.period.Failures.NoCapacity++
+	f := &c.lbp.svc.period.Failures
+	switch kind {
+	case failRejected:
+		f.Rejected++
+	case failOOM:
+		f.OOM++
+	case failNoCapacity:
+		f.NoCapacity++
 	}
 	cl.respond(c)
 }
 
-// deliver hands the response of c to its parent, or ends the request.
+// respond finishes call c at its instance (successfully or not) and sends the
+// response back to the caller.
+func (cl *Cluster) respond(c *call) {
+	c.replied = true
+	c.at = atNone
+	in := c.inst
+	if in == nil { // no instance was picked
+		cl.deliver(c)
+		return
+	}
+	if c.held {
+		in.leave(c)
+	}
+	if d := cl.rtt[in.loc][c.from]; d > 0 {
+		c.ev.Arg = evRespond
+		cl.k.After(&c.ev, d-d/2)
+		return
+	}
+	cl.deliver(c)
+}
+
+// deliver hands the response of c to its caller: the LB point counts it, and
+// the parent continues, or the request ends.
 func (cl *Cluster) deliver(c *call) {
+	if p := c.lbp; p != nil && c.slot >= 0 {
+		// A slot reused by a new instance belongs to it: stale responses of
+		// the old one do not touch its counts.
+		if p.svc.slots[c.slot] == c.inst {
+			p.view.InFlight[c.slot]--
+			st := &p.stats[c.slot]
+			st.Completions++
+			if c.fail == failNone {
+				st.Latency.Add((cl.k.Now() - c.start).Seconds())
+			}
+		}
+		c.slot = -1
+	}
 	p := c.parent
 	if p == nil {
 		cl.finishRequest(c)
 		return
 	}
-	if c.fail != failNone && !c.node.optional && c.root.fail == failNone {
-		c.root.fail = c.fail
+	c.parent = nil
+	cl.release(c)
+	if p.replied { // p was killed and answered already: discard
+		p.pending--
+		if p.pending == 0 && p.delivered {
+			cl.freeCall(p)
+		}
+		return
 	}
-	cl.freeCall(c)
+	if c.fail != failNone && !c.node.optional && p.fail == failNone {
+		p.fail = c.fail
+	}
 	p.pending--
 	if p.pending == 0 {
-		if p.inst == nil { // its instance was OOM-killed while it waited
-			cl.respond(p)
-			return
-		}
 		p.stage++
 		p.inst.nextStage(p)
 	}
 }
 
-// finishRequest records a request whose call tree has completed.
+// release frees a delivered call, or keeps it until its children are back.
+func (cl *Cluster) release(c *call) {
+	c.delivered = true
+	if c.pending == 0 {
+		cl.freeCall(c)
+	}
+}
+
+// finishRequest records a request whose response reached the client.
 func (cl *Cluster) finishRequest(c *call) {
 	now := cl.k.Now()
 	cl.k.Cancel(&c.tev)
@@ -248,5 +301,5 @@ func (cl *Cluster) finishRequest(c *call) {
 			cl.res.Completed++
 		}
 	}
-	cl.freeCall(c)
+	cl.release(c)
 }

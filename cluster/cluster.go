@@ -84,6 +84,8 @@ type Cluster struct {
 	warmEv   sim.Event
 	// liveStarts is the sum of the arrival times (s) of requests in progress.
 	liveStarts float64
+	// onStart, when set (tests only), sees every call once its demand is drawn.
+	onStart func(c *call)
 }
 
 type class struct {
@@ -138,7 +140,7 @@ func (s *source) Handle(now time.Duration, _ int) {
 		return
 	}
 	s.arrived++
-	c := cl.newCall(nil)
+	c := cl.newCall()
 	c.class = s.class
 	c.node = s.class.root
 	c.pcg.Seed(s.reqRng.Uint64(), s.reqRng.Uint64())
@@ -156,14 +158,6 @@ func (s *source) Handle(now time.Duration, _ int) {
 		cl.k.Schedule(&s.ev, next)
 	}
 	cl.start(c, s.lb, s.loc)
-}
-
-// call makes a downstream call of parent.
-func (cl *Cluster) call(parent *call, n *callNode) {
-	c := cl.newCall(parent.root)
-	c.parent = parent
-	c.node = n
-	cl.start(c, n.svc.lb, parent.inst.loc)
 }
 
 // Now is the current simulated time.

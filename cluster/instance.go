@@ -38,9 +38,10 @@ type instance struct {
 	ioDelay                          bool // I/O is a pure delay (no contention)
 
 	admitted int     // calls holding a concurrency slot
-	queue    []*call // FIFO of calls waiting for a slot
+	queue    []*call // FIFO of calls waiting for a slot, from qhead on
 	qhead    int
-	calls    []*call // admitted calls, tracked only when memory is limited
+	calls    []*call // admitted calls (for OOM kills)
+	transit  int     // calls on their way to it (across an RTT)
 	remCPU   float64 // CPU work of admitted calls not yet done (work units)
 
 	readyEv  sim.Event
@@ -79,16 +80,21 @@ func (in *instance) arrive(c *call) {
 	s := in.svc
 	s.period.Arrivals++
 	if in.state != stReady && in.state != stTerminating {
-		s.cl.failCall(c, failNoCapacity)
+		s.cl.refuse(c, failNoCapacity) // starting, restarting or gone: connection refused
 		return
 	}
 	if lim := s.concurrency; lim > 0 && in.admitted >= lim {
 		if s.queueLimit < 0 || in.queued() < s.queueLimit {
 			c.at = atQueue
+			if in.qhead > 0 && in.qhead >= len(in.queue)/2 { // compact the FIFO
+				n := copy(in.queue, in.queue[in.qhead:])
+				clear(in.queue[n:])
+				in.queue, in.qhead = in.queue[:n], 0
+			}
 			in.queue = append(in.queue, c)
 			return
 		}
-		s.cl.failCall(c, failRejected)
+		s.cl.refuse(c, failRejected)
 		return
 	}
 	in.admit(c)
@@ -101,13 +107,12 @@ func (in *instance) admit(c *call) {
 	in.admitted++
 	in.remCPU += c.cpu
 	c.at = atNone
-	if s.memLimit > 0 {
-		c.aidx = len(in.calls)
-		in.calls = append(in.calls, c)
-		if in.memory() > s.memLimit {
-			in.oomKill()
-			return
-		}
+	c.held = true
+	c.aidx = len(in.calls)
+	in.calls = append(in.calls, c)
+	if s.memLimit > 0 && in.memory() > s.memLimit {
+		in.oomKill()
+		return
 	}
 	in.runPhase(c)
 }
@@ -143,13 +148,14 @@ func (in *instance) runPhase(c *call) {
 }
 
 // nextStage makes the downstream calls of c's current stage, or responds
-// when no stage is left.
+// when no stage is left. A failed required call fails c: it responds after
+// the stage without making the later ones (fail fast).
 func (in *instance) nextStage(c *call) {
 	cl := in.svc.cl
 	stages := c.node.stages
-	for int(c.stage) < len(stages) {
+	for c.fail == failNone && int(c.stage) < len(stages) {
 		st := &stages[c.stage]
-		rng := c.root.rng
+		rng := c.rng
 		c.at = atChildren
 		c.pending = 1 // a guard: children that fail at once must not advance the stage
 		if st.choice {
@@ -184,34 +190,38 @@ func (in *instance) nextStage(c *call) {
 	cl.respond(c)
 }
 
-// leave releases the slot of a call that is done at this instance.
+// leave releases the admission slot of a call that is done at this instance.
 func (in *instance) leave(c *call) {
 	s := in.svc
-	if c.fail == failRejected || c.fail == failNoCapacity {
-		return // never admitted
-	}
+	c.held = false
 	in.admitted--
-	if s.memLimit > 0 && c.aidx >= 0 {
-		last := len(in.calls) - 1
-		in.calls[c.aidx] = in.calls[last]
-		in.calls[c.aidx].aidx = c.aidx
-		in.calls = in.calls[:last]
-		c.aidx = -1
-	}
+	last := len(in.calls) - 1
+	in.calls[c.aidx] = in.calls[last]
+	in.calls[c.aidx].aidx = c.aidx
+	in.calls[last] = nil
+	in.calls = in.calls[:last]
+	c.aidx = -1
 	s.period.Completions++
 	if c.fail == failNone {
 		s.period.Latency.Add((s.cl.k.Now() - c.start).Seconds())
 	}
 	in.admitQueued()
-	if in.state == stTerminating && in.admitted == 0 && in.queued() == 0 {
-		s.setState(in, stGone)
+	in.maybeGone()
+}
+
+// maybeGone removes a draining instance once nothing is left on it or on
+// its way to it.
+func (in *instance) maybeGone() {
+	if in.state == stTerminating && in.admitted == 0 && in.queued() == 0 && in.transit == 0 {
+		in.svc.setState(in, stGone)
 	}
 }
 
 // admitQueued admits waiting calls while there are free slots.
 func (in *instance) admitQueued() {
 	s := in.svc
-	for in.queued() > 0 && (s.concurrency == 0 || in.admitted < s.concurrency) && in.state != stRestarting {
+	for in.queued() > 0 && (s.concurrency == 0 || in.admitted < s.concurrency) &&
+		(in.state == stReady || in.state == stTerminating) {
 		n := in.queue[in.qhead]
 		in.queue[in.qhead] = nil
 		in.qhead++
@@ -222,55 +232,44 @@ func (in *instance) admitQueued() {
 	}
 }
 
-// oomKill fails every call at the instance and restarts it.
+// oomKill fails every call at the instance, admitted or queued, and restarts
+// it after the service's OOM restart delay (a draining instance is removed
+// instead). Calls waiting for their children answer at once; the children
+// finish in the background.
 func (in *instance) oomKill() {
 	s := in.svc
 	cl := s.cl
 	k := in.k()
-	calls := append([]*call(nil), in.calls...)
-	queued := append([]*call(nil), in.queue[in.qhead:]...)
+	calls := make([]*call, 0, len(in.calls)+in.queued())
+	calls = append(calls, in.calls...)
+	nAdmitted := len(calls)
+	calls = append(calls, in.queue[in.qhead:]...)
+	clear(in.calls)
 	in.calls = in.calls[:0]
+	clear(in.queue)
 	in.queue, in.qhead = in.queue[:0], 0
 	in.admitted = 0
 	in.remCPU = 0
+	draining := in.state == stTerminating
 	s.setState(in, stRestarting)
-	for _, c := range calls {
-		switch c.at {
-		case atCPU:
-			in.cpu.remove(k, c)
-		case atIO:
-			in.io.remove(k, c)
-		case atDelay:
-			k.Cancel(&c.ev)
+	cl.res.OOMKills++
+	for i, c := range calls {
+		if i < nAdmitted {
+			switch c.at {
+			case atCPU:
+				in.cpu.remove(k, c)
+			case atIO:
+				in.io.remove(k, c)
+			case atDelay:
+				k.Cancel(&c.ev)
+			}
+			c.held = false
+			c.aidx = -1
 		}
-		c.aidx = -1
-		c.fail = failOOM
-		s.period.Failures.OOM++
-		if c.at == atChildren { // respond when the children are back
-			c.inst = nil
-			in.releaseLB(c)
-			continue
-		}
-		c.at = atNone
-		in.releaseLB(c)
-		c.inst = nil
-		cl.deliver(c)
+		cl.refuse(c, failOOM)
 	}
-	for _, c := range queued {
-		c.fail = failOOM
-		s.period.Failures.OOM++
-		in.releaseLB(c)
-		c.inst = nil
-		cl.deliver(c)
-	}
-}
-
-// releaseLB returns the LB point's in-flight count of a killed call.
-func (in *instance) releaseLB(c *call) {
-	if p := c.lbp; p != nil && c.slot >= 0 {
-		p.view.InFlight[c.slot]--
-		p.stats[c.slot].Completions++
-		c.slot = -1
+	if draining {
+		s.setState(in, stGone)
 	}
 }
 

@@ -47,6 +47,10 @@ func (cl *Cluster) Observe(snap *metrics.Snapshot) {
 			st.CPUUse += use
 			st.MemoryUse += mem
 		}
+		if dt > 0 {
+			st.CPUUse += s.goneBusy / dt
+		}
+		s.goneBusy = 0
 		st.Instances = insts
 		cost := s.cost(now, cl.prices)
 		st.Cost = cost - s.costShown
@@ -161,14 +165,16 @@ func (cl *Cluster) service(name string) (*service, error) {
 }
 
 // setResources resizes every instance in place (as Kubernetes in-place pod
-// resize does); a lower memory limit can OOM-kill at once.
+// resize does; nodes may be overcommitted by a resize); a lower memory limit
+// can OOM-kill at once. Pending instances take the new size and are placed
+// again, since room may have freed.
 func (s *service) setResources(cpu, mem float64) {
 	now := s.cl.k.Now()
-	for _, in := range s.slots {
-		if in == nil {
-			continue
-		}
-		if cpu > 0 {
+	if cpu > 0 {
+		for _, in := range s.slots {
+			if in == nil {
+				continue
+			}
 			if allocated(in.state) {
 				s.allocCPU.Add(now, cpu-in.cpuLimit)
 			}
@@ -178,21 +184,26 @@ func (s *service) setResources(cpu, mem float64) {
 			in.cpuLimit = cpu
 			in.cpu.setCapacity(&s.cl.k, cpu, in.speed)
 		}
-	}
-	if cpu > 0 {
 		s.cpuLimit = cpu
 	}
 	if mem > 0 {
 		for _, in := range s.slots {
-			if in != nil && allocated(in.state) {
+			if in == nil {
+				continue
+			}
+			if allocated(in.state) {
 				s.allocMem.Add(now, mem-s.memLimit)
+			}
+			if in.node != nil {
+				in.node.usedMemory += mem - s.memLimit
 			}
 		}
 		s.memLimit = mem
 		for _, in := range slices.Clone(s.slots) {
-			if in != nil && in.state == stReady && in.memory() > mem {
+			if in != nil && (in.state == stReady || in.state == stTerminating) && in.memory() > mem {
 				in.oomKill()
 			}
 		}
 	}
+	s.cl.placePending()
 }

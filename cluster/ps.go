@@ -74,7 +74,7 @@ func (q *psQueue) popDone(now time.Duration) *call {
 	c := q.jobs[0]
 	// The completion was scheduled at the next whole nanosecond, so v has
 	// reached the tag up to rounding of the float arithmetic.
-	if c.tag > q.v+1e-9*math.Max(1, q.v) {
+	if c.tag > q.v+1e-12*math.Max(1, q.v) {
 		return nil
 	}
 	q.del(0)
@@ -96,7 +96,9 @@ func (q *psQueue) setCapacity(k *sim.Kernel, servers, speed float64) {
 func (q *psQueue) reschedule(k *sim.Kernel) {
 	if len(q.jobs) == 0 {
 		k.Cancel(&q.ev)
-		q.sumTag, q.sumWork = 0, 0 // shed accumulated rounding
+		// Tags only matter relative to v: restart from 0 to shed accumulated
+		// rounding and keep v small, so its precision stays fine.
+		q.v, q.sumTag, q.sumWork = 0, 0, 0
 		return
 	}
 	dt := (q.jobs[0].tag - q.v) / q.rate()

@@ -29,6 +29,8 @@ type Results struct {
 	Little   LittleCheck
 	Series   LoadSeries
 	Events   uint64 // simulation events fired
+	// OOMKills counts OOM kills of instances over the whole run (warm-up included).
+	OOMKills int64
 	End      time.Duration
 
 	arrivedAll, finished int64

@@ -30,6 +30,7 @@ type service struct {
 	nextID int
 
 	period    metrics.ServiceStats // counters of the current period
+	goneBusy  float64              // busy core-seconds this period of instances now gone
 	allocCPU  metrics.TimeAverage  // cores allocated
 	allocMem  metrics.TimeAverage  // MB allocated
 	costShown float64              // cost already reported
@@ -91,6 +92,7 @@ func (s *service) newInstance(spec InstanceSpec, ready bool) *instance {
 	s.slots[in.slot] = in
 	for _, p := range s.lbs {
 		p.view.Weights[in.slot] = in.weight
+		p.view.InFlight[in.slot] = 0
 		p.view.Version++
 	}
 	s.place(in, ready)
@@ -148,9 +150,13 @@ func (s *service) setState(in *instance, st int) {
 			n.usedMemory -= s.memLimit
 			in.node = nil
 		}
+		// Keep its busy time of the period for Observe.
+		in.cpu.advance(now)
+		s.goneBusy += in.cpu.busy - in.busyObs
 		s.slots[in.slot] = nil
 		for _, p := range s.lbs {
 			p.view.Weights[in.slot] = 0
+			p.view.InFlight[in.slot] = 0 // responses still on their way no longer count
 		}
 		s.cl.placePending()
 	}
@@ -193,9 +199,7 @@ func (s *service) setReplicas(n int) {
 			s.setState(victim, stGone)
 		default:
 			s.setState(victim, stTerminating)
-			if victim.admitted == 0 && victim.queued() == 0 {
-				s.setState(victim, stGone)
-			}
+			victim.maybeGone()
 		}
 	}
 }

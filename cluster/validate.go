@@ -3,8 +3,10 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"strings"
 )
 
 // Validate checks the configuration and returns every problem found, each
@@ -23,7 +25,8 @@ func (c *Config) Validate() error {
 		}
 	}
 	for i, l := range c.Locations {
-		for other, d := range l.RTT {
+		for _, other := range slices.Sorted(maps.Keys(l.RTT)) { // sorted: the same errors in the same order
+			d := l.RTT[other]
 			p := fmt.Sprintf("locations[%d].rtt[%s]", i, other)
 			knownLoc(p, other)
 			if d < 0 {
@@ -38,8 +41,8 @@ func (c *Config) Validate() error {
 		knownLoc(p+".location", n.Location)
 		v.positive(p+".cpu", n.CPU)
 		v.nonNegative(p+".memory_mb", n.MemoryMB)
-		if n.Count < 0 {
-			v.bad(p+".count", "must be >= 0, got %d", n.Count)
+		if n.Count < 0 || n.Count > maxCount {
+			v.bad(p+".count", "must be in [0, %d], got %d", maxCount, n.Count)
 		}
 	}
 	services := map[string]bool{}
@@ -75,6 +78,11 @@ func (c *Config) Validate() error {
 		}
 		if s.LB != "" && !lbs[s.LB] {
 			v.bad(p+".lb", "unknown lb %q", s.LB)
+		} else if s.LB != "" && classes[s.Class] {
+			lbSvc, root := c.lbService(s.LB), c.classRoot(s.Class)
+			if lbSvc != root {
+				v.bad(p+".lb", "lb %q is in front of service %q, but class %q starts at service %q", s.LB, lbSvc, s.Class, root)
+			}
 		}
 		knownLoc(p+".location", s.Location)
 		v.nonNegative(p+".share", s.Share)
@@ -95,17 +103,27 @@ func (c *Config) validateService(v *validator, i int, names map[string]bool, kno
 	p := fmt.Sprintf("services[%d]", i)
 	v.name(p, s.Name, names)
 	knownLoc(p+".location", s.Location)
-	if s.Replicas < 0 {
-		v.bad(p+".replicas", "must be >= 0, got %d", s.Replicas)
+	if s.Replicas < 0 || s.Replicas > maxCount {
+		v.bad(p+".replicas", "must be in [0, %d], got %d", maxCount, s.Replicas)
 	}
-	if s.MinReplicas < 0 {
-		v.bad(p+".min_replicas", "must be >= 0, got %d", s.MinReplicas)
+	if s.MinReplicas < 0 || s.MinReplicas > maxCount {
+		v.bad(p+".min_replicas", "must be in [0, %d], got %d", maxCount, s.MinReplicas)
 	}
-	if s.MaxReplicas != 0 && s.MaxReplicas < s.MinReplicas {
-		v.bad(p+".max_replicas", "must be >= min_replicas (%d), got %d", s.MinReplicas, s.MaxReplicas)
+	if s.MaxReplicas < 0 || (s.MaxReplicas != 0 && s.MaxReplicas < s.MinReplicas) {
+		v.bad(p+".max_replicas", "must be 0 (no bound) or >= min_replicas (%d), got %d", s.MinReplicas, s.MaxReplicas)
 	}
-	if n := max(s.Replicas, 1); len(s.Instances) == 0 && n < s.MinReplicas {
-		v.bad(p+".replicas", "must be >= min_replicas (%d), got %d", s.MinReplicas, s.Replicas)
+	if len(s.Instances) > maxCount {
+		v.bad(p+".instances", "must list at most %d instances, got %d", maxCount, len(s.Instances))
+	}
+	n, field := max(s.Replicas, 1), "replicas"
+	if len(s.Instances) > 0 {
+		n, field = len(s.Instances), "instances"
+	}
+	if n < s.MinReplicas {
+		v.bad(p+"."+field, "must give at least min_replicas (%d) instances, got %d", s.MinReplicas, n)
+	}
+	if s.MaxReplicas > 0 && n > s.MaxReplicas {
+		v.bad(p+"."+field, "must give at most max_replicas (%d) instances, got %d", s.MaxReplicas, n)
 	}
 	for _, f := range []struct {
 		name string
@@ -144,21 +162,53 @@ func (c *Config) validateService(v *validator, i int, names map[string]bool, kno
 		for _, in := range s.Instances {
 			cpu = math.Max(cpu, in.CPU)
 		}
+		loc := c.location(s.Location)
 		fits := slices.ContainsFunc(c.Nodes, func(n Node) bool {
-			return (n.Location == s.Location || s.Location == "" && n.Location == c.firstLocation()) &&
-				n.CPU >= cpu && (n.MemoryMB == 0 || n.MemoryMB >= s.MemoryMB)
+			return c.location(n.Location) == loc && n.CPU >= cpu && (n.MemoryMB == 0 || n.MemoryMB >= s.MemoryMB)
 		})
 		if !fits {
-			v.bad(p+".cpu", "limit %g cores, memory %g MB fits on no node of its location", cpu, s.MemoryMB)
+			v.bad(p+".cpu", "limit %g cores, memory %g MB fits on no node of location %q", cpu, s.MemoryMB, loc)
 		}
 	}
 }
 
-func (c *Config) firstLocation() string {
+// Bounds that keep a configuration's size sane (a typo must not allocate
+// millions of instances).
+const (
+	maxCount  = 100000
+	maxPhases = 1000000
+)
+
+// location is the name a location reference resolves to: empty means the
+// first location ("local" when none is declared).
+func (c *Config) location(name string) string {
+	if name != "" {
+		return name
+	}
 	if len(c.Locations) == 0 {
-		return ""
+		return "local"
 	}
 	return c.Locations[0].Name
+}
+
+// lbService is the service of the LB point called name ("" if unknown).
+func (c *Config) lbService(name string) string {
+	for _, l := range c.LBs {
+		if l.Name == name {
+			return l.Service
+		}
+	}
+	return ""
+}
+
+// classRoot is the root service of the class called name ("" if unknown).
+func (c *Config) classRoot(name string) string {
+	for _, cl := range c.Classes {
+		if cl.Name == name {
+			return cl.Call.Service
+		}
+	}
+	return ""
 }
 
 // validateCall checks a call and its stages; onPath holds the services on
@@ -180,8 +230,8 @@ func validateCall(v *validator, c *Call, path string, services map[string]bool, 
 			v.errs = append(v.errs, err)
 		}
 	}
-	if c.Phases < 0 {
-		v.bad(path+".phases", "must be >= 0, got %d", c.Phases)
+	if c.Phases < 0 || c.Phases > maxPhases {
+		v.bad(path+".phases", "must be in [0, %d], got %d", maxPhases, c.Phases)
 	}
 	if c.Prob < 0 || c.Prob > 1 || math.IsNaN(c.Prob) {
 		v.bad(path+".prob", "must be in [0, 1], got %g", c.Prob)
@@ -199,16 +249,7 @@ func validateCall(v *validator, c *Call, path string, services map[string]bool, 
 	}
 }
 
-func joinArrow(s []string) string {
-	out := ""
-	for i, x := range s {
-		if i > 0 {
-			out += " -> "
-		}
-		out += x
-	}
-	return out
-}
+func joinArrow(s []string) string { return strings.Join(s, " -> ") }
 
 type validator struct{ errs []error }
 
