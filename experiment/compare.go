@@ -34,8 +34,8 @@ type Comparison struct {
 	Seeds int
 	// Selectors builds the request selectors named by policies.
 	Selectors lb.Registry
-	// Traces resolves trace names and paths (default: embedded traces, and
-	// paths relative to the working directory).
+	// Traces resolves trace names and paths (default: the scenario's:
+	// embedded traces, and paths relative to the scenario file).
 	Traces *workload.Traces
 	// Workers is the number of runs in parallel (default: GOMAXPROCS).
 	Workers int
@@ -71,7 +71,7 @@ func (c *Comparison) Run(ctx context.Context) (*Result, error) {
 	}
 	traces := c.Traces
 	if traces == nil {
-		traces = workload.NewTraces("")
+		traces = sc.Traces()
 	}
 	workers := c.Workers
 	if workers <= 0 {

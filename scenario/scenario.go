@@ -19,10 +19,12 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/shoal-project/shoal/cluster"
+	"github.com/shoal-project/shoal/workload"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -54,6 +56,18 @@ type Scenario struct {
 	Policies []string `yaml:"policies"`
 
 	cluster.Config `yaml:",inline"`
+
+	// traces resolves trace names and paths relative to the file's folder.
+	traces *workload.Traces
+}
+
+// Traces is the trace catalog of the scenario: embedded traces by name, and
+// file paths relative to the scenario file's folder.
+func (s *Scenario) Traces() *workload.Traces {
+	if s.traces == nil {
+		s.traces = workload.NewTraces("")
+	}
+	return s.traces
 }
 
 // Decode reads a scenario strictly from r, applies defaults and validates
@@ -65,7 +79,7 @@ func Decode(r io.Reader, name string) (*Scenario, error) {
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	var sc Scenario
+	sc := Scenario{traces: workload.NewTraces(filepath.Dir(name))}
 	if err := dec.Decode(&sc); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("scenario %s: empty file", name)
@@ -160,6 +174,43 @@ func (s *Scenario) Validate() error {
 	}
 	if err := s.Config.Validate(); err != nil {
 		errs = append(errs, err)
+	} else {
+		errs = append(errs, s.checkTraces())
+	}
+	return errors.Join(errs...)
+}
+
+// checkTraces builds every arrival process and distribution, so missing or
+// broken trace files are reported when the scenario is loaded, not mid-run.
+func (s *Scenario) checkTraces() error {
+	var errs []error
+	for i := range s.Sources {
+		if _, err := s.Sources[i].Arrivals.BuildWith(0, s.Traces()); err != nil {
+			errs = append(errs, fmt.Errorf("sources[%d].arrivals: %w", i, err))
+		}
+	}
+	for i := range s.Classes {
+		errs = append(errs, checkCallTraces(&s.Classes[i].Call, fmt.Sprintf("classes[%d].call", i), s.Traces()))
+	}
+	return errors.Join(errs...)
+}
+
+func checkCallTraces(c *cluster.Call, path string, t *workload.Traces) error {
+	var errs []error
+	for _, d := range []struct {
+		name string
+		spec workload.DistSpec
+	}{{"cpu", c.CPU}, {"io", c.IO}} {
+		if d.spec.Trace != "" {
+			if _, err := d.spec.BuildWith(t); err != nil {
+				errs = append(errs, fmt.Errorf("%s.%s: %w", path, d.name, err))
+			}
+		}
+	}
+	for i := range c.Stages {
+		for j := range c.Stages[i].Calls {
+			errs = append(errs, checkCallTraces(&c.Stages[i].Calls[j], fmt.Sprintf("%s.stages[%d].calls[%d]", path, i, j), t))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/shoal-project/shoal/experiment"
 	"github.com/shoal-project/shoal/experiment/report"
 	"github.com/shoal-project/shoal/scenario"
-	"github.com/shoal-project/shoal/workload"
 )
 
 func cmdSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -61,7 +60,6 @@ func cmdSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Scenario:  sc,
 		Seeds:     *seeds,
 		Selectors: lb.Classical(),
-		Traces:    workload.NewTraces(""),
 		Workers:   *workers,
 	}
 	if *policy != "" {

@@ -1,0 +1,145 @@
+package scenario
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBadFilesNameTheProblem(t *testing.T) {
+	files, _ := filepath.Glob("testdata/bad/*.yaml")
+	if len(files) < 10 {
+		t.Fatalf("only %d bad files", len(files))
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			data, _ := os.ReadFile(f)
+			want := "empty file"
+			if first, _, _ := strings.Cut(string(data), "\n"); strings.HasPrefix(first, "# want: ") {
+				want = strings.TrimPrefix(first, "# want: ")
+			}
+			_, err := Load(f)
+			if err == nil {
+				t.Fatalf("no error, want %q", want)
+			}
+			if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), f) {
+				t.Fatalf("error %q does not name the file and %q", err, want)
+			}
+		})
+	}
+}
+
+func TestGoodFileDefaults(t *testing.T) {
+	sc, err := Load("testdata/good/minimal.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Seed != 1 || sc.Seeds != 5 || sc.Horizon != 10*time.Minute || sc.Warmup != 30*time.Second ||
+		sc.Drain != sc.Horizon || sc.SamplePeriod != time.Second || sc.ControlPeriod != 500*time.Millisecond {
+		t.Fatalf("defaults: %+v", sc)
+	}
+}
+
+func TestEmbeddedScenariosDecodeAndDumpRoundTrips(t *testing.T) {
+	list, err := List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) < 7 {
+		t.Fatalf("%d embedded scenarios", len(list))
+	}
+	for _, info := range list {
+		sc, err := Embedded(info.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Description == "" {
+			t.Errorf("%s has no description", info.Name)
+		}
+		raw, _ := Raw(info.Name)
+		path := filepath.Join(t.TempDir(), "dump.yaml")
+		os.WriteFile(path, raw, 0o644)
+		again, err := Lookup(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc.traces, again.traces = nil, nil // catalogs differ by base folder
+		if !reflect.DeepEqual(sc, again) {
+			t.Errorf("%s: dumped file decodes differently", info.Name)
+		}
+	}
+	if _, err := Lookup("no-such-scenario"); err == nil || !strings.Contains(err.Error(), "lb-moderate-cpu") {
+		t.Fatalf("unknown name: %v", err)
+	}
+}
+
+// TestCapacityByHand checks the load-level arithmetic on hand-computed
+// capacities (req/s = sum over servers of min(cores*speed/E[cpu], io/E[io])).
+func TestCapacityByHand(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want float64
+	}{
+		{"lb-moderate-cpu", 16},                // 1+1+2+2+2+4+4 cores, 1 s per task
+		{"lb-moderate-75cpu", 4.0/3*2 + 8 + 8}, // min(c/0.75, 1/0.25): 1.33, 1.33, 2.67 x3, 4 x2
+		{"lb-moderate-50cpu", 14},              // min(c/0.5, 1/0.5) = 2 each
+		{"lb-moderate-misconfigured", 1.5 + 0.5 + 2 + 1.2 + 2.8 + 2 + 4.8},
+	} {
+		sc, err := Embedded(tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := sc.Capacity()
+		if err != nil || math.Abs(c-tc.want) > 1e-9 {
+			t.Errorf("%s: capacity %g (%v), want %g", tc.name, c, err, tc.want)
+		}
+		for i, src := range sc.Sources {
+			if want := sc.Load * tc.want / float64(len(sc.Sources)); math.Abs(src.Arrivals.Rate-want) > 1e-9 {
+				t.Errorf("%s: sources[%d] rate %g, want %g", tc.name, i, src.Arrivals.Rate, want)
+			}
+		}
+	}
+}
+
+// TestReadmeExampleDecodes keeps the README's scenario example true.
+func TestReadmeExampleDecodes(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(readme), "## Scenario files")
+	_, rest, _ = strings.Cut(rest, "```yaml\n")
+	example, _, ok := strings.Cut(rest, "```")
+	if !ok {
+		t.Fatal("no yaml example under 'Scenario files' in README.md")
+	}
+	// The example shows both ways to declare instances; keep the explicit list.
+	example = strings.Replace(example, "    replicas: 3 ", "    # replicas: 3 ", 1)
+	example = strings.Replace(example, "policies: [ecmp, lsq, sed, oracle]", "policies: [ecmp, lsq, sed]", 1)
+	example = strings.Replace(example, "load: 0.85 ", "# load: 0.85 ", 1)
+	example = strings.Replace(example, "arrivals: {kind: poisson}", "arrivals: {kind: poisson, rate: 20}", 1)
+	if _, err := Decode(strings.NewReader(example), "README.md"); err != nil {
+		t.Fatalf("README example: %v", err)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*/*.yaml")
+	for _, p := range files {
+		b, _ := os.ReadFile(p)
+		f.Add(b)
+	}
+	raw, _ := Raw("lb-moderate-cpu")
+	f.Add(raw)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sc, err := Decode(bytes.NewReader(data), "fuzz.yaml")
+		if err == nil && sc.Name == "" {
+			t.Fatal("accepted a scenario without a name")
+		}
+	})
+}
