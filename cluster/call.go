@@ -244,6 +244,9 @@ func (cl *Cluster) deliver(c *call) {
 		return
 	}
 	c.parent = nil
+	if c.fail != failNone && !c.node.optional && p.fail == failNone && !p.replied {
+		p.fail = c.fail
+	}
 	cl.release(c)
 	if p.replied { // p was killed and answered already: discard
 		p.pending--
@@ -251,9 +254,6 @@ func (cl *Cluster) deliver(c *call) {
 			cl.freeCall(p)
 		}
 		return
-	}
-	if c.fail != failNone && !c.node.optional && p.fail == failNone {
-		p.fail = c.fail
 	}
 	p.pending--
 	if p.pending == 0 {
@@ -300,6 +300,9 @@ func (cl *Cluster) finishRequest(c *call) {
 			cls.latency.Record(d)
 			cl.res.Completed++
 		}
+	}
+	if cl.onFinish != nil {
+		cl.onFinish(c)
 	}
 	cl.release(c)
 }

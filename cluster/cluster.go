@@ -86,6 +86,8 @@ type Cluster struct {
 	liveStarts float64
 	// onStart, when set (tests only), sees every call once its demand is drawn.
 	onStart func(c *call)
+	// onFinish, when set (tests only), sees every request as it ends.
+	onFinish func(c *call)
 }
 
 type class struct {
