@@ -6,7 +6,23 @@
 // network updates, allocation-free inference paths, and a versioned binary
 // parameter file format. Matrix products go through gonum's blas32/blas64.
 //
-// Shapes: every tensor is a matrix; a batch is one sample per row.
+// Shapes: every tensor is a matrix; a batch is one sample per row. Types are
+// generic over Float; use float32 for networks (T is then float32 in every
+// signature) and float64 where precision matters.
+//
+// Contents:
+//   - Tape ops: Add, Sub, Mul, Min, Max (second operand broadcasts), Scale,
+//     AddScalar, ReLU, LeakyReLU, ELU, Tanh, Sigmoid, Softplus, Exp, Log,
+//     Abs, Square, Clip, MatMul, Linear, BatchVecMat, Concat, SliceCols, Sum,
+//     Mean, RowSum, ColSum, Softmax, LogSoftmax, Gather, MSE, Huber,
+//     SquashedGaussian, GaussianLogProb, LayerNorm, Attention.
+//   - Layers (Module): Linear, MLP, GRU, BatchNorm, LayerNormLayer,
+//     AttentionLayer; initialisers NewLinear (PyTorch default), Orthogonal.
+//   - Optimisers (Optimizer): Adam, RMSProp, SGD; ZeroGrad, GradNorm,
+//     ClipGradNorm; SoftUpdate (Polyak) and HardCopy for target networks.
+//   - Inference without allocation: MLPPredictor, GRUPredictor.
+//   - Files: Save, Load, SaveModule, LoadModule; errors wrap ErrMismatch or
+//     ErrFormat.
 //
 // Training loop:
 //

@@ -70,9 +70,10 @@ const (
 	Sigmoid
 	Softplus
 	LeakyReLU // slope 0.01 for negative inputs
+	ELU       // alpha 1
 )
 
-var activationNames = [...]string{"identity", "relu", "tanh", "sigmoid", "softplus", "leakyrelu"}
+var activationNames = [...]string{"identity", "relu", "tanh", "sigmoid", "softplus", "leakyrelu", "elu"}
 
 // String returns the activation's lowercase name.
 func (a Activation) String() string {
@@ -99,6 +100,8 @@ func activate[T Float](t *Tape[T], a Activation, x *Node[T]) *Node[T] {
 		return t.Softplus(x)
 	case LeakyReLU:
 		return t.LeakyReLU(x, leakySlope)
+	case ELU:
+		return t.ELU(x, 1)
 	}
 	panic(fmt.Sprintf("nn: unknown activation %d", a))
 }
@@ -127,6 +130,12 @@ func activateInPlace[T Float](a Activation, x []T) {
 		for i, v := range x {
 			if v < 0 {
 				x[i] = v * leakySlope
+			}
+		}
+	case ELU:
+		for i, v := range x {
+			if v < 0 {
+				x[i] = T(math.Expm1(float64(v)))
 			}
 		}
 	default:

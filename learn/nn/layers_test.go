@@ -8,7 +8,7 @@ import (
 
 func mlpCases[T Float]() []gradCase[T] {
 	var cases []gradCase[T]
-	for _, act := range []Activation{Tanh, Sigmoid, Softplus} {
+	for _, act := range []Activation{Tanh, Sigmoid, Softplus, ELU} {
 		rng := rand.New(rand.NewPCG(3, 4))
 		m := NewMLP[T](rng, "m", []int{3, 5, 2}, act, Tanh)
 		cases = append(cases, gradCase[T]{
@@ -79,5 +79,36 @@ func TestMLPFitsQuadratic(t *testing.T) {
 	want := net.Forward(&tp, x).Value.Data[0]
 	if got := p.Predict(out, []float32{0.5})[0]; math.Abs(float64(got-want)) > 1e-6 {
 		t.Fatalf("Predict(0.5) = %g, tape forward = %g", got, want)
+	}
+}
+
+// TestPredictorsMatchTape checks the allocation-free inference paths against
+// the tape forward pass for every activation and for the GRU cell.
+func TestPredictorsMatchTape(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	x := make([]float64, 5)
+	for i := range x {
+		x[i] = 2 * rng.NormFloat64()
+	}
+	for a := Identity; a <= ELU; a++ {
+		m := NewMLP[float64](rng, "m", []int{5, 7, 6, 3}, a, a)
+		var tp Tape[float64]
+		want := m.Forward(&tp, tp.Const(TensorFrom(1, 5, x))).Value.Data
+		got := m.NewPredictor().Predict(make([]float64, 3), x)
+		for i := range want {
+			if math.Abs(got[i]-want[i]) > 1e-12 {
+				t.Errorf("%v: output %d = %v, tape %v", a, i, got[i], want[i])
+			}
+		}
+	}
+	g := NewGRU[float64](rng, "g", 5, 4)
+	h := []float64{0.1, -0.3, 0.5, 0.9}
+	var tp Tape[float64]
+	want := g.Step(&tp, tp.Const(TensorFrom(1, 5, x)), tp.Const(TensorFrom(1, 4, h))).Value.Data
+	got := g.NewPredictor().Step(h, h, x) // in place
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-12 {
+			t.Errorf("GRU: h'[%d] = %v, tape %v", i, got[i], want[i])
+		}
 	}
 }

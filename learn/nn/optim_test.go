@@ -38,6 +38,37 @@ func TestOptimisers(t *testing.T) {
 			want: []float64{1 - 0.05, 1 - 0.05 - 0.095, 1 - 0.05 - 0.095 - 0.1355},
 		},
 		{
+			// Nesterov: b as above, p -= 0.1·(g + 0.9·b).
+			name: "SGD/nesterov",
+			make: func(p *Node[float64]) Optimizer[float64] {
+				return NewSGD([]*Node[float64]{p}, SGDConfig{LR: 0.1, Momentum: 0.9, Nesterov: true})
+			},
+			want: []float64{1 - 0.095, 1 - 0.095 - 0.1355, 1 - 0.095 - 0.1355 - 0.17195},
+		},
+		{
+			// Weight decay 0.1 adds 0.1·p to the gradient.
+			name: "SGD/weightdecay",
+			make: func(p *Node[float64]) Optimizer[float64] {
+				return NewSGD([]*Node[float64]{p}, SGDConfig{LR: 0.1, WeightDecay: 0.1})
+			},
+			want: []float64{0.94, 0.8806, 0.821794},
+		},
+		{
+			name: "RMSProp/momentum",
+			make: func(p *Node[float64]) Optimizer[float64] {
+				return NewRMSProp([]*Node[float64]{p}, RMSPropConfig{LR: 0.01, Alpha: 0.9, Eps: 1e-8, Momentum: 0.5})
+			},
+			want: func() []float64 {
+				p, b, out := 1.0, 0.0, []float64{}
+				for _, v := range []float64{0.1, 0.19, 0.271} {
+					b = 0.5*b + g/(math.Sqrt(v*g*g)+1e-8)
+					p -= 0.01 * b
+					out = append(out, p)
+				}
+				return out
+			}(),
+		},
+		{
 			name: "SGD/plain",
 			make: func(p *Node[float64]) Optimizer[float64] {
 				return NewSGD([]*Node[float64]{p}, SGDConfig{LR: 0.1})
