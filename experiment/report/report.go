@@ -83,6 +83,13 @@ type Figure struct {
 	// Categories optionally names the X positions of a bar figure: bar
 	// group i at X == i is labelled Categories[i].
 	Categories []string
+	// XRange and YRange optionally fix an axis to {min, max} in data units
+	// (for example YRange {0, 1} for a utilisation); data outside is
+	// clipped. The zero value, or any range that is not finite and
+	// increasing (and positive on a log axis), means automatic: the data
+	// range, widened to nice ticks on the y axis. Panels use their own
+	// range when set, else the parent's. XRange is ignored for bars.
+	XRange, YRange [2]float64
 	// Caption is an optional sentence shown under the figure in the HTML
 	// report (not part of the SVG), e.g. what the shaded bands mean.
 	Caption string

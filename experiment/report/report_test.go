@@ -58,9 +58,10 @@ func TestGoldenReport(t *testing.T) {
 	if a.Len() > 600_000 {
 		t.Errorf("sample report is %d bytes; downsampling should keep it under 600 kB", a.Len())
 	}
-	for _, bad := range []string{"<script", "http://", "https://", "@import", "url("} {
-		// The SVG namespace is the only URL allowed.
+	for _, bad := range []string{"<script", "http://", "https://", "@import", "url(", "src=", "href="} {
+		// The SVG namespace is the only URL allowed, url(#id) the only reference.
 		s := strings.ReplaceAll(a.String(), `xmlns="http://www.w3.org/2000/svg"`, "")
+		s = strings.ReplaceAll(s, "url(#", "")
 		if strings.Contains(strings.ToLower(s), bad) {
 			t.Errorf("report contains %q: it must be self-contained and script-free", bad)
 		}
@@ -70,7 +71,7 @@ func TestGoldenReport(t *testing.T) {
 func TestGoldenSVG(t *testing.T) {
 	r := sampleReport()
 	var b bytes.Buffer
-	if err := SVG(&b, &r.Figures[4], 900, 560); err != nil {
+	if err := SVG(&b, &r.Figures[5], 900, 560); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "panels.svg", b.Bytes())
@@ -393,8 +394,10 @@ func FuzzSVG(f *testing.F) {
 	f.Add("title", "x", 1.0, 2.0, 3.0, false, "line")
 	f.Add(hostile, "\x00\xff\ufffe", math.NaN(), math.Inf(-1), -1e308, true, "bar")
 	f.Add("", "", 0.0, 0.0, 0.0, true, "step")
+	f.Add("r", "n", 0.5, 2.0, 3.0, true, "")
 	f.Fuzz(func(t *testing.T, title, name string, a, b, c float64, log bool, kind string) {
 		fig := &Figure{
+			XRange: [2]float64{a, b}, YRange: [2]float64{b, c},
 			Title: title, XLabel: name, YLabel: title, Kind: kind, LogX: log, LogY: log,
 			Categories: []string{name},
 			HLines:     []HLine{{Label: name, Y: c}},
@@ -404,8 +407,17 @@ func FuzzSVG(f *testing.F) {
 			},
 		}
 		var buf bytes.Buffer
-		if err := SVG(&buf, fig, 320, 240); err != nil {
-			t.Fatal(err)
+		err := SVG(&buf, fig, 320, 240)
+		switch kind {
+		case "", KindLine, KindStep, KindBar:
+			if err != nil {
+				t.Fatal(err)
+			}
+		default:
+			if err == nil {
+				t.Fatalf("kind %q: no error", kind)
+			}
+			return
 		}
 		if bytes.Contains(buf.Bytes(), []byte("NaN")) || bytes.Contains(buf.Bytes(), []byte("Inf")) {
 			if !strings.Contains(title+name, "NaN") && !strings.Contains(title+name, "Inf") {
@@ -414,4 +426,53 @@ func FuzzSVG(f *testing.F) {
 		}
 		svgStats(t, buf.Bytes())
 	})
+}
+
+func TestFixedRangesClip(t *testing.T) {
+	f := &Figure{
+		Title: "zoom", XRange: [2]float64{2, 4}, YRange: [2]float64{0, 1},
+		HLines: []HLine{{Label: "inside", Y: 0.5}, {Label: "outside", Y: 7}},
+		Series: []Series{{Name: "s", X: []float64{0, 1, 2, 3, 4, 5, 6}, Y: []float64{0, 2, 0.5, 0.7, 0.2, 3, 0}}},
+	}
+	var b bytes.Buffer
+	if err := SVG(&b, f, 500, 300); err != nil {
+		t.Fatal(err)
+	}
+	doc := b.String()
+	_, series, texts := svgStats(t, b.Bytes())
+	if len(series) != 1 {
+		t.Fatalf("%d series", len(series))
+	}
+	if !strings.Contains(doc, `<clipPath id="clip1">`) || !strings.Contains(doc, `clip-path="url(#clip1)"`) {
+		t.Error("fixed range without clip path")
+	}
+	joined := "|" + strings.Join(texts, "|") + "|"
+	// x ticks within 2..4, y ticks within 0..1, not widened.
+	for _, want := range []string{"|2.0|", "|4.0|", "|0|", "|1.0|", "|inside|"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("no %q among texts %q", want, joined)
+		}
+	}
+	for _, bad := range []string{"|6|", "|1.2|", "|outside|"} {
+		if strings.Contains(joined, bad) {
+			t.Errorf("%q drawn outside the fixed range: %q", bad, joined)
+		}
+	}
+	// An invalid range falls back to automatic, without a clip path.
+	f.XRange, f.YRange = [2]float64{3, 3}, [2]float64{nan(), 1}
+	b.Reset()
+	if err := SVG(&b, f, 500, 300); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "clipPath") {
+		t.Error("invalid range still clips")
+	}
+}
+
+func TestUnknownKind(t *testing.T) {
+	r := &Report{Figures: []Figure{{Title: "ok"}, {Title: "bad", Panels: []Figure{{Kind: "cdf"}}}}}
+	err := Write(io.Discard, r)
+	if err == nil || !strings.Contains(err.Error(), `figure 2`) || !strings.Contains(err.Error(), `"cdf"`) {
+		t.Errorf("Write with kind cdf: error %v, want one naming figure 2 and \"cdf\"", err)
+	}
 }

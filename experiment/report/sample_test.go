@@ -90,10 +90,15 @@ func sampleReport() *Report {
 	for i, p := range samplePolicies[:4] {
 		s := Series{Name: p}
 		const n = 200
+		eps := math.Sqrt(math.Log(2/0.05) / (2 * n)) // DKW 95% band
 		for k := 1; k < n; k++ {
 			q := float64(k) / n
 			s.X = append(s.X, -math.Log(1-q)*mean[i])
 			s.Y = append(s.Y, q)
+			if i == 0 {
+				s.Lo = append(s.Lo, max(0, q-eps))
+				s.Hi = append(s.Hi, min(1, q+eps))
+			}
 		}
 		cdf.Series = append(cdf.Series, s)
 	}
@@ -113,6 +118,20 @@ func sampleReport() *Report {
 		bar.Series = append(bar.Series, s)
 	}
 	r.Figures = append(r.Figures, bar)
+
+	// Many categories: rotated labels; a fixed y range.
+	util := Figure{Title: "CPU utilisation per server", YLabel: "utilisation", Kind: KindBar, YRange: [2]float64{0, 1}}
+	for pi, p := range []string{"ECMP", "LSQ", "Distr-LB"} {
+		s := Series{Name: p}
+		for srv := range 12 {
+			util.Categories = append(util.Categories, fmt.Sprintf("server-%02d (%.1f GHz)", srv+1, 2+0.1*float64(srv)))
+			s.X = append(s.X, float64(srv))
+			s.Y = append(s.Y, 0.55+0.4*math.Sin(float64(srv)*0.7+float64(pi))*(1-0.3*float64(pi)))
+		}
+		util.Series = append(util.Series, s)
+	}
+	util.Categories = util.Categories[:12]
+	r.Figures = append(r.Figures, util)
 
 	// Few points per series: markers; M/M/1 closed form as a reference.
 	vsLoad := Figure{Title: "Mean latency vs load", XLabel: "offered load ρ", YLabel: "mean latency (ms)", LogY: true}

@@ -85,7 +85,10 @@ func SVG(w io.Writer, f *Figure, width, height int) error {
 	}
 	var b bytes.Buffer
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
-	render(&b, f, float64(width), float64(height), nil)
+	if err := checkKinds(f); err != nil {
+		return fmt.Errorf("rendering svg: %w", err)
+	}
+	render(&b, f, float64(width), float64(height), nil, "")
 	if _, err := w.Write(b.Bytes()); err != nil {
 		return fmt.Errorf("writing svg %q: %w", f.Title, err)
 	}
@@ -101,6 +104,9 @@ type panel struct {
 	categories     []string
 	series         []Series
 	hlines         []HLine
+	xRange, yRange [2]float64 // used when fixedX, fixedY
+	fixedX, fixedY bool
+	clipID         string   // id of the clip path when an axis is fixed
 	names          []string // display names
 	styles         []int    // style index per series
 }
@@ -145,6 +151,17 @@ func resolve(f *Figure, fixed map[string]int) ([]panel, []legendEntry) {
 		}
 		if q.kind == KindBar {
 			q.logX = false
+		}
+		q.xRange, q.fixedX = p.XRange, validRange(p.XRange, q.logX)
+		if !q.fixedX {
+			q.xRange, q.fixedX = f.XRange, validRange(f.XRange, q.logX)
+		}
+		q.yRange, q.fixedY = p.YRange, validRange(p.YRange, q.logY)
+		if !q.fixedY {
+			q.yRange, q.fixedY = f.YRange, validRange(f.YRange, q.logY)
+		}
+		if q.kind == KindBar {
+			q.fixedX = false
 		}
 		return q
 	}
@@ -220,6 +237,31 @@ const maxMagnitude = 1e300
 
 // finite reports whether v is a drawable number.
 func finite(v float64) bool { return v >= -maxMagnitude && v <= maxMagnitude }
+
+// validRange reports whether r is a usable fixed axis range.
+func validRange(r [2]float64, log bool) bool {
+	return finite(r[0]) && finite(r[1]) && r[0] < r[1] && (!log || r[0] > 0)
+}
+
+// checkKinds reports an unknown figure kind in f or its panels.
+func checkKinds(f *Figure) error {
+	for _, k := range append([]string{f.Kind}, panelKinds(f)...) {
+		switch k {
+		case "", KindLine, KindStep, KindBar:
+		default:
+			return fmt.Errorf("figure %q: unknown kind %q, want %q, %q or %q", f.Title, k, KindLine, KindStep, KindBar)
+		}
+	}
+	return nil
+}
+
+func panelKinds(f *Figure) []string {
+	var ks []string
+	for _, p := range f.Panels {
+		ks = append(ks, p.Kind)
+	}
+	return ks
+}
 
 // validPoint reports whether (x, y) can be drawn in p.
 func validPoint(p *panel, x, y float64) bool {
@@ -321,6 +363,7 @@ type axis struct {
 	labels   []string
 	minor    []float64
 	category []float64 // bar axes: x value of each group, in order
+	fixed    bool      // domain set by the caller: do not widen it
 }
 
 // pos returns the pixel position of data value v.
@@ -493,8 +536,9 @@ func (w svgWriter) text(x, y float64, anchor string, size float64, extra, s stri
 }
 
 // render writes the <svg> element for f at width x height pixels; fixed
-// optionally pins the styles of series names (see resolve).
-func render(b *bytes.Buffer, f *Figure, width, height float64, fixed map[string]int) {
+// optionally pins the styles of series names (see resolve); idPrefix makes
+// clip-path ids unique within an HTML page.
+func render(b *bytes.Buffer, f *Figure, width, height float64, fixed map[string]int, idPrefix string) {
 	w := svgWriter{b}
 	panels, legend := resolve(f, fixed)
 	label := f.Title
@@ -560,6 +604,15 @@ func render(b *bytes.Buffer, f *Figure, width, height float64, fixed map[string]
 		ay := axis{log: p.logY}
 		ax.lo, ax.hi = domain(xs[xKey{p.kind == KindBar, p.logX}], p.logX, false)
 		ay.lo, ay.hi = domain(ys[p.logY], p.logY, true)
+		if p.fixedX {
+			ax.lo, ax.hi, ax.fixed = p.xRange[0], p.xRange[1], true
+		}
+		if p.fixedY {
+			ay.lo, ay.hi, ay.fixed = p.yRange[0], p.yRange[1], true
+		}
+		if p.fixedX || p.fixedY {
+			p.clipID = idPrefix + "clip" + strconv.Itoa(i+1)
+		}
 		if p.kind == KindBar {
 			ax.category = allCats
 		}
@@ -644,7 +697,7 @@ func drawPanel(w svgWriter, p *panel, ax, ay *axis, cx, cy, cw, ch float64, anyT
 		plotBottom = top + plotH
 	}
 	ay.p0, ay.p1 = plotBottom, top
-	ay.setTicks(clampInt(int(plotH/40), 2, 10), !ay.log)
+	ay.setTicks(clampInt(int(plotH/40), 2, 10), !ay.log && !ay.fixed)
 
 	left := cx + maxWidth(ay.labels, tickSize) + tickLen + 6
 	if anyYLabel {
@@ -737,12 +790,19 @@ func drawPanel(w svgWriter, p *panel, ax, ay *axis, cx, cy, cw, ch float64, anyT
 		w.str("</text>\n")
 	}
 
-	// Data.
+	// Data, clipped to the plot when an axis range is fixed.
+	if p.clipID != "" {
+		w.str(`<clipPath id="`, p.clipID, `"><rect x="`, num(left), `" y="`, num(top), `" width="`, num(plotW),
+			`" height="`, num(plotH), `"/></clipPath>`+"\n"+`<g clip-path="url(#`, p.clipID, `)">`+"\n")
+	}
 	drawn := 0
 	if p.kind == KindBar {
 		drawn = drawBars(w, p, ax, ay, plotW)
 	} else {
 		drawn = drawLines(w, p, ax, ay, plotW)
+	}
+	if p.clipID != "" {
+		w.str("</g>\n")
 	}
 	drawHLines(w, p, ay, left, right)
 	if drawn == 0 {
@@ -755,7 +815,7 @@ func drawPanel(w svgWriter, p *panel, ax, ay *axis, cx, cy, cw, ch float64, anyT
 // its label above the line at the right end.
 func drawHLines(w svgWriter, p *panel, ay *axis, left, right float64) {
 	for _, h := range p.hlines {
-		if !finite(h.Y) || p.logY && h.Y <= 0 {
+		if !finite(h.Y) || p.logY && h.Y <= 0 || h.Y < ay.lo || h.Y > ay.hi {
 			continue
 		}
 		y := ay.pos(h.Y)

@@ -173,7 +173,10 @@ func Write(w io.Writer, r *Report) error {
 		f := &r.Figures[i]
 		width, height := DefaultSize(f)
 		var b bytes.Buffer
-		render(&b, f, float64(width), float64(height), shared)
+		if err := checkKinds(f); err != nil {
+			return fmt.Errorf("writing report %q: figure %d: %w", r.Title, i+1, err)
+		}
+		render(&b, f, float64(width), float64(height), shared, fmt.Sprintf("f%d-", i+1))
 		v.Figures = append(v.Figures, figureView{ID: fmt.Sprintf("figure-%d", i+1), SVG: template.HTML(b.String()), Caption: f.Caption})
 	}
 	var out bytes.Buffer
