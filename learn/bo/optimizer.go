@@ -83,7 +83,8 @@ type Config struct {
 	// Method selects the local optimiser (default AutoMethod).
 	Method AcquisitionMethod
 	// GPRestarts is the number of random hyperparameter restarts per refit in
-	// addition to the warm start and the default start (default 2).
+	// addition to the warm start and the default start (default 1; negative
+	// means none).
 	GPRestarts int
 }
 
@@ -98,7 +99,7 @@ func (c *Config) fill() {
 		c.LocalStarts = 5
 	}
 	if c.GPRestarts == 0 {
-		c.GPRestarts = 2
+		c.GPRestarts = 1
 	}
 }
 
