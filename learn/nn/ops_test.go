@@ -3,6 +3,8 @@ package nn
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -58,6 +60,7 @@ func opCases[T Float]() []gradCase[T] {
 		{name: "Mul/col", inputs: [][2]int{{3, 4}, {3, 1}}, build: func(t *Tape[T], in []*Node[T]) *Node[T] { return t.Mul(in[0], in[1]) }},
 		{name: "Mul/self", inputs: [][2]int{{3, 4}}, build: func(t *Tape[T], in []*Node[T]) *Node[T] { return t.Mul(in[0], in[0]) }},
 		{name: "Min", inputs: [][2]int{{3, 4}, {3, 4}}, init: separated[T](), build: func(t *Tape[T], in []*Node[T]) *Node[T] { return t.Min(in[0], in[1]) }},
+		{name: "Min/row", inputs: [][2]int{{3, 4}, {1, 4}}, init: separated[T](), build: func(t *Tape[T], in []*Node[T]) *Node[T] { return t.Min(in[0], in[1]) }},
 		{name: "Max", inputs: [][2]int{{3, 4}, {3, 4}}, init: separated[T](), build: func(t *Tape[T], in []*Node[T]) *Node[T] { return t.Max(in[0], in[1]) }},
 		{name: "Scale", inputs: [][2]int{{3, 4}}, build: func(t *Tape[T], in []*Node[T]) *Node[T] { return t.Scale(in[0], -1.7) }},
 		{name: "AddScalar", inputs: [][2]int{{3, 4}}, build: func(t *Tape[T], in []*Node[T]) *Node[T] { return t.AddScalar(in[0], 0.3) }},
@@ -163,3 +166,21 @@ func runGradChecks[T Float](t *testing.T, cases []gradCase[T], h, tol float64) {
 
 func TestGradOps64(t *testing.T) { runGradChecks(t, opCases[float64](), 1e-5, 1e-6) }
 func TestGradOps32(t *testing.T) { runGradChecks(t, opCases[float32](), 1e-2, 1e-3) }
+
+// TestEveryOpHasGradCheck makes sure no op of the Tape escapes the
+// gradient checks: every exported method that records an op must have a
+// case whose name starts with the method name.
+func TestEveryOpHasGradCheck(t *testing.T) {
+	notOps := map[string]bool{"Backward": true, "Reset": true, "Len": true, "Input": true, "Const": true}
+	names := map[string]bool{}
+	for _, c := range append(opCases[float64](), layerCases[float64]()...) {
+		names[strings.SplitN(c.name, "/", 2)[0]] = true
+	}
+	typ := reflect.TypeOf(&Tape[float64]{})
+	for i := 0; i < typ.NumMethod(); i++ {
+		m := typ.Method(i).Name
+		if !notOps[m] && !names[m] {
+			t.Errorf("Tape.%s has no gradient check", m)
+		}
+	}
+}
