@@ -212,7 +212,7 @@ func rank(in *instance) int {
 	case stStarting, stRestarting:
 		return 1
 	}
-	return 2 + in.admitted + in.queued()
+	return 2 + in.admitted + in.queued() + in.transit
 }
 
 // placePending starts instances that were waiting for room on a node.
