@@ -12,7 +12,18 @@
 //	r.Figures = append(r.Figures, report.Figure{Title: "latency CDF", Kind: report.KindStep, Series: s})
 //	if err := report.WriteFile("report.html", r); err != nil { ... }
 //
-// SVG renders one figure as a standalone SVG document for use elsewhere.
+// Figures are line plots, step plots (empirical CDFs, see ECDF) or grouped
+// bars, optionally as small multiples (Figure.Panels) with shared axes. Axes
+// get 1-2-5 ticks (decades on log axes); series get Okabe–Ito colours, then
+// dashed and dotted variants; a name keeps its colour across the figures of
+// a report. Series.Lo/Hi add confidence bands (error bars on bars),
+// Figure.HLines reference lines such as an SLO. Series longer than about
+// two points per pixel column are reduced to the first, lowest, highest
+// and last point of each column, so files stay small and spikes survive.
+// MeanCI and Best help fill Table cells and Table.Highlight.
+//
+// SVG renders one figure as a standalone SVG document for use elsewhere;
+// DefaultSize is the size Write uses.
 package report
 
 // Report is everything one run of `shoal sim` or `shoal experiment` shows.

@@ -45,7 +45,7 @@ func sampleReport() *Report {
 	for i, p := range samplePolicies {
 		rows = append(rows, []string{
 			p,
-			fmt.Sprintf("%.2f ± %.2f", mean[i], mean[i]*0.03),
+			MeanCI(mean[i], mean[i]*0.03),
 			fmt.Sprintf("%.1f ± %.1f", mean[i]*4.2, mean[i]*0.2),
 			fmt.Sprintf("%.0f", 1190+float64(i)*1.5),
 			fmt.Sprintf("%.3f", 0.71+float64(i)*0.04),
@@ -55,7 +55,7 @@ func sampleReport() *Report {
 		Caption:   "Latency and fairness, mean ± 95% CI over 5 seeds",
 		Columns:   []string{"policy", "mean latency (ms)", "p99 latency (ms)", "throughput (req/s)", "Jain index"},
 		Rows:      rows,
-		Highlight: []int{-1, 5, 5, 5, 5},
+		Highlight: []int{-1, Best(mean, false), 5, 5, 5},
 	})
 	r.Tables = append(r.Tables, Table{
 		Caption: "Training",

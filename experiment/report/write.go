@@ -19,6 +19,7 @@ type pageView struct {
 	Tables   []tableView
 	Figures  []figureView
 	Font     template.CSS
+	Contents bool // list the figures at the top
 }
 
 // tableView is a Table with resolved highlighting and alignment.
@@ -39,6 +40,7 @@ type cellView struct {
 // figureView is one rendered figure.
 type figureView struct {
 	ID      string
+	Title   string
 	SVG     template.HTML // produced by render, which escapes all text itself
 	Caption string
 }
@@ -74,9 +76,13 @@ table.meta td { font-family: ui-monospace, 'DejaVu Sans Mono', 'Liberation Mono'
 figure { margin: 12px 0 24px; }
 figure svg { max-width: 100%; height: auto; display: block; }
 figcaption { color: #444; font-size: 0.9rem; margin: 4px 10px 0; }
+nav.contents ol { columns: 2; margin: 8px 0; padding-left: 24px; font-size: 0.9rem; }
+nav.contents a { color: #0b5394; text-decoration: none; }
+nav.contents a:hover { text-decoration: underline; }
 footer { color: #777; font-size: 0.8rem; margin-top: 32px; }
 @media print {
   main { max-width: none; padding: 0; }
+  nav.contents { display: none; }
   figure, table, .notes { break-inside: avoid; }
   h2 { break-after: avoid; }
 }
@@ -90,6 +96,15 @@ footer { color: #777; font-size: 0.8rem; margin-top: 32px; }
 <p class="subtitle">{{.}}</p>
 {{- end}}
 </header>
+{{- if .Contents}}
+<nav class="contents">
+<ol>
+{{- range .Figures}}
+<li><a href="#{{.ID}}">{{with .Title}}{{.}}{{else}}untitled figure{{end}}</a></li>
+{{- end}}
+</ol>
+</nav>
+{{- end}}
 {{- if .Notes}}
 <section class="notes" role="note">
 <h2>Notes</h2>
@@ -148,6 +163,10 @@ footer { color: #777; font-size: 0.8rem; margin-top: 32px; }
 </html>
 `))
 
+// minContents is the number of figures from which the report lists them
+// at the top.
+const minContents = 4
+
 // Write writes r as a self-contained HTML document to w: metadata, notes,
 // tables and inline SVG figures, without JavaScript or external resources.
 // The output is deterministic: the same Report yields the same bytes.
@@ -161,6 +180,7 @@ func Write(w io.Writer, r *Report) error {
 		Meta:     r.Meta,
 		Notes:    r.Notes,
 		Font:     template.CSS(fontStack),
+		Contents: len(r.Figures) >= minContents,
 	}
 	if v.Title == "" {
 		v.Title = "Shoal report"
@@ -177,7 +197,7 @@ func Write(w io.Writer, r *Report) error {
 			return fmt.Errorf("writing report %q: figure %d: %w", r.Title, i+1, err)
 		}
 		render(&b, f, float64(width), float64(height), shared, fmt.Sprintf("f%d-", i+1))
-		v.Figures = append(v.Figures, figureView{ID: fmt.Sprintf("figure-%d", i+1), SVG: template.HTML(b.String()), Caption: f.Caption})
+		v.Figures = append(v.Figures, figureView{ID: fmt.Sprintf("figure-%d", i+1), SVG: template.HTML(b.String()), Caption: f.Caption, Title: f.Title})
 	}
 	var out bytes.Buffer
 	if err := pageTemplate.Execute(&out, v); err != nil {
