@@ -3,6 +3,7 @@ package cluster
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -125,3 +126,5 @@ func binomialOK(k, n int64, p, z float64) bool {
 	sd := math.Sqrt(float64(n) * p * (1 - p))
 	return math.Abs(float64(k)-float64(n)*p) <= z*sd
 }
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
