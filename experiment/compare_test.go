@@ -110,7 +110,7 @@ func TestWriteFiles(t *testing.T) {
 		t.Fatalf("runs.csv: %v %v", rows, err)
 	}
 	html, _ := os.ReadFile(filepath.Join(dir, "report.html"))
-	for _, want := range []string{"<svg", "mm1", "Completion time distribution", "Load per server"} {
+	for _, want := range []string{"<svg", "mm1", "Completion time distribution", "Requests in flight per server"} {
 		if !bytes.Contains(html, []byte(want)) {
 			t.Errorf("report.html lacks %q", want)
 		}
@@ -118,5 +118,12 @@ func TestWriteFiles(t *testing.T) {
 	// M/M/1 with lambda 8, mu 10: mean 0.5 s; three 5-minute seeds land near it.
 	if m := float64(res.Policies[0].Summary.Mean.Mean); m < 0.3 || m > 0.7 {
 		t.Errorf("mm1 mean %g, want about 0.5", m)
+	}
+}
+
+func TestWindowMeans(t *testing.T) {
+	x, y := windowMeans([]float64{1, 2, 3, 4, 5}, []float64{2, 4, 6, 8, 10}, 2)
+	if len(x) != 2 || x[0] != 3 || x[1] != 5 || y[0] != 4 || y[1] != 9 {
+		t.Fatalf("x %v y %v", x, y)
 	}
 }

@@ -170,16 +170,34 @@ func (r *Result) Report(meta []report.KV) *report.Report {
 	}
 	rep.Figures = append(rep.Figures, cdf)
 
-	load := report.Figure{Title: "Load per server over time (first seed)", XLabel: "time (s)", YLabel: "utilisation", Caption: "Busy cores over CPU limit in each sample period, one line per server."}
+	load := report.Figure{Title: "Requests in flight per server over time (first seed)", XLabel: "time (s)", YLabel: "requests in flight", LogY: true,
+		Caption: "Calls admitted at each server, averaged over windows of 1/100 of the run; one line per server (log scale)."}
 	for _, p := range r.Policies {
 		panel := report.Figure{Title: p.Policy}
 		for j, name := range p.Series.Names {
-			panel.Series = append(panel.Series, report.Series{Name: name, X: p.Series.Times, Y: p.Series.Utilisation[j]})
+			x, y := windowMeans(p.Series.Times, p.Series.InFlight[j], 100)
+			panel.Series = append(panel.Series, report.Series{Name: name, X: x, Y: y})
 		}
 		load.Panels = append(load.Panels, panel)
 	}
 	rep.Figures = append(rep.Figures, load)
 	return rep
+}
+
+// windowMeans averages a time series over about n equal windows, returning
+// each window's end time and mean.
+func windowMeans(t, v []float64, n int) (x, y []float64) {
+	w := max(1, (len(t)+n-1)/n)
+	for i := 0; i < len(t) && i < len(v); i += w {
+		end := min(i+w, len(t), len(v))
+		sum := 0.0
+		for _, e := range v[i:end] {
+			sum += e
+		}
+		x = append(x, t[end-1])
+		y = append(y, sum/float64(end-i))
+	}
+	return x, y
 }
 
 // best is the index of the policy with the best mean in a column, or -1.
