@@ -278,6 +278,9 @@ func (cl *Cluster) finishRequest(c *call) {
 	cl.liveStarts -= c.start.Seconds()
 	cl.res.sojourn += (now - c.start).Seconds()
 	cl.res.finished++
+	if c.fail == failNone && !c.timedOut && now >= cl.opt.Warmup && now <= cl.opt.Horizon {
+		cl.res.doneInWindow++
+	}
 	if c.counted {
 		cls := c.class
 		switch {

@@ -18,7 +18,11 @@ type Results struct {
 	Failures   metrics.Failures
 	Unfinished int64         // requests still in progress when the drain limit ran out
 	Window     time.Duration // measurement window: horizon minus warm-up
-	Throughput float64       // successful completions per second of the window
+	// Throughput is the successful completions per second that happen
+	// inside the window [warm-up, horizon] (whenever the requests arrived;
+	// completions during the drain do not count), so an overloaded system
+	// shows what it served, not what was offered.
+	Throughput float64
 	// Fairness is Jain's index of the utilisation of the series service's
 	// instances over the window (1 = perfectly even).
 	Fairness float64
@@ -34,6 +38,7 @@ type Results struct {
 	End      time.Duration
 
 	arrivedAll, finished int64
+	doneInWindow         int64 // successful completions inside [warm-up, horizon]
 	sojourn              float64
 }
 
@@ -150,7 +155,7 @@ func (s *sampler) flush(cl *Cluster) {
 	r.Events = cl.k.Fired()
 	r.Window = cl.opt.Horizon - cl.opt.Warmup
 	if w := r.Window.Seconds(); w > 0 {
-		r.Throughput = float64(r.Completed) / w
+		r.Throughput = float64(r.doneInWindow) / w
 	}
 	r.Unfinished = int64(cl.inSystem.Value())
 	r.Makespan = s.makespan.Mean()

@@ -69,3 +69,30 @@ func TestTimeoutMM1FCFS(t *testing.T) {
 		t.Errorf("completed %d + timed out %d != %d arrivals, or a latency %g above the timeout", r.Completed, r.Failures.Timeout, r.Arrivals, r.Latency.Max())
 	}
 }
+
+// TestThroughputWindow checks that throughput counts the successful
+// completions inside [warm-up, horizon] only: an overloaded server shows what
+// it served, not the offered rate.
+func TestThroughputWindow(t *testing.T) {
+	cfg := &Config{
+		Services: []Service{{Name: "s", Concurrency: 1, Queue: -1}},
+		Classes:  []Class{{Name: "c", Call: Call{Service: "s", CPU: det(0.5)}}},
+		Sources:  []Source{{Name: "src", Class: "c", Arrivals: poisson(1)}},
+	}
+	cl := build(t, cfg, Options{Seed: 1, Horizon: sec(10), Warmup: sec(2)})
+	// 4 req/s offered for 10 s to a FCFS server of 2 req/s: request i ends
+	// at 0.5(i+1) s, so 17 end inside [2, 10] (i = 3..19).
+	var at []time.Duration
+	for i := 0; i < 40; i++ {
+		at = append(at, sec(0.25*float64(i)))
+	}
+	feed(cl, 0, at...)
+	cl.RunUntil(sec(10))
+	r := drain(t, cl)
+	if want := 17.0 / 8; math.Abs(r.Throughput-want) > 1e-12 {
+		t.Errorf("throughput %g req/s, want %g", r.Throughput, want)
+	}
+	if r.Completed != 32 { // arrivals after the warm-up, all served in the end
+		t.Errorf("completed %d, want 32", r.Completed)
+	}
+}
