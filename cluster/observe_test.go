@@ -1,0 +1,126 @@
+package cluster
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/shoal-project/shoal/control"
+)
+
+// TestObserveCountersAndCPU checks a snapshot on a deterministic schedule:
+// per-period counters reset, and CPU use is the busy fraction of the cores.
+func TestObserveCountersAndCPU(t *testing.T) {
+	cfg := &Config{
+		Services: []Service{{Name: "s", CPU: 2}},
+		Classes:  []Class{{Name: "c", Call: Call{Service: "s", CPU: det(1)}}},
+		Sources:  []Source{{Name: "src", Class: "c", Arrivals: poisson(1)}},
+	}
+	cl := build(t, cfg, Options{Seed: 1})
+	// Jobs at 0 and 0.5 s each use one core for 1 s; a job at 3 s uses one
+	// core for 1 s, half of it in the second period.
+	feed(cl, 0, 0, sec(0.5), sec(3.5))
+	for _, tc := range []struct {
+		at                    time.Duration
+		arrivals, completions int64
+		cpu, inFlight         float64
+		latSum                float64
+	}{
+		{sec(2), 2, 2, 1, 0, 2},    // 2 core-s over 2 s
+		{sec(4), 1, 0, 0.25, 1, 0}, // 0.5 core-s over 2 s
+		{sec(5), 0, 1, 0.5, 0, 1},  // 0.5 core-s over 1 s
+		{sec(8), 0, 0, 0, 0, 0},    // idle
+		{sec(8), 0, 0, 0, 0, 0},    // empty period
+	} {
+		s := observe(cl, tc.at)
+		st := svcStats(t, s, "s")
+		if s.At != tc.at || st.Arrivals != tc.arrivals || st.Completions != tc.completions ||
+			math.Abs(st.CPUUse-tc.cpu) > 1e-9 || float64(st.InFlight) != tc.inFlight ||
+			math.Abs(st.Latency.Sum-tc.latSum) > 1e-9 {
+			t.Errorf("at %v: %+v", tc.at, st)
+		}
+		if in := st.Instances[0]; math.Abs(in.CPUUse-tc.cpu) > 1e-9 || math.Abs(in.Utilisation-tc.cpu/2) > 1e-9 {
+			t.Errorf("at %v: instance %+v", tc.at, in)
+		}
+	}
+}
+
+// TestObserveCost checks cost against allocated cores and GB times seconds
+// times the default prices, through a scale-down.
+func TestObserveCost(t *testing.T) {
+	cfg := &Config{
+		Services: []Service{{Name: "s", CPU: 2, MemoryMB: 512, Replicas: 3}},
+		Classes:  []Class{{Name: "c", Call: Call{Service: "s", CPU: det(1)}}},
+		Sources:  []Source{{Name: "src", Class: "c", Arrivals: poisson(1)}},
+	}
+	cl := build(t, cfg, Options{Seed: 1})
+	feed(cl, 0)
+	const vcpu, gb = 0.173 / 3600, 0.0123 / 3600 // $ per vCPU-second, per GB-second
+	// 3 instances x (2 cores, 0.5 GB) for 10 s.
+	s := observe(cl, sec(10))
+	want1 := 3*2*10*vcpu + 3*0.5*10*gb
+	if got := svcStats(t, s, "s").Cost; math.Abs(got-want1) > 1e-15 {
+		t.Errorf("first period cost %.10g, want %.10g", got, want1)
+	}
+	apply(t, cl, control.SetReplicas{Service: "s", Replicas: 1}) // idle: gone at once
+	s = observe(cl, sec(20))
+	want2 := 1*2*10*vcpu + 1*0.5*10*gb
+	if got := svcStats(t, s, "s").Cost; math.Abs(got-want2) > 1e-15 {
+		t.Errorf("second period cost %.10g, want %.10g", got, want2)
+	}
+	r := drain(t, cl)
+	if math.Abs(r.Cost-(want1+want2)) > 1e-15 {
+		t.Errorf("run cost %.10g, want %.10g", r.Cost, want1+want2)
+	}
+	// Own prices: 1 per vCPU-second, 2 per GB-second.
+	cfg.Prices = Prices{VCPUSecond: 1, GBSecond: 2}
+	cl = build(t, cfg, Options{Seed: 1})
+	feed(cl, 0)
+	if got := svcStats(t, observe(cl, sec(10)), "s").Cost; math.Abs(got-(3*2*10+3*0.5*10*2)) > 1e-9 {
+		t.Errorf("cost with own prices %g, want 90", got)
+	}
+}
+
+// TestLBScopedView checks the Distr-LB partial observability: two LB points
+// in front of one service each see only their own traffic.
+func TestLBScopedView(t *testing.T) {
+	cfg := &Config{
+		Services: []Service{{Name: "s", Replicas: 2}},
+		LBs:      []LBPoint{{Name: "lb1", Service: "s"}, {Name: "lb2", Service: "s"}},
+		Classes:  []Class{{Name: "c", Call: Call{Service: "s", CPU: det(10)}}},
+		Sources: []Source{
+			{Name: "src1", Class: "c", LB: "lb1", Arrivals: poisson(1)},
+			{Name: "src2", Class: "c", LB: "lb2", Arrivals: poisson(1)},
+		},
+	}
+	cl := build(t, cfg, Options{Seed: 1, Policy: "rr"})
+	feed(cl, 0, sec(1), sec(1), sec(1)) // lb1 (rr): instances 0, 1, 0
+	feed(cl, 1, sec(1))                 // lb2 (rr): instance 0
+	s := observe(cl, sec(2))
+	want := map[string][2]int{"lb1": {2, 1}, "lb2": {1, 0}}
+	for _, l := range s.LBs {
+		w := want[l.Name]
+		if len(l.Backends) != 2 || l.Backends[0].InFlight != w[0] || l.Backends[1].InFlight != w[1] ||
+			l.Backends[0].Sent != int64(w[0]) || l.Backends[1].Sent != int64(w[1]) {
+			t.Errorf("%s sees %+v, want in flight %v", l.Name, l.Backends, w)
+		}
+		if got := cl.lbByName[l.Name].view.InFlight; int(got[0]) != w[0] || int(got[1]) != w[1] {
+			t.Errorf("%s selector view %v, want %v", l.Name, got, w)
+		}
+	}
+	if in := svcStats(t, s, "s").Instances; in[0].InFlight != 3 || in[1].InFlight != 1 {
+		t.Errorf("instances %+v: want 3 and 1 in flight", in)
+	}
+	s = observe(cl, sec(60))
+	for _, l := range s.LBs {
+		w := want[l.Name]
+		for j, b := range l.Backends {
+			if b.InFlight != 0 || b.Sent != 0 || b.Completions != int64(w[j]) || b.Latency.Count != int64(w[j]) {
+				t.Errorf("%s backend %d after completion: %+v", l.Name, j, b)
+			}
+		}
+	}
+	if names := cl.LBNames(); len(names) != 2 || names[0] != "lb1" || names[1] != "lb2" {
+		t.Errorf("LBNames %v", names)
+	}
+}
