@@ -14,7 +14,8 @@
 //   - Tape ops: Add, Sub, Mul, Min, Max (second operand broadcasts), Scale,
 //     AddScalar, ReLU, LeakyReLU, ELU, Tanh, Sigmoid, Softplus, Exp, Log,
 //     Abs, Square, Clip, MatMul, Linear, BatchVecMat, Concat, SliceCols, Sum,
-//     Mean, RowSum, ColSum, Softmax, LogSoftmax, Gather, MSE, Huber,
+//     Reshape, RepeatRows, SumRowGroups, Mean, RowSum, ColSum, Softmax,
+//     LogSoftmax, Gather, MSE, Huber,
 //     SquashedGaussian, GaussianLogProb, LayerNorm, Attention.
 //   - Layers (Module): Linear, MLP, GRU, BatchNorm, LayerNormLayer,
 //     AttentionLayer; initialisers NewLinear (PyTorch default), Orthogonal.

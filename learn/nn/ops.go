@@ -48,6 +48,9 @@ const (
 	opELU
 	opColSum
 	opBatchVecMat
+	opRepeatRows
+	opSumRowGroups
+	opReshape
 )
 
 // backward adds n's contribution to the gradients of its inputs.
@@ -74,6 +77,12 @@ func (n *Node[T]) backward() {
 		n.backColSum()
 	case opBatchVecMat:
 		n.backBatchVecMat()
+	case opRepeatRows:
+		n.backRepeatRows()
+	case opSumRowGroups:
+		n.backSumRowGroups()
+	case opReshape:
+		n.backReshape()
 	case opLogSoftmax:
 		n.backLogSoftmax()
 	case opSoftmax:
@@ -707,5 +716,94 @@ func (n *Node[T]) backBatchVecMat() {
 				}
 			}
 		}
+	}
+}
+
+// RepeatRows repeats each row of a k times in place: row b·k+i of the
+// (Rows·k)×Cols result is row b of a (to give a per-sample vector to each
+// of k agents, for example).
+func (t *Tape[T]) RepeatRows(a *Node[T], k int) *Node[T] {
+	if k < 1 {
+		panic(fmt.Sprintf("nn: RepeatRows: k = %d", k))
+	}
+	r, c := a.Value.Rows, a.Value.Cols
+	n := t.node(opRepeatRows, r*k, c, a)
+	n.i0 = k
+	for b := 0; b < r; b++ {
+		src := a.Value.Data[b*c : (b+1)*c]
+		for i := 0; i < k; i++ {
+			copy(n.Value.Data[(b*k+i)*c:(b*k+i+1)*c], src)
+		}
+	}
+	return n
+}
+
+func (n *Node[T]) backRepeatRows() {
+	a := n.in[0]
+	if !a.needGrad {
+		return
+	}
+	k, c := n.i0, n.Value.Cols
+	for i := 0; i < n.Value.Rows; i++ {
+		dst := a.Grad.Data[(i/k)*c : (i/k+1)*c]
+		for j, g := range n.Grad.Data[i*c : (i+1)*c] {
+			dst[j] += g
+		}
+	}
+}
+
+// SumRowGroups sums each run of k consecutive rows of a (Rows must be a
+// multiple of k), giving (Rows/k)×Cols: the inverse pooling of RepeatRows
+// (sum or, with Scale, mean over k agents).
+func (t *Tape[T]) SumRowGroups(a *Node[T], k int) *Node[T] {
+	if k < 1 || a.Value.Rows%k != 0 {
+		panic(fmt.Sprintf("nn: SumRowGroups: %d rows in groups of %d", a.Value.Rows, k))
+	}
+	c := a.Value.Cols
+	n := t.node(opSumRowGroups, a.Value.Rows/k, c, a)
+	n.i0 = k
+	clear(n.Value.Data)
+	for i := 0; i < a.Value.Rows; i++ {
+		dst := n.Value.Data[(i/k)*c : (i/k+1)*c]
+		for j, v := range a.Value.Data[i*c : (i+1)*c] {
+			dst[j] += v
+		}
+	}
+	return n
+}
+
+func (n *Node[T]) backSumRowGroups() {
+	a := n.in[0]
+	if !a.needGrad {
+		return
+	}
+	k, c := n.i0, n.Value.Cols
+	for i := 0; i < a.Value.Rows; i++ {
+		src := n.Grad.Data[(i/k)*c : (i/k+1)*c]
+		dst := a.Grad.Data[i*c : (i+1)*c]
+		for j, g := range src {
+			dst[j] += g
+		}
+	}
+}
+
+// Reshape returns a's elements in row-major order as a rows×cols node
+// (rows·cols must equal a's element count).
+func (t *Tape[T]) Reshape(a *Node[T], rows, cols int) *Node[T] {
+	if rows*cols != a.Value.Len() || rows < 0 || cols < 0 {
+		panic(fmt.Sprintf("nn: Reshape %s to %dx%d", a.Value.shape(), rows, cols))
+	}
+	n := t.node(opReshape, rows, cols, a)
+	copy(n.Value.Data, a.Value.Data)
+	return n
+}
+
+func (n *Node[T]) backReshape() {
+	a := n.in[0]
+	if !a.needGrad {
+		return
+	}
+	for i, g := range n.Grad.Data {
+		a.Grad.Data[i] += g
 	}
 }
