@@ -81,8 +81,9 @@ type Figure struct {
 	Title, XLabel, YLabel string
 	// Kind is KindLine (the default when empty), KindStep or KindBar.
 	Kind string
-	// LogX and LogY select base-10 logarithmic axes; non-positive values are
-	// then skipped. LogX is ignored for bar figures.
+	// LogX and LogY select base-10 logarithmic axes; non-positive values
+	// (and positive ones below 1e-300) are then skipped. LogX is ignored
+	// for bar figures.
 	LogX, LogY bool
 	// Series are the data drawn in this plot.
 	Series []Series

@@ -151,7 +151,7 @@ func drawable(f *Figure) (n int) {
 				if x != x || y != y || x > 1e308 || x < -1e308 || y > 1e308 || y < -1e308 {
 					continue
 				}
-				if (f.LogX || g.LogX) && x <= 0 || (f.LogY || g.LogY) && y <= 0 {
+				if (f.LogX || g.LogX) && x < 1e-300 || (f.LogY || g.LogY) && y < 1e-300 {
 					continue
 				}
 				n++
@@ -475,5 +475,25 @@ func TestUnknownKind(t *testing.T) {
 	err := Write(io.Discard, r)
 	if err == nil || !strings.Contains(err.Error(), `figure 2`) || !strings.Contains(err.Error(), `"cdf"`) {
 		t.Errorf("Write with kind cdf: error %v, want one naming figure 2 and \"cdf\"", err)
+	}
+}
+
+func TestExtremeLogRange(t *testing.T) {
+	f := &Figure{LogX: true, LogY: true, Series: []Series{
+		{Name: "wide", X: []float64{1e-299, 1, 1e299}, Y: []float64{1e-299, 1e299, 5e-324}},
+	}}
+	var b bytes.Buffer
+	if err := SVG(&b, f, 400, 300); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.String(); strings.Contains(s, "NaN") || strings.Contains(s, "Inf") {
+		t.Fatalf("non-finite coordinates:\n%s", s)
+	}
+	_, series, texts := svgStats(t, b.Bytes())
+	if len(series) != 1 {
+		t.Errorf("%d series, want 1", len(series))
+	}
+	if !strings.Contains(strings.Join(texts, "|"), "10⁰") {
+		t.Errorf("no 10⁰ tick on a 1e-299..1e299 log axis: %q", texts)
 	}
 }

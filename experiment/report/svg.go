@@ -240,7 +240,7 @@ func finite(v float64) bool { return v >= -maxMagnitude && v <= maxMagnitude }
 
 // validRange reports whether r is a usable fixed axis range.
 func validRange(r [2]float64, log bool) bool {
-	return finite(r[0]) && finite(r[1]) && r[0] < r[1] && (!log || r[0] > 0)
+	return finite(r[0]) && finite(r[1]) && r[0] < r[1] && (!log || r[0] >= minLogValue)
 }
 
 // checkKinds reports an unknown figure kind in f or its panels.
@@ -263,12 +263,17 @@ func panelKinds(f *Figure) []string {
 	return ks
 }
 
+// minLogValue is the smallest value drawn on a log axis; smaller positive
+// values are skipped like non-positive ones, so log arithmetic stays in
+// normal floating-point range.
+const minLogValue = 1e-300
+
 // validPoint reports whether (x, y) can be drawn in p.
 func validPoint(p *panel, x, y float64) bool {
 	if !finite(x) || !finite(y) {
 		return false
 	}
-	if p.logX && x <= 0 || p.logY && y <= 0 {
+	if p.logX && x < minLogValue || p.logY && y < minLogValue {
 		return false
 	}
 	return true
@@ -323,12 +328,14 @@ func bandAt(p *panel, s *Series, i int) (lo, hi float64, ok bool) {
 }
 
 // ranges returns the x and y data ranges of p (including bands and
-// reference lines) and, for bar panels, the sorted distinct x values.
+// reference lines) and, for bar panels, the sorted distinct x values. With
+// a fixed x range only the points inside it count, so the y axis fits the
+// zoomed-in data.
 func ranges(p *panel) (xr, yr span, cats []float64) {
 	for _, s := range p.series {
 		for i := range min(len(s.X), len(s.Y)) {
 			x, y := s.X[i], s.Y[i]
-			if !validPoint(p, x, y) {
+			if !validPoint(p, x, y) || p.fixedX && (x < p.xRange[0] || x > p.xRange[1]) {
 				continue
 			}
 			xr.add(x)
@@ -343,7 +350,7 @@ func ranges(p *panel) (xr, yr span, cats []float64) {
 		}
 	}
 	for _, h := range p.hlines {
-		if finite(h.Y) && (!p.logY || h.Y > 0) {
+		if finite(h.Y) && (!p.logY || h.Y >= minLogValue) {
 			yr.add(h.Y)
 		}
 	}
@@ -394,8 +401,11 @@ func domain(r span, log, padLog bool) (lo, hi float64) {
 		}
 		return r.lo - d, r.hi + d
 	case log && padLog:
-		f := math.Pow(r.hi/r.lo, 0.03)
-		return r.lo / f, r.hi * f
+		// 3% of the decades spanned, computed in log space to not overflow.
+		f := math.Pow(10, 0.03*(math.Log10(r.hi)-math.Log10(r.lo)))
+		if lo, hi := r.lo/f, r.hi*f; lo > 0 && hi <= maxMagnitude {
+			return lo, hi
+		}
 	}
 	return r.lo, r.hi
 }
@@ -815,7 +825,7 @@ func drawPanel(w svgWriter, p *panel, ax, ay *axis, cx, cy, cw, ch float64, anyT
 // its label above the line at the right end.
 func drawHLines(w svgWriter, p *panel, ay *axis, left, right float64) {
 	for _, h := range p.hlines {
-		if !finite(h.Y) || p.logY && h.Y <= 0 || h.Y < ay.lo || h.Y > ay.hi {
+		if !finite(h.Y) || p.logY && h.Y < minLogValue || h.Y < ay.lo || h.Y > ay.hi {
 			continue
 		}
 		y := ay.pos(h.Y)
