@@ -166,15 +166,22 @@ func FitGP(x [][]float64, y []float64, cfg GPConfig, rng *rand.Rand) (*GP, error
 	ws := newLMLWorkspace(g.n)
 	logp := make([]float64, p)
 	glog := make([]float64, p)
+	scratch := make([]float64, p)
 	toLog := func(z []float64) {
 		for i := range p {
 			logp[i] = lo[i] + (hi[i]-lo[i])*sigmoid(z[i])
 		}
 	}
+	// objective returns −(log marginal likelihood + log prior) at z and, if
+	// grad is non-nil, its gradient with respect to z.
 	objective := func(z, grad []float64) float64 {
 		toLog(z)
 		h := hyperFromLog(logp)
-		lml, err := g.lml(h, glog, ws)
+		var gl []float64
+		if grad != nil {
+			gl = glog
+		}
+		lml, err := g.lml(h, gl, ws)
 		if err != nil || math.IsNaN(lml) {
 			for i := range grad {
 				grad[i] = 0
@@ -182,7 +189,14 @@ func FitGP(x [][]float64, y []float64, cfg GPConfig, rng *rand.Rand) (*GP, error
 			return 1e300
 		}
 		if !cfg.NoPrior {
-			lml += logPrior(h, glog)
+			if gl == nil {
+				for i := range scratch {
+					scratch[i] = 0
+				}
+				lml += logPrior(h, scratch)
+			} else {
+				lml += logPrior(h, gl)
+			}
 		}
 		for i := range grad {
 			s := sigmoid(z[i])
@@ -224,27 +238,34 @@ func FitGP(x [][]float64, y []float64, cfg GPConfig, rng *rand.Rand) (*GP, error
 	best := math.Inf(1)
 	var bestZ []float64
 	grad := make([]float64, p)
-	// gonum asks for the value and the gradient at the same point in separate
-	// calls; cache the last evaluation so each point is factorised once.
+	// gonum asks for the value and the gradient at a point in separate calls,
+	// and line-search trial points often need only the value. Cache the last
+	// evaluation so each point is factorised at most twice, and compute K⁻¹
+	// (for the gradient) only when the gradient is asked for.
 	lastZ, lastG := make([]float64, p), make([]float64, p)
-	lastF, haveLast := 0.0, false
-	eval := func(z []float64) float64 {
-		if haveLast && slices.Equal(z, lastZ) {
+	lastF, haveLast, lastHasGrad := 0.0, false, false
+	eval := func(z []float64, wantGrad bool) float64 {
+		if haveLast && slices.Equal(z, lastZ) && (lastHasGrad || !wantGrad) {
 			return lastF
 		}
-		lastF = objective(z, lastG)
+		if wantGrad {
+			lastF = objective(z, lastG)
+		} else {
+			lastF = objective(z, nil)
+		}
 		copy(lastZ, z)
-		haveLast = true
+		haveLast, lastHasGrad = true, wantGrad
 		return lastF
 	}
 	for _, z0 := range starts {
 		prob := optimize.Problem{
-			Func: eval,
-			Grad: func(gr, z []float64) { eval(z); copy(gr, lastG) },
+			Func: func(z []float64) float64 { return eval(z, false) },
+			Grad: func(gr, z []float64) { eval(z, true); copy(gr, lastG) },
 		}
 		settings := &optimize.Settings{
-			MajorIterations: cfg.MaxIterations,
-			Converger:       &optimize.FunctionConverge{Absolute: 1e-7, Relative: 1e-7, Iterations: 20},
+			MajorIterations:   cfg.MaxIterations,
+			GradientThreshold: 1e-4,
+			Converger:         &optimize.FunctionConverge{Absolute: 1e-6, Relative: 1e-8, Iterations: 5},
 		}
 		res, err := optimize.Minimize(prob, z0, settings, &optimize.LBFGS{})
 		f, z := math.Inf(1), z0
