@@ -199,14 +199,19 @@ func (h *Histogram) bucketOfRank(r int64) int {
 			cum += n
 			continue
 		}
-		for i := o << subBits; i < (o+1)<<subBits; i++ {
-			cum += h.counts[i]
+		for s, n := range h.octave(o) {
+			cum += n
 			if cum >= r {
-				return i
+				return o<<subBits | s
 			}
 		}
 	}
 	return numBuckets - 1 // unreachable when counts are consistent
+}
+
+// octave returns the sub-bucket counts of octave o.
+func (h *Histogram) octave(o int) *[subCount]int64 {
+	return (*[subCount]int64)(h.counts[o<<subBits:])
 }
 
 // bucketValue is the representative value of bucket i: its middle.
@@ -292,7 +297,7 @@ func (h *Histogram) CDF(dst []Point, maxPoints int) []Point {
 		if h.octCount[o] == 0 {
 			continue
 		}
-		for _, n := range h.counts[o<<subBits : (o+1)<<subBits] {
+		for _, n := range h.octave(o) {
 			if n != 0 {
 				nonEmpty++
 			}
@@ -306,7 +311,7 @@ func (h *Histogram) CDF(dst []Point, maxPoints int) []Point {
 		if h.octCount[o] == 0 {
 			continue
 		}
-		for s, n := range h.counts[o<<subBits : (o+1)<<subBits] {
+		for s, n := range h.octave(o) {
 			if n == 0 {
 				continue
 			}
