@@ -707,7 +707,7 @@ func drawPanel(w svgWriter, p *panel, ax, ay *axis, cx, cy, cw, ch float64, anyT
 		plotBottom = top + plotH
 	}
 	ay.p0, ay.p1 = plotBottom, top
-	ay.setTicks(clampInt(int(plotH/40), 2, 10), !ay.log && !ay.fixed)
+	ay.setTicks(clampInt(int(plotH/50), 2, 10), !ay.log && !ay.fixed)
 
 	left := cx + maxWidth(ay.labels, tickSize) + tickLen + 6
 	if anyYLabel {
@@ -720,7 +720,7 @@ func drawPanel(w svgWriter, p *panel, ax, ay *axis, cx, cy, cw, ch float64, anyT
 	plotW := right - left
 	ax.p0, ax.p1 = left, right
 	if p.kind != KindBar {
-		for target := clampInt(int(plotW/80), 2, 10); ; target-- {
+		for target := clampInt(int(plotW/60), 2, 10); ; target-- {
 			ax.setTicks(target, false)
 			if target <= 2 || labelsFit(ax) {
 				break

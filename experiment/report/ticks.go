@@ -26,20 +26,21 @@ func scaleDec(x float64, e int) float64 {
 	return x / math.Pow10(-e)
 }
 
-// niceStep returns the smallest step of the form {1,2,5}·10^e that is not
-// below raw. raw must be positive and finite.
+// niceStep returns the step of the form {1,2,5}·10^e nearest raw on a log
+// scale (thresholds at the geometric means √2, √10, √50). raw must be
+// positive and finite.
 func niceStep(raw float64) decStep {
-	// Start one decade low: math.Log10 may round up at exact powers of ten.
-	e := int(math.Floor(math.Log10(raw))) - 1
-	for {
-		for _, m := range [...]int64{1, 2, 5} {
-			s := decStep{m, e}
-			if s.value() >= raw*(1-1e-9) {
-				return s
-			}
-		}
-		e++
+	e := floorLog10(raw)
+	f := raw / math.Pow10(e) // in [1, 10)
+	switch {
+	case f < math.Sqrt2:
+		return decStep{1, e}
+	case f < math.Sqrt(10):
+		return decStep{2, e}
+	case f < math.Sqrt(50):
+		return decStep{5, e}
 	}
+	return decStep{1, e + 1}
 }
 
 // maxTickCount bounds the number of ticks any axis computation returns.
@@ -65,8 +66,8 @@ func stepTicks(lo, hi float64, s decStep) []float64 {
 	return ticks
 }
 
-// linearTicks returns "nice" ticks inside [lo, hi]: multiples of the smallest
-// 1-2-5 step that yields at most about target+1 ticks. lo < hi.
+// linearTicks returns "nice" ticks inside [lo, hi]: multiples of the 1-2-5
+// step nearest (hi-lo)/target, so about target+1 ticks. lo < hi.
 func linearTicks(lo, hi float64, target int) ([]float64, decStep) {
 	if target < 1 {
 		target = 1

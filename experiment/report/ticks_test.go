@@ -16,11 +16,15 @@ func TestNiceStep(t *testing.T) {
 	}{
 		{0.2, decStep{2, -1}},
 		{0.17, decStep{2, -1}},
-		{0.21, decStep{5, -1}},
+		{0.21, decStep{2, -1}},
+		{0.33, decStep{5, -1}},
+		{1.4, decStep{1, 0}},
+		{1.5, decStep{2, 0}},
+		{7.5, decStep{1, 1}},
 		{1, decStep{1, 0}},
 		{1000, decStep{1, 3}}, // math.Log10(1000) rounds below 3
 		{3.2, decStep{5, 0}},
-		{6, decStep{1, 1}},
+		{6, decStep{5, 0}},
 		{1e-7, decStep{1, -7}},
 		{4.5e12, decStep{5, 12}},
 	} {
@@ -41,7 +45,8 @@ func TestNiceRange(t *testing.T) {
 		{0.013, 0.87, 5, 0, 1, []float64{0, 0.2, 0.4, 0.6, 0.8, 1}},
 		{0.013, 0.87, 10, 0, 0.9, []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9}},
 		{-3.7, 12.2, 5, -5, 15, []float64{-5, 0, 5, 10, 15}},
-		{1000, 1001, 4, 1000, 1001, []float64{1000, 1000.5, 1001}},
+		{1000, 1001, 4, 1000, 1001, []float64{1000, 1000.2, 1000.4, 1000.6, 1000.8, 1001}},
+		{1000, 1001, 2, 1000, 1001, []float64{1000, 1000.5, 1001}},
 		{-0.3, -0.1, 4, -0.3, -0.1, []float64{-0.3, -0.25, -0.2, -0.15, -0.1}},
 		{1190, 1197.5, 5, 1190, 1198, []float64{1190, 1192, 1194, 1196, 1198}},
 	} {
@@ -96,7 +101,8 @@ func TestLogTicks(t *testing.T) {
 		{3e-7, 2e-5, 4, nil, nil, 0},
 		{2, 8, 6, []float64{2, 5}, []string{"2", "5"}, 0},
 		// Narrower than the 1-2-5 grid: linear ticks inside the range.
-		{2.1, 4.9, 4, []float64{3, 4}, []string{"3", "4"}, 0},
+		{2.1, 4.9, 4, []float64{2.5, 3, 3.5, 4, 4.5}, []string{"2.5", "3.0", "3.5", "4.0", "4.5"}, 0},
+		{2.1, 4.9, 2, []float64{3, 4}, []string{"3", "4"}, 0},
 	} {
 		major, minor, _, s := logTicks(tc.lo, tc.hi, tc.target)
 		if tc.labels == nil { // just check the count bound and decades
