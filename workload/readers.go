@@ -325,6 +325,9 @@ func (t *RequestTrace) Series(bin time.Duration) (*RateSeries, error) {
 	if len(t.At) == 0 {
 		return nil, errors.New("no requests")
 	}
+	if t.Span()/bin >= maxTraceValues {
+		return nil, fmt.Errorf("bin %v is too small for a span of %v", bin, t.Span())
+	}
 	n := int(t.Span()/bin) + 1
 	s := &RateSeries{Step: bin, Values: make([]float64, n)}
 	w := 1 / bin.Seconds()
