@@ -88,6 +88,14 @@ type Config struct {
 	GPRestarts int
 }
 
+// DefaultConfig returns the configuration with every default filled in for
+// the given parameters (EI, Matérn 5/2, no constraints).
+func DefaultConfig(space []Param) Config {
+	c := Config{Space: space}
+	c.fill()
+	return c
+}
+
 func (c *Config) fill() {
 	if c.InitialPoints <= 0 {
 		c.InitialPoints = 2 * (len(c.Space) + 1)

@@ -445,3 +445,66 @@ func TestNoisyBranin(t *testing.T) {
 		}
 	}
 }
+
+func TestDefaultConfig(t *testing.T) {
+	c := DefaultConfig(continuousSpace([]float64{0, 0, 0}, []float64{1, 1, 1}))
+	if c.InitialPoints != 8 || c.Candidates != 2000 || c.LocalStarts != 5 || c.GPRestarts != 1 || c.Kernel != Matern52 || c.Acquisition != EI {
+		t.Errorf("DefaultConfig = %+v", c)
+	}
+}
+
+// TestRandomSearch checks bounds, integrality, seeding and Best with constraints.
+func TestRandomSearch(t *testing.T) {
+	space := []Param{
+		{Name: "x", Kind: Continuous, Low: 2, High: 3},
+		{Name: "n", Kind: Integer, Low: 0, High: 2},
+		{Name: "c", Kind: Categorical, Categories: []string{"a", "b", "c"}},
+	}
+	seq := func(seed uint64) ([][]float64, *RandomSearch) {
+		rs, err := NewRandomSearch(space, 1, rand.New(rand.NewPCG(seed, 0)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var xs [][]float64
+		for range 300 {
+			x, _ := rs.Ask()
+			xs = append(xs, x)
+			// Feasible only for category 1; objective is x.
+			c := 1.0
+			if x[2] == 1 {
+				c = -1
+			}
+			if err := rs.Tell(x, x[0], []float64{c}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return xs, rs
+	}
+	a, rs := seq(4)
+	b, _ := seq(4)
+	counts := map[[2]float64]int{}
+	for i, x := range a {
+		if !slices.Equal(x, b[i]) {
+			t.Fatalf("same seed, different point %d: %v vs %v", i, x, b[i])
+		}
+		if x[0] < 2 || x[0] > 3 || x[1] != math.Trunc(x[1]) || x[1] < 0 || x[1] > 2 || x[2] != math.Trunc(x[2]) || x[2] < 0 || x[2] > 2 {
+			t.Fatalf("point %v outside the space", x)
+		}
+		counts[[2]float64{1, x[1]}]++
+		counts[[2]float64{2, x[2]}]++
+	}
+	for k, c := range counts {
+		if c < 70 || c > 130 { // each value has probability 1/3 over 300 draws (sd ≈ 8)
+			t.Errorf("value %v drawn %d times in 300, want ≈100", k, c)
+		}
+	}
+	best, ok := rs.Best()
+	if !ok || best.X[2] != 1 {
+		t.Fatalf("best %+v is not a feasible (category 1) point", best)
+	}
+	for _, o := range rs.Observations() {
+		if o.Feasible() && o.Y < best.Y {
+			t.Errorf("feasible observation %v better than Best %v", o.Y, best.Y)
+		}
+	}
+}
