@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"context"
 	"image"
 	"image/png"
@@ -33,10 +34,64 @@ func TestBrowserScreenshot(t *testing.T) {
 	if !ok {
 		t.Skip("no headless Chromium: install the Debian package chromium-headless-shell (or chromium), or set SHOAL_CHROMIUM")
 	}
+	img, raw := screenshot(t, bin, sampleReport())
+	if keep := os.Getenv("SHOAL_REPORT_SCREENSHOT"); keep != "" {
+		if err := os.WriteFile(keep, raw, 0o644); err != nil {
+			t.Logf("keeping screenshot: %v", err)
+		}
+	}
+	if b := img.Bounds(); b.Dx() != 1200 || b.Dy() != 2000 {
+		t.Errorf("screenshot is %dx%d, want 1200x2000", b.Dx(), b.Dy())
+	}
+	st := pixelStats(img)
+	t.Logf("%d distinct colours, %.1f%% non-white; palette pixels %v", st.distinct, 100*st.inked, st.palette)
+	// Antialiased plot lines and bands in many colours give thousands of
+	// distinct colours; text alone gives a few hundred (see the control).
+	if st.distinct < minDistinct {
+		t.Errorf("only %d distinct colours, want >= %d: plots missing?", st.distinct, minDistinct)
+	}
+	if st.inked < minInked || st.inked > 0.6 {
+		t.Errorf("%.1f%% of pixels are not white, want %.0f%%..60%%", 100*st.inked, 100*minInked)
+	}
+	// The first two figures (6 lines, 4 CDFs) are in view: the first four
+	// palette colours must be visible.
+	for i, n := range st.palette[:4] {
+		if n < 150 {
+			t.Errorf("palette colour %s shows on %d pixels, want >= 150", Palette[i], n)
+		}
+	}
+
+	// Negative control: a report with text only must not pass the checks
+	// above, or they prove nothing.
+	img, _ = screenshot(t, bin, &Report{Title: "text only", Notes: []string{"no figures"}})
+	ctl := pixelStats(img)
+	t.Logf("control: %d distinct colours, %.1f%% non-white; palette pixels %v", ctl.distinct, 100*ctl.inked, ctl.palette)
+	for i, n := range ctl.palette[:4] {
+		if n >= 150 {
+			t.Errorf("text-only page: palette colour %s on %d pixels; the colour check cannot tell plots from text", Palette[i], n)
+		}
+	}
+	if ctl.inked >= minInked || ctl.distinct >= minDistinct {
+		t.Errorf("text-only page: %.1f%% non-white, %d colours; the checks cannot tell plots from text", 100*ctl.inked, ctl.distinct)
+	}
+}
+
+// Thresholds of the screenshot checks, between the text-only control
+// (about 400 colours, 3.5% inked) and the sample report (about 4300
+// colours, 13.6% inked).
+const (
+	minDistinct = 1500
+	minInked    = 0.07
+)
+
+// screenshot renders r with headless Chromium at 1200x2000 and returns the
+// decoded image and the PNG bytes.
+func screenshot(t *testing.T, bin string, r *Report) (image.Image, []byte) {
+	t.Helper()
 	dir := t.TempDir()
 	page := filepath.Join(dir, "report.html")
 	shot := filepath.Join(dir, "shot.png")
-	if err := WriteFile(page, sampleReport()); err != nil {
+	if err := WriteFile(page, r); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -50,38 +105,15 @@ func TestBrowserScreenshot(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s failed: %v\n%s", bin, err, out)
 	}
-	f, err := os.Open(shot)
+	raw, err := os.ReadFile(shot)
 	if err != nil {
 		t.Fatalf("no screenshot: %v\n%s", err, out)
 	}
-	defer f.Close()
-	img, err := png.Decode(f)
+	img, err := png.Decode(bytes.NewReader(raw))
 	if err != nil {
 		t.Fatalf("screenshot is not a PNG: %v", err)
 	}
-	if keep := os.Getenv("SHOAL_REPORT_SCREENSHOT"); keep != "" {
-		if b, err := os.ReadFile(shot); err == nil {
-			_ = os.WriteFile(keep, b, 0o644)
-		}
-	}
-	if b := img.Bounds(); b.Dx() != 1200 || b.Dy() != 2000 {
-		t.Errorf("screenshot is %dx%d, want 1200x2000", b.Dx(), b.Dy())
-	}
-	st := pixelStats(img)
-	t.Logf("%d distinct colours, %.1f%% non-white; palette pixels %v", st.distinct, 100*st.inked, st.palette)
-	if st.distinct < 200 {
-		t.Errorf("only %d distinct colours: page looks blank or unstyled", st.distinct)
-	}
-	if st.inked < 0.02 || st.inked > 0.6 {
-		t.Errorf("%.1f%% of pixels are not white, want 2%%..60%%", 100*st.inked)
-	}
-	// The first two figures (6 lines, 4 CDFs) are in view: the first four
-	// palette colours must be visible.
-	for i, n := range st.palette[:4] {
-		if n < 150 {
-			t.Errorf("palette colour %s shows on %d pixels, want >= 150", Palette[i], n)
-		}
-	}
+	return img, raw
 }
 
 type shotStats struct {

@@ -113,3 +113,24 @@ func TestLongSeriesDownsampled(t *testing.T) {
 		t.Errorf("spike lost: top two pixel y %g and %g", minY, second)
 	}
 }
+
+// BenchmarkSVGLongSeries renders one million points into an 800 px figure.
+func BenchmarkSVGLongSeries(b *testing.B) {
+	const n = 1000000
+	nz := noise(5)
+	s := Series{Name: "long", X: make([]float64, n), Y: make([]float64, n)}
+	for i := range n {
+		s.X[i] = float64(i)
+		s.Y[i] = nz.next()
+	}
+	f := &Figure{Title: "1M points", Series: []Series{s}}
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset()
+		if err := SVG(&buf, f, 800, 400); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(buf.Len()), "bytes/svg")
+}
