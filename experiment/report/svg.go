@@ -871,21 +871,26 @@ func seriesStyle(k, nSeries int) string {
 func drawLines(w svgWriter, p *panel, ax, ay *axis, plotW float64) int {
 	drawBands(w, p, ax, ay, plotW)
 	drawn := 0
-	var px, py, dx, dy []float64
+	var red columnReducer
 	for si, s := range p.series {
-		px, py = px[:0], py[:0]
-		for i := range min(len(s.X), len(s.Y)) {
-			if validPoint(p, s.X[i], s.Y[i]) {
-				px = append(px, ax.pos(s.X[i]))
-				py = append(py, ay.pos(s.Y[i]))
+		n := min(len(s.X), len(s.Y))
+		reduce := float64(n) > 2*plotW
+		red.x, red.y = red.x[:0], red.y[:0]
+		for i := range n {
+			if !validPoint(p, s.X[i], s.Y[i]) {
+				continue
+			}
+			x, y := ax.pos(s.X[i]), ay.pos(s.Y[i])
+			if reduce {
+				red.add(x, y)
+			} else {
+				red.x, red.y = append(red.x, x), append(red.y, y)
 			}
 		}
+		red.flush()
+		px, py := red.x, red.y
 		if len(px) == 0 {
 			continue
-		}
-		if float64(len(px)) > 2*plotW {
-			dx, dy = decimate(dx[:0], dy[:0], px, py)
-			px, py = append(px[:0], dx...), append(py[:0], dy...)
 		}
 		drawn++
 		w.str(`<path class="series" data-name="`)
@@ -928,10 +933,12 @@ const maxMarkers = 25
 // drawBands draws the Lo..Hi bands of the series of p as translucent
 // areas, one <path class="band"> per series that has any.
 func drawBands(w svgWriter, p *panel, ax, ay *axis, plotW float64) {
-	var hx, hy, lx, ly, dx, dy []float64
+	var up, down columnReducer
 	for si, s := range p.series {
-		hx, hy, lx, ly = hx[:0], hy[:0], lx[:0], ly[:0]
-		for i := range min(len(s.X), len(s.Y)) {
+		n := min(len(s.X), len(s.Y), len(s.Lo), len(s.Hi))
+		reduce := float64(n) > 2*plotW
+		up.x, up.y, down.x, down.y = up.x[:0], up.y[:0], down.x[:0], down.y[:0]
+		for i := range n {
 			if !validPoint(p, s.X[i], s.Y[i]) {
 				continue
 			}
@@ -939,18 +946,20 @@ func drawBands(w svgWriter, p *panel, ax, ay *axis, plotW float64) {
 			if !ok {
 				continue
 			}
-			x := ax.pos(s.X[i])
-			hx, hy = append(hx, x), append(hy, ay.pos(hi))
-			lx, ly = append(lx, x), append(ly, ay.pos(lo))
+			x, yHi, yLo := ax.pos(s.X[i]), ay.pos(hi), ay.pos(lo)
+			if reduce {
+				up.add(x, yHi)
+				down.add(x, yLo)
+			} else {
+				up.x, up.y = append(up.x, x), append(up.y, yHi)
+				down.x, down.y = append(down.x, x), append(down.y, yLo)
+			}
 		}
-		if len(hx) < 2 {
+		up.flush()
+		down.flush()
+		hx, hy, lx, ly := up.x, up.y, down.x, down.y
+		if len(hx) < 2 || len(lx) < 2 {
 			continue
-		}
-		if float64(len(hx)) > 2*plotW {
-			dx, dy = decimate(dx[:0], dy[:0], hx, hy)
-			hx, hy = append(hx[:0], dx...), append(hy[:0], dy...)
-			dx, dy = decimate(dx[:0], dy[:0], lx, ly)
-			lx, ly = append(lx[:0], dx...), append(ly[:0], dy...)
 		}
 		w.str(`<path class="band" d="M`, num(hx[0]), ` `, num(hy[0]))
 		for i := 1; i < len(hx); i++ {
