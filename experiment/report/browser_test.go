@@ -57,7 +57,7 @@ func TestBrowserScreenshot(t *testing.T) {
 	// palette colours must be visible.
 	for i, n := range st.palette[:4] {
 		if n < 150 {
-			t.Errorf("palette colour %s shows on %d pixels, want >= 150", Palette[i], n)
+			t.Errorf("palette colour %s shows on %d pixels, want >= 150", palette[i], n)
 		}
 	}
 
@@ -68,7 +68,7 @@ func TestBrowserScreenshot(t *testing.T) {
 	t.Logf("control: %d distinct colours, %.1f%% non-white; palette pixels %v", ctl.distinct, 100*ctl.inked, ctl.palette)
 	for i, n := range ctl.palette[:4] {
 		if n >= 150 {
-			t.Errorf("text-only page: palette colour %s on %d pixels; the colour check cannot tell plots from text", Palette[i], n)
+			t.Errorf("text-only page: palette colour %s on %d pixels; the colour check cannot tell plots from text", palette[i], n)
 		}
 	}
 	if ctl.inked >= minInked || ctl.distinct >= minDistinct {
@@ -119,15 +119,15 @@ func screenshot(t *testing.T, bin string, r *Report) (image.Image, []byte) {
 type shotStats struct {
 	distinct int
 	inked    float64
-	palette  [len(Palette)]int
+	palette  [len(palette)]int
 }
 
 // pixelStats counts distinct colours, the non-white fraction and the
 // pixels near each palette colour.
 func pixelStats(img image.Image) shotStats {
 	var st shotStats
-	var pal [len(Palette)][3]int
-	for i, hex := range Palette {
+	var pal [len(palette)][3]int
+	for i, hex := range palette {
 		for c := range 3 {
 			v := 0
 			for _, ch := range hex[1+2*c : 3+2*c] {

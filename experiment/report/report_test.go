@@ -378,16 +378,16 @@ func TestSharedColoursAcrossFigures(t *testing.T) {
 		}
 	}
 	// The unshared name takes the first colour not used in its figure.
-	if got := strokeOf(t, figB, "only here"); got != Palette[2] {
-		t.Errorf("unshared series colour %s, want %s", got, Palette[2])
+	if got := strokeOf(t, figB, "only here"); got != palette[2] {
+		t.Errorf("unshared series colour %s, want %s", got, palette[2])
 	}
 	// Standalone SVG: styles by order within the figure.
 	var s bytes.Buffer
 	if err := SVG(&s, &r.Figures[1], 400, 300); err != nil {
 		t.Fatal(err)
 	}
-	if got := strokeOf(t, s.String(), "only here"); got != Palette[0] {
-		t.Errorf("standalone first series colour %s, want %s", got, Palette[0])
+	if got := strokeOf(t, s.String(), "only here"); got != palette[0] {
+		t.Errorf("standalone first series colour %s, want %s", got, palette[0])
 	}
 }
 

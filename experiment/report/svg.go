@@ -12,10 +12,10 @@ import (
 	"unicode/utf8"
 )
 
-// Palette is the Okabe–Ito colour-blind-safe palette in the order series
-// use it. Series beyond len(Palette) reuse the colours with dashed, then
+// palette is the Okabe–Ito colour-blind-safe palette in the order series
+// use it. Series beyond len(palette) reuse the colours with dashed, then
 // dotted lines (lighter fills for bars).
-var Palette = [...]string{
+var palette = [...]string{
 	"#0072B2", // blue
 	"#E69F00", // orange
 	"#009E73", // bluish green
@@ -644,8 +644,8 @@ func drawLegend(w svgWriter, legend []legendEntry, x, y, width float64) {
 	for i, e := range legend {
 		lx := x + offs[i]
 		ly := y + float64(rows[i])*legendRow + legendRow/2
-		color := Palette[e.style%len(Palette)]
-		cycle := (e.style / len(Palette)) % len(dashes)
+		color := palette[e.style%len(palette)]
+		cycle := (e.style / len(palette)) % len(dashes)
 		if e.bar {
 			w.str(`<rect x="`, num(lx+6), `" y="`, num(ly-5), `" width="12" height="10" fill="`, color,
 				`" fill-opacity="`, barOpacity[cycle], `" stroke="`, color, `"/>`+"\n")
@@ -854,13 +854,13 @@ func clampInt(v, lo, hi int) int { return max(lo, min(v, hi)) }
 
 // seriesStyle returns the stroke attributes of style k.
 func seriesStyle(k, nSeries int) string {
-	color := Palette[k%len(Palette)]
+	color := palette[k%len(palette)]
 	width := "1.6"
 	if nSeries > 8 {
 		width = "1.2"
 	}
 	s := ` fill="none" stroke="` + color + `" stroke-width="` + width + `" stroke-linejoin="round"`
-	if d := dashes[(k/len(Palette))%len(dashes)]; d != "" {
+	if d := dashes[(k/len(palette))%len(dashes)]; d != "" {
 		s += ` stroke-dasharray="` + d + `"`
 	}
 	return s
@@ -920,7 +920,7 @@ func drawLines(w svgWriter, p *panel, ax, ay *axis, plotW float64) int {
 			for i := range px {
 				w.str(`M`, num(px[i]), ` `, num(py[i]), `h0`)
 			}
-			w.str(`" stroke="`, Palette[p.styles[si]%len(Palette)], `" stroke-width="5" stroke-linecap="round" fill="none"/>`+"\n")
+			w.str(`" stroke="`, palette[p.styles[si]%len(palette)], `" stroke-width="5" stroke-linecap="round" fill="none"/>`+"\n")
 		}
 	}
 	return drawn
@@ -979,7 +979,7 @@ func drawBands(w svgWriter, p *panel, ax, ay *axis, plotW float64) {
 				w.str(`L`, num(lx[i]), ` `, num(ly[i]))
 			}
 		}
-		w.str(`Z" fill="`, Palette[p.styles[si]%len(Palette)], `" fill-opacity="0.18" stroke="none"/>`+"\n")
+		w.str(`Z" fill="`, palette[p.styles[si]%len(palette)], `" fill-opacity="0.18" stroke="none"/>`+"\n")
 	}
 }
 
@@ -1016,10 +1016,10 @@ func drawBars(w svgWriter, p *panel, ax, ay *axis, plotW float64) int {
 		}
 		drawn++
 		k := p.styles[si]
-		color := Palette[k%len(Palette)]
+		color := palette[k%len(palette)]
 		w.str(`<path class="series" data-name="`)
 		w.esc(p.names[si])
-		w.str(`" d="`, d.String(), `" fill="`, color, `" fill-opacity="`, barOpacity[(k/len(Palette))%len(barOpacity)],
+		w.str(`" d="`, d.String(), `" fill="`, color, `" fill-opacity="`, barOpacity[(k/len(palette))%len(barOpacity)],
 			`" stroke="`, color, `" stroke-width="0.8"/>`+"\n")
 		if e := errorBars(p, &s, si, ax, ay, slot, barW); e != "" {
 			w.str(`<path class="errorbars" d="`, e, `" stroke="#222" stroke-width="1.2" fill="none"/>`+"\n")
