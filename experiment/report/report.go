@@ -89,8 +89,11 @@ type Figure struct {
 	Series []Series
 	// Panels are optional small multiples (e.g. load per server over time,
 	// one panel per policy), drawn in a grid below the figure title with
-	// shared axis ranges. Panels inherit Kind, LogX, LogY, XLabel and YLabel
-	// from the parent when their own are empty/false.
+	// shared axis ranges and one legend; each panel's Title labels it.
+	// Panels inherit Kind, LogX, LogY, XLabel, YLabel, Categories and the
+	// ranges from the parent when their own are empty/false/zero, and draw
+	// the parent's HLines besides their own. The parent's own Series, if
+	// any, form a first, untitled panel. Panels of panels are ignored.
 	Panels []Figure
 	// Categories optionally names the X positions of a bar figure: bar
 	// group i at X == i is labelled Categories[i].
