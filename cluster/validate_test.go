@@ -35,9 +35,9 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("good config: %v", err)
 	}
 	for _, tc := range []struct {
-		name  string
+		name   string
 		break_ func(c *Config)
-		want  []string // substrings of the error, each naming the field path and the bad value
+		want   []string // substrings of the error, each naming the field path and the bad value
 	}{
 		{"unknown service in a call", func(c *Config) { c.Classes[0].Call.Stages[0].Calls[0].Service = "zz" },
 			[]string{`classes[0].call.stages[0].calls[0].service: unknown service "zz"`}},
