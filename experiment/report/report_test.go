@@ -497,3 +497,53 @@ func TestExtremeLogRange(t *testing.T) {
 		t.Errorf("no 10⁰ tick on a 1e-299..1e299 log axis: %q", texts)
 	}
 }
+
+func TestPanelsShareAxesAndLegend(t *testing.T) {
+	pts := []float64{0, 1, 2}
+	f := &Figure{
+		Title: "panels", YLabel: "load", HLines: []HLine{{Label: "cap", Y: 50}},
+		Series: []Series{{Name: "mean", X: pts, Y: []float64{5, 5, 5}}},
+		Panels: []Figure{
+			{Title: "small", Series: []Series{{Name: "s1", X: pts, Y: []float64{1, 2, 3}}, {Name: "s2", X: pts, Y: []float64{2, 3, 4}}}},
+			{Title: "large", Series: []Series{{Name: "s1", X: pts, Y: []float64{10, 100, 60}}}},
+		},
+	}
+	var b bytes.Buffer
+	if err := SVG(&b, f, 900, 400); err != nil {
+		t.Fatal(err)
+	}
+	doc := b.String()
+	_, series, texts := svgStats(t, b.Bytes())
+	if got := strings.Count(doc, `<g class="panel">`); got != 3 {
+		t.Errorf("%d panels, want 3 (parent series first)", got)
+	}
+	if strings.Join(series, ",") != "mean,s1,s2,s1" {
+		t.Errorf("series %q, want mean,s1,s2,s1", series)
+	}
+	// One legend entry per name, s1 with the same colour in both panels.
+	legend := doc[strings.Index(doc, `<g class="legend">`):]
+	legend = legend[:strings.Index(legend, "</g>")]
+	if got := strings.Count(legend, "<text"); got != 3 {
+		t.Errorf("%d legend entries, want 3", got)
+	}
+	first := strokeOf(t, doc, "s1")
+	last := doc[strings.LastIndex(doc, `data-name="s1"`)-len(`class="series" `):]
+	if strokeOf(t, last, "s1") != first {
+		t.Error("s1 has different colours in two panels")
+	}
+	// Shared y axis: every panel reaches the top tick of the largest one.
+	count := map[string]int{}
+	for _, tx := range texts {
+		count[tx]++
+	}
+	if count["100"] != 3 {
+		t.Errorf("tick 100 appears %d times, want once per panel (3): %q", count["100"], texts)
+	}
+	if count["cap"] != 3 {
+		t.Errorf("reference line label appears %d times, want 3", count["cap"])
+	}
+	if count["load"] != 2 { // first column of a 2-row grid only
+		t.Logf("texts: %q", texts)
+		t.Errorf("y label appears %d times, want 2 (first column of each row)", count["load"])
+	}
+}
