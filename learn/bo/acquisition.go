@@ -22,8 +22,18 @@ const (
 	// Vazquez, Villemonteix, Sidorkiewicz & Walter (2008) as benchmarked by
 	// Picheny, Wagner & Ginsbourger (2013, "A benchmark of kriging-based
 	// infill criteria for noisy optimization", Struct. Multidiscip. Optim. 48,
-	// section 3.1). It is not the Monte-Carlo noisy EI of Letham et al. (2019).
+	// section 3.1). It is not the Monte-Carlo noisy EI of Letham et al. (2019);
+	// see MonteCarloNoisyEI for that one.
 	NoisyEI
+	// MonteCarloNoisyEI is the noisy expected improvement of Letham, Karrer,
+	// Ottoni & Bakshy (2019, "Constrained Bayesian Optimization with Noisy
+	// Experiments", Bayesian Analysis 14(2)): the average, over joint posterior
+	// samples of the latent objective at the observed points, of EI under a
+	// GP conditioned noiselessly on each sample with the sample's best
+	// feasible value as incumbent (Config.NoisySamples samples, drawn once per
+	// Ask). Feasibility of observed points comes from their observed
+	// constraint values.
+	MonteCarloNoisyEI
 )
 
 // String returns the acquisition name.
@@ -33,6 +43,8 @@ func (k AcquisitionKind) String() string {
 		return "ei"
 	case NoisyEI:
 		return "noisy-ei"
+	case MonteCarloNoisyEI:
+		return "mc-noisy-ei"
 	}
 	return fmt.Sprintf("AcquisitionKind(%d)", int(k))
 }

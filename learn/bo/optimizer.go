@@ -68,8 +68,11 @@ type Config struct {
 	// InitialPoints is the size of the seeded Latin-hypercube initial design
 	// (default 2·(len(Space)+1)).
 	InitialPoints int
-	// Acquisition is EI (default) or NoisyEI.
+	// Acquisition is EI (default), NoisyEI or MonteCarloNoisyEI.
 	Acquisition AcquisitionKind
+	// NoisySamples is the number of posterior samples of MonteCarloNoisyEI
+	// (default 32).
+	NoisySamples int
 	// Kernel is the GP kernel of the objective and constraint models
 	// (default Matern52).
 	Kernel KernelKind
@@ -105,6 +108,9 @@ func (c *Config) fill() {
 	}
 	if c.LocalStarts <= 0 {
 		c.LocalStarts = 5
+	}
+	if c.NoisySamples <= 0 {
+		c.NoisySamples = 32
 	}
 	if c.GPRestarts == 0 {
 		c.GPRestarts = 1
@@ -144,7 +150,7 @@ func NewBayesOpt(cfg Config, rng *rand.Rand) (*BayesOpt, error) {
 	if !cfg.Kernel.valid() {
 		return nil, fmt.Errorf("bo: new bayes opt: kernel: unknown %v", cfg.Kernel)
 	}
-	if cfg.Acquisition != EI && cfg.Acquisition != NoisyEI {
+	if cfg.Acquisition != EI && cfg.Acquisition != NoisyEI && cfg.Acquisition != MonteCarloNoisyEI {
 		return nil, fmt.Errorf("bo: new bayes opt: acquisition: unknown %v", cfg.Acquisition)
 	}
 	cfg.fill()
@@ -205,6 +211,7 @@ type acqModel struct {
 	dm, dv   []float64
 	gradTmp  []float64
 	feasOnly bool
+	nei      *nei // non-nil for MonteCarloNoisyEI
 }
 
 // logAcq returns log EI(u)·Π PoF_k(u) at the canonical point u and, if grad is
@@ -218,7 +225,16 @@ func (m *acqModel) logAcq(u, grad []float64) float64 {
 		dm, dv = m.dm, m.dv
 	}
 	var total float64
-	if !m.feasOnly {
+	if !m.feasOnly && m.nei != nil {
+		var gt []float64
+		if grad != nil {
+			gt = m.gradTmp
+		}
+		total += m.nei.logValue(u, gt)
+		for i := range grad {
+			grad[i] += gt[i]
+		}
+	} else if !m.feasOnly {
 		mu, vr := m.obj.PredictGrad(u, dm, dv)
 		sd := math.Sqrt(vr)
 		floored := false
@@ -303,6 +319,16 @@ func (b *BayesOpt) suggest() ([]float64, error) {
 	m.feasOnly = math.IsInf(m.best, 1)
 	if m.feasOnly && len(m.cons) == 0 {
 		return nil, errors.New("no incumbent") // unreachable: no constraints means all feasible
+	}
+	if b.cfg.Acquisition == MonteCarloNoisyEI && !m.feasOnly {
+		feasible := make([]bool, n)
+		for i, o := range b.obs {
+			feasible[i] = o.Feasible()
+		}
+		m.nei, err = newNEI(obj, feasible, b.cfg.NoisySamples, b.rng)
+		if err != nil {
+			return nil, err
+		}
 	}
 
 	// Random screening: uniform points plus perturbations of the best points.

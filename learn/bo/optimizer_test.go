@@ -235,7 +235,7 @@ func TestConstrainedOptimisation(t *testing.T) {
 	space := continuousSpace([]float64{0, 0}, []float64{1, 1})
 	f := func(x []float64) float64 { return (x[0]-0.8)*(x[0]-0.8) + (x[1]-0.8)*(x[1]-0.8) }
 	cons := func(x []float64) float64 { return x[0] + x[1] - 1 }
-	for _, acq := range []AcquisitionKind{EI, NoisyEI} {
+	for _, acq := range []AcquisitionKind{EI, NoisyEI, MonteCarloNoisyEI} {
 		opt, err := NewBayesOpt(Config{Space: space, Constraints: 1, Acquisition: acq}, rand.New(rand.NewPCG(11, 0)))
 		if err != nil {
 			t.Fatal(err)
@@ -402,14 +402,14 @@ func TestSpaceEncoding(t *testing.T) {
 	}
 }
 
-// TestNoisyBranin runs both acquisitions on Branin observed with Gaussian
+// TestNoisyBranin runs the three acquisitions on Branin observed with Gaussian
 // noise of standard deviation 0.5 and judges each run by the true value at
 // the point of smallest posterior mean among the observed points (what a
-// user of a noisy optimiser would pick). Both must end within 0.25 of the
+// user of a noisy optimiser would pick). All must end within 0.25 of the
 // minimum 0.397887 after 40 evaluations.
 func TestNoisyBranin(t *testing.T) {
 	space := continuousSpace([]float64{-5, 0}, []float64{10, 15})
-	for _, acq := range []AcquisitionKind{EI, NoisyEI} {
+	for _, acq := range []AcquisitionKind{EI, NoisyEI, MonteCarloNoisyEI} {
 		noise := rand.New(rand.NewPCG(99, 0))
 		opt, err := NewBayesOpt(Config{Space: space, Acquisition: acq}, rand.New(rand.NewPCG(21, 0)))
 		if err != nil {
