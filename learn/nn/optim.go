@@ -239,3 +239,16 @@ func (r *RMSProp[T]) Step() {
 
 // ZeroGrad clears the gradients of the optimiser's parameters.
 func (r *RMSProp[T]) ZeroGrad() { ZeroGrad(r.params) }
+
+// Compile-time checks that the optimisers and layers satisfy the interfaces.
+var (
+	_ Optimizer[float32] = (*Adam[float32])(nil)
+	_ Optimizer[float32] = (*SGD[float32])(nil)
+	_ Optimizer[float32] = (*RMSProp[float32])(nil)
+	_ Module[float32]    = (*Linear[float32])(nil)
+	_ Module[float32]    = (*MLP[float32])(nil)
+	_ Module[float32]    = (*GRU[float32])(nil)
+	_ Module[float32]    = (*BatchNorm[float32])(nil)
+	_ Module[float32]    = (*LayerNormLayer[float32])(nil)
+	_ Module[float32]    = (*AttentionLayer[float32])(nil)
+)
