@@ -183,9 +183,13 @@ func (g *GRU[T]) NewPredictor() *GRUPredictor[T] {
 }
 
 // Step writes the next hidden state for input x (len In) and state h (len H)
-// to hNext (len H, may be h itself) and returns hNext.
+// to hNext (len H, may be h itself) and returns hNext. It allocates
+// nothing, except a new hNext when hNext is nil.
 func (p *GRUPredictor[T]) Step(hNext, h, x []T) []T {
 	g := p.g
+	if hNext == nil {
+		hNext = make([]T, g.Hidden())
+	}
 	if len(x) != g.In() || len(h) != g.Hidden() || len(hNext) != g.Hidden() {
 		panic(fmt.Sprintf("nn: GRUPredictor.Step: len(hNext)=%d, len(h)=%d, len(x)=%d; want %d, %d, %d",
 			len(hNext), len(h), len(x), g.Hidden(), g.Hidden(), g.In()))

@@ -225,9 +225,12 @@ func (m *MLP[T]) NewPredictor() *MLPPredictor[T] {
 }
 
 // Predict writes the network output for input x (len In) to dst (len Out)
-// and returns dst. It allocates nothing.
+// and returns dst. It allocates nothing, except a new dst when dst is nil.
 func (p *MLPPredictor[T]) Predict(dst, x []T) []T {
 	m := p.m
+	if dst == nil {
+		dst = make([]T, m.Out())
+	}
 	if len(x) != m.In() || len(dst) != m.Out() {
 		panic(fmt.Sprintf("nn: Predict: len(x)=%d, len(dst)=%d; want %d and %d", len(x), len(dst), m.In(), m.Out()))
 	}

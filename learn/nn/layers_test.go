@@ -94,7 +94,7 @@ func TestPredictorsMatchTape(t *testing.T) {
 		m := NewMLP[float64](rng, "m", []int{5, 7, 6, 3}, a, a)
 		var tp Tape[float64]
 		want := m.Forward(&tp, tp.Const(TensorFrom(1, 5, x))).Value.Data
-		got := m.NewPredictor().Predict(make([]float64, 3), x)
+		got := m.NewPredictor().Predict(nil, x) // nil destination sizes itself
 		for i := range want {
 			if math.Abs(got[i]-want[i]) > 1e-12 {
 				t.Errorf("%v: output %d = %v, tape %v", a, i, got[i], want[i])
