@@ -1,8 +1,9 @@
 // Package bo is Bayesian optimisation for Shoal: Gaussian-process regression
 // (RBF and Matérn 5/2 kernels with ARD length-scales, hyperparameters fitted by
 // maximising the log marginal likelihood with multi-start L-BFGS), expected
-// improvement acquisitions (EI, plug-in noisy EI, each multiplied by the
-// probability of feasibility of constraint models), and an ask/tell optimiser
+// improvement acquisitions (EI, plug-in noisy EI, Monte-Carlo noisy EI of
+// Letham et al., each multiplied by the probability of feasibility of
+// constraint models), and an ask/tell optimiser
 // over continuous, integer and categorical parameters, with random search as
 // the baseline behind the same interface. Epsilon-SVR lives in the svr
 // subpackage.
