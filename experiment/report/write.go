@@ -65,8 +65,9 @@ h2 { font-size: 1.15rem; margin: 28px 0 10px; border-bottom: 1px solid #ddd; pad
 .notes h2 { border: 0; margin: 4px 0; font-size: 1rem; }
 .notes ul { margin: 4px 0; padding-left: 20px; }
 table { border-collapse: collapse; margin: 8px 0 20px; font-size: 0.9rem; }
+table.data { display: block; max-width: 100%; overflow-x: auto; font-size: 0.85rem; }
 caption { text-align: left; font-weight: 600; padding: 4px 0 6px; }
-th, td { padding: 4px 10px; border-bottom: 1px solid #e4e4e4; text-align: left; vertical-align: top; }
+th, td { padding: 4px 8px; border-bottom: 1px solid #e4e4e4; text-align: left; vertical-align: top; }
 thead th { border-bottom: 2px solid #888; background: #f6f6f6; }
 tbody tr:nth-child(even) { background: #fafafa; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
