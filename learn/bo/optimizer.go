@@ -121,6 +121,7 @@ func (c *Config) fill() {
 // interface. Ask fits a GP to the objective (and one GP per constraint) and
 // returns the maximiser of log EI (or noisy EI) plus the log probability of
 // feasibility. It is deterministic for a given rng state and call sequence.
+// It is not safe for concurrent use.
 type BayesOpt struct {
 	cfg    Config
 	sp     *space

@@ -93,7 +93,10 @@ type kernelRows struct {
 	useA  bool
 }
 
-const fullGramLimit = 4096
+// fullGramLimit is the largest training set whose Gram matrix is cached
+// whole (4096² float64 = 128 MiB); a variable so tests can force the
+// row-on-demand path.
+var fullGramLimit = 4096
 
 func newKernelRows(x [][]float64, kind KernelKind, gamma float64) *kernelRows {
 	l := len(x)

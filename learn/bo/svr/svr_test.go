@@ -181,9 +181,9 @@ func TestSineFit(t *testing.T) {
 	}
 }
 
-// TestLargeProblemWithoutGram runs the row-on-demand path (l > fullGramLimit
-// is too slow for a unit test, so compare both paths on the same data by
-// forcing the on-demand code through a small problem).
+// TestRowOnDemandMatchesFullGram forces the row-on-demand kernel path (used
+// above fullGramLimit points) on a small problem: rows and the whole fit must
+// equal the cached-Gram results bit for bit.
 func TestRowOnDemandMatchesFullGram(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	x := make([][]float64, 50)
@@ -200,6 +200,25 @@ func TestRowOnDemandMatchesFullGram(t *testing.T) {
 				t.Fatalf("row %d col %d: %g vs %g", i, s, fr[s], dr[s])
 			}
 		}
+	}
+	z := make([]float64, len(x))
+	for i := range z {
+		z[i] = math.Sin(5*x[i][0]) * x[i][1]
+	}
+	cfg := Config{C: 5, Epsilon: 0.05, Gamma: 2, Tolerance: 1e-6}
+	a, err := Fit(x, z, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := fullGramLimit
+	fullGramLimit = 0
+	defer func() { fullGramLimit = saved }()
+	b, err := Fit(x, z, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Bias() != b.Bias() || a.Iterations() != b.Iterations() || a.NumSupportVectors() != b.NumSupportVectors() {
+		t.Errorf("on-demand fit differs: bias %g vs %g, iterations %d vs %d", a.Bias(), b.Bias(), a.Iterations(), b.Iterations())
 	}
 }
 
