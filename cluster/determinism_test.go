@@ -194,3 +194,29 @@ func TestCommonRandomNumbers(t *testing.T) {
 		})
 	}
 }
+
+// TestObservationDoesNotPerturb checks that observing a run (snapshots,
+// a finer load series) leaves its results unchanged.
+func TestObservationDoesNotPerturb(t *testing.T) {
+	lat := func(observe bool) []done {
+		opt := Options{Seed: 4, Policy: "lsq", Horizon: 20 * time.Second}
+		if observe {
+			opt.SamplePeriod = 37 * time.Millisecond
+		}
+		cl := build(t, crnCfg(), opt)
+		fin := record(cl)
+		var snap metrics.Snapshot
+		for at := time.Duration(0); at < opt.Horizon; at += 13 * time.Millisecond {
+			cl.RunUntil(at)
+			if observe {
+				cl.Observe(&snap)
+			}
+		}
+		drain(t, cl)
+		return *fin
+	}
+	a, b := lat(false), lat(true)
+	if !slices.Equal(a, b) {
+		t.Errorf("observing changed the run (%d vs %d requests)", len(a), len(b))
+	}
+}

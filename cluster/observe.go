@@ -28,12 +28,12 @@ func (cl *Cluster) Observe(snap *metrics.Snapshot) {
 			if in == nil {
 				continue
 			}
-			in.cpu.advance(now)
+			busy := in.cpu.busyUntil(now)
 			use := 0.0
 			if dt > 0 {
-				use = (in.cpu.busy - in.busyObs) / dt
+				use = (busy - in.busyObs) / dt
 			}
-			in.busyObs = in.cpu.busy
+			in.busyObs = busy
 			mem := 0.0
 			if allocated(in.state) && in.state != stRestarting {
 				mem = in.memory()

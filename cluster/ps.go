@@ -45,6 +45,15 @@ func (q *psQueue) advance(now time.Duration) {
 	q.last = now
 }
 
+// busyUntil is the busy integral up to now (unit-seconds) without advancing
+// the queue, so that observing a run does not perturb its arithmetic.
+func (q *psQueue) busyUntil(now time.Duration) float64 {
+	if n := len(q.jobs); n > 0 && now > q.last {
+		return q.busy + math.Min(float64(n), q.servers)*(now-q.last).Seconds()
+	}
+	return q.busy
+}
+
 // add admits c with the given work (at speed 1) and reschedules.
 func (q *psQueue) add(k *sim.Kernel, c *call, work float64) {
 	q.advance(k.Now())

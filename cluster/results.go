@@ -102,8 +102,7 @@ func (s *sampler) Handle(now time.Duration, arg int) {
 	if arg == 1 {
 		for _, in := range cl.series.slots {
 			if in != nil {
-				in.cpu.advance(now)
-				in.busyWarm = in.cpu.busy
+				in.busyWarm = in.cpu.busyUntil(now)
 			}
 		}
 		s.warmTaken = true
@@ -133,9 +132,9 @@ func (s *sampler) sample(now time.Duration) {
 		}
 		u, q := 0.0, 0.0
 		if in != nil {
-			in.cpu.advance(now)
-			u = (in.cpu.busy - in.busyAt) / (in.cpuLimit * dt)
-			in.busyAt = in.cpu.busy
+			busy := in.cpu.busyUntil(now)
+			u = (busy - in.busyAt) / (in.cpuLimit * dt)
+			in.busyAt = busy
 			q = float64(in.admitted)
 			ms = math.Max(ms, in.remainingTime())
 		}
@@ -164,8 +163,7 @@ func (s *sampler) flush(cl *Cluster) {
 		if in == nil {
 			continue
 		}
-		in.cpu.advance(now)
-		util = append(util, (in.cpu.busy-in.busyWarm)/in.cpuLimit)
+		util = append(util, (in.cpu.busyUntil(now)-in.busyWarm)/in.cpuLimit)
 	}
 	r.Fairness = metrics.Jain(util)
 	for i, c := range cl.classes {

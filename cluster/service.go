@@ -151,8 +151,7 @@ func (s *service) setState(in *instance, st int) {
 			in.node = nil
 		}
 		// Keep its busy time of the period for Observe.
-		in.cpu.advance(now)
-		s.goneBusy += in.cpu.busy - in.busyObs
+		s.goneBusy += in.cpu.busyUntil(now) - in.busyObs
 		s.slots[in.slot] = nil
 		for _, p := range s.lbs {
 			p.view.Weights[in.slot] = 0
