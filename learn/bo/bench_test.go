@@ -40,7 +40,7 @@ func BenchmarkGPLogMarginalLikelihood(b *testing.B) {
 	grad := make([]float64, 8)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := LogMarginalLikelihood(Matern52, x, y, h, grad); err != nil {
+		if _, err := LogMarginalLikelihood(grad, Matern52, x, y, h); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -72,7 +72,7 @@ func BenchmarkGPPredictGrad(b *testing.B) {
 	dm, dv := make([]float64, 6), make([]float64, 6)
 	b.ReportAllocs()
 	for b.Loop() {
-		g.PredictGrad(p, dm, dv)
+		g.PredictGrad(dm, dv, p)
 	}
 }
 

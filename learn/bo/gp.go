@@ -576,7 +576,7 @@ func sigmoid(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
 // normalisation), and writes its gradient with respect to
 // [log ℓ_1..log ℓ_d, log σf², log σn²] into grad if grad is non-nil
 // (len(grad) must be d+2). It is the objective FitGP maximises (without prior).
-func LogMarginalLikelihood(kind KernelKind, x [][]float64, y []float64, h Hyper, grad []float64) (float64, error) {
+func LogMarginalLikelihood(grad []float64, kind KernelKind, x [][]float64, y []float64, h Hyper) (float64, error) {
 	if len(x) == 0 {
 		return 0, ErrNoData
 	}
@@ -637,13 +637,13 @@ func (g *GP) Dim() int { return g.d }
 //
 // It does not allocate.
 func (g *GP) Predict(x []float64) (mean, variance float64) {
-	return g.PredictGrad(x, nil, nil)
+	return g.PredictGrad(nil, nil, x)
 }
 
 // PredictGrad is Predict that also writes the gradients of the mean and the
 // variance with respect to x into dmean and dvar when they are non-nil (each
 // of length Dim()). It does not allocate.
-func (g *GP) PredictGrad(x, dmean, dvar []float64) (mean, variance float64) {
+func (g *GP) PredictGrad(dmean, dvar, x []float64) (mean, variance float64) {
 	n, d := g.n, g.d
 	if len(x) != d {
 		panic("bo: gp predict: dimension mismatch")

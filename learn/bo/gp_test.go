@@ -114,7 +114,7 @@ func TestLogMarginalLikelihoodClosedForm(t *testing.T) {
 	det := a*a - b*b
 	quad := (a*y[0]*y[0] - 2*b*y[0]*y[1] + a*y[1]*y[1]) / det
 	want := -0.5*quad - 0.5*math.Log(det) - math.Log(2*math.Pi)
-	got, err := LogMarginalLikelihood(RBF, x, y, h, nil)
+	got, err := LogMarginalLikelihood(nil, RBF, x, y, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestLogMarginalLikelihoodGradient(t *testing.T) {
 				h.LengthScales[j] = 0.1 + rng.Float64()
 			}
 			grad := make([]float64, d+2)
-			if _, err := LogMarginalLikelihood(kind, x, y, h, grad); err != nil {
+			if _, err := LogMarginalLikelihood(grad, kind, x, y, h); err != nil {
 				t.Fatal(err)
 			}
 			p := make([]float64, d+2)
@@ -150,9 +150,9 @@ func TestLogMarginalLikelihoodGradient(t *testing.T) {
 				const eps = 1e-5
 				pp := append([]float64(nil), p...)
 				pp[j] += eps
-				fp, _ := LogMarginalLikelihood(kind, x, y, hyperFromLog(pp), nil)
+				fp, _ := LogMarginalLikelihood(nil, kind, x, y, hyperFromLog(pp))
 				pp[j] -= 2 * eps
-				fm, _ := LogMarginalLikelihood(kind, x, y, hyperFromLog(pp), nil)
+				fm, _ := LogMarginalLikelihood(nil, kind, x, y, hyperFromLog(pp))
 				fd := (fp - fm) / (2 * eps)
 				if math.Abs(fd-grad[j]) > 1e-6*math.Max(1, math.Abs(fd)) {
 					t.Errorf("%v trial %d param %d: analytic %.10g, finite difference %.10g", kind, trial, j, grad[j], fd)
@@ -248,7 +248,7 @@ func TestPredictGrad(t *testing.T) {
 		dm, dv := make([]float64, 3), make([]float64, 3)
 		for range 5 {
 			p := []float64{rng.Float64()*4 - 2, rng.Float64(), rng.Float64() * 10}
-			g.PredictGrad(p, dm, dv)
+			g.PredictGrad(dm, dv, p)
 			for j := range p {
 				eps := 1e-6 * (1 + math.Abs(p[j]))
 				q := append([]float64(nil), p...)
@@ -303,7 +303,7 @@ func TestPredictDoesNotAllocate(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, dm, dv := []float64{0.3, 0.4}, make([]float64, 2), make([]float64, 2)
-	if a := testing.AllocsPerRun(100, func() { g.PredictGrad(p, dm, dv) }); a != 0 {
+	if a := testing.AllocsPerRun(100, func() { g.PredictGrad(dm, dv, p) }); a != 0 {
 		t.Errorf("PredictGrad allocates %v times", a)
 	}
 }

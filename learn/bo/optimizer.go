@@ -236,7 +236,7 @@ func (m *acqModel) logAcq(u, grad []float64) float64 {
 			grad[i] += gt[i]
 		}
 	} else if !m.feasOnly {
-		mu, vr := m.obj.PredictGrad(u, dm, dv)
+		mu, vr := m.obj.PredictGrad(dm, dv, u)
 		sd := math.Sqrt(vr)
 		floored := false
 		if sd < m.sdFloor {
@@ -255,7 +255,7 @@ func (m *acqModel) logAcq(u, grad []float64) float64 {
 		}
 	}
 	for _, c := range m.cons {
-		mu, vr := c.PredictGrad(u, dm, dv)
+		mu, vr := c.PredictGrad(dm, dv, u)
 		sd := math.Sqrt(math.Max(vr, 1e-18))
 		lp, dz := logPhi(-mu / sd)
 		total += lp
