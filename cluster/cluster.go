@@ -18,8 +18,36 @@
 //	res := cl.Results()
 //
 // Parts of the model a scenario does not use cost nothing: no memory
-// bookkeeping without a memory limit, no queue without a concurrency limit,
+// check without a memory limit, no queue without a concurrency limit,
 // no events for zero round-trip times, no child calls without stages.
+//
+// Semantics worth knowing:
+//
+//   - A call's response time at its caller is its own phases, then its
+//     stages in order; a stage costs the slowest of its parallel calls. A
+//     call across locations adds their RTT, half on the way there and half
+//     on the way back (exactly, to the nanosecond).
+//   - A failed required call fails its caller, which answers after the
+//     current stage without making later stages (fail fast); the failure
+//     climbs to the request. An optional call's failure is ignored, and so
+//     is anything that fails below it. Brownout of a service cuts its
+//     optional calls.
+//   - An OOM kill fails every call admitted or queued at the instance at
+//     once, including calls waiting for their children (whose work goes on
+//     in the background and is discarded); the instance is down in every LB
+//     view until it restarts. Calls that reach a starting, restarting or
+//     removed instance fail as NoCapacity.
+//   - A client timeout counts a Timeout failure when it fires; the request's
+//     work goes on, it stays in the system for Little's law, and its latency
+//     is not recorded.
+//   - An LB point counts a call in flight from its pick until the response is
+//     back at the caller; removed instances' slots are reused with fresh
+//     counts. A draining instance goes when it holds no admitted, queued or
+//     in-transit call.
+//   - Every call has its own random stream, seeded from its parent's (its
+//     source's for a root), so that the same seed gives every policy the same
+//     arrivals, demands and call trees (common random numbers), and
+//     observing a run does not change it.
 package cluster
 
 import (

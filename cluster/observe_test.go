@@ -124,3 +124,21 @@ func TestLBScopedView(t *testing.T) {
 		t.Errorf("LBNames %v", names)
 	}
 }
+
+// TestObserveCPUOfRemovedInstance checks that the busy time of an instance
+// removed during the period still counts in the service's CPU use.
+func TestObserveCPUOfRemovedInstance(t *testing.T) {
+	cfg := &Config{
+		Services: []Service{{Name: "s", Replicas: 2}},
+		Classes:  []Class{{Name: "c", Call: Call{Service: "s", CPU: det(1)}}},
+		Sources:  []Source{{Name: "src", Class: "c", Arrivals: poisson(1)}},
+	}
+	cl := build(t, cfg, Options{Seed: 1})
+	feed(cl, 0, 0, 0) // one 1 s job on each instance
+	cl.RunUntil(sec(0.5))
+	apply(t, cl, control.SetReplicas{Service: "s", Replicas: 1})
+	s := observe(cl, sec(2))
+	if st := svcStats(t, s, "s"); math.Abs(st.CPUUse-1) > 1e-9 || len(st.Instances) != 1 || st.Completions != 2 {
+		t.Errorf("cpu %g cores over the period (want 1: 2 core-s in 2 s), %d instances, %d completions", st.CPUUse, len(st.Instances), st.Completions)
+	}
+}
