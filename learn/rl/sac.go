@@ -253,3 +253,8 @@ func (s *SAC) Update() {
 	nn.SoftUpdate(s.q2Target.Params(), s.q2.Params(), float32(cfg.Tau))
 	s.Updates++
 }
+
+// Replay returns the agent's replay buffer, for example to pre-fill it with
+// logged transitions. Its actions are in [-1, 1] units (the action space
+// mapped affinely), not environment units.
+func (s *SAC) Replay() *Replay { return s.replay }

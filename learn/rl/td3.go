@@ -242,3 +242,8 @@ func (t *TD3) Update() {
 	}
 	nn.SoftUpdate(t.actorTarget.Params(), t.actor.Params(), float32(cfg.Tau))
 }
+
+// Replay returns the agent's replay buffer, for example to pre-fill it with
+// logged transitions. Its actions are in [-1, 1] units (the action space
+// mapped affinely), not environment units.
+func (t *TD3) Replay() *Replay { return t.replay }
