@@ -357,8 +357,18 @@ func TestConfigValidation(t *testing.T) {
 	}{
 		{"sac lr", func() error { c := rl.DefaultSACConfig(); c.LR = 0; _, err := rl.NewSAC(ps, c, pcg(1, 1)); return err }, "lr: must be > 0"},
 		{"sac discrete actions", func() error { _, err := rl.NewSAC(cs, rl.DefaultSACConfig(), pcg(1, 1)); return err }, "continuous-action algorithm given Discrete(2)"},
-		{"td3 critics", func() error { c := rl.DefaultTD3Config(); c.Critics = 3; _, err := rl.NewTD3(ps, c, pcg(1, 1)); return err }, "critics: must be 1 or 2"},
-		{"td3 gamma", func() error { c := rl.DefaultTD3Config(); c.Gamma = 1.5; _, err := rl.NewTD3(ps, c, pcg(1, 1)); return err }, "gamma: must be in [0, 1]"},
+		{"td3 critics", func() error {
+			c := rl.DefaultTD3Config()
+			c.Critics = 3
+			_, err := rl.NewTD3(ps, c, pcg(1, 1))
+			return err
+		}, "critics: must be 1 or 2"},
+		{"td3 gamma", func() error {
+			c := rl.DefaultTD3Config()
+			c.Gamma = 1.5
+			_, err := rl.NewTD3(ps, c, pcg(1, 1))
+			return err
+		}, "gamma: must be in [0, 1]"},
 		{"discrete sac box", func() error { _, err := rl.NewDiscreteSAC(ps, rl.DefaultDiscreteSACConfig(), pcg(1, 1)); return err }, "is not discrete"},
 		{"recurrent window", func() error {
 			c := rl.DefaultRecurrentSACConfig()
@@ -366,7 +376,12 @@ func TestConfigValidation(t *testing.T) {
 			_, err := rl.NewRecurrentSAC(ps, c, pcg(1, 1))
 			return err
 		}, "seq_len, gru_hidden"},
-		{"ppo epochs", func() error { c := rl.DefaultPPOConfig(); c.NEpochs = 0; _, err := rl.NewPPO(cs, c, pcg(1, 1)); return err }, "n_epochs: must be >= 1"},
+		{"ppo epochs", func() error {
+			c := rl.DefaultPPOConfig()
+			c.NEpochs = 0
+			_, err := rl.NewPPO(cs, c, pcg(1, 1))
+			return err
+		}, "n_epochs: must be >= 1"},
 		{"ppo env count", func() error {
 			p, _ := rl.NewPPO(cs, rl.DefaultPPOConfig(), pcg(1, 1))
 			_, err := p.Learn([]rl.Env{envs.NewCartPole()}, 10, pcg(1, 1))

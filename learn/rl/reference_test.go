@@ -130,4 +130,3 @@ func TestReferenceScores(t *testing.T) {
 		})
 	}
 }
-
