@@ -142,3 +142,16 @@ func TestObserveCPUOfRemovedInstance(t *testing.T) {
 		t.Errorf("cpu %g cores over the period (want 1: 2 core-s in 2 s), %d instances, %d completions", st.CPUUse, len(st.Instances), st.Completions)
 	}
 }
+
+// TestDrainTwice checks that draining again closes the results again
+// without counting anything twice.
+func TestDrainTwice(t *testing.T) {
+	cl := build(t, lbFarm(0.5), Options{Seed: 1, Horizon: 5 * time.Second})
+	cl.RunUntil(5 * time.Second)
+	r := drain(t, cl)
+	first := *r
+	cl.Drain(time.Hour)
+	if r.Cost != first.Cost || r.Completed != first.Completed || r.Throughput != first.Throughput || r.Little != first.Little {
+		t.Errorf("second drain changed the results: cost %g -> %g", first.Cost, r.Cost)
+	}
+}

@@ -169,6 +169,7 @@ func (s *sampler) flush(cl *Cluster) {
 	for i, c := range cl.classes {
 		r.Classes[i] = ClassResult{Name: c.name, Latency: c.latency, Failures: c.failures}
 	}
+	r.Cost = 0 // flush may run again after another Drain
 	for _, sv := range cl.services {
 		r.Cost += sv.cost(now, cl.prices)
 	}
