@@ -120,18 +120,27 @@ func (s *LSQ) Select(v *View, _ Request) int {
 		if !up {
 			continue
 		}
-		q := v.InFlight[j]
-		switch {
+		switch q := v.InFlight[j]; {
 		case best < 0 || q < bq:
 			best, bq, ties = j, q, 1
 		case q == bq:
 			ties++
-			if s.Rand.IntN(ties) == 0 {
-				best = j
-			}
 		}
 	}
-	return best
+	if ties <= 1 {
+		return best
+	}
+	// One draw picks among the ties uniformly (a second pass is cheaper
+	// than a random number per tie).
+	k := s.Rand.IntN(ties)
+	for j := best; ; j++ {
+		if v.Up[j] && v.InFlight[j] == bq {
+			if k == 0 {
+				return j
+			}
+			k--
+		}
+	}
 }
 
 // SED picks argmin_j (q_j+1)/w_j (shortest expected delay), with q the local
@@ -148,18 +157,25 @@ func (s *SED) Select(v *View, _ Request) int {
 		if !up || w <= 0 {
 			continue
 		}
-		d := float64(v.InFlight[j]+1) / w
-		switch {
+		switch d := float64(v.InFlight[j]+1) / w; {
 		case best < 0 || d < bd:
 			best, bd, ties = j, d, 1
 		case d == bd:
 			ties++
-			if s.Rand.IntN(ties) == 0 {
-				best = j
-			}
 		}
 	}
-	return best
+	if ties <= 1 {
+		return best
+	}
+	k := s.Rand.IntN(ties)
+	for j := best; ; j++ {
+		if w := v.Weights[j]; v.Up[j] && w > 0 && float64(v.InFlight[j]+1)/w == bd {
+			if k == 0 {
+				return j
+			}
+			k--
+		}
+	}
 }
 
 // P2C samples two distinct up backends uniformly and picks the one with fewer

@@ -195,3 +195,20 @@ func BenchmarkSelect(b *testing.B) {
 		})
 	}
 }
+
+// TestTiesAreUniform: LSQ and SED pick uniformly among equal backends.
+func TestTiesAreUniform(t *testing.T) {
+	v := view([]int32{1, 0, 0, 2, 0}, []float64{1, 1, 1, 1, 1}, nil)
+	for name, s := range map[string]Selector{
+		"lsq": &LSQ{Rand: rand.New(rand.NewPCG(2, 1))},
+		"sed": &SED{Rand: rand.New(rand.NewPCG(2, 2))},
+	} {
+		c := counts(t, s, v, 30000)
+		if c[0] != 0 || c[3] != 0 {
+			t.Fatalf("%s picked a longer queue: %v", name, c)
+		}
+		for _, j := range []int{1, 2, 4} {
+			within(t, name, c[j], 30000, 1.0/3)
+		}
+	}
+}
