@@ -111,3 +111,48 @@ func TestMG1PSInsensitivity(t *testing.T) {
 		})
 	}
 }
+
+// TestWCMPFarm checks the heterogeneous Distr-LB farm under random routing
+// against a closed form: two LB points that each split Poisson traffic at
+// random in proportion to the weights make every server an independent
+// M/M/1-PS queue with rate lambda*p_j and service rate s_j/E[S], so the
+// mean response time is sum_j p_j / (s_j/E[S] - lambda p_j).
+func TestWCMPFarm(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		weights func(speed float64) float64
+	}{
+		{"weights = speeds", func(s float64) float64 { return s }},
+		{"weights = speeds^0.9 (wrong)", func(s float64) float64 { return math.Pow(s, 0.9) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const load, es = 0.7, 0.01
+			cfg := lbFarm(load)
+			insts := cfg.Services[0].Instances
+			wsum := 0.0
+			for i := range insts {
+				insts[i].Weight = tc.weights(insts[i].Speed)
+				wsum += insts[i].Weight
+			}
+			lambda := cfg.Sources[0].Arrivals.Rate + cfg.Sources[1].Arrivals.Rate
+			want := 0.0
+			for _, in := range insts {
+				p := in.Weight / wsum
+				want += p / (in.Speed/es - lambda*p)
+			}
+			const horizon = 2000 * time.Second
+			cl, err := New(cfg, Options{Seed: 8, Policy: "wcmp", Horizon: horizon, Warmup: 50 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cl.RunUntil(horizon)
+			cl.Drain(time.Hour)
+			r := cl.Results()
+			got := r.Latency.Mean()
+			t.Logf("mean %.5f s, theory %.5f s (%+.2f%%), %d requests", got, want, 100*(got/want-1), r.Completed)
+			if math.Abs(got/want-1) > 0.03 {
+				t.Errorf("mean %.5f, want %.5f within 3%%", got, want)
+			}
+		})
+	}
+}
