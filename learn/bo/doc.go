@@ -30,4 +30,7 @@
 //	best, ok := opt.Best() // smallest latency among feasible observations
 //
 // Swap bo.NewBayesOpt for bo.NewRandomSearch(space, 1, rng) to run the baseline.
+// To evaluate several points at once, call AskBatch(q) (or Ask several times
+// before telling): points not yet told enter the models as kriging-believer
+// fantasies, so the batch is spread out.
 package bo

@@ -128,8 +128,9 @@ type BayesOpt struct {
 	rng    *rand.Rand
 	design [][]float64
 	asked  int
-	obs    []Observation
-	enc    [][]float64 // canonical encodings of obs
+	obs     []Observation
+	enc     [][]float64 // canonical encodings of obs
+	pending [][]float64 // canonical encodings of points asked but not told
 	hy     *Hyper      // warm start, objective
 	hc     []*Hyper    // warm starts, constraints
 }
@@ -166,7 +167,8 @@ func (b *BayesOpt) Observations() []Observation { return b.obs }
 // Best implements Optimizer.
 func (b *BayesOpt) Best() (Observation, bool) { return bestOf(b.obs) }
 
-// Tell implements Optimizer.
+// Tell implements Optimizer. Telling a point that Ask or AskBatch returned
+// removes it from the pending points.
 func (b *BayesOpt) Tell(x []float64, y float64, c []float64) error {
 	o, err := checkObservation(x, y, c, b.cfg.Constraints)
 	if err != nil {
@@ -178,27 +180,89 @@ func (b *BayesOpt) Tell(x []float64, y float64, c []float64) error {
 	}
 	b.obs = append(b.obs, o)
 	b.enc = append(b.enc, u)
+	for i, p := range b.pending {
+		if sameCanonical(p, u) {
+			b.pending = append(b.pending[:i], b.pending[i+1:]...)
+			break
+		}
+	}
 	return nil
 }
 
+// Pending returns the number of points asked but not yet told.
+func (b *BayesOpt) Pending() int { return len(b.pending) }
+
+// ClearPending forgets the points asked but not told (for example after
+// their evaluations failed), so they no longer enter the models as fantasies.
+func (b *BayesOpt) ClearPending() { b.pending = nil }
+
 // Ask implements Optimizer. The first InitialPoints calls return the Latin
 // hypercube design; later calls return the acquisition maximiser given the
-// observations told so far (calling Ask twice without Tell returns the same
-// point).
+// observations told so far, with the points asked but not yet told entering
+// the models as kriging-believer fantasies (so consecutive Asks without Tell
+// return distinct points, as AskBatch does).
 func (b *BayesOpt) Ask() ([]float64, error) {
-	if b.asked < len(b.design) {
+	xs, err := b.AskBatch(1)
+	if err != nil {
+		return nil, err
+	}
+	return xs[0], nil
+}
+
+// AskBatch returns q points to evaluate in parallel: remaining design points
+// first, then acquisition maximisers chosen one after another with the
+// earlier ones (and all pending points) as kriging-believer fantasies.
+func (b *BayesOpt) AskBatch(q int) ([][]float64, error) {
+	if q < 1 {
+		return nil, fmt.Errorf("bo: ask batch: q must be >= 1, got %d", q)
+	}
+	var xs [][]float64
+	for len(xs) < q && b.asked < len(b.design) {
+		xs = append(xs, append([]float64(nil), b.design[b.asked]...))
 		b.asked++
-		return append([]float64(nil), b.design[b.asked-1]...), nil
 	}
-	b.asked++
+	// The design points just handed out are pending too.
+	for _, x := range xs {
+		u, err := b.sp.encode(x)
+		if err != nil {
+			return nil, fmt.Errorf("bo: ask: %w", err)
+		}
+		b.pending = append(b.pending, u)
+	}
+	if len(xs) == q {
+		return xs, nil
+	}
+	rest := q - len(xs)
 	if len(b.obs) < 2 {
-		return b.sp.sample(b.rng), nil
+		for range rest {
+			x := b.sp.sample(b.rng)
+			u, err := b.sp.encode(x)
+			if err != nil {
+				return nil, fmt.Errorf("bo: ask: %w", err)
+			}
+			b.pending = append(b.pending, u)
+			xs = append(xs, x)
+		}
+		return xs, nil
 	}
-	u, err := b.suggest()
+	us, err := b.suggestBatch(rest)
 	if err != nil {
 		return nil, fmt.Errorf("bo: ask: %w", err)
 	}
-	return b.sp.decode(u), nil
+	for _, u := range us {
+		b.pending = append(b.pending, u)
+		xs = append(xs, b.sp.decode(u))
+	}
+	return xs, nil
+}
+
+func sameCanonical(a, b []float64) bool {
+	for i := range a {
+		if math.Abs(a[i]-b[i]) > 1e-9 {
+			return false
+		}
+	}
+	return true
 }
 
 // acqModel is the fitted state an acquisition evaluation needs.
@@ -269,7 +333,9 @@ func (m *acqModel) logAcq(u, grad []float64) float64 {
 	return total
 }
 
-func (b *BayesOpt) suggest() ([]float64, error) {
+// fitModels fits the objective and constraint GPs to the observations in the
+// unit-box encoding, warm-starting from the previous hyperparameters.
+func (b *BayesOpt) fitModels() (*GP, []*GP, error) {
 	D := b.sp.dim
 	n := len(b.obs)
 	box0, box1 := make([]float64, D), make([]float64, D)
@@ -284,28 +350,98 @@ func (b *BayesOpt) suggest() ([]float64, error) {
 	gcfg.Init = b.hy
 	obj, err := FitGP(b.enc, ys, gcfg, b.rng)
 	if err != nil {
-		return nil, fmt.Errorf("fitting objective model: %w", err)
+		return nil, nil, fmt.Errorf("fitting objective model: %w", err)
 	}
 	h := obj.Hyper()
 	b.hy = &h
-	m := &acqModel{sp: b.sp, obj: obj, dm: make([]float64, D), dv: make([]float64, D), gradTmp: make([]float64, D)}
-	m.sdFloor = 1e-6 * obj.ystd
-	cs := make([]float64, n)
+	var cons []*GP
 	for k := range b.cfg.Constraints {
+		cs := make([]float64, n)
 		for i, o := range b.obs {
 			cs[i] = o.C[k]
 		}
 		gcfg.Init = b.hc[k]
 		cg, err := FitGP(b.enc, cs, gcfg, b.rng)
 		if err != nil {
-			return nil, fmt.Errorf("fitting constraint %d model: %w", k, err)
+			return nil, nil, fmt.Errorf("fitting constraint %d model: %w", k, err)
 		}
 		hk := cg.Hyper()
 		b.hc[k] = &hk
-		m.cons = append(m.cons, cg)
+		cons = append(cons, cg)
 	}
+	return obj, cons, nil
+}
 
-	// Incumbent.
+// suggestBatch returns q new canonical encoded points. Pending points (asked
+// but not told) and the points chosen earlier in the batch enter the models
+// as "kriging believer" fantasies (Ginsbourger, Le Riche & Carraro 2010,
+// "Kriging is well-suited to parallelize optimization"): observed at their
+// posterior mean, with the fitted hyperparameters kept.
+func (b *BayesOpt) suggestBatch(q int) ([][]float64, error) {
+	obj, cons, err := b.fitModels()
+	if err != nil {
+		return nil, err
+	}
+	var out [][]float64
+	for range q {
+		fant := append(append([][]float64(nil), b.pending...), out...)
+		objF, consF := obj, cons
+		if len(fant) > 0 {
+			if objF, err = believe(obj, b.enc, fant); err != nil {
+				return nil, fmt.Errorf("fantasy objective model: %w", err)
+			}
+			consF = make([]*GP, len(cons))
+			for k, c := range cons {
+				if consF[k], err = believe(c, b.enc, fant); err != nil {
+					return nil, fmt.Errorf("fantasy constraint %d model: %w", k, err)
+				}
+			}
+		}
+		m, err := b.newAcqModel(objF, consF)
+		if err != nil {
+			return nil, err
+		}
+		u, err := b.maximise(m, fant)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+// believe returns g conditioned on x plus the fantasy points fant observed at
+// g's posterior mean, with g's hyperparameters and normalisation.
+func believe(g *GP, x, fant [][]float64) (*GP, error) {
+	n, d := len(x)+len(fant), g.d
+	f := &GP{kind: g.kind, n: n, d: d, lo: g.lo, scale: g.scale, ymean: g.ymean, ystd: g.ystd,
+		x: make([]float64, 0, n*d), yn: make([]float64, 0, n),
+		ks: make([]float64, n), v: make([]float64, n), xn: make([]float64, d)}
+	for _, r := range x {
+		for j, v := range r {
+			f.x = append(f.x, (v-g.lo[j])/g.scale[j])
+		}
+	}
+	f.yn = append(f.yn, g.yn...)
+	for _, r := range fant {
+		for j, v := range r {
+			f.x = append(f.x, (v-g.lo[j])/g.scale[j])
+		}
+		m, _ := g.Predict(r)
+		f.yn = append(f.yn, (m-g.ymean)/g.ystd)
+	}
+	if err := f.condition(g.h.clone()); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// newAcqModel sets up the acquisition for the given models. The incumbent
+// comes from the real observations only.
+func (b *BayesOpt) newAcqModel(obj *GP, cons []*GP) (*acqModel, error) {
+	D := b.sp.dim
+	m := &acqModel{sp: b.sp, obj: obj, cons: cons, dm: make([]float64, D), dv: make([]float64, D), gradTmp: make([]float64, D)}
+	m.sdFloor = 1e-6 * obj.ystd
 	m.best = math.Inf(1)
 	for i, o := range b.obs {
 		if !o.Feasible() {
@@ -322,16 +458,24 @@ func (b *BayesOpt) suggest() ([]float64, error) {
 		return nil, errors.New("no incumbent") // unreachable: no constraints means all feasible
 	}
 	if b.cfg.Acquisition == MonteCarloNoisyEI && !m.feasOnly {
-		feasible := make([]bool, n)
+		feasible := make([]bool, obj.n) // fantasy points (after the real ones) stay false
 		for i, o := range b.obs {
 			feasible[i] = o.Feasible()
 		}
+		var err error
 		m.nei, err = newNEI(obj, feasible, b.cfg.NoisySamples, b.rng)
 		if err != nil {
 			return nil, err
 		}
 	}
+	return m, nil
+}
 
+// maximise returns the canonical maximiser of m's acquisition that is
+// neither observed nor in taken.
+func (b *BayesOpt) maximise(m *acqModel, taken [][]float64) ([]float64, error) {
+	D := b.sp.dim
+	n := len(b.obs)
 	// Random screening: uniform points plus perturbations of the best points.
 	type cand struct {
 		u []float64
@@ -404,11 +548,11 @@ func (b *BayesOpt) suggest() ([]float64, error) {
 
 	// Avoid re-proposing an observed point; fall back to the next candidates.
 	b.sp.canonical(bestU, bestU)
-	if b.duplicate(bestU) {
+	if b.duplicate(bestU, taken) {
 		found := false
 		for _, c := range cands {
 			b.sp.canonical(canon, c.u)
-			if !b.duplicate(canon) {
+			if !b.duplicate(canon, taken) {
 				bestU, found = append([]float64(nil), canon...), true
 				break
 			}
@@ -424,16 +568,9 @@ func (b *BayesOpt) suggest() ([]float64, error) {
 	return bestU, nil
 }
 
-func (b *BayesOpt) duplicate(u []float64) bool {
-	for _, e := range b.enc {
-		same := true
-		for i := range u {
-			if math.Abs(u[i]-e[i]) > 1e-9 {
-				same = false
-				break
-			}
-		}
-		if same {
+func (b *BayesOpt) duplicate(u []float64, taken [][]float64) bool {
+	for _, e := range append(b.enc[:len(b.enc):len(b.enc)], taken...) {
+		if sameCanonical(u, e) {
 			return true
 		}
 	}

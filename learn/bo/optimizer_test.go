@@ -522,3 +522,73 @@ func TestRandomSearch(t *testing.T) {
 		}
 	}
 }
+
+// TestAskBatch: batch points are distinct from each other and from the
+// observations, pending points are tracked until told, and batched BO on
+// Branin (10 batches of 4) still gets close to the minimum.
+func TestAskBatch(t *testing.T) {
+	space := continuousSpace([]float64{-5, 0}, []float64{10, 15})
+	var bests []float64
+	for seed := uint64(1); seed <= 3; seed++ {
+		opt, err := NewBayesOpt(Config{Space: space}, rand.New(rand.NewPCG(seed, 3)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for round := range 10 {
+			xs, err := opt.AskBatch(4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(xs) != 4 || opt.Pending() != 4 {
+				t.Fatalf("round %d: %d points, %d pending, want 4 and 4", round, len(xs), opt.Pending())
+			}
+			for i, x := range xs {
+				for j := range i {
+					if slices.Equal(x, xs[j]) {
+						t.Fatalf("round %d: points %d and %d are equal: %v", round, i, j, x)
+					}
+				}
+				for _, o := range opt.Observations() {
+					if slices.Equal(x, o.X) {
+						t.Fatalf("round %d: point %v already observed", round, x)
+					}
+				}
+			}
+			for _, x := range xs {
+				if err := opt.Tell(x, branin(x), nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if opt.Pending() != 0 {
+				t.Fatalf("round %d: %d pending after telling all", round, opt.Pending())
+			}
+		}
+		best, _ := opt.Best()
+		bests = append(bests, best.Y)
+	}
+	t.Logf("Branin, 10 batches of 4: best per seed %v", bests)
+	if m := median(bests); m-braninMin > 0.01 {
+		t.Errorf("batched BO median best %g not within 0.01 of %g", m, braninMin)
+	}
+
+	// Two Asks without Tell give distinct points; ClearPending forgets them.
+	opt, _ := NewBayesOpt(Config{Space: space, InitialPoints: 3}, rand.New(rand.NewPCG(9, 9)))
+	for range 3 {
+		x, _ := opt.Ask()
+		if err := opt.Tell(x, branin(x), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, _ := opt.Ask()
+	b, _ := opt.Ask()
+	if slices.Equal(a, b) || opt.Pending() != 2 {
+		t.Errorf("two Asks without Tell: %v and %v, %d pending", a, b, opt.Pending())
+	}
+	opt.ClearPending()
+	if opt.Pending() != 0 {
+		t.Errorf("%d pending after ClearPending", opt.Pending())
+	}
+	if _, err := opt.AskBatch(0); err == nil {
+		t.Error("AskBatch(0): no error")
+	}
+}
