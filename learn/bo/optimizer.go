@@ -123,16 +123,16 @@ func (c *Config) fill() {
 // feasibility. It is deterministic for a given rng state and call sequence.
 // It is not safe for concurrent use.
 type BayesOpt struct {
-	cfg    Config
-	sp     *space
-	rng    *rand.Rand
-	design [][]float64
-	asked  int
+	cfg     Config
+	sp      *space
+	rng     *rand.Rand
+	design  [][]float64
+	asked   int
 	obs     []Observation
 	enc     [][]float64 // canonical encodings of obs
 	pending [][]float64 // canonical encodings of points asked but not told
-	hy     *Hyper      // warm start, objective
-	hc     []*Hyper    // warm starts, constraints
+	hy      *Hyper      // warm start, objective
+	hc      []*Hyper    // warm starts, constraints
 }
 
 var _ Optimizer = (*BayesOpt)(nil)
