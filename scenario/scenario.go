@@ -118,6 +118,13 @@ func Load(path string) (*Scenario, error) {
 	return Decode(f, path)
 }
 
+// SetHorizon changes the horizon and resets what depends on it to its
+// default: warm-up (horizon/20), drain (horizon) and sample period.
+func (s *Scenario) SetHorizon(d time.Duration) {
+	s.Horizon, s.Warmup, s.Drain, s.SamplePeriod = d, 0, 0, 0
+	s.applyDefaults()
+}
+
 func (s *Scenario) applyDefaults() {
 	if s.Seed == 0 {
 		s.Seed = 1

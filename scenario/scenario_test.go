@@ -143,3 +143,14 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestSetHorizon(t *testing.T) {
+	sc, err := Embedded("lb-moderate-cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.SetHorizon(10 * time.Hour)
+	if sc.Warmup != 30*time.Minute || sc.Drain != 10*time.Hour || sc.SamplePeriod != 18*time.Second {
+		t.Fatalf("warmup %v drain %v sample %v", sc.Warmup, sc.Drain, sc.SamplePeriod)
+	}
+}

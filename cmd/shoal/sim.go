@@ -46,7 +46,7 @@ func cmdSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		sc.Seed = *seed
 	}
 	if *horizon > 0 {
-		sc.Horizon, sc.Warmup, sc.Drain = *horizon, *horizon/20, *horizon
+		sc.SetHorizon(*horizon)
 	}
 	if *load != 0 {
 		if err := sc.SetLoad(*load); err != nil {
