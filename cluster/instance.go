@@ -279,7 +279,7 @@ func (in *instance) oomKill() {
 func (in *instance) remainingTime() float64 {
 	// Work of jobs in service is Σ(tag - v); admitted work not in service is
 	// remCPU minus the phase work of those in service.
-	rem := in.remCPU - in.cpu.sumWork + in.cpu.remaining()
+	rem := in.remCPU - in.cpu.sumWork + in.cpu.remaining(in.k().Now())
 	if rem < 0 {
 		rem = 0
 	}
@@ -295,7 +295,8 @@ func (in *instance) remainingTime() float64 {
 // each job in service shares the CPU with it until the smaller of the two is
 // done, and the CPU serves cpuLimit jobs at full speed at once.
 func (in *instance) estimateCompletion(cpu, io float64) float64 {
-	v := in.cpu.v + in.cpu.rate()*(in.k().Now()-in.cpu.last).Seconds()
+	now := in.k().Now()
+	v := in.cpu.vAt(now)
 	shared := cpu
 	for _, j := range in.cpu.jobs {
 		shared += math.Min(math.Max(j.tag-v, 0), cpu)
@@ -306,7 +307,7 @@ func (in *instance) estimateCompletion(cpu, io float64) float64 {
 			t += io / in.ioSpeed
 		} else {
 			ioShared := io
-			vio := in.io.v + in.io.rate()*(in.k().Now()-in.io.last).Seconds()
+			vio := in.io.vAt(now)
 			for _, j := range in.io.jobs {
 				ioShared += math.Min(math.Max(j.tag-vio, 0), io)
 			}

@@ -155,3 +155,28 @@ func TestDrainTwice(t *testing.T) {
 		t.Errorf("second drain changed the results: cost %g -> %g", first.Cost, r.Cost)
 	}
 }
+
+// TestObserveRemaining checks the remaining-work figure (the Distr-LB l_j)
+// between events: it must be current, not as of the last event.
+func TestObserveRemaining(t *testing.T) {
+	cfg := &Config{
+		Services: []Service{{Name: "s", Speed: 2}},
+		Classes:  []Class{{Name: "c", Call: Call{Service: "s", CPU: det(1), IO: det(1), Phases: 2}}},
+		Sources:  []Source{{Name: "src", Class: "c", Arrivals: poisson(1)}},
+	}
+	cl := build(t, cfg, Options{Seed: 1})
+	feed(cl, 0, 0, 0)
+	// Two calls, each 0.5 then 0.5 core-seconds of CPU at speed 2: the first
+	// phases end at 0.5 s; at 0.1 s each has 0.5-0.1 left of its first phase
+	// and 0.5 of its second: 1.8 work units / (1 core x speed 2) = 0.9 s.
+	for _, tc := range []struct {
+		at   time.Duration
+		want float64
+	}{{sec(0.1), 0.9}, {sec(0.3), 0.7}, {sec(0.75), 0.5}} {
+		s := observe(cl, tc.at)
+		if got := svcStats(t, s, "s").Instances[0].Remaining; math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("at %v: remaining %g s, want %g", tc.at, got, tc.want)
+		}
+	}
+	drain(t, cl)
+}

@@ -90,9 +90,18 @@ func (q *psQueue) popDone(now time.Duration) *call {
 	return c
 }
 
-// remaining is the work left of the jobs in service, in work units.
-func (q *psQueue) remaining() float64 {
-	return q.sumTag - float64(len(q.jobs))*q.v
+// vAt is the attained service per job at now (>= the last event), without
+// advancing the queue.
+func (q *psQueue) vAt(now time.Duration) float64 {
+	if len(q.jobs) == 0 || now <= q.last {
+		return q.v
+	}
+	return q.v + q.rate()*(now-q.last).Seconds()
+}
+
+// remaining is the work left of the jobs in service at now, in work units.
+func (q *psQueue) remaining(now time.Duration) float64 {
+	return q.sumTag - float64(len(q.jobs))*q.vAt(now)
 }
 
 // setCapacity changes servers and speed at now.
