@@ -400,3 +400,34 @@ func TestConfigValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdateAllocationFree: after the first update sized every buffer, a
+// gradient update allocates nothing.
+func TestUpdateAllocationFree(t *testing.T) {
+	ps, cs := envs.NewPendulum().Spec(), envs.NewCartPole().Spec()
+	sc := rl.DefaultSACConfig()
+	sc.Hidden, sc.BatchSize, sc.LearningStarts = []int{8}, 8, 100
+	tc := rl.DefaultTD3Config()
+	tc.Hidden, tc.BatchSize, tc.LearningStarts = []int{8}, 8, 100
+	dc := rl.DefaultDiscreteSACConfig()
+	dc.Hidden, dc.BatchSize, dc.LearningStarts = []int{8}, 8, 100
+	rc := rl.DefaultRecurrentSACConfig()
+	rc.Hidden, rc.BatchSize, rc.LearningStarts, rc.SeqLen, rc.GRUHidden = []int{8}, 8, 100, 3, 4
+	sac, _ := rl.NewSAC(ps, sc, pcg(1, 1))
+	td3, _ := rl.NewTD3(ps, tc, pcg(1, 1))
+	dsac, _ := rl.NewDiscreteSAC(cs, dc, pcg(1, 1))
+	rsac, _ := rl.NewRecurrentSAC(ps, rc, pcg(1, 1))
+	rl.Train(envs.NewPendulum(), sac, 50, pcg(1, 2))
+	rl.Train(envs.NewPendulum(), td3, 50, pcg(1, 2))
+	rl.Train(envs.NewCartPole(), dsac, 50, pcg(1, 2))
+	rl.Train(envs.NewPendulum(), rsac, 50, pcg(1, 2))
+	for name, f := range map[string]func(){
+		"SAC": sac.Update, "TD3": td3.Update, "DiscreteSAC": dsac.Update, "RecurrentSAC": rsac.Update,
+	} {
+		f()
+		f()
+		if n := testing.AllocsPerRun(10, f); n != 0 {
+			t.Errorf("%s.Update allocates %v times", name, n)
+		}
+	}
+}

@@ -75,9 +75,10 @@ type SAC struct {
 	obsDim int
 	actDim int
 
-	actor                  *nn.MLP[float32] // π_φ: s ↦ (μ, log σ)
-	q1, q2                 *nn.MLP[float32] // Q_θ1, Q_θ2: (s, a) ↦ Q
-	q1Target, q2Target     *nn.MLP[float32] // Q_θ̄1, Q_θ̄2
+	actor                  *nn.MLP[float32]    // π_φ: s ↦ (μ, log σ)
+	q1, q2                 *nn.MLP[float32]    // Q_θ1, Q_θ2: (s, a) ↦ Q
+	q1Target, q2Target     *nn.MLP[float32]    // Q_θ̄1, Q_θ̄2
+	targets, sources       []*nn.Node[float32] // θ̄ and θ of both critics, paired
 	logAlpha               *nn.Node[float32]
 	actorOpt, criticOpt    *nn.Adam[float32]
 	alphaOpt               *nn.Adam[float32]
@@ -115,8 +116,8 @@ func NewSAC(spec Spec, cfg SACConfig, rng *rand.Rand) (*SAC, error) {
 	s.q2 = newMLP(rng, "q2", o+a, cfg.Hidden, 1, nn.ReLU, nn.Identity)
 	s.q1Target = newMLP(rng, "q1_target", o+a, cfg.Hidden, 1, nn.ReLU, nn.Identity)
 	s.q2Target = newMLP(rng, "q2_target", o+a, cfg.Hidden, 1, nn.ReLU, nn.Identity)
-	nn.HardCopy(s.q1Target.Params(), s.q1.Params())
-	nn.HardCopy(s.q2Target.Params(), s.q2.Params())
+	s.targets, s.sources = params(s.q1Target, s.q2Target), params(s.q1, s.q2)
+	nn.HardCopy(s.targets, s.sources)
 	s.logAlpha = nn.NewParam[float32]("log_alpha", 1, 1)
 	s.logAlpha.Value.Data[0] = float32(math.Log(cfg.InitAlpha))
 	adam := nn.DefaultAdam()
@@ -249,8 +250,7 @@ func (s *SAC) Update() {
 	s.actorOpt.Step()
 
 	// Target critics: θ̄ ← τ θ + (1 − τ) θ̄.
-	nn.SoftUpdate(s.q1Target.Params(), s.q1.Params(), float32(cfg.Tau))
-	nn.SoftUpdate(s.q2Target.Params(), s.q2.Params(), float32(cfg.Tau))
+	nn.SoftUpdate(s.targets, s.sources, float32(cfg.Tau))
 	s.Updates++
 }
 

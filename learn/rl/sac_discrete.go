@@ -70,6 +70,7 @@ type DiscreteSAC struct {
 	actor              *nn.MLP[float32] // s ↦ logits of π_φ(·|s)
 	q1, q2             *nn.MLP[float32] // s ↦ Q_θi(s, ·)
 	q1Target, q2Target *nn.MLP[float32]
+	targets, sources   []*nn.Node[float32]
 	logAlpha           *nn.Node[float32]
 	actorOpt, qOpt     *nn.Adam[float32]
 	alphaOpt           *nn.Adam[float32]
@@ -104,8 +105,8 @@ func NewDiscreteSAC(spec Spec, cfg DiscreteSACConfig, rng *rand.Rand) (*Discrete
 	s.q2 = newMLP(rng, "q2", o, cfg.Hidden, n, nn.ReLU, nn.Identity)
 	s.q1Target = newMLP(rng, "q1_target", o, cfg.Hidden, n, nn.ReLU, nn.Identity)
 	s.q2Target = newMLP(rng, "q2_target", o, cfg.Hidden, n, nn.ReLU, nn.Identity)
-	nn.HardCopy(s.q1Target.Params(), s.q1.Params())
-	nn.HardCopy(s.q2Target.Params(), s.q2.Params())
+	s.targets, s.sources = params(s.q1Target, s.q2Target), params(s.q1, s.q2)
+	nn.HardCopy(s.targets, s.sources)
 	s.logAlpha = nn.NewParam[float32]("log_alpha", 1, 1)
 	s.logAlpha.Value.Data[0] = float32(math.Log(cfg.InitAlpha))
 	adam := nn.DefaultAdam()
@@ -237,7 +238,6 @@ func (s *DiscreteSAC) Update() {
 	s.logAlpha.Grad.Data[0] = float32(ent/float64(B) - s.targetEntropy)
 	s.alphaOpt.Step()
 
-	nn.SoftUpdate(s.q1Target.Params(), s.q1.Params(), float32(cfg.Tau))
-	nn.SoftUpdate(s.q2Target.Params(), s.q2.Params(), float32(cfg.Tau))
+	nn.SoftUpdate(s.targets, s.sources, float32(cfg.Tau))
 	s.Updates++
 }

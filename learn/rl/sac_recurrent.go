@@ -97,6 +97,7 @@ type RecurrentSAC struct {
 	actor                  *recurrentNet
 	q1, q2                 *recurrentNet
 	q1Target, q2Target     *recurrentNet
+	targets, sources       []*nn.Node[float32]
 	logAlpha               *nn.Node[float32]
 	actorOpt, criticOpt    *nn.Adam[float32]
 	alphaOpt               *nn.Adam[float32]
@@ -134,8 +135,8 @@ func NewRecurrentSAC(spec Spec, cfg RecurrentSACConfig, rng *rand.Rand) (*Recurr
 	s.q2 = newRecurrentNet(rng, "q2", o, H, a, cfg.Hidden, 1)
 	s.q1Target = newRecurrentNet(rng, "q1_target", o, H, a, cfg.Hidden, 1)
 	s.q2Target = newRecurrentNet(rng, "q2_target", o, H, a, cfg.Hidden, 1)
-	nn.HardCopy(s.q1Target.Params(), s.q1.Params())
-	nn.HardCopy(s.q2Target.Params(), s.q2.Params())
+	s.targets, s.sources = params(s.q1Target, s.q2Target), params(s.q1, s.q2)
+	nn.HardCopy(s.targets, s.sources)
 	s.logAlpha = nn.NewParam[float32]("log_alpha", 1, 1)
 	s.logAlpha.Value.Data[0] = float32(math.Log(cfg.InitAlpha))
 	adam := nn.DefaultAdam()
@@ -283,7 +284,6 @@ func (s *RecurrentSAC) Update() {
 	tpA.Backward(lossPi)
 	s.actorOpt.Step()
 
-	nn.SoftUpdate(s.q1Target.Params(), s.q1.Params(), float32(cfg.Tau))
-	nn.SoftUpdate(s.q2Target.Params(), s.q2.Params(), float32(cfg.Tau))
+	nn.SoftUpdate(s.targets, s.sources, float32(cfg.Tau))
 	s.Updates++
 }

@@ -85,6 +85,7 @@ type TD3 struct {
 	actor, actorTarget *nn.MLP[float32]   // μ_φ, μ_φ' : s ↦ tanh(...) in [-1, 1]
 	q, qTarget         []*nn.MLP[float32] // Q_θi, Q_θ'i
 	actorOpt, qOpt     *nn.Adam[float32]
+	targets, sources   []*nn.Node[float32] // φ', θ'i and φ, θi, paired
 	replay             *Replay
 	batch              Batch
 	sched              schedule
@@ -124,6 +125,11 @@ func NewTD3(spec Spec, cfg TD3Config, rng *rand.Rand) (*TD3, error) {
 	adam := nn.DefaultAdam()
 	adam.LR = cfg.LR
 	t.actorOpt = nn.NewAdam(t.actor.Params(), adam)
+	t.targets, t.sources = t.actorTarget.Params(), t.actor.Params()
+	for i := range t.q {
+		t.targets = append(t.targets, t.qTarget[i].Params()...)
+		t.sources = append(t.sources, t.q[i].Params()...)
+	}
 	t.qOpt = nn.NewAdam(qParams, adam)
 	t.replay = NewReplay(cfg.BufferSize, o, a)
 	t.sched = schedule{learningStarts: cfg.LearningStarts, trainFreq: cfg.TrainFreq, gradientSteps: cfg.GradientSteps}
@@ -237,10 +243,7 @@ func (t *TD3) Update() {
 	tpA.Backward(lossPi)
 	t.actorOpt.Step()
 	// Targets: θ' ← τ θ + (1 − τ) θ', φ' ← τ φ + (1 − τ) φ'.
-	for i := range t.q {
-		nn.SoftUpdate(t.qTarget[i].Params(), t.q[i].Params(), float32(cfg.Tau))
-	}
-	nn.SoftUpdate(t.actorTarget.Params(), t.actor.Params(), float32(cfg.Tau))
+	nn.SoftUpdate(t.targets, t.sources, float32(cfg.Tau))
 }
 
 // Replay returns the agent's replay buffer, for example to pre-fill it with
