@@ -134,3 +134,53 @@ func FuzzReadTrace(f *testing.F) {
 		}
 	})
 }
+
+// sharedTraces is one catalog for the tests that only read embedded traces (read-only use).
+var sharedTraces = NewTraces("")
+
+// FuzzProcessSpec decodes a spec strictly; whatever validates must build (or fail cleanly) and
+// produce non-decreasing arrivals without panicking or hanging.
+func FuzzProcessSpec(f *testing.F) {
+	for _, s := range []string{
+		"{kind: poisson, rate: 50}",
+		"{kind: diurnal, rate: 5, amplitude: 1, period: 1ns}",
+		"{kind: mmpp, states: [{rate: 0, dwell: 1ns}, {rate: 1e300, dwell: 1000h}]}",
+		"{kind: mmpp, rate: 3, states: [{rate: 1}, {rate: 0}], generator: [[0, 1e-300], [5, 0]]}",
+		"{kind: trace, trace: wikipedia, speedup: 1e300, loop: true}",
+		"{kind: trace, trace: azure-llm, rate: 1e-300, loop: true}",
+		"{kind: trace, trace: alibaba, scale: 1e-9, start: 1h, window: 1s, bin: 1m}",
+	} {
+		f.Add([]byte(s), 0.0)
+	}
+	f.Fuzz(func(t *testing.T, in []byte, load float64) {
+		var s ProcessSpec
+		if decodeStrict(in, &s) != nil || s.Validate("p") != nil {
+			return
+		}
+		if s.Kind == KindTrace && s.Trace != FormatWikipedia && s.Trace != FormatAzureLLM && s.Trace != FormatAlibaba {
+			return // no file access from the fuzzer; nasa is slow to parse per input
+		}
+		if s.Bin > 0 && s.Bin < time.Second {
+			return // legal but slow: millions of buckets per input
+		}
+		p, err := s.BuildWith(load, sharedTraces)
+		if err != nil {
+			return
+		}
+		if r := p.MeanRate(); !(r > 0) {
+			t.Fatalf("built process with mean rate %v", r)
+		}
+		rng := newRNG(1)
+		var prev time.Duration
+		for range 50 {
+			at, ok := p.Next(prev, rng)
+			if !ok {
+				return
+			}
+			if at < prev {
+				t.Fatalf("arrival %v before %v", at, prev)
+			}
+			prev = at
+		}
+	})
+}

@@ -21,6 +21,24 @@ type Process interface {
 	MeanRate() float64
 }
 
+// MaxRate is the largest arrival rate a process accepts, in requests per second: beyond it,
+// arrivals would collapse onto the same nanosecond of simulated time.
+const MaxRate = 1e9
+
+// MaxSwitchRate is the largest MMPP phase-leaving rate, per second (a mean dwell of 1 µs).
+const MaxSwitchRate = 1e6
+
+// maxSwitchesPerArrival bounds the mean number of MMPP phase changes between two arrivals,
+// so that Next always finishes in bounded expected time.
+const maxSwitchesPerArrival = 1e6
+
+func checkRate(what string, r float64) error {
+	if !(r > 0 && r <= MaxRate) {
+		return fmt.Errorf("workload: %s must be in (0, %g] req/s, got %v", what, MaxRate, r)
+	}
+	return nil
+}
+
 // advance returns prev + dt seconds, or ok=false when the sum is not a representable
 // time.Duration (the process would next fire ~292 years after the start) or dt is NaN.
 func advance(prev time.Duration, dt float64) (time.Duration, bool) {
@@ -42,8 +60,8 @@ type Poisson struct {
 
 // NewPoisson returns a Poisson process with the given rate in requests per second (> 0).
 func NewPoisson(rate float64) (*Poisson, error) {
-	if !(rate > 0) || math.IsInf(rate, 0) {
-		return nil, fmt.Errorf("workload: poisson rate must be > 0 and finite, got %v", rate)
+	if err := checkRate("poisson rate", rate); err != nil {
+		return nil, err
 	}
 	return &Poisson{rate: rate, gap: 1 / rate}, nil
 }
@@ -87,8 +105,8 @@ func NewMMPP(rates []float64, generator [][]float64) (*MMPP, error) {
 		return nil, fmt.Errorf("workload: mmpp generator has %d rows, want %d (one per phase)", len(generator), k)
 	}
 	for i, r := range rates {
-		if !(r >= 0) || math.IsInf(r, 0) {
-			return nil, fmt.Errorf("workload: mmpp phase %d rate must be >= 0 and finite, got %v", i, r)
+		if !(r >= 0 && r <= MaxRate) {
+			return nil, fmt.Errorf("workload: mmpp phase %d rate must be in [0, %g] req/s, got %v", i, MaxRate, r)
 		}
 	}
 	m := &MMPP{
@@ -113,6 +131,9 @@ func NewMMPP(rates []float64, generator [][]float64) (*MMPP, error) {
 			m.leave[i] += v
 		}
 		q[i][i] = -m.leave[i]
+		if m.leave[i] > MaxSwitchRate {
+			return nil, fmt.Errorf("workload: mmpp phase %d is left at rate %v/s, more than %g/s (mean dwell under 1µs)", i, m.leave[i], MaxSwitchRate)
+		}
 		if k > 1 && m.leave[i] == 0 {
 			return nil, fmt.Errorf("workload: mmpp phase %d is absorbing (no transitions out)", i)
 		}
@@ -146,16 +167,33 @@ func NewMMPP(rates []float64, generator [][]float64) (*MMPP, error) {
 	if !(m.mean > 0) {
 		return nil, errors.New("workload: mmpp mean rate is 0 (every visited phase has rate 0)")
 	}
+	switches := 0.0
+	for i := range k {
+		switches += pi[i] * m.leave[i]
+	}
+	if switches > maxSwitchesPerArrival*m.mean {
+		return nil, fmt.Errorf("workload: mmpp changes phase %.3g times per arrival on average (more than %g): rates too low for its dwell times", switches/m.mean, maxSwitchesPerArrival)
+	}
 	return m, nil
 }
 
 // NewMMPPDwell returns an MMPP whose phase i lasts an exponential time with mean dwell[i] and then
 // moves to one of the other phases chosen uniformly. Its stationary distribution is π_i ∝ dwell[i].
 func NewMMPPDwell(rates []float64, dwell []time.Duration) (*MMPP, error) {
-	k := len(rates)
-	if len(dwell) != k {
-		return nil, fmt.Errorf("workload: mmpp has %d rates but %d dwell times", k, len(dwell))
+	if len(dwell) != len(rates) {
+		return nil, fmt.Errorf("workload: mmpp has %d rates but %d dwell times", len(rates), len(dwell))
 	}
+	g, err := dwellGenerator(dwell)
+	if err != nil {
+		return nil, err
+	}
+	return NewMMPP(rates, g)
+}
+
+// dwellGenerator returns the generator of a chain that leaves phase i at rate 1/dwell[i] to one
+// of the other phases chosen uniformly.
+func dwellGenerator(dwell []time.Duration) ([][]float64, error) {
+	k := len(dwell)
 	g := make([][]float64, k)
 	for i := range k {
 		g[i] = make([]float64, k)
@@ -172,7 +210,7 @@ func NewMMPPDwell(rates []float64, dwell []time.Duration) (*MMPP, error) {
 			}
 		}
 	}
-	return NewMMPP(rates, g)
+	return g, nil
 }
 
 // stationary solves πQ = 0, Σπ = 1 by Gaussian elimination with partial pivoting.
@@ -242,19 +280,6 @@ func (m *MMPP) Rates() []float64 { return append([]float64(nil), m.rates...) }
 
 // MeanRate returns Σ π_i λ_i in requests per second.
 func (m *MMPP) MeanRate() float64 { return m.mean }
-
-// scaled returns a fresh MMPP with every phase rate multiplied by f (f > 0).
-func (m *MMPP) scaled(f float64) *MMPP {
-	c := &MMPP{
-		rates: make([]float64, len(m.rates)),
-		leave: m.leave, jump: m.jump, pi: m.pi,
-		mean: m.mean * f,
-	}
-	for i, r := range m.rates {
-		c.rates[i] = r * f
-	}
-	return c
-}
 
 func (m *MMPP) holding(rng *rand.Rand) float64 {
 	if m.leave[m.state] == 0 {
@@ -327,11 +352,11 @@ type Diurnal struct {
 // NewDiurnal returns a diurnal process: base mean rate in requests per second (> 0), relative
 // amplitude in [0, 1], period (> 0) and the instant of the peak within the period.
 func NewDiurnal(base, amplitude float64, period, peak time.Duration) (*Diurnal, error) {
-	if !(base > 0) || math.IsInf(base, 0) {
-		return nil, fmt.Errorf("workload: diurnal rate must be > 0 and finite, got %v", base)
-	}
 	if !(amplitude >= 0 && amplitude <= 1) {
 		return nil, fmt.Errorf("workload: diurnal amplitude must be in [0, 1], got %v", amplitude)
+	}
+	if err := checkRate("diurnal peak rate", base*(1+amplitude)); err != nil {
+		return nil, err
 	}
 	if period <= 0 {
 		return nil, fmt.Errorf("workload: diurnal period must be > 0, got %v", period)
@@ -366,11 +391,3 @@ func (d *Diurnal) Next(prev time.Duration, rng *rand.Rand) (time.Duration, bool)
 // MeanRate returns base in requests per second.
 func (d *Diurnal) MeanRate() float64 { return d.base }
 
-// scaled returns a fresh Diurnal with the base rate multiplied by f.
-func (d *Diurnal) scaled(f float64) *Diurnal {
-	c := *d
-	c.base *= f
-	c.lmax *= f
-	c.invLmax = 1 / c.lmax
-	return &c
-}

@@ -349,3 +349,90 @@ func TestInstantReplayExact(t *testing.T) {
 		})
 	}
 }
+
+// A constant-rate series must be exactly a Poisson process: the exponential "area" carries over
+// bucket boundaries, so gaps spanning many short buckets are still exponential (CV 1, mean 1/rate).
+func TestSeriesReplayConstantIsPoisson(t *testing.T) {
+	vals := make([]float64, 1000)
+	for i := range vals {
+		vals[i] = 4
+	}
+	r, err := NewSeriesReplay(&RateSeries{Step: 100 * time.Millisecond, Values: vals}, ReplayOptions{Loop: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := arrivals(t, r, newRNG(23), 25000*time.Second)
+	var s, s2 float64
+	prev := time.Duration(0)
+	for _, a := range at {
+		g := (a - prev).Seconds()
+		s += g
+		s2 += g * g
+		prev = a
+	}
+	n := float64(len(at))
+	m := s / n
+	within(t, "count", n, 4*25000, math.Sqrt(4*25000), 5)
+	within(t, "gap cv", math.Sqrt(s2/n-m*m)/m, 1, 1/math.Sqrt(n), 5)
+}
+
+// Two processes built from the same spec and driven by the same seed give the same arrivals.
+func TestBuildDeterministic(t *testing.T) {
+	for _, spec := range []ProcessSpec{
+		{Kind: KindMMPP, States: []MMPPState{{Rate: 1, Dwell: time.Second}, {Rate: 30, Dwell: time.Second}}},
+		{Kind: KindDiurnal, Rate: 5, Amplitude: 1, Period: time.Minute},
+		{Kind: KindTrace, Trace: FormatWikipedia, Rate: 10, Speedup: 3600, Loop: true},
+	} {
+		run := func() []time.Duration {
+			p, err := spec.BuildWith(0, sharedTraces)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return arrivals(t, p, newRNG(99), 5*time.Minute)
+		}
+		a, b := run(), run()
+		if len(a) == 0 || len(a) != len(b) {
+			t.Fatalf("%s: %d and %d arrivals", spec.Kind, len(a), len(b))
+		}
+		for i := range a {
+			if a[i] != b[i] {
+				t.Fatalf("%s: arrival %d differs: %v vs %v", spec.Kind, i, a[i], b[i])
+			}
+		}
+	}
+}
+
+// A looping replay at a rate far below one arrival per pass skips whole passes exactly: the
+// number of arrivals in a long horizon is still Poisson with mean rate·T.
+func TestSeriesReplaySkipsPasses(t *testing.T) {
+	s := &RateSeries{Step: time.Second, Values: []float64{1, 0, 3}}
+	r, err := NewSeriesReplay(s, ReplayOptions{Loop: true, TargetRate: 0.01}) // 0.03 arrivals per 3 s pass
+	if err != nil {
+		t.Fatal(err)
+	}
+	const T = 2e6
+	at := arrivals(t, r, newRNG(31), T*time.Second)
+	within(t, "count", float64(len(at)), 0.01*T, math.Sqrt(0.01*T), 5)
+	inFirst := 0
+	for _, a := range at {
+		switch x := math.Mod(a.Seconds(), 3); {
+		case x >= 1 && x < 2:
+			t.Fatalf("arrival at %v in a zero-rate bucket", a)
+		case x < 1:
+			inFirst++
+		}
+	}
+	within(t, "share in bucket 0", float64(inFirst)/float64(len(at)), 0.25, math.Sqrt(0.25*0.75/float64(len(at))), 5)
+}
+
+func TestRateLimits(t *testing.T) {
+	if _, err := NewPoisson(2e9); err == nil {
+		t.Error("poisson above MaxRate: want an error")
+	}
+	if _, err := NewMMPPDwell([]float64{0, 1e-3}, []time.Duration{time.Microsecond, time.Microsecond}); err == nil {
+		t.Error("mmpp with a million phase changes per arrival: want an error")
+	}
+	if _, err := NewMMPPDwell([]float64{1, 2}, []time.Duration{time.Nanosecond, time.Second}); err == nil {
+		t.Error("mmpp dwell of 1ns: want an error")
+	}
+}

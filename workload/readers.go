@@ -14,6 +14,9 @@ import (
 	"time"
 )
 
+// maxBinnedBuckets bounds the buckets made by binning arrival instants (128 MiB of float64).
+const maxBinnedBuckets = 1 << 24
+
 // maxTraceValues bounds the number of values a reader accepts (guards memory on bad input).
 const maxTraceValues = 1 << 28
 
@@ -325,7 +328,7 @@ func (t *RequestTrace) Series(bin time.Duration) (*RateSeries, error) {
 	if len(t.At) == 0 {
 		return nil, errors.New("no requests")
 	}
-	if t.Span()/bin >= maxTraceValues {
+	if t.Span()/bin >= maxBinnedBuckets {
 		return nil, fmt.Errorf("bin %v is too small for a span of %v", bin, t.Span())
 	}
 	n := int(t.Span()/bin) + 1

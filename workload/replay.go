@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -113,6 +114,7 @@ type SeriesReplay struct {
 	factor float64   // multiplies values to give req/s in simulated time
 	step   float64   // simulated seconds per bucket
 	span   float64   // simulated seconds per window
+	area   float64   // expected arrivals per window pass
 	mean   float64   // mean rate over the window, req/s
 	loop   bool
 }
@@ -163,9 +165,15 @@ func NewSeriesReplay(s *RateSeries, o ReplayOptions) (*SeriesReplay, error) {
 		factor = sp * orOne(o.Scale)
 	}
 	step := s.Step.Seconds() / sp
+	if !(step >= 1e-9) {
+		return nil, fmt.Errorf("workload: series step %v compressed by %v is shorter than 1ns", s.Step, sp)
+	}
+	if peak := slices.Max(vals) * factor; !(peak <= MaxRate) {
+		return nil, fmt.Errorf("workload: replayed peak rate %v req/s exceeds %g", peak, MaxRate)
+	}
 	return &SeriesReplay{
 		values: vals, factor: factor, step: step,
-		span: step * float64(len(vals)), mean: mean * factor, loop: o.Loop,
+		span: step * float64(len(vals)), area: sum * factor * step, mean: mean * factor, loop: o.Loop,
 	}, nil
 }
 
@@ -211,9 +219,16 @@ func (r *SeriesReplay) Next(prev time.Duration, rng *rand.Rand) (time.Duration, 
 			}
 			i = 0
 			base += r.span
-			if base > 9.2e9 {
+			if area > r.area {
+				// Skip whole passes: each consumes exactly r.area of the exponential area.
+				k := math.Floor(area / r.area)
+				base += k * r.span
+				area -= k * r.area
+			}
+			if !(base <= 9.2e9) {
 				return 0, false
 			}
+			pos = base
 		}
 		end := base + float64(i+1)*r.step
 		if l := r.values[i] * r.factor; l > 0 && end > pos {

@@ -262,24 +262,42 @@ func (s ProcessSpec) BuildWith(meanRate float64, c *Traces) (Process, error) {
 		for i, st := range s.States {
 			rates[i] = st.Rate
 		}
-		var m *MMPP
-		var err error
-		if s.Generator != nil {
-			m, err = NewMMPP(rates, s.Generator)
-		} else {
+		q := s.Generator
+		if q == nil {
 			dw := make([]time.Duration, len(s.States))
 			for i, st := range s.States {
 				dw[i] = st.Dwell
 			}
-			m, err = NewMMPPDwell(rates, dw)
+			var err error
+			if q, err = dwellGenerator(dw); err != nil {
+				return nil, err
+			}
 		}
-		if err != nil {
-			return nil, err
+		if target > 0 && len(q) == len(rates) {
+			// Rescale the phase rates so that Σ π_i λ_i = target (π does not depend on the rates).
+			full := make([][]float64, len(q))
+			for i, row := range q {
+				full[i] = append([]float64(nil), row...)
+				full[i][i] = 0
+				for j, v := range row {
+					if j != i {
+						full[i][i] -= v
+					}
+				}
+			}
+			if pi, err := stationary(full); err == nil {
+				mean := 0.0
+				for i, p := range pi {
+					mean += p * rates[i]
+				}
+				if mean > 0 {
+					for i := range rates {
+						rates[i] *= target / mean
+					}
+				}
+			}
 		}
-		if target > 0 {
-			m = m.scaled(target / m.MeanRate())
-		}
-		return m, nil
+		return NewMMPP(rates, q)
 	default: // KindTrace
 		if c == nil {
 			c = NewTraces("")
