@@ -390,4 +390,3 @@ func (d *Diurnal) Next(prev time.Duration, rng *rand.Rand) (time.Duration, bool)
 
 // MeanRate returns base in requests per second.
 func (d *Diurnal) MeanRate() float64 { return d.base }
-
