@@ -256,6 +256,14 @@ func (b *BayesOpt) AskBatch(q int) ([][]float64, error) {
 	return xs, nil
 }
 
+func linf(a, b []float64) float64 {
+	var d float64
+	for i := range a {
+		d = math.Max(d, math.Abs(a[i]-b[i]))
+	}
+	return d
+}
+
 func sameCanonical(a, b []float64) bool {
 	for i := range a {
 		if math.Abs(a[i]-b[i]) > 1e-9 {
@@ -270,12 +278,11 @@ type acqModel struct {
 	sp       *space
 	obj      *GP
 	cons     []*GP
-	best     float64 // incumbent; NaN means "no feasible point: use PoF only"
+	best     float64 // incumbent (output units)
 	sdFloor  float64
-	buf      []float64
 	dm, dv   []float64
 	gradTmp  []float64
-	feasOnly bool
+	feasOnly bool // no feasible observation yet: maximise Π PoF_k only
 	nei      *nei // non-nil for MonteCarloNoisyEI
 }
 
@@ -531,15 +538,22 @@ func (b *BayesOpt) maximise(m *acqModel, taken [][]float64) ([]float64, error) {
 		}
 	}
 	bestU, bestF := append([]float64(nil), cands[0].u...), cands[0].f
-	starts := 0
+	var starts [][]float64
 	for _, c := range cands {
-		if starts >= b.cfg.LocalStarts {
+		if len(starts) >= b.cfg.LocalStarts || math.IsInf(c.f, -1) {
 			break
 		}
-		if math.IsInf(c.f, -1) {
-			break
+		near := false
+		for _, s := range starts {
+			if linf(s, c.u) < 0.02 {
+				near = true
+				break
+			}
 		}
-		starts++
+		if near {
+			continue
+		}
+		starts = append(starts, c.u)
 		u, f := b.refine(m, c.u, method)
 		if f > bestF {
 			bestU, bestF = u, f

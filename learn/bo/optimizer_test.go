@@ -416,31 +416,22 @@ func TestSpaceEncoding(t *testing.T) {
 	}
 }
 
-// TestNoisyBranin runs the three acquisitions on Branin observed with Gaussian
-// noise of standard deviation 0.5 and judges each run by the true value at
-// the point of smallest posterior mean among the observed points (what a
-// user of a noisy optimiser would pick). All must end within 0.25 of the
-// minimum 0.397887 after 40 evaluations.
+// TestNoisyBranin runs the three acquisitions on Branin observed with
+// Gaussian noise of standard deviation 0.5, 40 evaluations, 5 seeds, and
+// judges each run by the true value at the observed point of smallest
+// posterior mean (what a user of a noisy optimiser would pick). The median
+// over seeds must be within 0.15 of the minimum 0.397887 and below random
+// search judged the same way.
 func TestNoisyBranin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow reference run")
+	}
 	space := continuousSpace([]float64{-5, 0}, []float64{10, 15})
-	for _, acq := range []AcquisitionKind{EI, NoisyEI, MonteCarloNoisyEI} {
-		noise := rand.New(rand.NewPCG(99, 0))
-		opt, err := NewBayesOpt(Config{Space: space, Acquisition: acq}, rand.New(rand.NewPCG(21, 0)))
-		if err != nil {
-			t.Fatal(err)
-		}
+	pick := func(opt interface{ Observations() []Observation }) float64 {
 		var xs [][]float64
 		var ys []float64
-		for range 40 {
-			x, err := opt.Ask()
-			if err != nil {
-				t.Fatal(err)
-			}
-			y := branin(x) + 0.5*noise.NormFloat64()
-			xs, ys = append(xs, x), append(ys, y)
-			if err := opt.Tell(x, y, nil); err != nil {
-				t.Fatal(err)
-			}
+		for _, o := range opt.Observations() {
+			xs, ys = append(xs, o.X), append(ys, o.Y)
 		}
 		g, err := FitGP(xs, ys, GPConfig{Lower: []float64{-5, 0}, Upper: []float64{10, 15}}, rand.New(rand.NewPCG(1, 1)))
 		if err != nil {
@@ -452,10 +443,42 @@ func TestNoisyBranin(t *testing.T) {
 				bi, bm = i, m
 			}
 		}
-		truth := branin(xs[bi])
-		t.Logf("%v: true value at best posterior mean %.4f (noise variance fitted %.3f, true 0.25)", acq, truth, g.NoiseVariance())
-		if truth-braninMin > 0.25 {
-			t.Errorf("%v: true value %g at the chosen point is not within 0.25 of %g", acq, truth, braninMin)
+		return branin(xs[bi])
+	}
+	drive := func(opt Optimizer, noise *rand.Rand) {
+		for range 40 {
+			x, err := opt.Ask()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := opt.Tell(x, branin(x)+0.5*noise.NormFloat64(), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var rs []float64
+	for seed := uint64(1); seed <= 5; seed++ {
+		r, err := NewRandomSearch(space, 0, rand.New(rand.NewPCG(seed, 7)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		drive(r, rand.New(rand.NewPCG(seed, 99)))
+		rs = append(rs, pick(r))
+	}
+	t.Logf("random search: true values %.4f, median %.4f", rs, median(rs))
+	for _, acq := range []AcquisitionKind{EI, NoisyEI, MonteCarloNoisyEI} {
+		var truth []float64
+		for seed := uint64(1); seed <= 5; seed++ {
+			opt, err := NewBayesOpt(Config{Space: space, Acquisition: acq}, rand.New(rand.NewPCG(seed, 7)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			drive(opt, rand.New(rand.NewPCG(seed, 99)))
+			truth = append(truth, pick(opt))
+		}
+		t.Logf("%v: true values %.4f, median %.4f", acq, truth, median(truth))
+		if m := median(truth); m-braninMin > 0.15 || m >= median(rs) {
+			t.Errorf("%v: median true value %g is not within 0.15 of %g or not below random search %g", acq, m, braninMin, median(rs))
 		}
 	}
 }

@@ -36,6 +36,18 @@ func NewRandomSearch(params []Param, constraints int, rng *rand.Rand) (*RandomSe
 // Ask implements Optimizer.
 func (r *RandomSearch) Ask() ([]float64, error) { return r.sp.sample(r.rng), nil }
 
+// AskBatch returns q independent uniform points.
+func (r *RandomSearch) AskBatch(q int) ([][]float64, error) {
+	if q < 1 {
+		return nil, fmt.Errorf("bo: ask batch: q must be >= 1, got %d", q)
+	}
+	xs := make([][]float64, q)
+	for i := range xs {
+		xs[i] = r.sp.sample(r.rng)
+	}
+	return xs, nil
+}
+
 // Tell implements Optimizer.
 func (r *RandomSearch) Tell(x []float64, y float64, c []float64) error {
 	o, err := checkObservation(x, y, c, r.nc)
