@@ -51,7 +51,8 @@ type Config struct {
 	// Σ ξ: the cost per unit of error beyond the tube.
 	C float64
 	// Epsilon is the half-width of the insensitive tube (default 0.1), in
-	// target units.
+	// target units. A zero value means the default, so pass a tiny positive
+	// value for an (almost) zero-width tube.
 	Epsilon float64
 	// Gamma is the RBF width γ in 1/(input units)² (default 1/d).
 	Gamma float64
