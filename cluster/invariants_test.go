@@ -139,6 +139,9 @@ func runActions(t *testing.T, data []byte, seed uint64) {
 	if cl.InSystem() != 0 || !r.Little.OK() {
 		t.Fatalf("%d requests stuck, little %+v", cl.InSystem(), r.Little)
 	}
+	if r.Completed+r.Failures.Total() != r.Arrivals || r.Latency.Count() != r.Completed {
+		t.Fatalf("%d arrivals, %d completed, failures %+v, %d latencies", r.Arrivals, r.Completed, r.Failures, r.Latency.Count())
+	}
 	if err := checkInvariants(cl); err != nil {
 		t.Fatalf("after draining: %v", err)
 	}
