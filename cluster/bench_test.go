@@ -64,12 +64,12 @@ func TestSteadyStateAllocs(t *testing.T) {
 		var snap metrics.Snapshot
 		cl.RunUntil(10 * time.Second)
 		cl.Observe(&snap)
-		before := cl.Results().arrivedAll
+		before := cl.Results().ArrivedAll
 		allocs := testing.AllocsPerRun(20, func() {
 			cl.RunUntil(cl.Now() + 100*time.Millisecond)
 			cl.Observe(&snap)
 		})
-		if n := cl.Results().arrivedAll - before; allocs != 0 || n < 100 {
+		if n := cl.Results().ArrivedAll - before; allocs != 0 || n < 100 {
 			t.Errorf("%s: %v allocations per 100 ms (%d requests)", name, allocs, n)
 		}
 	}

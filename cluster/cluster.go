@@ -178,7 +178,7 @@ func (s *source) Handle(now time.Duration, _ int) {
 	if c.counted {
 		cl.res.Arrivals++
 	}
-	cl.res.arrivedAll++
+	cl.res.ArrivedAll++
 	cl.inSystem.Add(now, 1)
 	cl.liveStarts += now.Seconds()
 	if s.class.timeout > 0 {

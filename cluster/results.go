@@ -14,6 +14,7 @@ type Results struct {
 	Latency    metrics.Histogram // completion time of successful requests, seconds
 	Classes    []ClassResult
 	Arrivals   int64 // requests that arrived after the warm-up
+	ArrivedAll int64 // requests that arrived, warm-up included
 	Completed  int64 // of those, completed successfully
 	Failures   metrics.Failures
 	Unfinished int64         // requests still in progress when the drain limit ran out
@@ -37,9 +38,9 @@ type Results struct {
 	OOMKills int64
 	End      time.Duration
 
-	arrivedAll, finished int64
-	doneInWindow         int64 // successful completions inside [warm-up, horizon]
-	sojourn              float64
+	finished     int64
+	doneInWindow int64 // successful completions inside [warm-up, horizon]
+	sojourn      float64
 }
 
 // ClassResult is the outcome of one request class.
@@ -177,10 +178,10 @@ func (s *sampler) flush(cl *Cluster) {
 	// time so far on both sides.
 	T := now.Seconds()
 	sum := r.sojourn + float64(r.Unfinished)*T - cl.liveStarts
-	if T > 0 && r.arrivedAll > 0 {
+	if T > 0 && r.ArrivedAll > 0 {
 		L := cl.inSystem.Integral(now) / T
-		lambda := float64(r.arrivedAll) / T
-		W := sum / float64(r.arrivedAll)
+		lambda := float64(r.ArrivedAll) / T
+		W := sum / float64(r.ArrivedAll)
 		r.Little = LittleCheck{L: L, Lambda: lambda, W: W, RelErr: math.Abs(L-lambda*W) / math.Max(L, 1e-300)}
 	}
 }
