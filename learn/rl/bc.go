@@ -191,3 +191,7 @@ func (b *BC) Act(obs []float64, deterministic bool) []float64 {
 	b.act[0] = float64(k)
 	return b.act
 }
+
+// Net returns the cloned policy network (logits, or tanh outputs in [-1, 1]
+// units), e.g. to save it with nn.SaveModule.
+func (b *BC) Net() *nn.MLP[float32] { return b.net }

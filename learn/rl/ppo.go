@@ -326,3 +326,7 @@ func (p *PPO) step(clip float64) {
 	p.opt.Step()
 	p.Updates++
 }
+
+// Policy returns the policy network (logits, or Gaussian means in
+// environment units), e.g. to save it with nn.SaveModule.
+func (p *PPO) Policy() *nn.MLP[float32] { return p.pi }

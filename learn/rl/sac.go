@@ -258,3 +258,8 @@ func (s *SAC) Update() {
 // logged transitions. Its actions are in [-1, 1] units (the action space
 // mapped affinely), not environment units.
 func (s *SAC) Replay() *Replay { return s.replay }
+
+// Actor returns the policy network s ↦ (μ, log σ) (2|A| outputs, the
+// squashed action is tanh(μ) in [-1, 1] units), e.g. to save it with
+// nn.SaveModule.
+func (s *SAC) Actor() *nn.MLP[float32] { return s.actor }

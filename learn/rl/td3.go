@@ -250,3 +250,7 @@ func (t *TD3) Update() {
 // logged transitions. Its actions are in [-1, 1] units (the action space
 // mapped affinely), not environment units.
 func (t *TD3) Replay() *Replay { return t.replay }
+
+// Actor returns the deterministic policy network μ_φ: s ↦ [-1, 1]^|A|, e.g.
+// to save it with nn.SaveModule.
+func (t *TD3) Actor() *nn.MLP[float32] { return t.actor }
