@@ -9,6 +9,19 @@ import (
 
 // fillReplay runs uniformly random actions to fill a learner's buffer
 // without training (LearningStarts is set above n by the caller).
+// cpuLoop runs f b.N times and reports the process CPU time per op next to
+// the wall time, since wall time is unreliable on a shared machine.
+func cpuLoop(b *testing.B, f func()) {
+	b.ReportAllocs()
+	c0 := processCPU()
+	n := 0
+	for b.Loop() {
+		f()
+		n++
+	}
+	b.ReportMetric(float64(processCPU()-c0)/float64(n), "cpu-ns/op")
+}
+
 func fillReplay(l rl.Learner, env rl.Env, n int) {
 	rl.Train(env, l, n, pcg(1, 9))
 }
@@ -21,10 +34,7 @@ func BenchmarkSACUpdate(b *testing.B) {
 			a, _ := rl.NewSAC(envs.NewPendulum().Spec(), c, pcg(1, 1))
 			fillReplay(a, envs.NewPendulum(), 1000)
 			a.Update()
-			b.ReportAllocs()
-			for b.Loop() {
-				a.Update()
-			}
+			cpuLoop(b, a.Update)
 		})
 	}
 }
@@ -36,10 +46,7 @@ func BenchmarkTD3Update(b *testing.B) {
 	fillReplay(a, envs.NewPendulum(), 1000)
 	a.Update()
 	a.Update()
-	b.ReportAllocs()
-	for b.Loop() {
-		a.Update()
-	}
+	cpuLoop(b, a.Update)
 }
 
 func BenchmarkRecurrentSACUpdate(b *testing.B) {
@@ -48,10 +55,7 @@ func BenchmarkRecurrentSACUpdate(b *testing.B) {
 	a, _ := rl.NewRecurrentSAC(envs.NewPendulum().Spec(), c, pcg(1, 1))
 	fillReplay(a, envs.NewPendulum(), 1000)
 	a.Update()
-	b.ReportAllocs()
-	for b.Loop() {
-		a.Update()
-	}
+	cpuLoop(b, a.Update)
 }
 
 // BenchmarkPPORollout is one rollout of 8×32 CartPole steps plus its 20
@@ -65,12 +69,11 @@ func BenchmarkPPORollout(b *testing.B) {
 	}
 	a, _ := rl.NewPPO(es[0].Spec(), c, pcg(1, 1))
 	rng := pcg(1, 2)
-	b.ReportAllocs()
-	for b.Loop() {
+	cpuLoop(b, func() {
 		if _, err := a.Learn(es, c.NumEnvs*c.NSteps, rng); err != nil {
 			b.Fatal(err)
 		}
-	}
+	})
 }
 
 func BenchmarkReplaySample(b *testing.B) {
@@ -81,8 +84,5 @@ func BenchmarkReplaySample(b *testing.B) {
 	}
 	var batch rl.Batch
 	rng := pcg(1, 1)
-	b.ReportAllocs()
-	for b.Loop() {
-		r.Sample(&batch, rng, 256)
-	}
+	cpuLoop(b, func() { r.Sample(&batch, rng, 256) })
 }

@@ -213,9 +213,10 @@ func logSumExp32(x []float32) float64 {
 	return m + math.Log(s)
 }
 
-// Learn trains for at least steps environment steps on envs (NumEnvs of
-// them, reset from rng) in rollouts of NSteps × NumEnvs, and returns the
-// undiscounted returns of the episodes finished, in order.
+// Learn trains for at least steps more environment steps on envs (NumEnvs
+// of them, reset from rng) in rollouts of NSteps × NumEnvs, with the linear
+// schedules running over this call, and returns the undiscounted returns
+// of the episodes finished, in order.
 func (p *PPO) Learn(envs []Env, steps int, rng *rand.Rand) ([]float64, error) {
 	cfg := p.Config
 	if len(envs) != cfg.NumEnvs {
@@ -228,10 +229,10 @@ func (p *PPO) Learn(envs []Env, steps int, rng *rand.Rand) ([]float64, error) {
 	}
 	var episodes []float64
 	last := make([]float64, len(envs))
-	total := steps
-	for p.Steps < total {
-		// Linear schedules on the remaining progress, as SB3's lin_<x>.
-		remaining := 1 - float64(p.Steps)/float64(total)
+	start := p.Steps
+	for p.Steps-start < steps {
+		// Linear schedules on the remaining progress of this call, as SB3's lin_<x>.
+		remaining := 1 - float64(p.Steps-start)/float64(steps)
 		clip := cfg.ClipRange
 		if cfg.LinearClip {
 			clip *= remaining
