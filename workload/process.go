@@ -39,6 +39,9 @@ func checkRate(what string, r float64) error {
 	return nil
 }
 
+// seconds converts a duration to float seconds (one multiplication; exact below 2^53 ns ≈ 104 days).
+func seconds(d time.Duration) float64 { return float64(d) * 1e-9 }
+
 // advance returns prev + dt seconds, or ok=false when the sum is not a representable
 // time.Duration (the process would next fire ~292 years after the start) or dt is NaN.
 func advance(prev time.Duration, dt float64) (time.Duration, bool) {
@@ -302,7 +305,7 @@ func (m *MMPP) move(rng *rand.Rand) {
 
 // Next returns the next arrival. The first call draws the initial phase from π.
 func (m *MMPP) Next(prev time.Duration, rng *rand.Rand) (time.Duration, bool) {
-	t := prev.Seconds()
+	t := seconds(prev)
 	if !m.started {
 		m.started = true
 		u := rng.Float64()
@@ -346,6 +349,7 @@ func (m *MMPP) Next(prev time.Duration, rng *rand.Rand) (time.Duration, bool) {
 type Diurnal struct {
 	base, amp     float64
 	period, peak  float64 // seconds
+	omega         float64 // 2π/period, radians per second
 	lmax, invLmax float64
 }
 
@@ -362,20 +366,20 @@ func NewDiurnal(base, amplitude float64, period, peak time.Duration) (*Diurnal, 
 		return nil, fmt.Errorf("workload: diurnal period must be > 0, got %v", period)
 	}
 	l := base * (1 + amplitude)
-	return &Diurnal{base: base, amp: amplitude, period: period.Seconds(), peak: peak.Seconds(), lmax: l, invLmax: 1 / l}, nil
+	return &Diurnal{base: base, amp: amplitude, period: period.Seconds(), peak: peak.Seconds(),
+		omega: 2 * math.Pi / period.Seconds(), lmax: l, invLmax: 1 / l}, nil
 }
 
 // Rate returns λ(t) in requests per second.
 func (d *Diurnal) Rate(t time.Duration) float64 { return d.rate(t.Seconds()) }
 
 func (d *Diurnal) rate(t float64) float64 {
-	x := math.Mod(t-d.peak, d.period) / d.period
-	return d.base * (1 + d.amp*math.Cos(2*math.Pi*x))
+	return d.base * (1 + d.amp*math.Cos(d.omega*(t-d.peak)))
 }
 
 // Next returns the next arrival by thinning.
 func (d *Diurnal) Next(prev time.Duration, rng *rand.Rand) (time.Duration, bool) {
-	t0 := prev.Seconds()
+	t0 := seconds(prev)
 	t := t0
 	for {
 		t += rng.ExpFloat64() * d.invLmax

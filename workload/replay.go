@@ -117,6 +117,12 @@ type SeriesReplay struct {
 	area   float64   // expected arrivals per window pass
 	mean   float64   // mean rate over the window, req/s
 	loop   bool
+
+	// Cursor: the bucket and pass start of the last returned arrival, reused when Next is called
+	// with that arrival (the usual case) to avoid locating the bucket again.
+	lastAt   time.Duration
+	lastI    int
+	lastBase float64
 }
 
 // NewSeriesReplay returns an NHPP replaying s with the given options. It does not copy s.Values:
@@ -174,6 +180,7 @@ func NewSeriesReplay(s *RateSeries, o ReplayOptions) (*SeriesReplay, error) {
 	return &SeriesReplay{
 		values: vals, factor: factor, step: step,
 		span: step * float64(len(vals)), area: sum * factor * step, mean: mean * factor, loop: o.Loop,
+		lastAt: -1,
 	}, nil
 }
 
@@ -198,16 +205,18 @@ func (r *SeriesReplay) Span() time.Duration { return time.Duration(r.span * 1e9)
 
 // Next returns the next arrival of the NHPP after prev.
 func (r *SeriesReplay) Next(prev time.Duration, rng *rand.Rand) (time.Duration, bool) {
-	t := prev.Seconds()
-	base := 0.0
-	if r.loop {
-		base = math.Floor(t/r.span) * r.span
-	} else if t >= r.span {
-		return 0, false
-	}
-	i := int((t - base) / r.step)
-	if i < 0 {
-		i = 0
+	t := seconds(prev)
+	var base float64
+	var i int
+	if prev == r.lastAt {
+		i, base = r.lastI, r.lastBase
+	} else {
+		if r.loop {
+			base = math.Floor(t/r.span) * r.span
+		} else if t >= r.span {
+			return 0, false
+		}
+		i = max(int((t-base)/r.step), 0)
 	}
 	n := len(r.values)
 	area := rng.ExpFloat64()
@@ -238,7 +247,11 @@ func (r *SeriesReplay) Next(prev time.Duration, rng *rand.Rand) (time.Duration, 
 				if a > end {
 					a = end
 				}
-				return advance(prev, a-t)
+				at, ok := advance(prev, a-t)
+				if ok {
+					r.lastAt, r.lastI, r.lastBase = at, i, base
+				}
+				return at, ok
 			}
 			area -= need
 		}
