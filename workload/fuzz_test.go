@@ -135,9 +135,6 @@ func FuzzReadTrace(f *testing.F) {
 	})
 }
 
-// sharedTraces is one catalog for the tests that only read embedded traces (read-only use).
-var sharedTraces = NewTraces("")
-
 // FuzzProcessSpec decodes a spec strictly; whatever validates must build (or fail cleanly) and
 // produce non-decreasing arrivals without panicking or hanging.
 func FuzzProcessSpec(f *testing.F) {

@@ -7,6 +7,9 @@ import (
 	"time"
 )
 
+// sharedTraces is one catalog for the tests that only read embedded traces (read-only use).
+var sharedTraces = NewTraces("")
+
 func newRNG(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)) }
 
 // arrivals runs p from 0 until horizon (or exhaustion) and returns the instants.

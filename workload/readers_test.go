@@ -3,6 +3,7 @@ package workload
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -136,7 +137,7 @@ func TestRealTracesMatchSources(t *testing.T) {
 }
 
 func TestAzureReplayIsTheRecording(t *testing.T) {
-	c := NewTraces("")
+	c := sharedTraces
 	spec := ProcessSpec{Kind: KindTrace, Trace: FormatAzureLLM, Speedup: 4}
 	p, err := spec.BuildWith(0, c)
 	if err != nil {
@@ -281,7 +282,7 @@ func TestCatalog(t *testing.T) {
 }
 
 func TestTraceSeries(t *testing.T) {
-	c := NewTraces("")
+	c := sharedTraces
 	nasa := loadEmbedded(t, c, FormatNASA)
 	m, err := nasa.Series("", time.Minute)
 	if err != nil {
@@ -337,7 +338,7 @@ func TestTraceSeries(t *testing.T) {
 // TestNASAReplayWindow replays one day of NASA compressed 60× (one trace hour per simulated
 // minute) at a target mean, and checks the per-simulated-minute counts follow the hourly means.
 func TestNASAReplayWindow(t *testing.T) {
-	c := NewTraces("")
+	c := sharedTraces
 	spec := ProcessSpec{Kind: KindTrace, Trace: FormatNASA, Rate: 200, Speedup: 60, Start: 24 * time.Hour, Window: 24 * time.Hour}
 	p, err := spec.BuildWith(0, c)
 	if err != nil {
@@ -371,5 +372,37 @@ func TestNASAReplayWindow(t *testing.T) {
 		hm /= 3600
 		want := hm * 200 / mean * 60
 		within(t, "arrivals in simulated minute", counts[h], want, math.Sqrt(want), 5)
+	}
+}
+
+// TestNASAFullReplayPerDay replays all 58.6 days of NASA at the recorded rate (about 3.46M
+// arrivals) and checks the arrivals per day against the recorded daily totals.
+func TestNASAFullReplayPerDay(t *testing.T) {
+	vals := loadEmbedded(t, sharedTraces, FormatNASA).NASA.Values
+	p, err := ProcessSpec{Kind: KindTrace, Trace: FormatNASA}.BuildWith(0, sharedTraces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	days := (len(vals) + 86399) / 86400
+	got := make([]float64, days)
+	rng := newRNG(6)
+	total := 0
+	for at, ok := p.Next(0, rng); ok; at, ok = p.Next(at, rng) {
+		got[int(at/(24*time.Hour))]++
+		total++
+	}
+	want := make([]float64, days)
+	for i, v := range vals {
+		want[i/86400] += v
+	}
+	within(t, "total arrivals", float64(total), 3461610, math.Sqrt(3461610), 5)
+	for d := range days {
+		if want[d] == 0 {
+			if got[d] != 0 {
+				t.Errorf("day %d: %v arrivals, recorded none", d, got[d])
+			}
+			continue
+		}
+		within(t, fmt.Sprintf("day %d arrivals", d), got[d], want[d], math.Sqrt(want[d]), 5)
 	}
 }

@@ -76,7 +76,7 @@ func TestSpecTestdataGood(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no testdata/good files")
 	}
-	c := NewTraces("")
+	c := sharedTraces
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			b, err := os.ReadFile(file)
@@ -118,7 +118,7 @@ func TestSpecTestdataBad(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no testdata/bad files")
 	}
-	c := NewTraces("")
+	c := sharedTraces
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			b, err := os.ReadFile(file)
@@ -157,7 +157,7 @@ func TestSpecTestdataBad(t *testing.T) {
 }
 
 func TestSpecBuildRescales(t *testing.T) {
-	c := NewTraces("")
+	c := sharedTraces
 	specs := []ProcessSpec{
 		{Kind: KindPoisson, Rate: 3},
 		{Kind: KindDiurnal, Rate: 3, Amplitude: 0.5},
