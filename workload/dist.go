@@ -207,7 +207,9 @@ func (d *BoundedPareto) Mean() float64 { return d.mean }
 
 // Scaled multiplies a distribution by a constant factor (for example tokens × seconds per token).
 type Scaled struct {
-	D      Dist
+	// D is the distribution scaled.
+	D Dist
+	// Factor multiplies every sample (unit conversion, e.g. seconds per token).
 	Factor float64
 }
 

@@ -235,6 +235,7 @@ func ReadTrace(r io.Reader, format string) (*Trace, error) {
 // gzipReader makes gzip read errors say where they came from.
 type gzipReader struct{ z *gzip.Reader }
 
+// Read reads decompressed bytes, wrapping errors other than io.EOF.
 func (g gzipReader) Read(p []byte) (int, error) {
 	n, err := g.z.Read(p)
 	if err != nil && err != io.EOF {
