@@ -75,11 +75,12 @@ type call struct {
 	aidx      int     // index in the instance's admitted list
 	ev        sim.Event
 
-	// pcg is the call's own random stream: its demands, its probabilistic
-	// and choice stages and its children's seeds. A root call's stream is
-	// seeded from its source; a child's from its parent's stream in a fixed
-	// order, so the whole request is common random numbers across policies,
-	// whatever the timing.
+	// pcg is the own random stream of a call with stages: its demands, its
+	// probabilistic and choice stages and its children's demands and seeds.
+	// It is seeded from the creator's stream (the source's for a root, the
+	// parent's for a child) in a fixed order, so the whole request is common
+	// random numbers across policies, whatever the timing. A leaf call draws
+	// its demand from its creator's stream and needs no stream of its own.
 	pcg rand.PCG
 	rng *rand.Rand // over pcg
 
@@ -146,18 +147,24 @@ func (cl *Cluster) call(parent *call, n *callNode) {
 	c := cl.newCall()
 	c.parent = parent
 	c.node = n
-	c.pcg.Seed(parent.rng.Uint64(), parent.rng.Uint64())
-	cl.start(c, n.svc.lb, parent.inst.loc)
+	cl.start(c, n.svc.lb, parent.inst.loc, parent.rng)
 }
 
-// start sends call c from location from through LB point p.
-func (cl *Cluster) start(c *call, p *lbPoint, from int32) {
+// start sends call c from location from through LB point p. Its demand and,
+// if it has stages, the seed of its own stream come from rng, its creator's
+// stream (the source's for a root call, the parent's for a child), at its
+// creation; a leaf call needs no stream of its own.
+func (cl *Cluster) start(c *call, p *lbPoint, from int32, rng *rand.Rand) {
 	n := c.node
+	if len(n.stages) > 0 {
+		c.pcg.Seed(rng.Uint64(), rng.Uint64())
+		rng = c.rng
+	}
 	if n.cpu != nil {
-		c.cpu = n.cpu.Sample(c.rng)
+		c.cpu = n.cpu.Sample(rng)
 	}
 	if n.io != nil {
-		c.io = n.io.Sample(c.rng)
+		c.io = n.io.Sample(rng)
 	}
 	c.from = from
 	c.lbp = p
@@ -233,7 +240,7 @@ func (cl *Cluster) deliver(c *call) {
 			st := &p.stats[c.slot]
 			st.Completions++
 			if c.fail == failNone {
-				st.Latency.Add((cl.k.Now() - c.start).Seconds())
+				st.Latency.Add(secs(cl.k.Now() - c.start))
 			}
 		}
 		c.slot = -1
@@ -275,8 +282,8 @@ func (cl *Cluster) finishRequest(c *call) {
 	now := cl.k.Now()
 	cl.k.Cancel(&c.tev)
 	cl.inSystem.Add(now, -1)
-	cl.liveStarts -= c.start.Seconds()
-	cl.res.sojourn += (now - c.start).Seconds()
+	cl.liveStarts -= secs(c.start)
+	cl.res.sojourn += secs(now - c.start)
 	cl.res.finished++
 	if c.fail == failNone && !c.timedOut && now >= cl.opt.Warmup && now <= cl.opt.Horizon {
 		cl.res.doneInWindow++
@@ -298,9 +305,7 @@ func (cl *Cluster) finishRequest(c *call) {
 			cl.res.Failures.Add(f)
 			cls.failures.Add(f)
 		default:
-			d := (now - c.start).Seconds()
-			cl.res.Latency.Record(d)
-			cls.latency.Record(d)
+			cls.latency.Record(secs(now - c.start)) // merged into Results.Latency by Drain
 			cl.res.Completed++
 		}
 	}

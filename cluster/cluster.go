@@ -44,8 +44,9 @@
 //     back at the caller; removed instances' slots are reused with fresh
 //     counts. A draining instance goes when it holds no admitted, queued or
 //     in-transit call.
-//   - Every call has its own random stream, seeded from its parent's (its
-//     source's for a root), so that the same seed gives every policy the same
+//   - Every call with stages has its own random stream, seeded from its
+//     parent's (its source's for a root); leaf calls draw their demand from
+//     their creator's stream. So the same seed gives every policy the same
 //     arrivals, demands and call trees (common random numbers), and
 //     observing a run does not change it.
 package cluster
@@ -173,21 +174,20 @@ func (s *source) Handle(now time.Duration, _ int) {
 	c := cl.newCall()
 	c.class = s.class
 	c.node = s.class.root
-	c.pcg.Seed(s.reqRng.Uint64(), s.reqRng.Uint64())
 	c.counted = now >= cl.opt.Warmup
 	if c.counted {
 		cl.res.Arrivals++
 	}
 	cl.res.ArrivedAll++
 	cl.inSystem.Add(now, 1)
-	cl.liveStarts += now.Seconds()
+	cl.liveStarts += secs(now)
 	if s.class.timeout > 0 {
 		cl.k.After(&c.tev, s.class.timeout)
 	}
 	if next, ok := s.proc.Next(now, s.arrRng); ok && next < cl.opt.Horizon {
 		cl.k.Schedule(&s.ev, next)
 	}
-	cl.start(c, s.lb, s.loc)
+	cl.start(c, s.lb, s.loc, s.reqRng)
 }
 
 // Now is the current simulated time.
@@ -259,3 +259,7 @@ func (cl *Cluster) LBNames() []string {
 func (cl *Cluster) SourceRate(i int) float64 { return cl.sources[i].proc.MeanRate() }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// secs converts a duration to seconds: one rounding, cheaper than
+// Duration.Seconds on the hot path.
+func secs(d time.Duration) float64 { return float64(d) / 1e9 }

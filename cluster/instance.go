@@ -203,7 +203,7 @@ func (in *instance) leave(c *call) {
 	c.aidx = -1
 	s.period.Completions++
 	if c.fail == failNone {
-		s.period.Latency.Add((s.cl.k.Now() - c.start).Seconds())
+		s.period.Latency.Add(secs(s.cl.k.Now() - c.start))
 	}
 	in.admitQueued()
 	in.maybeGone()

@@ -38,9 +38,13 @@ func (q *psQueue) advance(now time.Duration) {
 		return
 	}
 	if n := len(q.jobs); n > 0 {
-		dt := (now - q.last).Seconds()
+		dt := secs(now - q.last)
+		used := float64(n) // units in use: min(n, servers), without math.Min's call
+		if used > q.servers {
+			used = q.servers
+		}
 		q.v += q.rate() * dt
-		q.busy += math.Min(float64(n), q.servers) * dt
+		q.busy += used * dt
 	}
 	q.last = now
 }
@@ -49,7 +53,7 @@ func (q *psQueue) advance(now time.Duration) {
 // the queue, so that observing a run does not perturb its arithmetic.
 func (q *psQueue) busyUntil(now time.Duration) float64 {
 	if n := len(q.jobs); n > 0 && now > q.last {
-		return q.busy + math.Min(float64(n), q.servers)*(now-q.last).Seconds()
+		return q.busy + min(float64(n), q.servers)*secs(now-q.last)
 	}
 	return q.busy
 }
@@ -83,7 +87,7 @@ func (q *psQueue) popDone(now time.Duration) *call {
 	c := q.jobs[0]
 	// The completion was scheduled at the next whole nanosecond, so v has
 	// reached the tag up to rounding of the float arithmetic.
-	if c.tag > q.v+1e-12*math.Max(1, q.v) {
+	if tol := 1e-12 * q.v; c.tag > q.v+max(tol, 1e-12) {
 		return nil
 	}
 	q.del(0)
@@ -96,7 +100,7 @@ func (q *psQueue) vAt(now time.Duration) float64 {
 	if len(q.jobs) == 0 || now <= q.last {
 		return q.v
 	}
-	return q.v + q.rate()*(now-q.last).Seconds()
+	return q.v + q.rate()*secs(now-q.last)
 }
 
 // remaining is the work left of the jobs in service at now, in work units.

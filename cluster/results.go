@@ -11,7 +11,7 @@ import (
 // Results are the outcomes of one run. Latency and failure figures count the
 // requests that arrived after the warm-up.
 type Results struct {
-	Latency    metrics.Histogram // completion time of successful requests, seconds
+	Latency    metrics.Histogram // completion time of successful requests, seconds (filled by Drain)
 	Classes    []ClassResult
 	Arrivals   int64 // requests that arrived after the warm-up
 	ArrivedAll int64 // requests that arrived, warm-up included
@@ -167,8 +167,10 @@ func (s *sampler) flush(cl *Cluster) {
 		util = append(util, (in.cpu.busyUntil(now)-in.busyWarm)/in.cpuLimit)
 	}
 	r.Fairness = metrics.Jain(util)
+	r.Latency.Reset()
 	for i, c := range cl.classes {
 		r.Classes[i] = ClassResult{Name: c.name, Latency: c.latency, Failures: c.failures}
+		r.Latency.Merge(&c.latency)
 	}
 	r.Cost = 0 // flush may run again after another Drain
 	for _, sv := range cl.services {
