@@ -146,6 +146,7 @@ func FuzzProcessSpec(f *testing.F) {
 		"{kind: trace, trace: wikipedia, speedup: 1e300, loop: true}",
 		"{kind: trace, trace: azure-llm, rate: 1e-300, loop: true}",
 		"{kind: trace, trace: alibaba, scale: 1e-9, start: 1h, window: 1s, bin: 1m}",
+		"{kind: series, step: 1s, rates: [0, 1, 2], loop: true, rate: 5, start: 1s}",
 	} {
 		f.Add([]byte(s), 0.0)
 	}

@@ -13,6 +13,7 @@ const (
 	KindMMPP    = "mmpp"
 	KindDiurnal = "diurnal"
 	KindTrace   = "trace"
+	KindSeries  = "series"
 )
 
 // DefaultDiurnalPeriod is the period of a diurnal process whose spec sets none.
@@ -31,8 +32,9 @@ const DefaultDiurnalPeriod = 24 * time.Hour
 type ProcessSpec struct {
 	// Kind is poisson | mmpp | diurnal | trace.
 	Kind string `yaml:"kind"`
-	// Rate is the mean rate in requests per second. Required for poisson and diurnal; for mmpp
-	// and trace it is optional and, when set, rescales the process to this long-run mean.
+	// Rate is the mean rate in requests per second. Required for poisson and diurnal; for mmpp,
+	// trace and series it is optional and, when set, rescales the process to this long-run mean
+	// (for a replay: the mean over the replayed window).
 	Rate float64 `yaml:"rate"`
 
 	// Amplitude is the diurnal relative amplitude in [0, 1]: rate·(1 ± amplitude) at peak/trough.
@@ -73,6 +75,11 @@ type ProcessSpec struct {
 	Window time.Duration `yaml:"window"`
 	// Loop repeats the window forever; false ends the source after one pass.
 	Loop bool `yaml:"loop"`
+
+	// Step is the bucket width of an inline series.
+	Step time.Duration `yaml:"step"`
+	// Rates are the per-bucket rates of an inline series in requests per second.
+	Rates []float64 `yaml:"rates"`
 }
 
 // MMPPState is one phase of an MMPP in a ProcessSpec.
@@ -116,10 +123,18 @@ func (s *ProcessSpec) Validate(path string) error {
 		unused("states", s.States != nil)
 		unused("generator", s.Generator != nil)
 	}
-	noTrace := func() {
+	noTraceFile := func() {
 		unused("trace", s.Trace != "")
 		unused("format", s.Format != "")
 		unused("column", s.Column != "")
+	}
+	noSeries := func() {
+		unused("step", s.Step != 0)
+		unused("rates", s.Rates != nil)
+	}
+	noTrace := func() {
+		noTraceFile()
+		noSeries()
 		unused("bin", s.Bin != 0)
 		unused("scale", s.Scale != 0)
 		unused("speedup", s.Speedup != 0)
@@ -191,15 +206,36 @@ func (s *ProcessSpec) Validate(path string) error {
 		}
 		noDiurnal()
 		noTrace()
-	case KindTrace:
+	case KindTrace, KindSeries:
 		if s.Rate < 0 {
-			bad("rate", "must be >= 0 (0 keeps the trace's rate), got %v", s.Rate)
+			bad("rate", "must be >= 0 (0 keeps the replayed rate), got %v", s.Rate)
 		}
-		if s.Trace == "" {
-			bad("trace", "must name a trace (nasa, wikipedia, alibaba, azure-llm) or a file path")
-		}
-		if s.Format != "" && !validFormat(s.Format) {
-			bad("format", "must be one of nasa, wikipedia, alibaba, azure-llm, got %q", s.Format)
+		if s.Kind == KindTrace {
+			if s.Trace == "" {
+				bad("trace", "must name a trace (nasa, wikipedia, alibaba, azure-llm) or a file path")
+			}
+			if s.Format != "" && !validFormat(s.Format) {
+				bad("format", "must be one of nasa, wikipedia, alibaba, azure-llm, got %q", s.Format)
+			}
+			noSeries()
+		} else {
+			if s.Step <= 0 {
+				bad("step", "must be > 0, got %v", s.Step)
+			}
+			if len(s.Rates) == 0 {
+				bad("rates", "must list at least one rate")
+			}
+			positive := false
+			for i, r := range s.Rates {
+				if !(r >= 0) || badFinite(r) {
+					bad(fmt.Sprintf("rates[%d]", i), "must be >= 0, got %v", r)
+				}
+				positive = positive || r > 0
+			}
+			if len(s.Rates) > 0 && !positive {
+				bad("rates", "at least one rate must be > 0")
+			}
+			noTraceFile()
 		}
 		if s.Bin < 0 {
 			bad("bin", "must be >= 0, got %v", s.Bin)
@@ -222,9 +258,9 @@ func (s *ProcessSpec) Validate(path string) error {
 		noDiurnal()
 		noMMPP()
 	case "":
-		bad("kind", "must be set (poisson, mmpp, diurnal, trace)")
+		bad("kind", "must be set (poisson, mmpp, diurnal, trace, series)")
 	default:
-		bad("kind", "must be one of poisson, mmpp, diurnal, trace, got %q", s.Kind)
+		bad("kind", "must be one of poisson, mmpp, diurnal, trace, series, got %q", s.Kind)
 	}
 	return errors.Join(errs...)
 }
@@ -298,6 +334,15 @@ func (s ProcessSpec) BuildWith(meanRate float64, c *Traces) (Process, error) {
 			}
 		}
 		return NewMMPP(rates, q)
+	case KindSeries:
+		var series = &RateSeries{Step: s.Step, Values: s.Rates}
+		if s.Bin > 0 && s.Bin != s.Step {
+			var err error
+			if series, err = series.Aggregate(s.Bin); err != nil {
+				return nil, err
+			}
+		}
+		return NewSeriesReplay(series, s.replayOptions(target))
 	default: // KindTrace
 		if c == nil {
 			c = NewTraces("")
@@ -306,10 +351,7 @@ func (s ProcessSpec) BuildWith(meanRate float64, c *Traces) (Process, error) {
 		if err != nil {
 			return nil, err
 		}
-		o := ReplayOptions{
-			Start: s.Start, Window: s.Window, Speedup: s.Speedup, Scale: s.Scale,
-			TargetRate: target, Loop: s.Loop,
-		}
+		o := s.replayOptions(target)
 		if tr.Requests != nil && s.Bin == 0 {
 			p, err := NewInstantReplay(tr.Requests.At, o)
 			if err != nil {
@@ -326,6 +368,13 @@ func (s ProcessSpec) BuildWith(meanRate float64, c *Traces) (Process, error) {
 			return nil, fmt.Errorf("workload: replaying trace %q: %w", s.Trace, err)
 		}
 		return p, nil
+	}
+}
+
+func (s ProcessSpec) replayOptions(target float64) ReplayOptions {
+	return ReplayOptions{
+		Start: s.Start, Window: s.Window, Speedup: s.Speedup, Scale: s.Scale,
+		TargetRate: target, Loop: s.Loop,
 	}
 }
 
