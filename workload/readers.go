@@ -122,7 +122,7 @@ func readWikipedia(br *bufio.Reader) ([]WikipediaHour, error) {
 		}
 		return nil, errors.New("empty file: want a header row")
 	}
-	header := strings.Fields(sc.Text())
+	header := strings.Fields(strings.TrimPrefix(sc.Text(), "\ufeff"))
 	col := map[string]int{}
 	for i, h := range header {
 		col[h] = i
@@ -265,6 +265,8 @@ func readAlibaba(br *bufio.Reader) (*UsageSeries, error) {
 	}
 	u := &UsageSeries{Step: 30 * time.Second, Names: slices.Clone(header), Columns: make([][]float64, len(header))}
 	for j, n := range u.Names {
+		n = strings.TrimSpace(strings.TrimPrefix(n, "\ufeff"))
+		u.Names[j] = n
 		if n == "" {
 			return nil, fmt.Errorf("line 1, field %d: empty column name", j+1)
 		}
@@ -368,7 +370,7 @@ func readAzureLLM(br *bufio.Reader) (*RequestTrace, error) {
 	}
 	iTS, iCtx, iGen := -1, -1, -1
 	for j, h := range header {
-		switch strings.TrimSpace(h) {
+		switch strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")) {
 		case "TIMESTAMP":
 			iTS = j
 		case "ContextTokens":

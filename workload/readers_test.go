@@ -198,6 +198,27 @@ func TestReadersDetectGzipByMagic(t *testing.T) {
 	}
 }
 
+// Windows line ends and a UTF-8 byte-order mark are accepted by every reader.
+func TestReadersAcceptCRLFAndBOM(t *testing.T) {
+	bom := "\ufeff"
+	r, err := ReadAzureLLM(strings.NewReader(bom + "TIMESTAMP,ContextTokens,GeneratedTokens\r\n2023-11-16 18:15:46.6805900,374,44\r\n"))
+	if err != nil || r.Len() != 1 || r.Generated[0] != 44 {
+		t.Errorf("azure: %v %+v", err, r)
+	}
+	u, err := ReadAlibaba(strings.NewReader(bom + "cpu_util_percent,net_in\r\n1.5,2\r\n"))
+	if err != nil || u.Names[0] != "cpu_util_percent" || u.Columns[1][0] != 2 {
+		t.Errorf("alibaba: %v %+v", err, u)
+	}
+	h, err := ReadWikipedia(strings.NewReader(bom + "timestamp sum_req\r\n0 5\r\n"))
+	if err != nil || len(h) != 1 || h[0].SumReq != 5 {
+		t.Errorf("wikipedia: %v %+v", err, h)
+	}
+	n, err := ReadNASA(strings.NewReader("1 2\r\n3\r\n"))
+	if err != nil || n.Len() != 3 {
+		t.Errorf("nasa: %v %+v", err, n)
+	}
+}
+
 func TestReaderErrors(t *testing.T) {
 	nasa, _ := os.ReadFile("traces/nasa_http_1995_requests_per_second.txt.gz")
 	cases := []struct {

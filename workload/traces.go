@@ -200,6 +200,7 @@ func ReadTrace(r io.Reader, format string) (*Trace, error) {
 	}
 	if format == "" {
 		head, _ := br.Peek(64)
+		head = bytes.TrimPrefix(head, []byte("\ufeff"))
 		switch {
 		case bytes.HasPrefix(head, []byte("TIMESTAMP,")):
 			format = FormatAzureLLM
