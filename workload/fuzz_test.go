@@ -97,7 +97,8 @@ func FuzzReadAzureLLM(f *testing.F) {
 		if !slices.IsSorted(r.At) {
 			t.Fatal("instants not sorted")
 		}
-		if _, err := NewInstantReplay(r.At, ReplayOptions{}); err != nil && r.Span() > 0 {
+		// Replay needs a span below ~73 years (a quarter of time.Duration's range, for looping).
+		if _, err := NewInstantReplay(r.At, ReplayOptions{}); err != nil && r.Span() > 0 && r.Span() < 50*365*24*time.Hour {
 			t.Fatalf("accepted trace cannot be replayed: %v", err)
 		}
 	})
