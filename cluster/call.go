@@ -281,7 +281,7 @@ func (cl *Cluster) release(c *call) {
 func (cl *Cluster) finishRequest(c *call) {
 	now := cl.k.Now()
 	cl.k.Cancel(&c.tev)
-	cl.inSystem.Add(now, -1)
+	cl.inSystem.add(now, -1)
 	cl.liveStarts -= secs(c.start)
 	cl.res.sojourn += secs(now - c.start)
 	cl.res.finished++

@@ -126,7 +126,11 @@ func (in *instance) runPhase(c *call) {
 	phases := c.node.phases
 	for c.phase < 2*phases {
 		if c.phase%2 == 0 {
-			if w := c.cpu / float64(phases); w > 0 {
+			w := c.cpu
+			if phases > 1 {
+				w /= float64(phases)
+			}
+			if w > 0 {
 				c.at = atCPU
 				in.cpu.add(in.k(), c, w)
 				return

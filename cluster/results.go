@@ -157,7 +157,7 @@ func (s *sampler) flush(cl *Cluster) {
 	if w := r.Window.Seconds(); w > 0 {
 		r.Throughput = float64(r.doneInWindow) / w
 	}
-	r.Unfinished = int64(cl.inSystem.Value())
+	r.Unfinished = cl.inSystem.n
 	r.Makespan = s.makespan.Mean()
 	var util []float64
 	for _, in := range cl.series.slots {
@@ -181,7 +181,7 @@ func (s *sampler) flush(cl *Cluster) {
 	T := now.Seconds()
 	sum := r.sojourn + float64(r.Unfinished)*T - cl.liveStarts
 	if T > 0 && r.ArrivedAll > 0 {
-		L := cl.inSystem.Integral(now) / T
+		L := cl.inSystem.seconds(now) / T
 		lambda := float64(r.ArrivedAll) / T
 		W := sum / float64(r.ArrivedAll)
 		r.Little = LittleCheck{L: L, Lambda: lambda, W: W, RelErr: math.Abs(L-lambda*W) / math.Max(L, 1e-300)}
