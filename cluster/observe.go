@@ -165,8 +165,9 @@ func (cl *Cluster) service(name string) (*service, error) {
 }
 
 // setResources resizes every instance in place (as Kubernetes in-place pod
-// resize does; nodes may be overcommitted by a resize); a lower memory limit
-// can OOM-kill at once. Pending instances take the new size and are placed
+// resize does; nodes may be overcommitted by a resize, and per-instance CPU
+// overrides give way to the new limit); a lower memory limit can OOM-kill at
+// once. Pending instances take the new size and are placed
 // again, since room may have freed.
 func (s *service) setResources(cpu, mem float64) {
 	now := s.cl.k.Now()

@@ -175,9 +175,10 @@ func (s *service) replicas() (n, ready int) {
 	return n, ready
 }
 
-// setReplicas scales to n instances: new ones cold-start; removed ones are
-// the least advanced (pending, then starting, then the least busy ready)
-// and drain before they go.
+// setReplicas scales to n instances: new ones take the service's values (not
+// per-instance overrides) and cold-start; removed ones are the least advanced
+// (pending, then starting or restarting, then the least busy ready) and
+// drain before they go.
 func (s *service) setReplicas(n int) {
 	cur, _ := s.replicas()
 	for ; cur < n; cur++ {
