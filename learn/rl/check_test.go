@@ -163,3 +163,41 @@ func TestSpace(t *testing.T) {
 		}
 	}
 }
+
+// recorder is a Learner that acts with a constant and records transitions.
+type recorder struct {
+	act    []float64
+	obs    [][]float64
+	reward []float64
+	resets int
+}
+
+func (r *recorder) Explore([]float64) []float64 { return r.act }
+func (r *recorder) Act([]float64, bool) []float64 { return r.act }
+func (r *recorder) ResetEpisode()                 { r.resets++ }
+func (r *recorder) Observe(obs, act []float64, reward float64, next []float64, term, trunc bool) {
+	r.obs = append(r.obs, append([]float64(nil), obs...))
+	r.reward = append(r.reward, reward)
+}
+
+func TestTrainMultiRoutesPerAgent(t *testing.T) {
+	a, b := &toyEnv{limit: 5}, &toyEnv{limit: 5}
+	env := Independent("pair", a, b)
+	la, lb := &recorder{act: []float64{0.1}}, &recorder{act: []float64{-0.1}}
+	eps := TrainMulti(env, []Learner{la, lb}, 12, rand.New(rand.NewPCG(1, 1)))
+	if len(eps) != 2 || len(la.obs) != 12 || la.resets != 2 {
+		t.Fatalf("%d episodes, %d transitions, %d resets; want 2, 12, 2", len(eps), len(la.obs), la.resets)
+	}
+	// toyEnv's reward is −x², x drifting by the agent's own action: agent
+	// a drifts up, b down, so their observations separate.
+	if la.obs[4][0] <= la.obs[0][0] || lb.obs[4][0] >= lb.obs[0][0] {
+		t.Errorf("agent observations did not follow their own actions: a %v, b %v", la.obs[:5], lb.obs[:5])
+	}
+	var sum float64
+	for _, r := range la.reward[:5] {
+		sum += r
+	}
+	if math.Abs(sum-eps[0][0]) > 1e-12 {
+		t.Errorf("episode return %v, sum of agent a's rewards %v", eps[0][0], sum)
+	}
+}

@@ -187,3 +187,47 @@ func input(tp *nn.Tape[float32], rows, cols int, data []float32) *nn.Node[float3
 	copy(n.Value.Data, data)
 	return n
 }
+
+// TrainMulti runs one Learner per agent of env (independent learners, as
+// the Distr-LB agents are) for steps joint steps, resetting env with rng at
+// episode ends, and returns every finished episode's per-agent returns.
+func TrainMulti(env MultiEnv, learners []Learner, steps int, rng *rand.Rand) [][]float64 {
+	n := env.Spec().Agents()
+	if len(learners) != n {
+		panic(fmt.Sprintf("rl: TrainMulti: %d learners for %d agents", len(learners), n))
+	}
+	obs := make([][]float64, n)
+	acts := make([][]float64, n)
+	for i, o := range env.Reset(rng) {
+		obs[i] = clone(o)
+	}
+	var episodes [][]float64
+	ret := make([]float64, n)
+	for t := 0; t < steps; t++ {
+		for i, l := range learners {
+			acts[i] = clone(l.Explore(obs[i]))
+		}
+		next, rew, term, trunc := env.Step(acts)
+		for i, l := range learners {
+			ret[i] += rew[i]
+			l.Observe(obs[i], acts[i], rew[i], next[i], term, trunc)
+		}
+		if term || trunc {
+			episodes = append(episodes, clone(ret))
+			clear(ret)
+			for i, o := range env.Reset(rng) {
+				copy(obs[i], o)
+			}
+			for _, l := range learners {
+				if rs, ok := l.(interface{ ResetEpisode() }); ok {
+					rs.ResetEpisode()
+				}
+			}
+		} else {
+			for i := range obs {
+				copy(obs[i], next[i])
+			}
+		}
+	}
+	return episodes
+}
