@@ -172,7 +172,7 @@ type recorder struct {
 	resets int
 }
 
-func (r *recorder) Explore([]float64) []float64 { return r.act }
+func (r *recorder) Explore([]float64) []float64   { return r.act }
 func (r *recorder) Act([]float64, bool) []float64 { return r.act }
 func (r *recorder) ResetEpisode()                 { r.resets++ }
 func (r *recorder) Observe(obs, act []float64, reward float64, next []float64, term, trunc bool) {
