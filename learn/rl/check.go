@@ -62,9 +62,6 @@ func CheckEnv(env Env, opts CheckOptions) error {
 	var traj []float64 // first episode, for the determinism check
 	var actions [][]float64
 	for ep := 0; ep < opts.Episodes; ep++ {
-		if ep == 0 {
-			envRNG = rand.New(rand.NewPCG(opts.Seed, 0xe9f))
-		}
 		obs := env.Reset(envRNG)
 		if !spec.Observation.Contains(obs) {
 			return fail("episode %d: reset observation %v outside %v", ep, obs, spec.Observation)
