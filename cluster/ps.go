@@ -68,7 +68,11 @@ func (q *psQueue) add(k *sim.Kernel, c *call, work float64) {
 	q.jobs = append(q.jobs, c)
 	c.hidx = len(q.jobs) - 1
 	q.up(c.hidx)
-	q.reschedule(k)
+	// With a free unit the rate stays the same, so unless the new job is the
+	// next to finish the scheduled completion still holds.
+	if c.hidx == 0 || float64(len(q.jobs)) > q.servers || !q.ev.Pending() {
+		q.reschedule(k)
+	}
 }
 
 // remove takes c out early (OOM kill) and reschedules.
