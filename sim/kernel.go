@@ -35,7 +35,8 @@ type Event struct {
 	idx int32 // position in the heap + 1; 0 when not queued
 }
 
-// Pending reports whether the event is scheduled.
+// Pending reports whether the event is scheduled. While its handler runs an
+// event is not pending, unless the handler schedules it again.
 func (e *Event) Pending() bool { return e.idx != 0 }
 
 // At is the virtual time the event is scheduled for (meaningful when Pending).
@@ -47,6 +48,12 @@ type Kernel struct {
 	heap  []*Event // 4-ary min-heap on (at, seq)
 	seq   uint64
 	fired uint64
+	// firing is the event whose handler runs. It stays at the root of the
+	// heap meanwhile, so a handler that reschedules its own event (a
+	// source's next arrival, a server's next completion) costs one sift
+	// instead of a removal and an insertion; rearmed says it did.
+	firing  *Event
+	rearmed bool
 }
 
 // Now is the current virtual time.
@@ -70,6 +77,13 @@ func (k *Kernel) Schedule(e *Event, at time.Duration) {
 	}
 	k.seq++
 	e.seq = k.seq
+	if e == k.firing && !k.rearmed {
+		e.at = at
+		e.idx = 1
+		k.rearmed = true
+		k.down(0)
+		return
+	}
 	if e.idx != 0 {
 		old := e.at
 		e.at = at
@@ -96,8 +110,7 @@ func (k *Kernel) Cancel(e *Event) bool {
 	if e.idx == 0 {
 		return false
 	}
-	i := int(e.idx - 1)
-	k.removeAt(i)
+	k.removeAt(int(e.idx - 1))
 	return true
 }
 
@@ -116,10 +129,15 @@ func (k *Kernel) Step() bool {
 		return false
 	}
 	e := k.heap[0]
-	k.removeAt(0)
 	k.now = e.at
 	k.fired++
+	e.idx = 0
+	k.firing, k.rearmed = e, false
 	e.Handler.Handle(k.now, e.Arg)
+	k.firing = nil
+	if !k.rearmed { // the root is still the fired event
+		k.removeAt(0)
+	}
 	return true
 }
 

@@ -204,3 +204,45 @@ type holder struct {
 func (h *holder) Handle(now time.Duration, arg int) {
 	h.k.After(&h.evs[arg], time.Duration(h.rng.ExpFloat64()*1e9))
 }
+
+// selfRescheduler checks what a handler sees of its own event.
+type selfRescheduler struct {
+	k      *Kernel
+	e      Event
+	other  Event
+	n      int
+	sawPen bool
+}
+
+func (s *selfRescheduler) Handle(now time.Duration, arg int) {
+	if arg == 1 {
+		return
+	}
+	s.n++
+	s.sawPen = s.sawPen || s.e.Pending()
+	switch s.n {
+	case 1: // reschedule itself behind another event at the same time
+		s.k.Schedule(&s.other, now)
+		s.k.Schedule(&s.e, now)
+	case 2: // reschedule, then cancel: nothing left
+		s.k.After(&s.e, time.Second)
+		if !s.k.Cancel(&s.e) {
+			panic("cancel of a rescheduled event reported false")
+		}
+	}
+}
+
+func TestHandlerOwnEvent(t *testing.T) {
+	var k Kernel
+	s := &selfRescheduler{k: &k}
+	s.e.Handler, s.other.Handler, s.other.Arg = s, s, 1
+	k.Schedule(&s.e, time.Second)
+	for k.Step() {
+	}
+	if s.n != 2 || s.sawPen || k.Len() != 0 || s.e.Pending() || k.Fired() != 3 {
+		t.Fatalf("n=%d sawPending=%v len=%d fired=%d", s.n, s.sawPen, k.Len(), k.Fired())
+	}
+	if k.Cancel(&s.e) {
+		t.Fatal("cancel of a fired event reported true")
+	}
+}
