@@ -117,7 +117,7 @@ func referenceRuns() []referenceRun {
 //	SHOAL_LONG=1 go test -run TestReferenceScores -parallel 2 -timeout 3h -v ./learn/rl/
 //
 // SHOAL_REF=SAC (a prefix of the run name) restricts it to some algorithms,
-// SHOAL_SEEDS=n changes the number of seeds, SHOAL_ZOO_NETS=1 uses the zoo's
+// SHOAL_SEEDS=n and SHOAL_FIRST_SEED=k run seeds k..k+n−1, SHOAL_ZOO_NETS=1 uses the zoo's
 // network widths instead of 64-64.
 func TestReferenceScores(t *testing.T) {
 	if os.Getenv("SHOAL_LONG") == "" {
@@ -134,7 +134,11 @@ func TestReferenceScores(t *testing.T) {
 	}
 	t.Run("runs", func(t *testing.T) {
 		for _, ref := range refs {
-			for seed := uint64(1); seed <= uint64(referenceSeeds()); seed++ {
+			first := uint64(1)
+			if n, err := strconv.Atoi(os.Getenv("SHOAL_FIRST_SEED")); err == nil && n > 0 {
+				first = uint64(n)
+			}
+			for seed := first; seed < first+uint64(referenceSeeds()); seed++ {
 				t.Run(fmt.Sprintf("%s/seed%d", ref.algo, seed), func(t *testing.T) {
 					t.Parallel()
 					start := time.Now()
