@@ -15,7 +15,7 @@ type Results struct {
 	Classes    []ClassResult
 	Arrivals   int64 // requests that arrived after the warm-up
 	ArrivedAll int64 // requests that arrived, warm-up included
-	Completed  int64 // of those, completed successfully
+	Completed  int64 // of the Arrivals, completed successfully
 	Failures   metrics.Failures
 	Unfinished int64         // requests still in progress when the drain limit ran out
 	Window     time.Duration // measurement window: horizon minus warm-up
