@@ -14,7 +14,10 @@
 // explicit registry (see Registry), never by init-time registration.
 package lb
 
-import "math/rand/v2"
+import (
+	"math"
+	"math/rand/v2"
+)
 
 // Request is what a selector may know of the new request. Only the Oracle
 // reads it: real load balancers cannot know a request's demand in advance.
@@ -114,16 +117,17 @@ type LSQ struct{ Rand *rand.Rand }
 
 // Select implements Selector.
 func (s *LSQ) Select(v *View, _ Request) int {
+	up := v.Up
+	q := v.InFlight[:len(up)]
 	best, ties := -1, 0
-	var bq int32
-	for j, up := range v.Up {
-		if !up {
+	bq := int32(math.MaxInt32)
+	for j, u := range up {
+		if !u {
 			continue
 		}
-		switch q := v.InFlight[j]; {
-		case best < 0 || q < bq:
-			best, bq, ties = j, q, 1
-		case q == bq:
+		if x := q[j]; x < bq {
+			best, bq, ties = j, x, 1
+		} else if x == bq {
 			ties++
 		}
 	}
@@ -134,7 +138,7 @@ func (s *LSQ) Select(v *View, _ Request) int {
 	// than a random number per tie).
 	k := s.Rand.IntN(ties)
 	for j := best; ; j++ {
-		if v.Up[j] && v.InFlight[j] == bq {
+		if up[j] && q[j] == bq {
 			if k == 0 {
 				return j
 			}
