@@ -1,0 +1,149 @@
+package lb
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/shoal-project/shoal/metrics"
+)
+
+// Feedback is what a data plane reports about one LB point's own traffic,
+// as it happens: the only knowledge a Distr-LB agent has (paper section 2,
+// partial observability). The simulator's LB points and the real proxy both
+// call it.
+type Feedback interface {
+	// Sent: a request went to backend j.
+	Sent(now time.Duration, j int)
+	// Done: a request to backend j was answered. Duration is the task
+	// duration (until the backend began to answer: time to response
+	// headers), TCT the task completion time (until the whole response).
+	Done(now time.Duration, j int, duration, tct time.Duration)
+}
+
+// Observer turns an LB point's feedback into the Distr-LB agent's
+// observation (paper section 3.4, "Observation"): per backend, the number of
+// this LB's requests in flight and the task duration and completion time
+// samples reduced to 5 scalars each (average, 90th percentile, standard
+// deviation, discounted and weighted discounted average with factor 0.9, see
+// metrics.SampleReducer); the LB-level inter-arrival samples reduced the same
+// way; and the previous action. Times enter as log(1+seconds) so that
+// milliseconds and minutes share one scale. Observe allocates nothing.
+type Observer struct {
+	period      time.Duration
+	inFlight    []int32
+	duration    []*metrics.SampleReducer
+	tct         []*metrics.SampleReducer
+	interArr    *metrics.SampleReducer
+	lastArrival time.Duration
+	arrived     bool
+	prev        []float64
+}
+
+// Observation layout sizes.
+const (
+	perBackend = 1 + 5 + 5 // in flight, duration x5, TCT x5
+	lbLevel    = 5         // inter-arrival x5
+	// samplesPerBackend bounds the recent samples kept per backend and metric.
+	samplesPerBackend = 32
+	// interArrivalSamples bounds the recent inter-arrival samples.
+	interArrivalSamples = 128
+)
+
+// NewObserver returns the observer of an LB point with n backends whose
+// agent decides every period (the discount time unit).
+func NewObserver(n int, period time.Duration) (*Observer, error) {
+	if n < 1 || period <= 0 {
+		return nil, fmt.Errorf("distr-lb observer: need backends >= 1 and period > 0, got %d and %v", n, period)
+	}
+	o := &Observer{period: period, inFlight: make([]int32, n), prev: make([]float64, n),
+		interArr: metrics.NewSampleReducer(interArrivalSamples)}
+	for j := 0; j < n; j++ {
+		o.duration = append(o.duration, metrics.NewSampleReducer(samplesPerBackend))
+		o.tct = append(o.tct, metrics.NewSampleReducer(samplesPerBackend))
+	}
+	return o, nil
+}
+
+// Len is the length of the observation vector: 12 per backend plus 5.
+func (o *Observer) Len() int { return len(o.inFlight)*(perBackend+1) + lbLevel }
+
+// Backends is the number of backends.
+func (o *Observer) Backends() int { return len(o.inFlight) }
+
+// Sent implements Feedback.
+func (o *Observer) Sent(now time.Duration, j int) {
+	o.inFlight[j]++
+	if o.arrived {
+		o.interArr.Add(now, (now - o.lastArrival).Seconds())
+	}
+	o.lastArrival, o.arrived = now, true
+}
+
+// Done implements Feedback.
+func (o *Observer) Done(now time.Duration, j int, duration, tct time.Duration) {
+	if o.inFlight[j] > 0 {
+		o.inFlight[j]--
+	}
+	o.duration[j].Add(now, duration.Seconds())
+	o.tct[j].Add(now, tct.Seconds())
+}
+
+// SetPrevious records the action taken, for the next observation.
+func (o *Observer) SetPrevious(action []float64) { copy(o.prev, action) }
+
+// Observe writes the observation at now into dst (length Len) and returns it;
+// a nil or short dst is replaced by a new slice.
+func (o *Observer) Observe(now time.Duration, dst []float64) []float64 {
+	if len(dst) < o.Len() {
+		dst = make([]float64, o.Len())
+	}
+	dst = dst[:o.Len()]
+	var r [5]float64
+	k := 0
+	for j := range o.inFlight {
+		dst[k] = math.Log1p(float64(o.inFlight[j]))
+		k++
+		o.duration[j].Reduce(now, o.period, &r)
+		k += logTimes(dst[k:], &r)
+		o.tct[j].Reduce(now, o.period, &r)
+		k += logTimes(dst[k:], &r)
+	}
+	o.interArr.Reduce(now, o.period, &r)
+	k += logTimes(dst[k:], &r)
+	copy(dst[k:], o.prev)
+	return dst
+}
+
+// Reset forgets everything, for a new episode.
+func (o *Observer) Reset() {
+	for j := range o.inFlight {
+		o.inFlight[j] = 0
+		o.duration[j].Reset()
+		o.tct[j].Reset()
+		o.prev[j] = 0
+	}
+	o.interArr.Reset()
+	o.arrived = false
+}
+
+func logTimes(dst []float64, r *[5]float64) int {
+	for i, v := range r {
+		dst[i] = math.Log1p(v)
+	}
+	return len(r)
+}
+
+// ActionToWeights maps an agent's action in [-1, 1]^n to the data plane's
+// weights a_ij = 10^x, relative processing speeds from 0.1 to 10, as
+// argmin_j (q_ij+1)/a_ij needs (paper Alg. 2, line 12). It writes into dst.
+func ActionToWeights(dst, action []float64) []float64 {
+	if len(dst) < len(action) {
+		dst = make([]float64, len(action))
+	}
+	dst = dst[:len(action)]
+	for j, x := range action {
+		dst[j] = math.Pow(10, math.Max(-1, math.Min(1, x)))
+	}
+	return dst
+}

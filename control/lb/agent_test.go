@@ -1,0 +1,60 @@
+package lb
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func TestObserverLayout(t *testing.T) {
+	o, err := NewObserver(2, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Len() != 2*12+5 {
+		t.Fatalf("len %d", o.Len())
+	}
+	ms := time.Millisecond
+	o.Sent(0, 0)
+	o.Sent(500*ms, 1)
+	o.Sent(1500*ms, 1)
+	o.Done(2*time.Second, 1, 300*ms, 400*ms)
+	o.SetPrevious([]float64{0.5, -0.5})
+	obs := o.Observe(2*time.Second, nil)
+	want := map[int]float64{
+		0:  math.Log1p(1),    // backend 0: one in flight
+		1:  0,                // no duration samples yet
+		11: math.Log1p(1),    // backend 1: two sent, one done
+		12: math.Log1p(0.3),  // duration mean
+		17: math.Log1p(0.4),  // TCT mean
+		19: 0,                // TCT std of one sample
+		22: math.Log1p(0.75), // inter-arrival mean of 0.5 and 1.0 s
+		27: 0.5,              // previous action
+	}
+	for i, w := range want {
+		if math.Abs(obs[i]-w) > 1e-12 {
+			t.Errorf("obs[%d] = %g, want %g", i, obs[i], w)
+		}
+	}
+	if obs[len(obs)-1] != -0.5 {
+		t.Errorf("last entry %g, want the previous action -0.5", obs[len(obs)-1])
+	}
+	if a := testing.AllocsPerRun(100, func() { o.Observe(3*time.Second, obs) }); a != 0 {
+		t.Errorf("%v allocs per Observe", a)
+	}
+	o.Reset()
+	for i, v := range o.Observe(3*time.Second, obs) {
+		if v != 0 {
+			t.Fatalf("obs[%d] = %g after reset", i, v)
+		}
+	}
+}
+
+func TestActionToWeights(t *testing.T) {
+	w := ActionToWeights(nil, []float64{-1, 0, 1, 7})
+	for i, want := range []float64{0.1, 1, 10, 10} {
+		if math.Abs(w[i]-want) > 1e-12 {
+			t.Errorf("w[%d] = %g, want %g", i, w[i], want)
+		}
+	}
+}
