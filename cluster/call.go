@@ -61,9 +61,10 @@ type call struct {
 	at   uint8 // where it is at its instance
 	fail uint8 // why it failed (failNone when it did not)
 
-	held      bool // holds an admission slot at inst
-	replied   bool // responded: its caller no longer waits on its work
-	delivered bool // the response reached the caller; freed once no child is pending
+	held      bool          // holds an admission slot at inst
+	repliedAt time.Duration // when the instance answered (task duration ends)
+	replied   bool          // responded: its caller no longer waits on its work
+	delivered bool          // the response reached the caller; freed once no child is pending
 
 	start     time.Duration // when the call was made
 	cpu, io   float64       // total demand of this call's local work
@@ -182,6 +183,9 @@ func (cl *Cluster) start(c *call, p *lbPoint, from int32, rng *rand.Rand) {
 	c.slot = int32(j)
 	p.view.InFlight[j]++
 	p.stats[j].Sent++
+	if p.fb != nil {
+		p.fb.Sent(cl.k.Now(), j)
+	}
 	inst := p.svc.slots[j]
 	c.inst = inst
 	if d := cl.rtt[from][inst.loc]; d > 0 {
@@ -212,6 +216,7 @@ func (cl *Cluster) refuse(c *call, kind uint8) {
 // response back to the caller.
 func (cl *Cluster) respond(c *call) {
 	c.replied = true
+	c.repliedAt = cl.k.Now()
 	c.at = atNone
 	in := c.inst
 	if in == nil { // no instance was picked
@@ -241,6 +246,10 @@ func (cl *Cluster) deliver(c *call) {
 			st.Completions++
 			if c.fail == failNone {
 				st.Latency.Add(secs(cl.k.Now() - c.start))
+			}
+			if p.fb != nil {
+				now := cl.k.Now()
+				p.fb.Done(now, int(c.slot), c.repliedAt-c.start, now-c.start)
 			}
 		}
 		c.slot = -1

@@ -52,6 +52,7 @@
 package cluster
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"time"
@@ -244,6 +245,18 @@ func (cl *Cluster) locIndex(name string) int32 {
 		}
 	}
 	return -1
+}
+
+// SetFeedback attaches f to the explicit LB point called name: it then hears
+// of every request the LB point sends and of every answer it gets back, as a
+// learning agent in the data plane would (nil detaches).
+func (cl *Cluster) SetFeedback(name string, f lb.Feedback) error {
+	p, ok := cl.lbByName[name]
+	if !ok {
+		return fmt.Errorf("set feedback: unknown lb %q", name)
+	}
+	p.fb = f
+	return nil
 }
 
 // LBNames lists the explicit LB points in order.

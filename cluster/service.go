@@ -44,6 +44,7 @@ type lbPoint struct {
 	sel   lb.Selector
 	view  lb.View
 	stats []metrics.BackendStats // per slot, current period
+	fb    lb.Feedback            // optional: a learning agent's view of its own traffic
 }
 
 // EstimateCompletion implements lb.Estimator with perfect knowledge.
