@@ -115,6 +115,22 @@ func (o *Observer) Observe(now time.Duration, dst []float64) []float64 {
 	return dst
 }
 
+// Durations writes into dst, per backend, the discounted average task
+// duration (seconds) at now: the l_ij that the paper's rewards are computed
+// from (section 3.4, "Reward").
+func (o *Observer) Durations(now time.Duration, dst []float64) []float64 {
+	if len(dst) < len(o.duration) {
+		dst = make([]float64, len(o.duration))
+	}
+	dst = dst[:len(o.duration)]
+	var r [5]float64
+	for j, d := range o.duration {
+		d.Reduce(now, o.period, &r)
+		dst[j] = r[metrics.ReduceDiscountedMean]
+	}
+	return dst
+}
+
 // Reset forgets everything, for a new episode.
 func (o *Observer) Reset() {
 	for j := range o.inFlight {

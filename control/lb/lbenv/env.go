@@ -1,0 +1,192 @@
+// Package lbenv presents a load-balancing scenario to the learning code as a
+// multi-agent environment: one agent per explicit LB point, each observing
+// only its own traffic through an lb.Observer and setting the weights of its
+// argmin (q+1)/a data plane (the Distr-LB paper, Alg. 2). It is the training
+// adapter; the deployable agent in control/lb does not import it.
+//
+// The usage loop:
+//
+//	env, err := lbenv.New(sc, lbenv.Config{Reward: lbenv.VBF})
+//	obs := env.Reset(rng)                      // a fresh system: server load X_j = 0 (Alg. 2, line 6)
+//	obs, rewards, _, truncated := env.Step(actions)   // one control period
+package lbenv
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/shoal-project/shoal/cluster"
+	"github.com/shoal-project/shoal/control"
+	"github.com/shoal-project/shoal/control/lb"
+	"github.com/shoal-project/shoal/learn/rl"
+	"github.com/shoal-project/shoal/metrics"
+	"github.com/shoal-project/shoal/scenario"
+)
+
+// Reward names an agent's reward, computed from its own observations: a
+// fairness index over the discounted average task duration it measured per
+// server (paper section 3.4, "Reward").
+type Reward string
+
+// The rewards of the paper (section 3.2 and the ablations of App. E.2.1).
+const (
+	VBF      Reward = "vbf"      // variance-based fairness, Def. 2 (the potential-game reward)
+	VBFLog   Reward = "vbf+log"  // VBF plus a log term, more sensitive near zero variance
+	Jain     Reward = "jain"     // Jain's index
+	PBF      Reward = "pbf"      // product-based fairness, Def. 5
+	Makespan Reward = "makespan" // minus the largest per-server duration, Def. 1
+)
+
+// Config sets up the environment.
+type Config struct {
+	// Reward is every agent's reward (default VBF).
+	Reward Reward
+	// EpisodeSteps is the number of control periods per episode (default 200).
+	EpisodeSteps int
+}
+
+// Env is the multi-agent environment. It implements rl.MultiEnv.
+type Env struct {
+	sc    *scenario.Scenario
+	cfg   Config
+	spec  rl.MultiSpec
+	names []string
+	n     int // backends per LB
+
+	cl      *cluster.Cluster
+	obs     []*lb.Observer
+	obsBuf  [][]float64
+	rewards []float64
+	weights []float64
+	durs    []float64
+	steps   int
+}
+
+// New builds the environment of a scenario with explicit LB points in front
+// of one service.
+func New(sc *scenario.Scenario, cfg Config) (*Env, error) {
+	if cfg.Reward == "" {
+		cfg.Reward = VBF
+	}
+	switch cfg.Reward {
+	case VBF, VBFLog, Jain, PBF, Makespan:
+	default:
+		return nil, fmt.Errorf("lbenv: unknown reward %q (want vbf, vbf+log, jain, pbf or makespan)", cfg.Reward)
+	}
+	if cfg.EpisodeSteps <= 0 {
+		cfg.EpisodeSteps = 200
+	}
+	if len(sc.LBs) == 0 {
+		return nil, fmt.Errorf("lbenv: scenario %s has no explicit lbs", sc.Name)
+	}
+	e := &Env{sc: sc, cfg: cfg}
+	// Build once to learn the backends and to fail early on a bad scenario.
+	if err := e.build(sc.Seed); err != nil {
+		return nil, err
+	}
+	e.n = e.obs[0].Backends()
+	e.names = e.cl.LBNames()
+	dim := e.obs[0].Len()
+	e.spec = rl.MultiSpec{ID: "lb/" + sc.Name, MaxEpisodeSteps: cfg.EpisodeSteps}
+	for range e.names {
+		e.spec.Observation = append(e.spec.Observation, rl.UniformBox(dim, math.Inf(-1), math.Inf(1)))
+		e.spec.Action = append(e.spec.Action, rl.UniformBox(e.n, -1, 1))
+		e.obsBuf = append(e.obsBuf, make([]float64, dim))
+	}
+	e.rewards = make([]float64, len(e.names))
+	e.weights = make([]float64, e.n)
+	e.durs = make([]float64, e.n)
+	return e, nil
+}
+
+// build starts a fresh system with the given seed, every LB point running
+// argmin (q+1)/a with weights the agents set.
+func (e *Env) build(seed uint64) error {
+	sc := e.sc
+	// Episodes end by truncation; the horizon only has to outlast them.
+	horizon := time.Duration(e.cfg.EpisodeSteps+1) * sc.ControlPeriod
+	cl, err := cluster.New(&sc.Config, cluster.Options{
+		Seed: seed, Policy: "sed", Selectors: lb.Classical(), Traces: sc.Traces(),
+		Horizon: horizon, SamplePeriod: horizon,
+	})
+	if err != nil {
+		return fmt.Errorf("lbenv: %w", err)
+	}
+	e.cl = cl
+	e.obs = e.obs[:0]
+	var snap metrics.Snapshot
+	cl.Observe(&snap)
+	for i, name := range cl.LBNames() {
+		o, err := lb.NewObserver(len(snap.LBs[i].Backends), sc.ControlPeriod)
+		if err != nil {
+			return err
+		}
+		if err := cl.SetFeedback(name, o); err != nil {
+			return err
+		}
+		e.obs = append(e.obs, o)
+	}
+	e.steps = 0
+	return nil
+}
+
+// Spec implements rl.MultiEnv.
+func (e *Env) Spec() rl.MultiSpec { return e.spec }
+
+// Reset implements rl.MultiEnv: a new system with empty servers and arrivals
+// drawn from a seed taken from rng.
+func (e *Env) Reset(rng *rand.Rand) [][]float64 {
+	if err := e.build(rng.Uint64()); err != nil {
+		panic(err) // the same scenario built in New
+	}
+	for i, o := range e.obs {
+		e.obsBuf[i] = o.Observe(0, e.obsBuf[i])
+	}
+	return e.obsBuf
+}
+
+// Step implements rl.MultiEnv: every agent sets its weights, the system runs
+// one control period, and each agent gets its observation and reward.
+func (e *Env) Step(actions [][]float64) ([][]float64, []float64, bool, bool) {
+	now := e.cl.Now()
+	for i, a := range actions {
+		e.weights = lb.ActionToWeights(e.weights, a)
+		if err := e.cl.Apply(now, control.SetWeights{LB: e.names[i], Weights: e.weights}); err != nil {
+			panic(err) // sizes come from the spec
+		}
+		e.obs[i].SetPrevious(a)
+	}
+	next := now + e.sc.ControlPeriod
+	e.cl.RunUntil(next)
+	e.steps++
+	for i, o := range e.obs {
+		e.obsBuf[i] = o.Observe(next, e.obsBuf[i])
+		e.durs = o.Durations(next, e.durs)
+		e.rewards[i] = Score(e.cfg.Reward, e.durs)
+	}
+	return e.obsBuf, e.rewards, false, e.steps >= e.cfg.EpisodeSteps
+}
+
+// Score is the reward for per-server durations l (seconds).
+func Score(r Reward, l []float64) float64 {
+	switch r {
+	case VBFLog:
+		// The paper adds "a log term" so that agents stay sensitive when the
+		// variance is close to 0 (section 4); with F = -variance we use
+		// F - log(variance + 1e-3), an interpretation: the text gives no formula.
+		v := -metrics.VarianceFairness(l)
+		return -v - math.Log(v+1e-3)
+	case Jain:
+		return metrics.Jain(l)
+	case PBF:
+		return metrics.ProductFairness(l)
+	case Makespan:
+		return -metrics.Makespan(l)
+	}
+	return metrics.VarianceFairness(l)
+}
+
+// Cluster is the current episode's simulated system, for evaluation.
+func (e *Env) Cluster() *cluster.Cluster { return e.cl }

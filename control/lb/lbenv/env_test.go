@@ -1,0 +1,98 @@
+package lbenv
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/shoal-project/shoal/learn/rl"
+	"github.com/shoal-project/shoal/scenario"
+)
+
+func moderate(t *testing.T, name string) *scenario.Scenario {
+	t.Helper()
+	sc, err := scenario.Embedded(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+func TestContract(t *testing.T) {
+	env, err := New(moderate(t, "lb-moderate-cpu"), Config{EpisodeSteps: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := env.Spec()
+	if sp.Agents() != 2 || sp.Observation[0].Dim() != 7*12+5 || sp.Action[1].Dim() != 7 {
+		t.Fatalf("spec %+v", sp)
+	}
+	if err := rl.CheckMultiEnv(env, rl.CheckOptions{Seed: 1, Episodes: 2}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// meanReward runs one episode with fixed actions and returns agent 0's mean reward.
+func meanReward(t *testing.T, env *Env, action []float64, seed uint64) float64 {
+	t.Helper()
+	env.Reset(rand.New(rand.NewPCG(seed, 0)))
+	acts := [][]float64{action, action}
+	sum, n := 0.0, 0
+	for {
+		_, r, _, trunc := env.Step(acts)
+		sum += r[0]
+		n++
+		if trunc {
+			return sum / float64(n)
+		}
+	}
+}
+
+// TestVBFRewardsTrueWeights: on servers whose configured weights are wrong,
+// weights proportional to the true capacities (cores x speed) earn a better
+// VBF reward than equal weights; the reward carries the signal to learn from.
+func TestVBFRewardsTrueWeights(t *testing.T) {
+	env, err := New(moderate(t, "lb-moderate-misconfigured"), Config{EpisodeSteps: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	caps := []float64{1.5, 0.5, 2, 1.2, 2.8, 2, 4.8}
+	right := make([]float64, len(caps))
+	for j, c := range caps {
+		right[j] = math.Log10(c)
+	}
+	equal := make([]float64, len(caps))
+	good, bad := 0.0, 0.0
+	for seed := uint64(1); seed <= 3; seed++ {
+		good += meanReward(t, env, right, seed)
+		bad += meanReward(t, env, equal, seed)
+	}
+	t.Logf("mean VBF reward: true weights %.4g, equal weights %.4g", good/3, bad/3)
+	if !(good > bad) {
+		t.Fatalf("true weights earn %g, equal weights %g", good/3, bad/3)
+	}
+}
+
+func TestScore(t *testing.T) {
+	l := []float64{1, 2, 3}
+	for _, tc := range []struct {
+		r    Reward
+		want float64
+	}{
+		{VBF, -2.0 / 3},
+		{VBFLog, -2.0/3 - math.Log(2.0/3+1e-3)},
+		{Jain, 36.0 / (3 * 14)},
+		{PBF, (1.0 / 3) * (2.0 / 3) * 1},
+		{Makespan, -3},
+	} {
+		if got := Score(tc.r, l); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("%s: %g, want %g", tc.r, got, tc.want)
+		}
+	}
+	if _, err := New(moderate(t, "mm1"), Config{}); err == nil {
+		t.Error("a scenario without lbs made an environment")
+	}
+	if _, err := New(moderate(t, "lb-moderate-cpu"), Config{Reward: "nope"}); err == nil {
+		t.Error("an unknown reward was accepted")
+	}
+}
