@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -65,8 +66,7 @@ func (c *Comparison) Run(ctx context.Context) (*Result, error) {
 	}
 	for _, p := range policies {
 		if _, ok := sel[p]; !ok {
-			_, err := sel.New(p, lb.Deps{})
-			return nil, fmt.Errorf("policy: %w", err)
+			return nil, fmt.Errorf("policy: unknown selector %q (known: %s)", p, strings.Join(sel.Names(), ", "))
 		}
 	}
 	traces := c.Traces
