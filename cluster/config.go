@@ -95,6 +95,29 @@ type InstanceSpec struct {
 	Weight  float64 `yaml:"weight"`
 }
 
+// Resolve fills the zero fields of spec with the service's values (the CPU
+// limit cpu in force, speed and I/O speed 1, weight = the CPU limit).
+func (c *Service) Resolve(spec InstanceSpec, cpu float64) InstanceSpec {
+	spec.CPU = or(spec.CPU, cpu)
+	spec.Speed = or(spec.Speed, or(c.Speed, 1))
+	spec.IOSpeed = or(spec.IOSpeed, or(c.IOSpeed, 1))
+	spec.Weight = or(spec.Weight, or(c.Weight, spec.CPU))
+	return spec
+}
+
+// InitialInstances are the instances the service starts with, resolved.
+func (c *Service) InitialInstances() []InstanceSpec {
+	specs := c.Instances
+	if len(specs) == 0 {
+		specs = make([]InstanceSpec, max(c.Replicas, 1))
+	}
+	out := make([]InstanceSpec, len(specs))
+	for i, sp := range specs {
+		out[i] = c.Resolve(sp, or(c.CPU, 1))
+	}
+	return out
+}
+
 // Class is a request type: how a request of this class moves through services.
 type Class struct {
 	Name    string        `yaml:"name"`

@@ -59,16 +59,17 @@ func allocated(st int) bool { return st != stPending && st != stGone }
 // values) in a free slot; ready says whether it starts without a cold start.
 func (s *service) newInstance(spec InstanceSpec, ready bool) *instance {
 	c := s.cfg
+	spec = c.Resolve(spec, s.cpuLimit)
 	in := &instance{
 		svc:      s,
 		id:       s.nextID,
 		loc:      s.loc,
 		state:    stPending,
-		cpuLimit: or(spec.CPU, s.cpuLimit),
-		speed:    or(spec.Speed, or(c.Speed, 1)),
-		ioSpeed:  or(spec.IOSpeed, or(c.IOSpeed, 1)),
+		cpuLimit: spec.CPU,
+		speed:    spec.Speed,
+		ioSpeed:  spec.IOSpeed,
+		weight:   spec.Weight,
 	}
-	in.weight = or(spec.Weight, or(c.Weight, in.cpuLimit))
 	s.nextID++
 	in.cpu = psQueue{servers: in.cpuLimit, speed: in.speed}
 	in.cpu.ev = simEvent(in, evCPU)

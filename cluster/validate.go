@@ -217,7 +217,7 @@ func validateCall(v *validator, c *Call, path string, services map[string]bool, 
 	if !services[c.Service] {
 		v.bad(path+".service", "unknown service %q", c.Service)
 	} else if slices.Contains(onPath, c.Service) {
-		v.bad(path+".service", "call graph has a cycle: %s -> %s", joinArrow(onPath), c.Service)
+		v.bad(path+".service", "call graph has a cycle: %s -> %s", strings.Join(onPath, " -> "), c.Service)
 		return
 	}
 	if c.CPU.Dist != "" {
@@ -248,8 +248,6 @@ func validateCall(v *validator, c *Call, path string, services map[string]bool, 
 		}
 	}
 }
-
-func joinArrow(s []string) string { return strings.Join(s, " -> ") }
 
 type validator struct{ errs []error }
 

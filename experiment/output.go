@@ -16,20 +16,21 @@ import (
 
 // column is one column of the summary table.
 type column struct {
-	name   string
+	name   string // table header
+	key    string // CSV header
 	stat   func(s *Summary) Stat
 	better int // -1: lower is better, +1: higher is better, 0: neither
 }
 
 var columns = []column{
-	{"mean (s)", func(s *Summary) Stat { return s.Mean }, -1},
-	{"p50 (s)", func(s *Summary) Stat { return s.P50 }, -1},
-	{"p90 (s)", func(s *Summary) Stat { return s.P90 }, -1},
-	{"p99 (s)", func(s *Summary) Stat { return s.P99 }, -1},
-	{"throughput (req/s)", func(s *Summary) Stat { return s.Throughput }, +1},
-	{"rejected", func(s *Summary) Stat { return s.Rejected }, -1},
-	{"fairness (Jain)", func(s *Summary) Stat { return s.Fairness }, +1},
-	{"makespan (s)", func(s *Summary) Stat { return s.Makespan }, -1},
+	{"mean (s)", "mean_s", func(s *Summary) Stat { return s.Mean }, -1},
+	{"p50 (s)", "p50_s", func(s *Summary) Stat { return s.P50 }, -1},
+	{"p90 (s)", "p90_s", func(s *Summary) Stat { return s.P90 }, -1},
+	{"p99 (s)", "p99_s", func(s *Summary) Stat { return s.P99 }, -1},
+	{"throughput (req/s)", "throughput_rps", func(s *Summary) Stat { return s.Throughput }, +1},
+	{"rejected", "rejected", func(s *Summary) Stat { return s.Rejected }, -1},
+	{"fairness (Jain)", "fairness_jain", func(s *Summary) Stat { return s.Fairness }, +1},
+	{"makespan (s)", "makespan_s", func(s *Summary) Stat { return s.Makespan }, -1},
 }
 
 // cell formats a statistic as "mean ± ci" with 4 significant digits.
@@ -110,9 +111,8 @@ func (r *Result) WriteRunsCSV(w io.Writer) error {
 func (r *Result) WriteSummaryCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	head := []string{"scenario", "policy", "seeds", "root_seed"}
-	names := []string{"mean_s", "p50_s", "p90_s", "p99_s", "throughput_rps", "rejected", "fairness_jain", "makespan_s"}
-	for _, n := range names {
-		head = append(head, n, n+"_ci95")
+	for _, c := range columns {
+		head = append(head, c.key, c.key+"_ci95")
 	}
 	cw.Write(head)
 	for i := range r.Policies {

@@ -53,18 +53,14 @@ func (s *Scenario) Capacity() (float64, error) {
 	if sv == nil {
 		return 0, fmt.Errorf("load: unknown service %q", svc)
 	}
-	insts := sv.Instances
-	if len(insts) == 0 {
-		insts = make([]cluster.InstanceSpec, max(sv.Replicas, 1))
-	}
 	total := 0.0
-	for _, in := range insts {
+	for _, in := range sv.InitialInstances() {
 		c := math.Inf(1)
 		if cpu > 0 {
-			c = or(in.CPU, or(sv.CPU, 1)) * or(in.Speed, or(sv.Speed, 1)) / cpu
+			c = in.CPU * in.Speed / cpu
 		}
 		if io > 0 && sv.IOParallelism > 0 {
-			c = math.Min(c, float64(sv.IOParallelism)*or(in.IOSpeed, or(sv.IOSpeed, 1))/io)
+			c = math.Min(c, float64(sv.IOParallelism)*in.IOSpeed/io)
 		}
 		total += c
 	}
@@ -132,11 +128,4 @@ func means(c *cluster.Call) ([2]float64, error) {
 		m[i] = d.Mean()
 	}
 	return m, nil
-}
-
-func or(x, def float64) float64 {
-	if x == 0 {
-		return def
-	}
-	return x
 }

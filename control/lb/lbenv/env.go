@@ -187,6 +187,3 @@ func Score(r Reward, l []float64) float64 {
 	}
 	return metrics.VarianceFairness(l)
 }
-
-// Cluster is the current episode's simulated system, for evaluation.
-func (e *Env) Cluster() *cluster.Cluster { return e.cl }
