@@ -287,3 +287,12 @@ func (s *RecurrentSAC) Update() {
 	nn.SoftUpdate(s.targets, s.sources, float32(cfg.Tau))
 	s.Updates++
 }
+
+// Actor returns the policy's GRU encoder and head: for a window
+// h_t = (o_{t−L+1}, ..., o_t) the head maps the GRU's last state (zero
+// initial state, masked steps skipped) to (μ, log σ), 2|A| outputs; the
+// deterministic action is tanh(μ) in [-1, 1] units. Deployable agents
+// save these two with nn.Save and replay the same window.
+func (s *RecurrentSAC) Actor() (*nn.GRU[float32], *nn.MLP[float32]) {
+	return s.actor.gru, s.actor.head
+}
