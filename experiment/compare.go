@@ -35,6 +35,9 @@ type Comparison struct {
 	Seeds int
 	// Selectors builds the request selectors named by policies.
 	Selectors lb.Registry
+	// Learned holds the policies driven by controllers, by policy name;
+	// other names are selectors.
+	Learned map[string]Learned
 	// Traces resolves trace names and paths (default: the scenario's:
 	// embedded traces, and paths relative to the scenario file).
 	Traces *workload.Traces
@@ -65,6 +68,9 @@ func (c *Comparison) Run(ctx context.Context) (*Result, error) {
 		sel = lb.Classical()
 	}
 	for _, p := range policies {
+		if _, ok := c.Learned[p]; ok {
+			continue
+		}
 		if _, ok := sel[p]; !ok {
 			return nil, fmt.Errorf("policy: unknown selector %q (known: %s)", p, strings.Join(sel.Names(), ", "))
 		}
@@ -94,7 +100,7 @@ func (c *Comparison) Run(ctx context.Context) (*Result, error) {
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				r, err := runOne(ctx, sc, policies[j.p], sc.Seed+uint64(j.s), sel, traces, func(f float64) { prog.set(j.p*seeds+j.s, f) })
+				r, err := c.runOne(ctx, policies[j.p], sc.Seed+uint64(j.s), sel, traces, func(f float64) { prog.set(j.p*seeds+j.s, f) })
 				if err != nil {
 					errs <- fmt.Errorf("policy %s, seed %d: %w", policies[j.p], sc.Seed+uint64(j.s), err)
 					cancel()
@@ -127,20 +133,36 @@ feed:
 }
 
 // runOne simulates one policy with one seed.
-func runOne(ctx context.Context, sc *scenario.Scenario, policy string, seed uint64, sel lb.Registry, traces *workload.Traces, progress func(float64)) (*cluster.Results, error) {
+func (c *Comparison) runOne(ctx context.Context, policy string, seed uint64, sel lb.Registry, traces *workload.Traces, progress func(float64)) (*cluster.Results, error) {
+	sc := c.Scenario
+	learned, isLearned := c.Learned[policy]
+	selector := policy
+	if isLearned {
+		selector = learned.Selector
+	}
 	cl, err := cluster.New(&sc.Config, cluster.Options{
-		Seed: seed, Selectors: sel, Policy: policy, Traces: traces,
+		Seed: seed, Selectors: sel, Policy: selector, Traces: traces,
 		Horizon: sc.Horizon, Warmup: sc.Warmup, SamplePeriod: sc.SamplePeriod,
 	})
 	if err != nil {
 		return nil, err
+	}
+	run := func(until time.Duration) error { cl.RunUntil(until); return nil }
+	if isLearned {
+		ctls, err := learned.New(cl)
+		if err != nil {
+			return nil, err
+		}
+		run = controlLoop(cl, ctls, sc.ControlPeriod)
 	}
 	const steps = 50
 	for i := 1; i <= steps; i++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		cl.RunUntil(sc.Horizon * time.Duration(i) / steps)
+		if err := run(sc.Horizon * time.Duration(i) / steps); err != nil {
+			return nil, err
+		}
 		progress(0.95 * float64(i) / steps)
 	}
 	cl.Drain(sc.Drain)

@@ -4,6 +4,7 @@
 //	shoal scenarios                          list the embedded scenarios
 //	shoal scenarios dump NAME [-o FILE]      write one to edit and run
 //	shoal sim SCENARIO|FILE [flags]          compare policies on the same arrivals
+//	shoal train distr-lb SCENARIO -o FILE    learn load-balancing weights, save the policy
 //
 // See README.md for the scenario format and every flag.
 package main
@@ -44,6 +45,8 @@ Usage:
   shoal scenarios                        list the embedded scenarios
   shoal scenarios dump NAME [-o FILE]    print an embedded scenario (to edit and run)
   shoal sim SCENARIO|FILE [flags]        compare policies on the same arrivals
+  shoal train distr-lb|centr-lb SCENARIO -o FILE [flags]
+                                         learn LB weights in the simulator, save the policy
   shoal help                             this text
 
 Flags of sim:
@@ -56,6 +59,18 @@ Flags of sim:
   --json           print the results as JSON instead of the table
   --workers N      runs in parallel (default: number of CPUs)
   --quiet          no progress bar
+  A policy KIND:FILE runs a trained policy file, e.g. --policy sed,oracle,distr-lb:policy.slb
+
+Flags of train distr-lb|centr-lb:
+  -o FILE            where to save the policy (required)
+  --reward R         vbf (default), vbf+log, jain, pbf or makespan
+  --episodes N       training episodes (default 40), after one with random weights
+  --episode-steps N  control periods per episode (default 200)
+  --seed N           training seed (default 1); training systems never reuse evaluation seeds
+  --no-gru           plain SAC on the newest observation (ablation)
+  --load X           offered load as a fraction of capacity
+  --curve FILE       write the learning curve as CSV
+  --quiet            no per-episode progress
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -68,6 +83,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdSim(ctx, args[1:], stdout, stderr)
 	case "scenarios":
 		return cmdScenarios(args[1:], stdout)
+	case "train":
+		return cmdTrain(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

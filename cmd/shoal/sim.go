@@ -63,7 +63,10 @@ func cmdSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Workers:   *workers,
 	}
 	if *policy != "" {
-		cmp.Policies = strings.Split(*policy, ",")
+		cmp.Policies, cmp.Learned, err = learnedPolicies(strings.Split(*policy, ","))
+		if err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
 	}
 	if !*quiet && isTerminal(os.Stderr) && stderr == os.Stderr {
 		bar := newProgressBar(stderr)

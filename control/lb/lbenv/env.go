@@ -45,6 +45,9 @@ type Config struct {
 	Reward Reward
 	// EpisodeSteps is the number of control periods per episode (default 200).
 	EpisodeSteps int
+	// ObsMean and ObsStd, when set, normalise every agent's observation,
+	// x' = (x-mean)/std, as the deployed policy will (lb.NetSpec).
+	ObsMean, ObsStd []float64
 }
 
 // Env is the multi-agent environment. It implements rl.MultiEnv.
@@ -62,6 +65,7 @@ type Env struct {
 	weights []float64
 	durs    []float64
 	steps   int
+	latency metrics.Histogram // completion times of this episode's requests, seconds
 }
 
 // New builds the environment of a scenario with explicit LB points in front
@@ -98,6 +102,9 @@ func New(sc *scenario.Scenario, cfg Config) (*Env, error) {
 	e.rewards = make([]float64, len(e.names))
 	e.weights = make([]float64, e.n)
 	e.durs = make([]float64, e.n)
+	if err := e.SetNormalisation(cfg.ObsMean, cfg.ObsStd); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -123,13 +130,51 @@ func (e *Env) build(seed uint64) error {
 		if err != nil {
 			return err
 		}
-		if err := cl.SetFeedback(name, o); err != nil {
+		if err := cl.SetFeedback(name, tee{o, &e.latency}); err != nil {
 			return err
 		}
 		e.obs = append(e.obs, o)
 	}
 	e.steps = 0
+	e.latency.Reset()
 	return nil
+}
+
+// tee passes feedback to an observer and records completion times.
+type tee struct {
+	*lb.Observer
+	latency *metrics.Histogram
+}
+
+func (t tee) Done(now time.Duration, j int, duration, tct time.Duration) {
+	t.Observer.Done(now, j, duration, tct)
+	t.latency.Record(tct.Seconds())
+}
+
+// Latency is the histogram of completion times (seconds) of the requests
+// completed so far in this episode, all LB points together: the QoS a
+// learning curve shows.
+func (e *Env) Latency() *metrics.Histogram { return &e.latency }
+
+// LBNames names the agents' LB points, in agent order.
+func (e *Env) LBNames() []string { return e.names }
+
+// Backends is the number of backends behind each LB point.
+func (e *Env) Backends() int { return e.n }
+
+// SetNormalisation sets the observation normalisation (see Config).
+func (e *Env) SetNormalisation(mean, std []float64) error {
+	if len(mean) != len(std) || (len(mean) != 0 && len(mean) != e.spec.Observation[0].Dim()) {
+		return fmt.Errorf("lbenv: normalisation of length %d and %d for observations of %d", len(mean), len(std), e.spec.Observation[0].Dim())
+	}
+	e.cfg.ObsMean, e.cfg.ObsStd = mean, std
+	return nil
+}
+
+func (e *Env) normalise(x []float64) {
+	for d, m := range e.cfg.ObsMean {
+		x[d] = (x[d] - m) / e.cfg.ObsStd[d]
+	}
 }
 
 // Spec implements rl.MultiEnv.
@@ -143,6 +188,7 @@ func (e *Env) Reset(rng *rand.Rand) [][]float64 {
 	}
 	for i, o := range e.obs {
 		e.obsBuf[i] = o.Observe(0, e.obsBuf[i])
+		e.normalise(e.obsBuf[i])
 	}
 	return e.obsBuf
 }
@@ -163,6 +209,7 @@ func (e *Env) Step(actions [][]float64) ([][]float64, []float64, bool, bool) {
 	e.steps++
 	for i, o := range e.obs {
 		e.obsBuf[i] = o.Observe(next, e.obsBuf[i])
+		e.normalise(e.obsBuf[i])
 		e.durs = o.Durations(next, e.durs)
 		e.rewards[i] = Score(e.cfg.Reward, e.durs)
 	}

@@ -1,0 +1,63 @@
+package experiment
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/shoal-project/shoal/cluster"
+	"github.com/shoal-project/shoal/control"
+	"github.com/shoal-project/shoal/control/lb"
+	"github.com/shoal-project/shoal/metrics"
+)
+
+// Learned is a policy driven by controllers: every LB point runs a
+// data-plane selector, and controllers decide every control period (for
+// example Distr-LB agents setting the weights of argmin (q+1)/a).
+type Learned struct {
+	// Selector is the data-plane selector every LB point runs.
+	Selector string
+	// New builds one run's controllers and connects them to the cluster.
+	New func(cl *cluster.Cluster) ([]control.Controller, error)
+}
+
+// LBPolicy runs a trained load-balancing policy: fresh agents per run, each
+// fed by its LB points, over the "sed" data plane (argmin (q+1)/a with the
+// agents' weights, paper Alg. 2 line 12).
+func LBPolicy(p *lb.Policy) Learned {
+	return Learned{Selector: "sed", New: func(cl *cluster.Cluster) ([]control.Controller, error) {
+		var ctls []control.Controller
+		for _, a := range p.NewAgents() {
+			for k, name := range a.LBs() {
+				if err := cl.SetFeedback(name, a.Feedback(k)); err != nil {
+					return nil, fmt.Errorf("policy for %v: %w", a.LBs(), err)
+				}
+			}
+			ctls = append(ctls, a)
+		}
+		return ctls, nil
+	}}
+}
+
+// controlLoop returns a run function that advances the cluster one control
+// period at a time: at every period boundary each controller sees the
+// telemetry of the period and its actions are applied, from time 0 on.
+func controlLoop(cl *cluster.Cluster, ctls []control.Controller, period time.Duration) func(until time.Duration) error {
+	var snap metrics.Snapshot
+	next := cl.Now()
+	return func(until time.Duration) error {
+		for next <= until {
+			cl.RunUntil(next)
+			cl.Observe(&snap)
+			for _, c := range ctls {
+				for _, a := range c.Decide(next, &snap) {
+					if err := cl.Apply(next, a); err != nil {
+						return fmt.Errorf("at %v: %w", next, err)
+					}
+				}
+			}
+			next += period
+		}
+		cl.RunUntil(until)
+		return nil
+	}
+}
