@@ -107,6 +107,11 @@ func gemm[T Float](tA, tB bool, alpha T, a, b Tensor[T], beta T, c Tensor[T]) {
 		scaleInPlace(c.Data, beta)
 		return
 	}
+	if cd, ok := any(c.Data).([]float32); ok && sgemmFast {
+		sgemmPacked(tA, tB, m, n, k, float32(alpha), any(a.Data).([]float32), a.Cols,
+			any(b.Data).([]float32), b.Cols, float32(beta), cd, n)
+		return
+	}
 	colStep := n
 	if nb := (n + gemmBlock - 1) / gemmBlock; nb > gemmMaxBlocks {
 		colStep = gemmMaxBlocks * gemmBlock

@@ -1,0 +1,133 @@
+package nn
+
+import "sync"
+
+// Packed float32 GEMM. gonum's float32 GEMM updates one row of C at a time
+// with an axpy, loading and storing C for every multiply-add. With AVX2 and
+// FMA, sgemmPacked instead copies op(A) and op(B) into panels (which also
+// absorbs transposes, strides and alpha) and multiplies them with a 6×16
+// register-blocked kernel that keeps its tile of C in registers over the
+// whole inner dimension. Summation order is fixed by the blocking, so
+// results are deterministic on a given machine.
+const (
+	sgemmMR = 6   // rows of a micro-tile
+	sgemmNR = 16  // columns of a micro-tile
+	sgemmKC = 256 // depth of a packed block
+	sgemmMC = 120 // rows of a packed A block (multiple of sgemmMR)
+	sgemmNC = 384 // columns of a packed B block (multiple of sgemmNR)
+)
+
+// sgemmWork holds the packing buffers of one sgemmPacked call.
+type sgemmWork struct {
+	a    [sgemmMC * sgemmKC]float32
+	b    [sgemmKC * sgemmNC]float32
+	tile [sgemmMR * sgemmNR]float32
+}
+
+var sgemmPool = sync.Pool{New: func() any { return new(sgemmWork) }}
+
+// sgemmPacked computes c = alpha·op(a)·op(b) + beta·c for an m×k op(a) and
+// a k×n op(b); a, b and c are row-major with row strides lda, ldb and ldc.
+// It requires sgemmFast, m, n, k > 0.
+func sgemmPacked(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if beta != 1 {
+		for i := 0; i < m; i++ {
+			scaleInPlace(c[i*ldc:i*ldc+n], beta)
+		}
+	}
+	if alpha == 0 {
+		return
+	}
+	w := sgemmPool.Get().(*sgemmWork)
+	for jc := 0; jc < n; jc += sgemmNC {
+		nc := min(sgemmNC, n-jc)
+		for pc := 0; pc < k; pc += sgemmKC {
+			kc := min(sgemmKC, k-pc)
+			packB(w.b[:], tB, b, ldb, pc, kc, jc, nc)
+			for ic := 0; ic < m; ic += sgemmMC {
+				mc := min(sgemmMC, m-ic)
+				packA(w.a[:], tA, a, lda, ic, mc, pc, kc, alpha)
+				for jr := 0; jr < nc; jr += sgemmNR {
+					nr := min(sgemmNR, nc-jr)
+					bp := w.b[jr*kc : (jr+sgemmNR)*kc]
+					for ir := 0; ir < mc; ir += sgemmMR {
+						mr := min(sgemmMR, mc-ir)
+						ap := w.a[ir*kc : (ir+sgemmMR)*kc]
+						off := (ic+ir)*ldc + jc + jr
+						if mr == sgemmMR && nr == sgemmNR {
+							sgemmKernel(kc, ap, bp, c[off:], ldc)
+							continue
+						}
+						clear(w.tile[:])
+						sgemmKernel(kc, ap, bp, w.tile[:], sgemmNR)
+						for i := 0; i < mr; i++ {
+							dst := c[off+i*ldc : off+i*ldc+nr]
+							for j, v := range w.tile[i*sgemmNR : i*sgemmNR+nr] {
+								dst[j] += v
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	sgemmPool.Put(w)
+}
+
+// packB copies rows pc:pc+kc, columns jc:jc+nc of op(b) into panels of
+// sgemmNR columns, each kc×sgemmNR row-major, zero-padding the last panel.
+func packB(dst []float32, tB bool, b []float32, ldb, pc, kc, jc, nc int) {
+	for jr := 0; jr < nc; jr += sgemmNR {
+		nr := min(sgemmNR, nc-jr)
+		p := dst[jr*kc : (jr+sgemmNR)*kc]
+		j0 := jc + jr
+		if !tB {
+			for l := 0; l < kc; l++ {
+				row := p[l*sgemmNR : (l+1)*sgemmNR]
+				src := b[(pc+l)*ldb+j0 : (pc+l)*ldb+j0+nr]
+				copy(row, src)
+				clear(row[nr:])
+			}
+			continue
+		}
+		if nr < sgemmNR {
+			clear(p)
+		}
+		for j := 0; j < nr; j++ { // op(b)(l, j0+j) = b[(j0+j)*ldb + l]
+			src := b[(j0+j)*ldb+pc : (j0+j)*ldb+pc+kc]
+			for l, v := range src {
+				p[l*sgemmNR+j] = v
+			}
+		}
+	}
+}
+
+// packA copies alpha times rows ic:ic+mc, columns pc:pc+kc of op(a) into
+// panels of sgemmMR rows, each kc×sgemmMR (column of the panel per step),
+// zero-padding the last panel.
+func packA(dst []float32, tA bool, a []float32, lda, ic, mc, pc, kc int, alpha float32) {
+	for ir := 0; ir < mc; ir += sgemmMR {
+		mr := min(sgemmMR, mc-ir)
+		p := dst[ir*kc : (ir+sgemmMR)*kc]
+		if mr < sgemmMR {
+			clear(p)
+		}
+		i0 := ic + ir
+		if tA { // op(a)(i0+i, l) = a[l*lda + i0+i]
+			for l := 0; l < kc; l++ {
+				src := a[(pc+l)*lda+i0 : (pc+l)*lda+i0+mr]
+				q := p[l*sgemmMR : l*sgemmMR+mr]
+				for i, v := range src {
+					q[i] = alpha * v
+				}
+			}
+			continue
+		}
+		for i := 0; i < mr; i++ {
+			src := a[(i0+i)*lda+pc : (i0+i)*lda+pc+kc]
+			for l, v := range src {
+				p[l*sgemmMR+i] = alpha * v
+			}
+		}
+	}
+}

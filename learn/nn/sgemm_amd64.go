@@ -1,0 +1,40 @@
+package nn
+
+// cpuid executes CPUID with the given leaf and subleaf.
+func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
+
+// xgetbv0 reads extended control register 0 (the OS-enabled state).
+func xgetbv0() (eax, edx uint32)
+
+// sgemmKernel6x16 adds the 6×16 product of a packed 6-row panel a (k×6)
+// and a packed 16-column panel b (k×16) to c (row stride ldc elements).
+// It needs AVX2 and FMA.
+//
+//go:noescape
+func sgemmKernel6x16(k int, a, b, c *float32, ldc int)
+
+// hasAVX2FMA reports whether the CPU and OS support AVX2 and FMA3.
+func hasAVX2FMA() bool {
+	maxLeaf, _, _, _ := cpuid(0, 0)
+	if maxLeaf < 7 {
+		return false
+	}
+	_, _, ecx1, _ := cpuid(1, 0)
+	const fma, osxsave, avx = 1 << 12, 1 << 27, 1 << 28
+	if ecx1&(fma|osxsave|avx) != fma|osxsave|avx {
+		return false
+	}
+	if xcr0, _ := xgetbv0(); xcr0&6 != 6 { // XMM and YMM state enabled
+		return false
+	}
+	_, ebx7, _, _ := cpuid(7, 0)
+	return ebx7&(1<<5) != 0
+}
+
+// sgemmFast reports whether sgemmPacked's AVX2 kernel is used for float32
+// products. Tests may switch it off to exercise the gonum path.
+var sgemmFast = hasAVX2FMA()
+
+func sgemmKernel(k int, a, b, c []float32, ldc int) {
+	sgemmKernel6x16(k, &a[0], &b[0], &c[0], ldc)
+}
