@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -90,5 +91,70 @@ func TestGRULearnsDelayedRecall(t *testing.T) {
 	t.Logf("delayed recall (k=%d) accuracy %.4f after %d steps in %v", k, acc, steps, time.Since(start))
 	if acc < 0.95 {
 		t.Fatalf("accuracy %.4f, want > 0.95", acc)
+	}
+}
+
+// TestUnrollMaskedMatchesSteps checks the fused window op against the same
+// recurrence recorded op by op (Step, then h + m⊙(h' − h) with Sub, Mul and
+// Add): equal states and equal gradients for the input and every weight, on
+// a window with masked leading steps, in both precisions.
+func TestUnrollMaskedMatchesSteps(t *testing.T) {
+	t.Run("float64", func(t *testing.T) { unrollMaskedMatches[float64](t, 1e-13) })
+	t.Run("float32", func(t *testing.T) { unrollMaskedMatches[float32](t, 2e-5) })
+}
+
+func unrollMaskedMatches[T Float](t *testing.T, tol float64) {
+	const L, B, in, H = 5, 7, 9, 6
+	rng := rand.New(rand.NewPCG(3, 5))
+	g := NewGRU[T](rng, "g", in, H)
+	x := NewParam[T]("x", L*B, in)
+	for i := range x.Value.Data {
+		x.Value.Data[i] = T(rng.NormFloat64())
+	}
+	mask := make([]T, L*B)
+	for b := 0; b < B; b++ {
+		for k := b % L; k < L; k++ { // sample b starts at step b mod L
+			mask[k*B+b] = 1
+		}
+	}
+	c := make([]T, B*H)
+	for i := range c {
+		c[i] = T(rng.NormFloat64())
+	}
+	params := append(g.Params(), x)
+	run := func(fused bool) (out []T, grads [][]T) {
+		ZeroGrad(params)
+		var tp Tape[T]
+		var h *Node[T]
+		if fused {
+			h = g.UnrollMasked(&tp, x, L, mask)
+		} else {
+			h = tp.Input(B, H)
+			for k := 0; k < L; k++ {
+				xk := tp.SliceCols(tp.MatMul(rowSelector(&tp, k, B, L*B), x), 0, in)
+				m := tp.Const(TensorFrom(B, 1, mask[k*B:(k+1)*B]))
+				h = tp.Add(h, tp.Mul(tp.Sub(g.Step(&tp, xk, h), h), m))
+			}
+		}
+		loss := tp.Sum(tp.Mul(h, tp.Const(TensorFrom(B, H, c))))
+		tp.Backward(loss)
+		for _, p := range params {
+			grads = append(grads, append([]T(nil), p.Grad.Data...))
+		}
+		return append([]T(nil), h.Value.Data...), grads
+	}
+	want, wantG := run(false)
+	got, gotG := run(true)
+	near := func(what string, a, b []T) {
+		t.Helper()
+		for i := range a {
+			if math.Abs(float64(a[i]-b[i])) > tol*(1+math.Abs(float64(b[i]))) {
+				t.Fatalf("%s[%d] = %v, op by op %v", what, i, a[i], b[i])
+			}
+		}
+	}
+	near("h", got, want)
+	for i, p := range params {
+		near(p.Name+".grad", gotG[i], wantG[i])
 	}
 }

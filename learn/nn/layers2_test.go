@@ -60,6 +60,12 @@ func layerCases[T Float]() []gradCase[T] {
 			return gru.Step(t, in[0], in[1])
 		}},
 		{name: "GRU/bptt", inputs: [][2]int{{10, 3}, {2, 4}}, params: gru.Params(), build: seq},
+		{name: "GRU/masked", inputs: [][2]int{{8, 3}}, params: gru.Params(), build: func(t *Tape[T], in []*Node[T]) *Node[T] {
+			return gru.UnrollMasked(t, in[0], 4, []T{0, 0, 0, 1, 1, 1, 1, 0}) // 4 steps of 2 samples
+		}},
+		{name: "GRU/unmasked", inputs: [][2]int{{6, 3}}, params: gru.Params(), build: func(t *Tape[T], in []*Node[T]) *Node[T] {
+			return gru.UnrollMasked(t, in[0], 3, nil)
+		}},
 		{name: "Attention", inputs: [][2]int{{2, 4}, {3, 4}, {3, 2}}, build: func(t *Tape[T], in []*Node[T]) *Node[T] {
 			return t.Attention(in[0], in[1], in[2], 1, Tensor[T]{}, NoMask)
 		}},

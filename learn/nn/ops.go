@@ -51,6 +51,7 @@ const (
 	opRepeatRows
 	opSumRowGroups
 	opReshape
+	opGRUSeq
 )
 
 // backward adds n's contribution to the gradients of its inputs.
@@ -105,6 +106,8 @@ func (n *Node[T]) backward() {
 		n.backBatchNorm()
 	case opGRU:
 		n.backGRU()
+	case opGRUSeq:
+		n.backGRUSeq()
 	case opAttention:
 		n.backAttention()
 	default:

@@ -27,7 +27,7 @@ type Node[T Float] struct {
 	i1   int
 	f0   T // scalar attributes (alpha, bounds, delta, ...)
 	f1   T
-	aux  [5]Tensor[T] // saved intermediates for backward, reused across Reset
+	aux  [8]Tensor[T] // saved intermediates for backward, reused across Reset
 	ints []int        // integer data (gather indices), reused
 }
 
