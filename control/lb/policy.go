@@ -123,9 +123,15 @@ func (s *NetSpec) validate() error {
 		return fmt.Errorf("obs_mean: length %d, want the observation length %d", len(s.ObsMean), s.ObsDim())
 	}
 	for i, h := range s.Hidden {
-		if h < 1 {
-			return fmt.Errorf("hidden[%d]: must be >= 1, got %d", i, h)
+		if h < 1 || h > maxWidth {
+			return fmt.Errorf("hidden[%d]: must be in [1, %d], got %d", i, maxWidth, h)
 		}
+	}
+	if s.Backends > maxWidth || s.GRUHidden > maxWidth || s.SeqLen > maxWidth || len(s.LBs) > maxWidth {
+		return fmt.Errorf("backends, gru_hidden, seq_len, lbs: each at most %d", maxWidth)
+	}
+	if n := s.params(); n > maxParams {
+		return fmt.Errorf("network of %d parameters exceeds the limit of %d", n, maxParams)
 	}
 	for i, v := range s.ObsStd {
 		if !(v > 0) || math.IsInf(v, 0) {
@@ -133,6 +139,26 @@ func (s *NetSpec) validate() error {
 		}
 	}
 	return nil
+}
+
+// Limits that keep a hostile header from allocating without bound.
+const (
+	maxWidth  = 1 << 12
+	maxParams = 1 << 22
+)
+
+// params counts the network's parameters.
+func (s *NetSpec) params() int {
+	n, in := 0, s.ObsDim()
+	if s.GRUHidden > 0 {
+		n += 3*s.GRUHidden*(in+s.GRUHidden) + 6*s.GRUHidden
+		in = s.GRUHidden
+	}
+	for _, h := range append(s.Hidden, 2*s.ActDim()) {
+		n += (in + 1) * h
+		in = h
+	}
+	return n
 }
 
 // actor is one network's layers.
@@ -193,13 +219,19 @@ func (p *Policy) init() error {
 	if len(p.Nets) == 0 {
 		return errors.New("nets: empty")
 	}
+	total := 0
+	for i := range p.Nets {
+		if err := p.Nets[i].validate(); err != nil {
+			return fmt.Errorf("nets[%d].%w", i, err)
+		}
+		if total += p.Nets[i].params(); total > maxParams {
+			return fmt.Errorf("nets: more than %d parameters in all", maxParams)
+		}
+	}
 	seen := map[string]bool{}
 	p.actors = p.actors[:0]
 	for i := range p.Nets {
 		s := &p.Nets[i]
-		if err := s.validate(); err != nil {
-			return fmt.Errorf("nets[%d].%w", i, err)
-		}
 		for _, name := range s.LBs {
 			if seen[name] {
 				return fmt.Errorf("nets[%d].lbs: LB %q appears twice", i, name)

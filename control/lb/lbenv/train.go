@@ -41,6 +41,12 @@ type TrainConfig struct {
 	// NoGRU trains plain SAC on the newest observation (the ablation of
 	// the paper's GRU).
 	NoGRU bool
+	// RawReward feeds the learners the reward as it is; by default each
+	// learner divides its reward by the running standard deviation of its
+	// discounted return and clips the result to ±10 (Stable-Baselines3's
+	// VecNormalize), because the VBF of durations in seconds² spans orders
+	// of magnitude between an overloaded and a balanced system.
+	RawReward bool
 	// SAC is the learner's configuration (zero: LBSACConfig()).
 	SAC rl.RecurrentSACConfig
 	// Progress, if set, is called after every episode.
@@ -131,6 +137,7 @@ type trainer struct {
 	cfg      TrainConfig
 	rng      *rand.Rand
 	learners []learner
+	scalers  []rewardScaler
 	central  *Central // CentrLB only
 	curve    []Episode
 	steps    int
@@ -207,8 +214,29 @@ func (t *trainer) makeLearners() error {
 			return fmt.Errorf("lbenv: %w", err)
 		}
 		t.learners = append(t.learners, l)
+		t.scalers = append(t.scalers, rewardScaler{gamma: t.cfg.SAC.Gamma})
 	}
 	return nil
+}
+
+// rewardScaler divides rewards by the running standard deviation of the
+// discounted return and clips them to ±10 (Stable-Baselines3 VecNormalize).
+type rewardScaler struct {
+	gamma, ret  float64
+	n, mean, m2 float64
+}
+
+func (s *rewardScaler) scale(r float64, done bool) float64 {
+	s.ret = s.ret*s.gamma + r
+	s.n++
+	d := s.ret - s.mean
+	s.mean += d / s.n
+	s.m2 += d * (s.ret - s.mean)
+	if done {
+		s.ret = 0
+	}
+	std := math.Sqrt(s.m2/s.n + 1e-8)
+	return math.Max(-10, math.Min(10, r/std))
 }
 
 // episode runs one training episode; the learners update as they observe,
@@ -235,10 +263,14 @@ func (t *trainer) episode(index int) error {
 		var wg sync.WaitGroup
 		for i, l := range t.learners {
 			returns[i] += rew[i]
+			r := rew[i]
+			if !t.cfg.RawReward {
+				r = t.scalers[i].scale(r, term || trunc)
+			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				l.Observe(obs[i], acts[i], rew[i], next[i], term, trunc)
+				l.Observe(obs[i], acts[i], r, next[i], term, trunc)
 			}()
 		}
 		wg.Wait()

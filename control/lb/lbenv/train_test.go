@@ -1,0 +1,113 @@
+package lbenv
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"testing"
+
+	"github.com/shoal-project/shoal/control/lb"
+)
+
+// tiny is a training configuration small enough for a unit test.
+func tiny(alg Algorithm, noGRU bool) TrainConfig {
+	c := LBSACConfig()
+	c.Hidden, c.GRUHidden, c.SeqLen, c.BatchSize, c.LearningStarts = []int{16}, 8, 3, 8, 20
+	return TrainConfig{Algorithm: alg, Episodes: 2, EpisodeSteps: 25, Seed: 3, SAC: c, NoGRU: noGRU}
+}
+
+func policyBytes(t *testing.T, p *lb.Policy) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := p.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestTrainIsDeterministic: a seed fixes the whole run (the learners update
+// in parallel goroutines), another seed gives another policy; every
+// variant exports a policy whose networks drive the scenario's LB points.
+func TestTrainIsDeterministic(t *testing.T) {
+	sc := moderate(t, "lb-moderate-cpu")
+	for _, v := range []struct {
+		alg   Algorithm
+		noGRU bool
+		nets  int
+	}{{DistrLB, false, 2}, {DistrLB, true, 2}, {CentrLB, false, 1}} {
+		cfg := tiny(v.alg, v.noGRU)
+		a, err := Train(context.Background(), sc, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Train(context.Background(), sc, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(policyBytes(t, a.Policy), policyBytes(t, b.Policy)) {
+			t.Fatalf("%s (no GRU %t): two runs with seed 3 differ", v.alg, v.noGRU)
+		}
+		cfg.Seed = 4
+		c, err := Train(context.Background(), sc, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Equal(policyBytes(t, a.Policy), policyBytes(t, c.Policy)) {
+			t.Fatalf("%s: seeds 3 and 4 give the same policy", v.alg)
+		}
+		p := a.Policy
+		if len(p.Nets) != v.nets || p.Algorithm != string(v.alg) || p.Provenance.EnvSteps != 3*25 || a.EnvSteps != 75 {
+			t.Fatalf("%s: policy %+v, %d steps", v.alg, p, a.EnvSteps)
+		}
+		lbs := 0
+		for _, n := range p.Nets {
+			lbs += len(n.LBs)
+			if n.Backends != 7 || len(n.ObsMean) != n.ObsDim() {
+				t.Fatalf("%s: net %+v", v.alg, n)
+			}
+		}
+		if lbs != 2 || len(a.Curve) != 2 || a.Curve[1].EnvSteps != 75 {
+			t.Fatalf("%s: %d LBs, curve %+v", v.alg, lbs, a.Curve)
+		}
+		for _, e := range a.Curve {
+			if !(e.Mean > 0 && e.P99 >= e.Mean) || math.IsNaN(e.Returns[0]) {
+				t.Fatalf("%s: curve point %+v", v.alg, e)
+			}
+		}
+	}
+}
+
+func TestTrainErrors(t *testing.T) {
+	sc := moderate(t, "lb-moderate-cpu")
+	for _, cfg := range []TrainConfig{{Algorithm: "magic"}, {Reward: "speed"}} {
+		if _, err := Train(context.Background(), sc, cfg); err == nil {
+			t.Errorf("%+v: no error", cfg)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Train(ctx, sc, tiny(DistrLB, false)); err == nil {
+		t.Error("cancelled context: no error")
+	}
+}
+
+// TestRewardScaler: rewards are divided by the standard deviation of the
+// discounted return, so a constant reward r with γ = 0 scales to ±1 ... and
+// scaled rewards stay within ±10.
+func TestRewardScaler(t *testing.T) {
+	s := rewardScaler{gamma: 0}
+	for i := 0; i < 100; i++ {
+		r := -1.0
+		if i%2 == 0 {
+			r = -3
+		}
+		got := s.scale(r, false)
+		if i > 50 && math.Abs(got-r) > 0.01 {
+			// returns alternate -1, -3: standard deviation 1
+			t.Fatalf("step %d: scaled %g to %g, want %g", i, r, got, r)
+		}
+	}
+	if got := s.scale(-1e9, true); got != -10 {
+		t.Fatalf("clip: %g", got)
+	}
+}
