@@ -90,7 +90,7 @@ type QMIXConfig struct {
 	Mixing         Mixing // MixQMIX or MixVDN (qmix)
 	MixingEmbed    int    // mixing network hidden width E (32)
 	HypernetLayers int    // layers of the W₁, W₂ hypernetworks: 1 (the paper) or 2 (1)
-	HypernetHidden int    // hidden width of the V(s) hypernetwork, and of the weight hypernetworks when HypernetLayers is 2 (32)
+	HypernetHidden int    // hidden width of the weight hypernetworks when HypernetLayers is 2 (64)
 
 	Optimizer string  // OptRMSProp (the paper; α 0.99, ε 1e-5) or OptAdam (rmsprop)
 	LR        float64 // step size (5e-4)
@@ -114,7 +114,7 @@ type QMIXConfig struct {
 func DefaultQMIXConfig() QMIXConfig {
 	return QMIXConfig{
 		GRUHidden: 64, Hidden: []int{64}, SeqLen: 8,
-		Mixing: MixQMIX, MixingEmbed: 32, HypernetLayers: 1, HypernetHidden: 32,
+		Mixing: MixQMIX, MixingEmbed: 32, HypernetLayers: 1, HypernetHidden: 64,
 		Optimizer: OptRMSProp, LR: 5e-4, GradClip: 10, Gamma: 0.99, DoubleQ: true,
 		BufferSize: 100_000, BatchSize: 32, LearningStarts: 1000, TrainFreq: 1, GradientSteps: 1,
 		TargetUpdateInterval: 200,
@@ -136,7 +136,7 @@ func (c QMIXConfig) Validate() error {
 		return fmt.Errorf("seq_len: must be >= 1, got %d", c.SeqLen)
 	case c.Mixing != MixQMIX && c.Mixing != MixVDN:
 		return fmt.Errorf("mixing: want %q or %q, got %q", MixQMIX, MixVDN, c.Mixing)
-	case c.Mixing == MixQMIX && (c.MixingEmbed < 1 || c.HypernetHidden < 1):
+	case c.Mixing == MixQMIX && (c.MixingEmbed < 1 || c.HypernetLayers == 2 && c.HypernetHidden < 1):
 		return fmt.Errorf("mixing_embed, hypernet_hidden: must be >= 1, got %d, %d", c.MixingEmbed, c.HypernetHidden)
 	case c.Mixing == MixQMIX && c.HypernetLayers != 1 && c.HypernetLayers != 2:
 		return fmt.Errorf("hypernet_layers: must be 1 or 2, got %d", c.HypernetLayers)
@@ -166,7 +166,7 @@ func (c QMIXConfig) Validate() error {
 //	Q_tot = |W₂(s)|ᵀ ELU(|W₁(s)|ᵀ q + b₁(s)) + V(s),
 //
 // with hypernetworks HyperW1 (state → n·E, row-major n×E), HyperB1 (state
-// → E, linear), HyperW2 (state → E) and HyperV (state → hidden → 1, ReLU).
+// → E, linear), HyperW2 (state → E) and HyperV (state → E → 1, ReLU).
 // The absolute values make Q_tot non-decreasing in every q_a.
 type Mixer[T nn.Float] struct {
 	HyperW1, HyperB1, HyperW2, HyperV *nn.MLP[T]
@@ -178,11 +178,11 @@ type Mixer[T nn.Float] struct {
 }
 
 // NewMixer returns a mixing network for agents utilities and a state of
-// stateDim values, with embed hidden units; hyperLayers (1 or 2) is the
+// stateDim values, with embed hidden units E; hyperLayers (1 or 2) is the
 // depth of the weight hypernetworks and hyperHidden the hidden width of the
-// two-layer ones. Parameters are named name.w1, name.b1, name.w2, name.v.
+// two-layer ones (unused with one layer). Parameters are named name.w1, name.b1, name.w2, name.v.
 func NewMixer[T nn.Float](rng *rand.Rand, name string, agents, stateDim, embed, hyperLayers, hyperHidden int) *Mixer[T] {
-	if agents < 1 || stateDim < 1 || embed < 1 || hyperHidden < 1 || hyperLayers < 1 || hyperLayers > 2 {
+	if agents < 1 || stateDim < 1 || embed < 1 || hyperLayers < 1 || hyperLayers > 2 || hyperLayers == 2 && hyperHidden < 1 {
 		panic(fmt.Sprintf("rl: NewMixer(%d agents, state %d, embed %d, %d layers of %d)", agents, stateDim, embed, hyperLayers, hyperHidden))
 	}
 	sizes := func(out int) []int {
@@ -195,7 +195,7 @@ func NewMixer[T nn.Float](rng *rand.Rand, name string, agents, stateDim, embed, 
 		HyperW1:  nn.NewMLP[T](rng, name+".w1", sizes(agents*embed), nn.ReLU, nn.Identity),
 		HyperB1:  nn.NewMLP[T](rng, name+".b1", []int{stateDim, embed}, nn.ReLU, nn.Identity),
 		HyperW2:  nn.NewMLP[T](rng, name+".w2", sizes(embed), nn.ReLU, nn.Identity),
-		HyperV:   nn.NewMLP[T](rng, name+".v", []int{stateDim, hyperHidden, 1}, nn.ReLU, nn.Identity),
+		HyperV:   nn.NewMLP[T](rng, name+".v", []int{stateDim, embed, 1}, nn.ReLU, nn.Identity),
 		agents:   agents,
 		stateDim: stateDim,
 		embed:    embed,
@@ -279,15 +279,29 @@ func (a *qmixAgent) Params() []*nn.Node[float32] {
 
 // forward records the utilities (rows×actions) of time-major windows x (L
 // blocks of rows×in) with masks mask (L blocks of rows); a masked step
-// leaves the GRU state unchanged: z_k = z_{k−1} + m_k (GRU(x_k, z_{k−1}) − z_{k−1}).
+// leaves the GRU state unchanged: z_k = z_{k−1} + m_k (GRU(x_k, z_{k−1}) − z_{k−1})
+// (recorded only for steps where masks differ across rows).
 func (a *qmixAgent) forward(tp *nn.Tape[float32], rows, L int, x, mask []float32) *nn.Node[float32] {
 	in := a.gru.In()
 	h := tp.Input(rows, a.gru.Hidden())
 	for k := 0; k < L; k++ {
+		mk := mask[k*rows : (k+1)*rows]
+		ones := 0
+		for _, v := range mk {
+			if v != 0 {
+				ones++
+			}
+		}
+		if ones == 0 {
+			continue // every window starts later: the state stays zero
+		}
 		xk := input(tp, rows, in, x[k*rows*in:(k+1)*rows*in])
 		hn := a.gru.Step(tp, xk, h)
-		m := input(tp, rows, 1, mask[k*rows:(k+1)*rows])
-		h = tp.Add(h, tp.Mul(tp.Sub(hn, h), m))
+		if ones == rows {
+			h = hn
+			continue
+		}
+		h = tp.Add(h, tp.Mul(tp.Sub(hn, h), input(tp, rows, 1, mk)))
 	}
 	return a.head.Forward(tp, h)
 }
@@ -317,7 +331,9 @@ type QMIX struct {
 	masks, nextMasks     []float32   // shared parameters: masks repeated per agent
 	idx                  [][]int     // per network: taken actions
 	qNext, y             []float32
-	joint, jointNext     []float64 // Observe scratch
+	uTarget, uSelect     []*nn.Node[float32] // per network: utilities on the target tape
+	uOnline, parts       []*nn.Node[float32] // per network: utilities, chosen ones
+	joint, jointNext     []float64           // Observe scratch
 	jointAct             []float64
 
 	windows  []*Window
@@ -413,6 +429,8 @@ func NewQMIX(spec MultiSpec, cfg QMIXConfig, rng *rand.Rand) (*QMIX, error) {
 		q.xs[i], q.nextXs[i], q.idx[i] = make([]float32, L*rows*q.inDim[i]), make([]float32, L*rows*q.inDim[i]), make([]int, rows)
 	}
 	q.qNext, q.y = make([]float32, B*n), make([]float32, B)
+	q.uTarget, q.uSelect, q.uOnline = make([]*nn.Node[float32], nets), make([]*nn.Node[float32], nets), make([]*nn.Node[float32], nets)
+	q.parts = make([]*nn.Node[float32], nets)
 	q.joint, q.jointNext, q.jointAct = make([]float64, q.state), make([]float64, q.state), make([]float64, n)
 
 	q.h = make([]float32, cfg.GRUHidden)
@@ -569,9 +587,10 @@ func (q *QMIX) split(xs [][]float32, masks []float32, joint, jointMask []float32
 }
 
 // utilities records every network's utilities over the windows xs.
-func (q *QMIX) utilities(tp *nn.Tape[float32], nets []*qmixAgent, xs [][]float32, mask []float32) []*nn.Node[float32] {
+// dst (len: the number of networks) receives them and is returned.
+func (q *QMIX) utilities(dst []*nn.Node[float32], tp *nn.Tape[float32], nets []*qmixAgent, xs [][]float32, mask []float32) []*nn.Node[float32] {
 	B, L := q.Config.BatchSize, q.Config.SeqLen
-	out := make([]*nn.Node[float32], len(nets))
+	out := dst[:len(nets)]
 	for i, a := range nets {
 		if q.Config.ShareParams {
 			out[i] = a.forward(tp, B*q.n, L, xs[i], mask)
@@ -599,10 +618,10 @@ func (q *QMIX) Update() float64 {
 	// Target: y = r + γ (1 − d) Q_tot(τ', u*, s'; θ⁻).
 	q.tpT.Reset()
 	tpT := &q.tpT
-	qTarget := q.utilities(tpT, q.agentsTarget, q.nextXs, nextMask)
+	qTarget := q.utilities(q.uTarget, tpT, q.agentsTarget, q.nextXs, nextMask)
 	qSelect := qTarget
 	if cfg.DoubleQ {
-		qSelect = q.utilities(tpT, q.agents, q.nextXs, nextMask)
+		qSelect = q.utilities(q.uSelect, tpT, q.agents, q.nextXs, nextMask)
 	}
 	for bi := 0; bi < B; bi++ {
 		for i := 0; i < n; i++ {
@@ -646,16 +665,15 @@ func (q *QMIX) Update() float64 {
 	}
 	q.tpQ.Reset()
 	tp := &q.tpQ
-	util := q.utilities(tp, q.agents, q.xs, mask)
+	util := q.utilities(q.uOnline, tp, q.agents, q.xs, mask)
 	var chosen *nn.Node[float32]
 	if cfg.ShareParams {
 		chosen = tp.Reshape(tp.Gather(util[0], q.idx[0]), B, n)
 	} else {
-		parts := make([]*nn.Node[float32], n)
-		for i := range parts {
-			parts[i] = tp.Gather(util[i], q.idx[i])
+		for i := range q.parts {
+			q.parts[i] = tp.Gather(util[i], q.idx[i])
 		}
-		chosen = tp.Concat(parts...)
+		chosen = tp.Concat(q.parts...)
 	}
 	var qtot *nn.Node[float32]
 	if q.mixer != nil {
