@@ -37,10 +37,16 @@ func expNonPos(x float64) float64 {
 		}
 		return 0
 	}
-	k := int64(x*log2e32 - 0.5) // nearest integer to 32x/ln2 (x ≤ 0)
-	kf := float64(k)
+	// Adding 1.5·2⁵² rounds 32x/ln2 to the nearest integer k, left in the
+	// low bits of the sum (|k| < 2¹⁶ here).
+	t := x*log2e32 + 0x1.8p52
+	k := int64(math.Float64bits(t)<<32) >> 32
+	kf := t - 0x1.8p52
 	r := (x - kf*ln2Hi32) - kf*ln2Lo32
-	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120)))))
+	// e^r ≈ 1 + r + r²/2 + r³/6 + r⁴/24 + r⁵/120 in Estrin's form, which
+	// shortens the dependency chain of Horner's.
+	r2 := r * r
+	p := (1 + r) + r2*((1.0/2+r*(1.0/6))+r2*(1.0/24+r*(1.0/120)))
 	return p * exp2Frac[k&31] * math.Float64frombits(uint64((k>>5)+1023)<<52)
 }
 
@@ -81,4 +87,49 @@ func tanh32(v float32) float32 {
 	}
 	e := expNonPos(-2 * a)
 	return float32(math.Copysign((1-e)/(1+e), x))
+}
+
+// sigmoid32s sets dst[i] = σ(src[i]) (dst may be src), four at a time with
+// AVX2 (act32_amd64.s) or with sigmoid32. Both are accurate to one float32
+// ulp, but may differ from each other in the last bit. The tail goes
+// through a padded block, so every value takes the same path.
+func sigmoid32s(dst, src []float32) {
+	dst = dst[:len(src)]
+	if !actFast {
+		for i, v := range src {
+			dst[i] = sigmoid32(v)
+		}
+		return
+	}
+	n := len(src) &^ 3
+	if n > 0 {
+		sigmoid32x4(&dst[0], &src[0], n)
+	}
+	if n < len(src) {
+		var buf [4]float32
+		copy(buf[:], src[n:])
+		sigmoid32x4(&buf[0], &buf[0], 4)
+		copy(dst[n:], buf[:])
+	}
+}
+
+// tanh32s sets dst[i] = tanh(src[i]) like sigmoid32s.
+func tanh32s(dst, src []float32) {
+	dst = dst[:len(src)]
+	if !actFast {
+		for i, v := range src {
+			dst[i] = tanh32(v)
+		}
+		return
+	}
+	n := len(src) &^ 3
+	if n > 0 {
+		tanh32x4(&dst[0], &src[0], n)
+	}
+	if n < len(src) {
+		var buf [4]float32
+		copy(buf[:], src[n:])
+		tanh32x4(&buf[0], &buf[0], 4)
+		copy(dst[n:], buf[:])
+	}
 }

@@ -54,7 +54,7 @@ func (t *Tape[T]) Attention(q, k, v *Node[T], groups int, mask Tensor[T], kind M
 	p.resize(groups*n, m)
 	for g := 0; g < groups; g++ {
 		qg, kg, vg, pg := block(q.Value, g, n), block(k.Value, g, m), block(v.Value, g, m), block(*p, g, n)
-		gemm(false, true, scale, qg, kg, 0, pg)
+		out.gemm(false, true, scale, qg, kg, 0, pg)
 		for i := 0; i < n; i++ {
 			row := pg.Data[i*m : (i+1)*m]
 			var mrow []T
@@ -67,7 +67,7 @@ func (t *Tape[T]) Attention(q, k, v *Node[T], groups int, mask Tensor[T], kind M
 			}
 			maskedSoftmax(row, mrow, kind)
 		}
-		gemm(false, false, 1, pg, vg, 0, block(out.Value, g, n))
+		out.gemm(false, false, 1, pg, vg, 0, block(out.Value, g, n))
 	}
 	return out
 }
@@ -120,13 +120,13 @@ func (n *Node[T]) backAttention() {
 		pg, dyg := block(n.aux[0], g, rows), block(n.Grad, g, rows)
 		vg := block(v.Value, g, m)
 		if v.needGrad { // dV += Pᵀ·dY
-			gemm(true, false, 1, pg, dyg, 1, block(v.Grad, g, m))
+			n.gemm(true, false, 1, pg, dyg, 1, block(v.Grad, g, m))
 		}
 		if !q.needGrad && !k.needGrad {
 			continue
 		}
 		ds := block(*dp, g, rows)
-		gemm(false, true, 1, dyg, vg, 0, ds) // dP = dY·Vᵀ
+		n.gemm(false, true, 1, dyg, vg, 0, ds) // dP = dY·Vᵀ
 		for i := 0; i < rows; i++ {
 			pr, dr := pg.Data[i*m:(i+1)*m], ds.Data[i*m:(i+1)*m]
 			var s T
@@ -138,10 +138,10 @@ func (n *Node[T]) backAttention() {
 			}
 		}
 		if q.needGrad { // dQ += scale·dS·K
-			gemm(false, false, scale, ds, block(k.Value, g, m), 1, block(q.Grad, g, rows))
+			n.gemm(false, false, scale, ds, block(k.Value, g, m), 1, block(q.Grad, g, rows))
 		}
 		if k.needGrad { // dK += scale·dSᵀ·Q
-			gemm(true, false, scale, ds, block(q.Value, g, rows), 1, block(k.Grad, g, m))
+			n.gemm(true, false, scale, ds, block(q.Value, g, rows), 1, block(k.Grad, g, m))
 		}
 	}
 }

@@ -67,9 +67,9 @@ func (g *GRU[T]) Step(t *Tape[T], x, h *Node[T]) *Node[T] {
 	gh.resize(B, 3*H)
 	gates.resize(B, 3*H)
 	broadcastRows(gx, g.Bx.Value.Data)
-	gemm(false, false, 1, x.Value, g.Wx.Value, 1, *gx)
+	n.gemm(false, false, 1, x.Value, g.Wx.Value, 1, *gx)
 	broadcastRows(gh, g.Bh.Value.Data)
-	gemm(false, false, 1, h.Value, g.Wh.Value, 1, *gh)
+	n.gemm(false, false, 1, h.Value, g.Wh.Value, 1, *gh)
 	for b := 0; b < B; b++ {
 		gruGates(n.Value.Data[b*H:(b+1)*H], gates.Data[b*3*H:(b+1)*3*H],
 			gx.Data[b*3*H:(b+1)*3*H], gh.Data[b*3*H:(b+1)*3*H], h.Value.Data[b*H:(b+1)*H])
@@ -104,19 +104,25 @@ func gruGates[T Float](hNext, gates, gx, gh, h []T) {
 	}
 }
 
-// gruGates32 is gruGates with float32 activations (sigmoid32, tanh32).
+// gruGates32 is gruGates with float32 activations: the preactivations of
+// r and z, then of n, are formed in gates and activated in place as
+// vectors (sigmoid32s, tanh32s). gates must not be nil.
 func gruGates32(hNext, gates, gx, gh, h []float32) {
 	H := len(h)
-	gx, gh = gx[:3*H], gh[:3*H]
+	gx, gh, gates = gx[:3*H], gh[:3*H], gates[:3*H]
 	hNext = hNext[:H]
-	for j := 0; j < H; j++ {
-		r := sigmoid32(gx[j] + gh[j])
-		z := sigmoid32(gx[H+j] + gh[H+j])
-		nn := tanh32(gx[2*H+j] + r*gh[2*H+j])
-		if gates != nil {
-			gates[j], gates[H+j], gates[2*H+j] = r, z, nn
-		}
-		hNext[j] = (1-z)*nn + z*h[j]
+	rz, cand := gates[:2*H], gates[2*H:]
+	for j := range rz {
+		rz[j] = gx[j] + gh[j]
+	}
+	sigmoid32s(rz, rz)
+	for j := range cand {
+		cand[j] = gx[2*H+j] + rz[j]*gh[2*H+j]
+	}
+	tanh32s(cand, cand)
+	z := gates[H : 2*H]
+	for j, nn := range cand {
+		hNext[j] = (1-z[j])*nn + z[j]*h[j]
 	}
 }
 
@@ -155,16 +161,16 @@ func (n *Node[T]) backGRU() {
 				dhv[j] += d * z[j]
 			}
 		}
-		gemm(false, true, 1, *dGh, wh.Value, 1, h.Grad)
+		n.gemm(false, true, 1, *dGh, wh.Value, 1, h.Grad)
 	}
 	if x.needGrad {
-		gemm(false, true, 1, *dGx, wx.Value, 1, x.Grad)
+		n.gemm(false, true, 1, *dGx, wx.Value, 1, x.Grad)
 	}
 	if wx.needGrad {
-		gemm(true, false, 1, x.Value, *dGx, 1, wx.Grad)
+		n.gemm(true, false, 1, x.Value, *dGx, 1, wx.Grad)
 	}
 	if wh.needGrad {
-		gemm(true, false, 1, h.Value, *dGh, 1, wh.Grad)
+		n.gemm(true, false, 1, h.Value, *dGh, 1, wh.Grad)
 	}
 	if bx.needGrad {
 		colSumAdd(bx.Grad.Data, *dGx)
@@ -196,13 +202,14 @@ func (g *GRU[T]) Unroll(t *Tape[T], dst []*Node[T], xs []*Node[T], h0 *Node[T]) 
 // GRUPredictor runs a GRU cell forward on one sample without allocating.
 // It reads the cell's current weights. It is not safe for concurrent use.
 type GRUPredictor[T Float] struct {
-	g      *GRU[T]
-	gx, gh []T
+	g             *GRU[T]
+	gx, gh, gates []T
 }
 
 // NewPredictor returns an allocation-free single-sample inference path.
 func (g *GRU[T]) NewPredictor() *GRUPredictor[T] {
-	return &GRUPredictor[T]{g: g, gx: make([]T, 3*g.Hidden()), gh: make([]T, 3*g.Hidden())}
+	H := g.Hidden()
+	return &GRUPredictor[T]{g: g, gx: make([]T, 3*H), gh: make([]T, 3*H), gates: make([]T, 3*H)}
 }
 
 // Step writes the next hidden state for input x (len In) and state h (len H)
@@ -219,7 +226,7 @@ func (p *GRUPredictor[T]) Step(hNext, h, x []T) []T {
 	}
 	vecMat(p.gx, x, g.Wx.Value, g.Bx.Value.Data)
 	vecMat(p.gh, h, g.Wh.Value, g.Bh.Value.Data)
-	gruGates(hNext, nil, p.gx, p.gh, h)
+	gruGates(hNext, p.gates, p.gx, p.gh, h)
 	return hNext
 }
 
@@ -260,7 +267,7 @@ func (g *GRU[T]) UnrollMasked(t *Tape[T], x *Node[T], steps int, mask []T) *Node
 		copy(m.Data, mask)
 	}
 	broadcastRows(gx, g.Bx.Value.Data)
-	gemm(false, false, 1, x.Value, g.Wx.Value, 1, *gx)
+	n.gemm(false, false, 1, x.Value, g.Wx.Value, 1, *gx)
 	broadcastRows(gh, g.Bh.Value.Data)
 	h := n.Value
 	clear(h.Data)
@@ -268,7 +275,7 @@ func (g *GRU[T]) UnrollMasked(t *Tape[T], x *Node[T], steps int, mask []T) *Node
 		copy(hPrev.Data[k*B*H:(k+1)*B*H], h.Data)
 		ghk := gh.Data[k*B*3*H : (k+1)*B*3*H]
 		if k > 0 { // h·Wh is zero at the zero initial state
-			gemm(false, false, 1, h, g.Wh.Value, 1, TensorFrom(B, 3*H, ghk))
+			n.gemm(false, false, 1, h, g.Wh.Value, 1, TensorFrom(B, 3*H, ghk))
 		}
 		gxk, gk := gx.Data[k*B*3*H:(k+1)*B*3*H], gates.Data[k*B*3*H:(k+1)*B*3*H]
 		for b := 0; b < B; b++ {
@@ -324,17 +331,17 @@ func (n *Node[T]) backGRUSeq() {
 				dp[j] += d * z[j]
 			}
 		}
-		gemm(false, true, 1, TensorFrom(B, 3*H, dGh.Data[off:off+B*3*H]), wh.Value, 1, *dPrev)
+		n.gemm(false, true, 1, TensorFrom(B, 3*H, dGh.Data[off:off+B*3*H]), wh.Value, 1, *dPrev)
 		*dh, *dPrev = *dPrev, *dh
 	}
 	if x.needGrad {
-		gemm(false, true, 1, *dGx, wx.Value, 1, x.Grad)
+		n.gemm(false, true, 1, *dGx, wx.Value, 1, x.Grad)
 	}
 	if wx.needGrad {
-		gemm(true, false, 1, x.Value, *dGx, 1, wx.Grad)
+		n.gemm(true, false, 1, x.Value, *dGx, 1, wx.Grad)
 	}
 	if wh.needGrad && steps > 1 { // step 0's h·Wh term is zero
-		gemm(true, false, 1, TensorFrom(LB-B, H, hPrev.Data[B*H:]),
+		n.gemm(true, false, 1, TensorFrom(LB-B, H, hPrev.Data[B*H:]),
 			TensorFrom(LB-B, 3*H, dGh.Data[B*3*H:]), 1, wh.Grad)
 	}
 	if bx.needGrad {

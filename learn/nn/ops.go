@@ -464,17 +464,17 @@ func (t *Tape[T]) MatMul(a, b *Node[T]) *Node[T] {
 		panic(fmt.Sprintf("nn: MatMul: %s times %s", a.Value.shape(), b.Value.shape()))
 	}
 	n := t.node(opMatMul, a.Value.Rows, b.Value.Cols, a, b)
-	gemm(false, false, 1, a.Value, b.Value, 0, n.Value)
+	n.gemm(false, false, 1, a.Value, b.Value, 0, n.Value)
 	return n
 }
 
 func (n *Node[T]) backMatMul() {
 	a, b := n.in[0], n.in[1]
 	if a.needGrad { // da += dy·bᵀ
-		gemm(false, true, 1, n.Grad, b.Value, 1, a.Grad)
+		n.gemm(false, true, 1, n.Grad, b.Value, 1, a.Grad)
 	}
 	if b.needGrad { // db += aᵀ·dy
-		gemm(true, false, 1, a.Value, n.Grad, 1, b.Grad)
+		n.gemm(true, false, 1, a.Value, n.Grad, 1, b.Grad)
 	}
 }
 
@@ -489,17 +489,17 @@ func (t *Tape[T]) Linear(x, w, b *Node[T]) *Node[T] {
 	for i := 0; i < y.Rows; i++ {
 		copy(y.Data[i*y.Cols:(i+1)*y.Cols], b.Value.Data)
 	}
-	gemm(false, false, 1, x.Value, w.Value, 1, y)
+	n.gemm(false, false, 1, x.Value, w.Value, 1, y)
 	return n
 }
 
 func (n *Node[T]) backLinear() {
 	x, w, b := n.in[0], n.in[1], n.in[2]
 	if x.needGrad {
-		gemm(false, true, 1, n.Grad, w.Value, 1, x.Grad)
+		n.gemm(false, true, 1, n.Grad, w.Value, 1, x.Grad)
 	}
 	if w.needGrad {
-		gemm(true, false, 1, x.Value, n.Grad, 1, w.Grad)
+		n.gemm(true, false, 1, x.Value, n.Grad, 1, w.Grad)
 	}
 	if b.needGrad {
 		colSumAdd(b.Grad.Data, n.Grad)

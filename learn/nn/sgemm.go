@@ -14,10 +14,12 @@ const (
 	sgemmNR = 16  // columns of a micro-tile
 	sgemmKC = 256 // depth of a packed block
 	sgemmMC = 120 // rows of a packed A block (multiple of sgemmMR)
-	sgemmNC = 384 // columns of a packed B block (multiple of sgemmNR)
+	sgemmNC = 192 // columns of a packed B block (multiple of sgemmNR)
 )
 
-// sgemmWork holds the packing buffers of one sgemmPacked call.
+// sgemmWork holds the packing buffers of sgemmPacked (about 320 KB). Each
+// Tape owns one, made at its first float32 product, so training loops do
+// not allocate; products outside a tape take one from sgemmPool.
 type sgemmWork struct {
 	a    [sgemmMC * sgemmKC]float32
 	b    [sgemmKC * sgemmNC]float32
@@ -28,8 +30,9 @@ var sgemmPool = sync.Pool{New: func() any { return new(sgemmWork) }}
 
 // sgemmPacked computes c = alpha·op(a)·op(b) + beta·c for an m×k op(a) and
 // a k×n op(b); a, b and c are row-major with row strides lda, ldb and ldc.
-// It requires sgemmFast, m, n, k > 0.
-func sgemmPacked(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+// w holds the packing buffers (nil: one from sgemmPool). It requires
+// sgemmFast, m, n, k > 0.
+func sgemmPacked(w *sgemmWork, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if beta != 1 {
 		for i := 0; i < m; i++ {
 			scaleInPlace(c[i*ldc:i*ldc+n], beta)
@@ -38,7 +41,10 @@ func sgemmPacked(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, 
 	if alpha == 0 {
 		return
 	}
-	w := sgemmPool.Get().(*sgemmWork)
+	if w == nil {
+		w = sgemmPool.Get().(*sgemmWork)
+		defer sgemmPool.Put(w)
+	}
 	for jc := 0; jc < n; jc += sgemmNC {
 		nc := min(sgemmNC, n-jc)
 		for pc := 0; pc < k; pc += sgemmKC {
@@ -71,7 +77,6 @@ func sgemmPacked(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, 
 			}
 		}
 	}
-	sgemmPool.Put(w)
 }
 
 // packB copies rows pc:pc+kc, columns jc:jc+nc of op(b) into panels of

@@ -13,7 +13,7 @@ func xgetbv0() (eax, edx uint32)
 //go:noescape
 func sgemmKernel6x16(k int, a, b, c *float32, ldc int)
 
-// hasAVX2FMA reports whether the CPU and OS support AVX2 and FMA3.
+// hasAVX2FMA queries CPUID and XCR0 for AVX2 and FMA3.
 func hasAVX2FMA() bool {
 	maxLeaf, _, _, _ := cpuid(0, 0)
 	if maxLeaf < 7 {
@@ -31,9 +31,26 @@ func hasAVX2FMA() bool {
 	return ebx7&(1<<5) != 0
 }
 
+// cpuAVX2FMA reports whether the CPU and OS support AVX2 and FMA3.
+var cpuAVX2FMA = hasAVX2FMA()
+
 // sgemmFast reports whether sgemmPacked's AVX2 kernel is used for float32
 // products. Tests may switch it off to exercise the gonum path.
-var sgemmFast = hasAVX2FMA()
+var sgemmFast = cpuAVX2FMA
+
+// actFast reports whether the vectorised activations (act32_amd64.s) are
+// used. Tests may switch it off to exercise the scalar path.
+var actFast = cpuAVX2FMA
+
+// sigmoid32x4 and tanh32x4 apply sigmoid and tanh to n (a multiple of 4)
+// float32 values from src to dst, which may be the same. They need AVX2 and
+// FMA.
+//
+//go:noescape
+func sigmoid32x4(dst, src *float32, n int)
+
+//go:noescape
+func tanh32x4(dst, src *float32, n int)
 
 func sgemmKernel(k int, a, b, c []float32, ldc int) {
 	sgemmKernel6x16(k, &a[0], &b[0], &c[0], ldc)

@@ -2,8 +2,13 @@
 
 package nn
 
-// sgemmFast is false off amd64: float32 products use gonum.
-var sgemmFast = false
+// sgemmFast and actFast are false off amd64: float32 products use gonum
+// and activations the scalar Go code.
+var sgemmFast, actFast = false, false
+
+func sigmoid32x4(dst, src *float32, n int) { panic("nn: sigmoid32x4 without AVX2") }
+
+func tanh32x4(dst, src *float32, n int) { panic("nn: tanh32x4 without AVX2") }
 
 func sgemmKernel(k int, a, b, c []float32, ldc int) {
 	panic("nn: sgemmKernel without AVX2")

@@ -39,7 +39,7 @@ func TestSgemmPacked(t *testing.T) {
 						a, b, c := rnd32(rng, ar*lda), rnd32(rng, br*ldb), rnd32(rng, m*ldc)
 						c0 := append([]float32(nil), c...)
 						const alpha, beta = 0.75, -0.5
-						sgemmPacked(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+						sgemmPacked(nil, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 						at := func(i, l int) float64 {
 							if tA {
 								return float64(a[l*lda+i])

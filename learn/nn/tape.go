@@ -64,6 +64,23 @@ func (n *Node[T]) Scalar() T {
 type Tape[T Float] struct {
 	nodes []*Node[T]
 	n     int
+	work  *sgemmWork // float32 GEMM packing buffers, made on first use
+}
+
+// sgemmWork returns t's packing buffers for float32 products, or nil for
+// parameters (no tape) and float64 tapes.
+func (t *Tape[T]) sgemmWork() *sgemmWork {
+	if t == nil {
+		return nil
+	}
+	if t.work == nil {
+		var zero T
+		if _, ok := any(zero).(float32); !ok || !sgemmFast {
+			return nil
+		}
+		t.work = new(sgemmWork)
+	}
+	return t.work
 }
 
 // Reset forgets all recorded nodes but keeps their memory for reuse.

@@ -89,6 +89,17 @@ const (
 // gemm computes c = alpha*op(a)*op(b) + beta*c, where op transposes its
 // argument when the matching flag is set. Shapes must agree.
 func gemm[T Float](tA, tB bool, alpha T, a, b Tensor[T], beta T, c Tensor[T]) {
+	gemmWith(nil, tA, tB, alpha, a, b, beta, c)
+}
+
+// gemm is gemm with the packing buffers of n's tape.
+func (n *Node[T]) gemm(tA, tB bool, alpha T, a, b Tensor[T], beta T, c Tensor[T]) {
+	gemmWith(n.tape.sgemmWork(), tA, tB, alpha, a, b, beta, c)
+}
+
+// gemmWith is gemm with packing buffers w for float32 products (nil: a
+// pooled set).
+func gemmWith[T Float](w *sgemmWork, tA, tB bool, alpha T, a, b Tensor[T], beta T, c Tensor[T]) {
 	m, k := a.Rows, a.Cols
 	if tA {
 		m, k = k, m
@@ -108,7 +119,7 @@ func gemm[T Float](tA, tB bool, alpha T, a, b Tensor[T], beta T, c Tensor[T]) {
 		return
 	}
 	if cd, ok := any(c.Data).([]float32); ok && sgemmFast {
-		sgemmPacked(tA, tB, m, n, k, float32(alpha), any(a.Data).([]float32), a.Cols,
+		sgemmPacked(w, tA, tB, m, n, k, float32(alpha), any(a.Data).([]float32), a.Cols,
 			any(b.Data).([]float32), b.Cols, float32(beta), cd, n)
 		return
 	}
