@@ -72,16 +72,11 @@ func (r *recurrentNet) Params() []*nn.Node[float32] {
 }
 
 // encode records the masked GRU over a time-major window (L blocks of
-// B×obsDim, mask L blocks of B) and returns the last state (B×H).
+// B×obsDim, mask L blocks of B) and returns the last state (B×H), as one
+// fused op (nn.GRU.UnrollMasked).
 func (r *recurrentNet) encode(tp *nn.Tape[float32], B, L, obsDim int, obs, mask []float32) *nn.Node[float32] {
-	h := tp.Input(B, r.gru.Hidden())
-	for k := 0; k < L; k++ {
-		x := input(tp, B, obsDim, obs[k*B*obsDim:(k+1)*B*obsDim])
-		hn := r.gru.Step(tp, x, h)
-		m := input(tp, B, 1, mask[k*B:(k+1)*B])
-		h = tp.Add(h, tp.Mul(tp.Sub(hn, h), m))
-	}
-	return h
+	x := input(tp, L*B, obsDim, obs[:L*B*obsDim])
+	return r.gru.UnrollMasked(tp, x, L, mask[:L*B])
 }
 
 // RecurrentSAC is a SAC agent whose actor and critics are GRU networks over
@@ -260,29 +255,39 @@ func (s *RecurrentSAC) Update() {
 		s.y[i] = b.Reward[i] + float32(cfg.Gamma)*(1-b.Done[i])*(minQ-alpha*logPiNext.Value.Data[i])
 	}
 
-	// Critics (eq. 5), BPTT through each critic's GRU.
+	// Critic loss (eq. 5), recorded for BPTT through each critic's GRU;
+	// the critics are stepped after the actor below.
 	s.tpQ.Reset()
 	tpQ := &s.tpQ
 	act := input(tpQ, B, a, b.Act)
 	y := input(tpQ, B, 1, s.y)
-	q1 := s.q1.head.Forward(tpQ, tpQ.Concat(s.q1.encode(tpQ, B, L, o, b.Obs, b.Mask), act))
-	q2 := s.q2.head.Forward(tpQ, tpQ.Concat(s.q2.encode(tpQ, B, L, o, b.Obs, b.Mask), act))
+	z1 := s.q1.encode(tpQ, B, L, o, b.Obs, b.Mask)
+	z2 := s.q2.encode(tpQ, B, L, o, b.Obs, b.Mask)
+	q1 := s.q1.head.Forward(tpQ, tpQ.Concat(z1, act))
+	q2 := s.q2.head.Forward(tpQ, tpQ.Concat(z2, act))
 	lossQ := tpQ.Scale(tpQ.Add(tpQ.MSE(q1, y), tpQ.MSE(q2, y)), 0.5)
-	s.criticOpt.ZeroGrad()
-	tpQ.Backward(lossQ)
-	s.criticOpt.Step()
 
-	// Actor (eq. 7). The critics' history encodings do not depend on φ, so
-	// they are computed on the forward-only tape and enter as constants;
-	// the gradient reaches φ through ã.
-	z1 := tpA.Const(s.q1.encode(tpT, B, L, o, b.Obs, b.Mask).Value)
-	z2 := tpA.Const(s.q2.encode(tpT, B, L, o, b.Obs, b.Mask).Value)
-	q1Pi := s.q1.head.Forward(tpA, tpA.Concat(z1, aPi))
-	q2Pi := s.q2.head.Forward(tpA, tpA.Concat(z2, aPi))
+	// Actor (eq. 7), against the same critics Q_θi as the critic loss, that
+	// is before this update's critic step: every loss of the update is
+	// evaluated at the parameters the update started from, and the
+	// optimisers step afterwards, as rlkit's SAC does. (Haarnoja et al.
+	// 2018, Algorithm 1, step the critics first and evaluate J_π with the
+	// new θ; both orders are standard, and this one lets the actor reuse
+	// the critics' history encodings z_i instead of recomputing both GRU
+	// windows, a quarter of the update's cost.) The encodings do not
+	// depend on φ, so they enter as constants; the gradient reaches φ
+	// through ã. Backward through the critic heads also adds to the
+	// critics' gradients, which criticOpt.ZeroGrad clears below.
+	q1Pi := s.q1.head.Forward(tpA, tpA.Concat(tpA.Const(z1.Value), aPi))
+	q2Pi := s.q2.head.Forward(tpA, tpA.Concat(tpA.Const(z2.Value), aPi))
 	lossPi := tpA.Mean(tpA.Sub(tpA.Scale(logPi, alpha), tpA.Min(q1Pi, q2Pi)))
 	s.actorOpt.ZeroGrad()
 	tpA.Backward(lossPi)
 	s.actorOpt.Step()
+
+	s.criticOpt.ZeroGrad()
+	tpQ.Backward(lossQ)
+	s.criticOpt.Step()
 
 	nn.SoftUpdate(s.targets, s.sources, float32(cfg.Tau))
 	s.Updates++
