@@ -496,6 +496,9 @@ func (q *QMIX) choose(obs [][]float64, eps float64) [][]float64 {
 		panic(fmt.Sprintf("rl: QMIX: %d observations for %d agents", len(obs), q.n))
 	}
 	for i, o := range obs {
+		if len(o) != q.obsDim[i] {
+			panic(fmt.Sprintf("rl: QMIX: agent %d observation of length %d, want %d", i, len(o), q.obsDim[i]))
+		}
 		w := q.windows[i]
 		if q.Config.ShareParams {
 			copy(q.in, o)
