@@ -271,10 +271,14 @@ func (g *GRU[T]) UnrollMasked(t *Tape[T], x *Node[T], steps int, mask []T) *Node
 	broadcastRows(gh, g.Bh.Value.Data)
 	h := n.Value
 	clear(h.Data)
+	pinned := steps > 1 && n.pinB(false, g.Wh.Value) // Wh packed once for all steps
 	for k := 0; k < steps; k++ {
 		copy(hPrev.Data[k*B*H:(k+1)*B*H], h.Data)
 		ghk := gh.Data[k*B*3*H : (k+1)*B*3*H]
-		if k > 0 { // h·Wh is zero at the zero initial state
+		switch { // h·Wh is zero at the zero initial state
+		case k > 0 && pinned:
+			n.gemmPinned(false, 1, h, 1, TensorFrom(B, 3*H, ghk))
+		case k > 0:
 			n.gemm(false, false, 1, h, g.Wh.Value, 1, TensorFrom(B, 3*H, ghk))
 		}
 		gxk, gk := gx.Data[k*B*3*H:(k+1)*B*3*H], gates.Data[k*B*3*H:(k+1)*B*3*H]
@@ -302,6 +306,7 @@ func (n *Node[T]) backGRUSeq() {
 	dh.resize(B, H)
 	dPrev.resize(B, H)
 	copy(dh.Data, n.Grad.Data)
+	pinned := steps > 1 && n.pinB(true, wh.Value) // Whᵀ packed once for all steps
 	for k := steps - 1; k >= 0; k-- {
 		// h_k = h_{k−1} + m ⊙ (hn − h_{k−1}): ∂/∂hn = m, ∂/∂h_{k−1} = 1 − m
 		// directly, plus hn's own dependence on h_{k−1}.
@@ -331,7 +336,11 @@ func (n *Node[T]) backGRUSeq() {
 				dp[j] += d * z[j]
 			}
 		}
-		n.gemm(false, true, 1, TensorFrom(B, 3*H, dGh.Data[off:off+B*3*H]), wh.Value, 1, *dPrev)
+		if dG := TensorFrom(B, 3*H, dGh.Data[off:off+B*3*H]); pinned {
+			n.gemmPinned(false, 1, dG, 1, *dPrev)
+		} else {
+			n.gemm(false, true, 1, dG, wh.Value, 1, *dPrev)
+		}
 		*dh, *dPrev = *dPrev, *dh
 	}
 	if x.needGrad {

@@ -121,11 +121,18 @@ func (a *Adam[T]) Step() {
 	stepSize := T(c.LR / bc1)
 	isb2 := T(1 / math.Sqrt(bc2))
 	eps, wd := T(c.Eps), T(c.WeightDecay)
+	c32 := [8]float32{float32(b1), float32(1 - b1), float32(b2), float32(1 - b2), float32(stepSize), float32(isb2), float32(eps)}
 	for i, p := range a.params {
 		m, v, g, w := a.m[i], a.v[i], p.Grad.Data, p.Value.Data
 		m = m[:len(w)]
 		v = v[:len(w)]
 		g = g[:len(w)]
+		if w32, ok := any(w).([]float32); ok && wd == 0 && actFast && len(w) >= 8 {
+			// The same operations eight at a time (optim_amd64.s), then the tail.
+			n := len(w) &^ 7
+			adamStep32x8(&w32[0], &any(m).([]float32)[0], &any(v).([]float32)[0], &any(g).([]float32)[0], n, &c32)
+			m, v, g, w = m[n:], v[n:], g[n:], w[n:]
+		}
 		for k := range w {
 			gk := g[k]
 			if wd != 0 {

@@ -24,6 +24,9 @@ type sgemmWork struct {
 	a    [sgemmMC * sgemmKC]float32
 	b    [sgemmKC * sgemmNC]float32
 	tile [sgemmMR * sgemmNR]float32
+	// pinned reports that b holds a whole k×n operand packed by sgemmPin.
+	pinned     bool
+	pinK, pinN int
 }
 
 var sgemmPool = sync.Pool{New: func() any { return new(sgemmWork) }}
@@ -33,45 +36,82 @@ var sgemmPool = sync.Pool{New: func() any { return new(sgemmWork) }}
 // w holds the packing buffers (nil: one from sgemmPool). It requires
 // sgemmFast, m, n, k > 0.
 func sgemmPacked(w *sgemmWork, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	if beta != 1 {
-		for i := 0; i < m; i++ {
-			scaleInPlace(c[i*ldc:i*ldc+n], beta)
-		}
-	}
-	if alpha == 0 {
-		return
-	}
 	if w == nil {
 		w = sgemmPool.Get().(*sgemmWork)
 		defer sgemmPool.Put(w)
+	}
+	w.pinned = false
+	scaleRows(c, m, n, ldc, beta)
+	if alpha == 0 {
+		return
 	}
 	for jc := 0; jc < n; jc += sgemmNC {
 		nc := min(sgemmNC, n-jc)
 		for pc := 0; pc < k; pc += sgemmKC {
 			kc := min(sgemmKC, k-pc)
 			packB(w.b[:], tB, b, ldb, pc, kc, jc, nc)
-			for ic := 0; ic < m; ic += sgemmMC {
-				mc := min(sgemmMC, m-ic)
-				packA(w.a[:], tA, a, lda, ic, mc, pc, kc, alpha)
-				for jr := 0; jr < nc; jr += sgemmNR {
-					nr := min(sgemmNR, nc-jr)
-					bp := w.b[jr*kc : (jr+sgemmNR)*kc]
-					for ir := 0; ir < mc; ir += sgemmMR {
-						mr := min(sgemmMR, mc-ir)
-						ap := w.a[ir*kc : (ir+sgemmMR)*kc]
-						off := (ic+ir)*ldc + jc + jr
-						if mr == sgemmMR && nr == sgemmNR {
-							sgemmKernel(kc, ap, bp, c[off:], ldc)
-							continue
-						}
-						clear(w.tile[:])
-						sgemmKernel(kc, ap, bp, w.tile[:], sgemmNR)
-						for i := 0; i < mr; i++ {
-							dst := c[off+i*ldc : off+i*ldc+nr]
-							for j, v := range w.tile[i*sgemmNR : i*sgemmNR+nr] {
-								dst[j] += v
-							}
-						}
+			sgemmBlock(w, tA, m, nc, kc, pc, alpha, a, lda, c[jc:], ldc)
+		}
+	}
+}
+
+// sgemmPin packs op(b) (k×n) into w for several sgemmPinned products with
+// the same right operand, such as a GRU's recurrent weights over the steps
+// of a window. It reports false when op(b) exceeds one packed block. The
+// packing stays valid until the next sgemmPacked call with w.
+func sgemmPin(w *sgemmWork, tB bool, k, n int, b []float32, ldb int) bool {
+	if k > sgemmKC || n > sgemmNC {
+		return false
+	}
+	packB(w.b[:], tB, b, ldb, 0, k, 0, n)
+	w.pinned, w.pinK, w.pinN = true, k, n
+	return true
+}
+
+// sgemmPinned computes c = alpha·op(a)·B + beta·c for the m×k op(a) and the
+// matrix B pinned in w by sgemmPin.
+func sgemmPinned(w *sgemmWork, tA bool, m int, alpha float32, a []float32, lda int, beta float32, c []float32, ldc int) {
+	if !w.pinned {
+		panic("nn: sgemmPinned without a pinned operand")
+	}
+	scaleRows(c, m, w.pinN, ldc, beta)
+	if alpha != 0 {
+		sgemmBlock(w, tA, m, w.pinN, w.pinK, 0, alpha, a, lda, c, ldc)
+	}
+}
+
+// scaleRows multiplies the m×n matrix c (row stride ldc) by beta.
+func scaleRows(c []float32, m, n, ldc int, beta float32) {
+	if beta != 1 {
+		for i := 0; i < m; i++ {
+			scaleInPlace(c[i*ldc:i*ldc+n], beta)
+		}
+	}
+}
+
+// sgemmBlock adds alpha·op(a)[:, pc:pc+kc] times the kc×nc block of op(b)
+// packed in w.b to the m×nc matrix c.
+func sgemmBlock(w *sgemmWork, tA bool, m, nc, kc, pc int, alpha float32, a []float32, lda int, c []float32, ldc int) {
+	for ic := 0; ic < m; ic += sgemmMC {
+		mc := min(sgemmMC, m-ic)
+		packA(w.a[:], tA, a, lda, ic, mc, pc, kc, alpha)
+		for jr := 0; jr < nc; jr += sgemmNR {
+			nr := min(sgemmNR, nc-jr)
+			bp := w.b[jr*kc : (jr+sgemmNR)*kc]
+			for ir := 0; ir < mc; ir += sgemmMR {
+				mr := min(sgemmMR, mc-ir)
+				ap := w.a[ir*kc : (ir+sgemmMR)*kc]
+				off := (ic+ir)*ldc + jr
+				if mr == sgemmMR && nr == sgemmNR {
+					sgemmKernel(kc, ap, bp, c[off:], ldc)
+					continue
+				}
+				clear(w.tile[:])
+				sgemmKernel(kc, ap, bp, w.tile[:], sgemmNR)
+				for i := 0; i < mr; i++ {
+					dst := c[off+i*ldc : off+i*ldc+nr]
+					for j, v := range w.tile[i*sgemmNR : i*sgemmNR+nr] {
+						dst[j] += v
 					}
 				}
 			}

@@ -55,3 +55,10 @@ func tanh32x4(dst, src *float32, n int)
 func sgemmKernel(k int, a, b, c []float32, ldc int) {
 	sgemmKernel6x16(k, &a[0], &b[0], &c[0], ldc)
 }
+
+// adamStep32x8 is Adam's update of n (a multiple of 8) float32 parameters
+// w with moments m, v and gradients grad; c holds β1, 1−β1, β2, 1−β2, the step
+// size, 1/√bc2 and ε. It needs AVX.
+//
+//go:noescape
+func adamStep32x8(w, m, v, grad *float32, n int, c *[8]float32)

@@ -165,3 +165,48 @@ func BenchmarkGemm32(b *testing.B) {
 		}
 	}
 }
+
+// TestSgemmPinned checks products with a pinned right operand against the
+// unpinned packed product: identical results (same kernel, same order), for
+// both transposes of the pinned operand and of the left one, and that an
+// operand larger than one block is refused.
+func TestSgemmPinned(t *testing.T) {
+	if !sgemmFast {
+		t.Skip("no AVX2/FMA")
+	}
+	rng := rand.New(rand.NewPCG(8, 1))
+	w := new(sgemmWork)
+	for _, sh := range [][3]int{{64, 64, 192}, {64, 192, 64}, {7, 5, 17}, {130, 256, 192}} {
+		m, k, n := sh[0], sh[1], sh[2]
+		for _, tA := range []bool{false, true} {
+			for _, tB := range []bool{false, true} {
+				lda, ldb := k, n
+				if tA {
+					lda = m
+				}
+				if tB {
+					ldb = k
+				}
+				a, b := rnd32(rng, m*k), rnd32(rng, k*n)
+				c0 := rnd32(rng, m*n)
+				want := append([]float32(nil), c0...)
+				sgemmPacked(w, tA, tB, m, n, k, 1, a, lda, b, ldb, 1, want, n)
+				if !sgemmPin(w, tB, k, n, b, ldb) {
+					t.Fatalf("%v: not pinned", sh)
+				}
+				for rep := 0; rep < 2; rep++ { // the pin survives products
+					got := append([]float32(nil), c0...)
+					sgemmPinned(w, tA, m, 1, a, lda, 1, got, n)
+					for i := range got {
+						if got[i] != want[i] {
+							t.Fatalf("%v tA=%v tB=%v: [%d] = %v, want %v", sh, tA, tB, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+	if sgemmPin(w, false, sgemmKC+1, 8, make([]float32, (sgemmKC+1)*8), 8) {
+		t.Error("pinned an operand deeper than one block")
+	}
+}

@@ -97,6 +97,40 @@ func (n *Node[T]) gemm(tA, tB bool, alpha T, a, b Tensor[T], beta T, c Tensor[T]
 	gemmWith(n.tape.sgemmWork(), tA, tB, alpha, a, b, beta, c)
 }
 
+// pinB packs op(b) in n's tape for repeated gemmPinned products (the
+// recurrent weights over a window's steps). It returns false, and pins
+// nothing, unless the product is float32 on the packed path and op(b) fits
+// one packed block; callers then use gemm. Any gemm with the same tape
+// invalidates the pin.
+func (n *Node[T]) pinB(tB bool, b Tensor[T]) bool {
+	w := n.tape.sgemmWork()
+	if w == nil {
+		return false
+	}
+	k, c := b.Rows, b.Cols
+	if tB {
+		k, c = c, k
+	}
+	return k > 0 && c > 0 && sgemmPin(w, tB, k, c, any(b.Data).([]float32), b.Cols)
+}
+
+// gemmPinned computes c = alpha·op(a)·B + beta·c with the operand B pinned
+// by pinB.
+func (n *Node[T]) gemmPinned(tA bool, alpha T, a Tensor[T], beta T, c Tensor[T]) {
+	w := n.tape.sgemmWork()
+	m, k := a.Rows, a.Cols
+	if tA {
+		m, k = k, m
+	}
+	if w == nil || !w.pinned || k != w.pinK || c.Rows != m || c.Cols != w.pinN {
+		panic(fmt.Sprintf("nn: gemmPinned: op(a) %dx%d, c %s", m, k, c.shape()))
+	}
+	if m == 0 {
+		return
+	}
+	sgemmPinned(w, tA, m, float32(alpha), any(a.Data).([]float32), a.Cols, float32(beta), any(c.Data).([]float32), c.Cols)
+}
+
 // gemmWith is gemm with packing buffers w for float32 products (nil: a
 // pooled set).
 func gemmWith[T Float](w *sgemmWork, tA, tB bool, alpha T, a, b Tensor[T], beta T, c Tensor[T]) {
