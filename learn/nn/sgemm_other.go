@@ -14,4 +14,6 @@ func sgemmKernel(k int, a, b, c []float32, ldc int) {
 	panic("nn: sgemmKernel without AVX2")
 }
 
-func adamStep32x8(w, m, v, grad *float32, n int, c *[8]float32) { panic("nn: adamStep32x8 without AVX") }
+func adamStep32x8(w, m, v, grad *float32, n int, c *[8]float32) {
+	panic("nn: adamStep32x8 without AVX")
+}
