@@ -32,6 +32,7 @@ type Feedback interface {
 type Observer struct {
 	period      time.Duration
 	inFlight    []int32
+	sentSum     []float64 // per backend: sum of the send times (s) of requests in flight
 	duration    []*metrics.SampleReducer
 	tct         []*metrics.SampleReducer
 	interArr    *metrics.SampleReducer
@@ -56,7 +57,7 @@ func NewObserver(n int, period time.Duration) (*Observer, error) {
 	if n < 1 || period <= 0 {
 		return nil, fmt.Errorf("distr-lb observer: need backends >= 1 and period > 0, got %d and %v", n, period)
 	}
-	o := &Observer{period: period, inFlight: make([]int32, n), prev: make([]float64, n),
+	o := &Observer{period: period, inFlight: make([]int32, n), sentSum: make([]float64, n), prev: make([]float64, n),
 		interArr: metrics.NewSampleReducer(interArrivalSamples)}
 	for j := 0; j < n; j++ {
 		o.duration = append(o.duration, metrics.NewSampleReducer(samplesPerBackend))
@@ -74,6 +75,7 @@ func (o *Observer) Backends() int { return len(o.inFlight) }
 // Sent implements Feedback.
 func (o *Observer) Sent(now time.Duration, j int) {
 	o.inFlight[j]++
+	o.sentSum[j] += now.Seconds()
 	if o.arrived {
 		o.interArr.Add(now, (now - o.lastArrival).Seconds())
 	}
@@ -84,6 +86,10 @@ func (o *Observer) Sent(now time.Duration, j int) {
 func (o *Observer) Done(now time.Duration, j int, duration, tct time.Duration) {
 	if o.inFlight[j] > 0 {
 		o.inFlight[j]--
+		o.sentSum[j] -= (now - tct).Seconds()
+		if o.inFlight[j] == 0 {
+			o.sentSum[j] = 0 // no rounding drift survives an idle moment
+		}
 	}
 	o.duration[j].Add(now, duration.Seconds())
 	o.tct[j].Add(now, tct.Seconds())
@@ -115,9 +121,19 @@ func (o *Observer) Observe(now time.Duration, dst []float64) []float64 {
 	return dst
 }
 
-// Durations writes into dst, per backend, the discounted average task
-// duration (seconds) at now: the l_ij that the paper's rewards are computed
-// from (section 3.4, "Reward").
+// Durations writes into dst, per backend, the task duration l_ij (seconds)
+// that the paper's rewards are computed from (section 3.4, "Reward"): the
+// discounted average of the sampled task durations, or the mean time this
+// LB's requests in flight at that backend have already waited, if larger.
+//
+// The paper uses the sampled durations alone, as an estimate of the
+// remaining work l_j of Def. 2. But a duration is sampled only when a task
+// completes, so an overloaded server reports nothing until its backlog
+// clears, and within a training episode overloading a slow server went
+// unpunished (agents learned to do it; see the issue notes). Ongoing tasks
+// are censored samples: their duration is at least their age, so the
+// estimate takes their mean age as a lower bound. It uses only the agent's
+// own traffic.
 func (o *Observer) Durations(now time.Duration, dst []float64) []float64 {
 	if len(dst) < len(o.duration) {
 		dst = make([]float64, len(o.duration))
@@ -127,6 +143,9 @@ func (o *Observer) Durations(now time.Duration, dst []float64) []float64 {
 	for j, d := range o.duration {
 		d.Reduce(now, o.period, &r)
 		dst[j] = r[metrics.ReduceDiscountedMean]
+		if n := o.inFlight[j]; n > 0 {
+			dst[j] = math.Max(dst[j], now.Seconds()-o.sentSum[j]/float64(n))
+		}
 	}
 	return dst
 }
@@ -134,7 +153,7 @@ func (o *Observer) Durations(now time.Duration, dst []float64) []float64 {
 // Reset forgets everything, for a new episode.
 func (o *Observer) Reset() {
 	for j := range o.inFlight {
-		o.inFlight[j] = 0
+		o.inFlight[j], o.sentSum[j] = 0, 0
 		o.duration[j].Reset()
 		o.tct[j].Reset()
 		o.prev[j] = 0

@@ -126,6 +126,13 @@ func packB(dst []float32, tB bool, b []float32, ldb, pc, kc, jc, nc int) {
 		nr := min(sgemmNR, nc-jr)
 		p := dst[jr*kc : (jr+sgemmNR)*kc]
 		j0 := jc + jr
+		if !tB && nr == sgemmNR {
+			for l := 0; l < kc; l++ {
+				o := (pc+l)*ldb + j0
+				*(*[sgemmNR]float32)(p[l*sgemmNR:]) = [sgemmNR]float32(b[o : o+sgemmNR])
+			}
+			continue
+		}
 		if !tB {
 			for l := 0; l < kc; l++ {
 				row := p[l*sgemmNR : (l+1)*sgemmNR]
@@ -165,6 +172,17 @@ func packA(dst []float32, tA bool, a []float32, lda, ic, mc, pc, kc int, alpha f
 				for i, v := range src {
 					q[i] = alpha * v
 				}
+			}
+			continue
+		}
+		if mr == sgemmMR { // six rows at once: sequential writes
+			o := i0*lda + pc
+			r0, r1, r2 := a[o:o+kc], a[o+lda:o+lda+kc], a[o+2*lda:o+2*lda+kc]
+			r3, r4, r5 := a[o+3*lda:o+3*lda+kc], a[o+4*lda:o+4*lda+kc], a[o+5*lda:o+5*lda+kc]
+			for l := range r0 {
+				q := (*[sgemmMR]float32)(p[l*sgemmMR:])
+				q[0], q[1], q[2] = alpha*r0[l], alpha*r1[l], alpha*r2[l]
+				q[3], q[4], q[5] = alpha*r3[l], alpha*r4[l], alpha*r5[l]
 			}
 			continue
 		}

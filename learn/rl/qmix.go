@@ -22,14 +22,14 @@ import (
 //
 // whose weights W₁ (n×E) and W₂ (E×1) are produced from the global state s
 // by hypernetworks followed by an absolute value, so that
-// ∂Q_tot/∂Q_a ≥ 0 for every agent (the paper's monotonicity constraint,
-// section 4.1): the team's greedy joint action is then every agent's own
+// ∂Q_tot/∂Q_a ≥ 0 for every agent (the paper's monotonicity constraint):
+// the team's greedy joint action is then every agent's own
 // greedy action, which is what makes decentralised execution consistent.
 // b₁(s) comes from a linear hypernetwork without the sign constraint, and the
 // state-dependent bias V(s) from a two-layer hypernetwork with a ReLU.
 //
-// Training minimises the TD loss on Q_tot with the team reward
-// r = Σ_a r_a (section 4.2):
+// Training minimises the paper's TD loss on Q_tot with the team reward
+// r = Σ_a r_a:
 //
 //	L(θ) = mean over the batch of (y − Q_tot(τ, u, s; θ))²,
 //	y    = r + γ (1 − d) Q_tot(τ', u*, s'; θ⁻),
@@ -80,7 +80,13 @@ const (
 )
 
 // QMIXConfig holds QMIX's hyperparameters. Defaults follow the paper's
-// SMAC setup (section 6 and appendix) where it gives one.
+// SMAC setup where it gives one: RMSProp with step 5e-4, γ 0.99, ε from 1
+// to 0.05 over 50000 steps, 64-unit GRU agents, mixing width 32, a
+// 64-unit hidden layer in two-layer hypernetworks. Where the paper counts
+// episodes (a batch of 32 whole episodes, target copies every 200
+// episodes), QMIX here counts windows and updates. The paper's agent has
+// its extra 64-unit layer before the GRU; here it follows the GRU, as in
+// RecurrentSAC.
 type QMIXConfig struct {
 	GRUHidden   int   // agent GRU state width (64)
 	Hidden      []int // hidden widths of the agent head after the GRU (64); empty: one linear layer, as in the paper's DRQN
@@ -107,7 +113,7 @@ type QMIXConfig struct {
 
 	EpsStart       float64 // initial exploration rate ε (1)
 	EpsEnd         float64 // final ε (0.05)
-	EpsAnnealSteps int     // environment steps over which ε falls linearly (50000)
+	EpsAnnealSteps int     // environment steps over which ε falls linearly; 0: EpsEnd throughout (50000)
 }
 
 // DefaultQMIXConfig returns the defaults documented on QMIXConfig.
@@ -550,6 +556,9 @@ func (q *QMIX) Observe(obs, acts [][]float64, rewards []float64, next [][]float6
 	for i := 0; i < q.n; i++ {
 		if !q.spec.Action[i].Contains(acts[i]) {
 			panic(fmt.Sprintf("rl: QMIX.Observe: agent %d action %v outside %v", i, acts[i], q.spec.Action[i]))
+		}
+		if len(obs[i]) != q.obsDim[i] || len(next[i]) != q.obsDim[i] {
+			panic(fmt.Sprintf("rl: QMIX.Observe: agent %d observations of lengths %d and %d, want %d", i, len(obs[i]), len(next[i]), q.obsDim[i]))
 		}
 		copy(q.joint[q.obsOff[i]:q.obsOff[i]+q.obsDim[i]], obs[i])
 		copy(q.jointNext[q.obsOff[i]:q.obsOff[i]+q.obsDim[i]], next[i])

@@ -38,10 +38,10 @@ func (g *matrixGame) Step(a [][]float64) ([][]float64, []float64, bool, bool) {
 	return g.obs, g.rew, true, false
 }
 
-// twoStepGame is the two-step cooperative game of the QMIX paper (section
-// 5, Figure 3): in state 1 agent 0's action picks the matrix game played at
-// the second step, 2A (payoff 7 for every joint action) or 2B (payoffs
-// [[0, 1], [1, 8]]); agent 1's first action has no effect. Both agents
+// twoStepGame is the two-step cooperative game of the QMIX paper: in
+// state 1 agent 0's action picks the matrix game played at the second
+// step, 2A (payoff 7 for every joint action) or 2B (payoffs [[0, 1],
+// [1, 8]]); agent 1's first action has no effect. Both agents
 // observe the one-hot state. The optimal team return is 8; a uniformly
 // random team earns (7 + 2.5)/2 = 4.75, and VDN's additive fit of 2B tops at
 // 6.5 < 7, so VDN settles on 7 while QMIX represents 8.
@@ -427,10 +427,10 @@ func runTwoStepGame(t testing.TB, mix rl.Mixing, seed uint64) (ret, qtot float64
 	return ret, qtot
 }
 
-// TestQMIXTwoStepGame reproduces the QMIX paper's two-step game result
-// (section 5): trained on uniformly explored episodes, QMIX's greedy team
-// earns the optimal 8 and its Q_tot of the first state is γ·8, while VDN's
-// greedy team settles for 7. A random team earns 4.75.
+// TestQMIXTwoStepGame reproduces the QMIX paper's two-step game result:
+// trained on uniformly explored episodes, QMIX's greedy team earns the
+// optimal 8 and its Q_tot of the first state is γ·8, while VDN's greedy
+// team settles for 7. A random team earns 4.75.
 func TestQMIXTwoStepGame(t *testing.T) {
 	want := map[rl.Mixing]float64{rl.MixQMIX: 8, rl.MixVDN: 7}
 	for _, mix := range []rl.Mixing{rl.MixQMIX, rl.MixVDN} {
