@@ -90,24 +90,47 @@ func scaleRows(c []float32, m, n, ldc int, beta float32) {
 }
 
 // sgemmBlock adds alpha·op(a)[:, pc:pc+kc] times the kc×nc block of op(b)
-// packed in w.b to the m×nc matrix c.
+// packed in w.b to the m×nc matrix c. With alpha = 1 the kernel reads whole
+// 6-row panels of op(a) in place; only a last partial panel is packed (with
+// zeros) into w.a. Otherwise all of op(a) is packed, scaled by alpha.
 func sgemmBlock(w *sgemmWork, tA bool, m, nc, kc, pc int, alpha float32, a []float32, lda int, c []float32, ldc int) {
 	for ic := 0; ic < m; ic += sgemmMC {
 		mc := min(sgemmMC, m-ic)
-		packA(w.a[:], tA, a, lda, ic, mc, pc, kc, alpha)
+		direct := alpha == 1
+		full := mc // rows read in place
+		if direct {
+			full = mc - mc%sgemmMR
+			if full < mc {
+				packA(w.a[:], tA, a, lda, ic+full, mc-full, pc, kc, 1)
+			}
+		} else {
+			packA(w.a[:], tA, a, lda, ic, mc, pc, kc, alpha)
+		}
 		for jr := 0; jr < nc; jr += sgemmNR {
 			nr := min(sgemmNR, nc-jr)
 			bp := w.b[jr*kc : (jr+sgemmNR)*kc]
 			for ir := 0; ir < mc; ir += sgemmMR {
 				mr := min(sgemmMR, mc-ir)
-				ap := w.a[ir*kc : (ir+sgemmMR)*kc]
+				// The panel: op(a)(i, l) at ap[i·rs + l·cs].
+				var ap []float32
+				rs, cs := 1, sgemmMR
+				switch {
+				case direct && ir < full && tA:
+					ap, rs, cs = a[pc*lda+ic+ir:], 1, lda
+				case direct && ir < full:
+					ap, rs, cs = a[(ic+ir)*lda+pc:], lda, 1
+				case direct:
+					ap = w.a[:sgemmMR*kc]
+				default:
+					ap = w.a[ir*kc : (ir+sgemmMR)*kc]
+				}
 				off := (ic+ir)*ldc + jr
 				if mr == sgemmMR && nr == sgemmNR {
-					sgemmKernel(kc, ap, bp, c[off:], ldc)
+					sgemmKernel(kc, ap, rs, cs, bp, c[off:], ldc)
 					continue
 				}
 				clear(w.tile[:])
-				sgemmKernel(kc, ap, bp, w.tile[:], sgemmNR)
+				sgemmKernel(kc, ap, rs, cs, bp, w.tile[:], sgemmNR)
 				for i := 0; i < mr; i++ {
 					dst := c[off+i*ldc : off+i*ldc+nr]
 					for j, v := range w.tile[i*sgemmNR : i*sgemmNR+nr] {

@@ -6,12 +6,12 @@ func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 // xgetbv0 reads extended control register 0 (the OS-enabled state).
 func xgetbv0() (eax, edx uint32)
 
-// sgemmKernel6x16 adds the 6×16 product of a packed 6-row panel a (k×6)
-// and a packed 16-column panel b (k×16) to c (row stride ldc elements).
-// It needs AVX2 and FMA.
+// sgemmKernel6x16 adds the 6×16 product of a 6-row panel of op(A) (element
+// (i, l) at a[i·rs + l·cs]) and a packed 16-column panel b (k×16) to c (row
+// stride ldc elements). It needs AVX2 and FMA.
 //
 //go:noescape
-func sgemmKernel6x16(k int, a, b, c *float32, ldc int)
+func sgemmKernel6x16(k int, a *float32, rs, cs int, b, c *float32, ldc int)
 
 // hasAVX2FMA queries CPUID and XCR0 for AVX2 and FMA3.
 func hasAVX2FMA() bool {
@@ -52,8 +52,8 @@ func sigmoid32x4(dst, src *float32, n int)
 //go:noescape
 func tanh32x4(dst, src *float32, n int)
 
-func sgemmKernel(k int, a, b, c []float32, ldc int) {
-	sgemmKernel6x16(k, &a[0], &b[0], &c[0], ldc)
+func sgemmKernel(k int, a []float32, rs, cs int, b, c []float32, ldc int) {
+	sgemmKernel6x16(k, &a[0], rs, cs, &b[0], &c[0], ldc)
 }
 
 // adamStep32x8 is Adam's update of n (a multiple of 8) float32 parameters

@@ -19,17 +19,25 @@ TEXT ·xgetbv0(SB), NOSPLIT, $0-8
 	MOVL DX, edx+4(FP)
 	RET
 
-// func sgemmKernel6x16(k int, a, b, c *float32, ldc int)
+// func sgemmKernel6x16(k int, a *float32, rs, cs int, b, c *float32, ldc int)
 //
-// C[i][j] += Σ_l a[6l+i]·b[16l+j] for i < 6, j < 16, with C's rows ldc
-// elements apart. Accumulators: Y0..Y11 (row i in Y(2i), Y(2i+1)).
-TEXT ·sgemmKernel6x16(SB), NOSPLIT, $0-40
+// C[i][j] += Σ_l a[i·rs + l·cs]·b[16l+j] for i < 6, j < 16, with C's rows
+// ldc elements apart: a is a packed panel (rs 1, cs 6) or op(A) read in
+// place (rs lda, cs 1, or transposed rs 1, cs lda). Accumulators: Y0..Y11
+// (row i in Y(2i), Y(2i+1)).
+TEXT ·sgemmKernel6x16(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
-	MOVQ b+16(FP), BX
-	MOVQ c+24(FP), DX
-	MOVQ ldc+32(FP), R8
+	MOVQ rs+16(FP), R9
+	MOVQ cs+24(FP), R11
+	MOVQ b+32(FP), BX
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), R8
 	SHLQ $2, R8
+	SHLQ $2, R9
+	SHLQ $2, R11
+	LEAQ (AX)(R9*2), R10
+	ADDQ R9, R10 // row 3
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -51,22 +59,23 @@ loop:
 	VBROADCASTSS (AX), Y14
 	VFMADD231PS  Y12, Y14, Y0
 	VFMADD231PS  Y13, Y14, Y1
-	VBROADCASTSS 4(AX), Y15
+	VBROADCASTSS (AX)(R9*1), Y15
 	VFMADD231PS  Y12, Y15, Y2
 	VFMADD231PS  Y13, Y15, Y3
-	VBROADCASTSS 8(AX), Y14
+	VBROADCASTSS (AX)(R9*2), Y14
 	VFMADD231PS  Y12, Y14, Y4
 	VFMADD231PS  Y13, Y14, Y5
-	VBROADCASTSS 12(AX), Y15
+	VBROADCASTSS (R10), Y15
 	VFMADD231PS  Y12, Y15, Y6
 	VFMADD231PS  Y13, Y15, Y7
-	VBROADCASTSS 16(AX), Y14
+	VBROADCASTSS (R10)(R9*1), Y14
 	VFMADD231PS  Y12, Y14, Y8
 	VFMADD231PS  Y13, Y14, Y9
-	VBROADCASTSS 20(AX), Y15
+	VBROADCASTSS (R10)(R9*2), Y15
 	VFMADD231PS  Y12, Y15, Y10
 	VFMADD231PS  Y13, Y15, Y11
-	ADDQ         $24, AX
+	ADDQ         R11, AX
+	ADDQ         R11, R10
 	ADDQ         $64, BX
 	DECQ         CX
 	JNZ          loop

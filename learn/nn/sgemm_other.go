@@ -10,7 +10,7 @@ func sigmoid32x4(dst, src *float32, n int) { panic("nn: sigmoid32x4 without AVX2
 
 func tanh32x4(dst, src *float32, n int) { panic("nn: tanh32x4 without AVX2") }
 
-func sgemmKernel(k int, a, b, c []float32, ldc int) {
+func sgemmKernel(k int, a []float32, rs, cs int, b, c []float32, ldc int) {
 	panic("nn: sgemmKernel without AVX2")
 }
 

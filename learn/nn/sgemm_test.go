@@ -25,7 +25,7 @@ func TestSgemmPacked(t *testing.T) {
 		m, k, n := sh[0], sh[1], sh[2]
 		for _, tA := range []bool{false, true} {
 			for _, tB := range []bool{false, true} {
-				for _, pad := range []int{0, 3} {
+				for _, pad := range []int{0, 3, 5} {
 					t.Run(fmt.Sprintf("%dx%dx%d/%v/%v/pad%d", m, k, n, tA, tB, pad), func(t *testing.T) {
 						ar, ac := m, k
 						if tA {
@@ -38,7 +38,10 @@ func TestSgemmPacked(t *testing.T) {
 						lda, ldb, ldc := ac+pad, bc+pad, n+pad
 						a, b, c := rnd32(rng, ar*lda), rnd32(rng, br*ldb), rnd32(rng, m*ldc)
 						c0 := append([]float32(nil), c...)
-						const alpha, beta = 0.75, -0.5
+						alpha, beta := float32(1), float32(-0.5) // alpha 1 reads op(a) in place
+						if pad == 3 {
+							alpha = 0.75 // packs op(a)
+						}
 						sgemmPacked(nil, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 						at := func(i, l int) float64 {
 							if tA {
@@ -66,8 +69,8 @@ func TestSgemmPacked(t *testing.T) {
 									s += at(i, l) * bt(l, j)
 									abs += math.Abs(at(i, l) * bt(l, j))
 								}
-								want := alpha*s + beta*float64(c0[i*ldc+j])
-								tol := 2 * float64(k+2) * 0x1p-24 * (alpha*abs + math.Abs(beta*float64(c0[i*ldc+j])))
+								want := float64(alpha)*s + float64(beta)*float64(c0[i*ldc+j])
+								tol := 2 * float64(k+2) * 0x1p-24 * (float64(alpha)*abs + math.Abs(float64(beta)*float64(c0[i*ldc+j])))
 								if math.Abs(got-want) > tol {
 									t.Fatalf("(%d,%d): got %v, want %v ± %v", i, j, got, want, tol)
 								}
