@@ -1,3 +1,5 @@
+//go:build !noasm
+
 #include "textflag.h"
 
 // Vectorised float32 activations (AVX2, FMA), four values per step in float64:

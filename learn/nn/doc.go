@@ -4,7 +4,17 @@
 // attention, batch and layer normalisation), losses, the distributions RL
 // needs (tanh-squashed Gaussian), optimisers (Adam, RMSProp, SGD), target
 // network updates, allocation-free inference paths, and a versioned binary
-// parameter file format. Matrix products go through gonum's blas32/blas64.
+// parameter file format.
+//
+// Speed: float64 products go through gonum's blas64. On amd64 with AVX2 and
+// FMA, float32 products use a packed GEMM with a 6×16 register-blocked
+// kernel (sgemm*.go/.s), the GRU's float32 gate activations are computed
+// four at a time in float64 and rounded (act32*.go/.s, within one ulp of
+// math.Exp/math.Tanh), and Adam's float32 step is vectorised with results
+// identical to its scalar loop. Elsewhere, or with the build tag noasm,
+// gonum's blas32 and scalar Go are used. Results are deterministic for a
+// given machine and build; the two paths agree to float32 rounding, not
+// bit for bit.
 //
 // Shapes: every tensor is a matrix; a batch is one sample per row. Types are
 // generic over Float; use float32 for networks (T is then float32 in every
@@ -17,7 +27,8 @@
 //     Reshape, RepeatRows, SumRowGroups, Mean, RowSum, ColSum, Softmax,
 //     LogSoftmax, Gather, MSE, Huber,
 //     SquashedGaussian, GaussianLogProb, LayerNorm, Attention.
-//   - Layers (Module): Linear, MLP, GRU, BatchNorm, LayerNormLayer,
+//   - Layers (Module): Linear, MLP, GRU (Step, Unroll, and UnrollMasked
+//     for a whole masked window as one op), BatchNorm, LayerNormLayer,
 //     AttentionLayer; initialisers NewLinear (PyTorch default), Orthogonal.
 //   - Optimisers (Optimizer): Adam, RMSProp, SGD; ZeroGrad, GradNorm,
 //     ClipGradNorm; SoftUpdate (Polyak) and HardCopy for target networks.

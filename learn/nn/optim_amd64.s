@@ -1,3 +1,5 @@
+//go:build !noasm
+
 #include "textflag.h"
 
 // func adamStep32x8(w, m, v, grad *float32, n int, c *[8]float32)

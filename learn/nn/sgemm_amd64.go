@@ -1,3 +1,5 @@
+//go:build !noasm
+
 package nn
 
 // cpuid executes CPUID with the given leaf and subleaf.

@@ -1,9 +1,9 @@
-//go:build !amd64
+//go:build !amd64 || noasm
 
 package nn
 
-// sgemmFast and actFast are false off amd64: float32 products use gonum
-// and activations the scalar Go code.
+// sgemmFast and actFast are false off amd64 and with the build tag noasm:
+// float32 products use gonum's blas32, activations and Adam scalar Go.
 var sgemmFast, actFast = false, false
 
 func sigmoid32x4(dst, src *float32, n int) { panic("nn: sigmoid32x4 without AVX2") }
