@@ -727,3 +727,5 @@ func abs[T nn.Float](x T) T {
 
 // expm1 is e^x − 1 in T's precision.
 func expm1[T nn.Float](x T) T { return T(math.Expm1(float64(x))) }
+
+var _ MultiLearner = (*QMIX)(nil)
