@@ -126,6 +126,69 @@ func gruGates32(hNext, gates, gx, gh, h []float32) {
 	}
 }
 
+// gruGatesBias is gruGates for the products gx = x·Wx and gh = h·Wh
+// without biases: it adds bx and bh (each 3H wide) as the gates need them,
+// with the same roundings as adding them first, and stores gh + bh back
+// into gh (backward reads its n part). gx is left without its bias.
+func gruGatesBias[T Float](hNext, gates, gx, gh, bx, bh, h []T) {
+	if h32, ok := any(h).([]float32); ok {
+		gruGatesBias32(any(hNext).([]float32), any(gates).([]float32), any(gx).([]float32), any(gh).([]float32),
+			any(bx).([]float32), any(bh).([]float32), h32)
+		return
+	}
+	H := len(h)
+	for j := 0; j < 3*H; j++ {
+		gh[j] += bh[j]
+	}
+	for j := 0; j < H; j++ {
+		r := sigmoid((gx[j] + bx[j]) + gh[j])
+		z := sigmoid((gx[H+j] + bx[H+j]) + gh[H+j])
+		nn := T(math.Tanh(float64((gx[2*H+j] + bx[2*H+j]) + r*gh[2*H+j])))
+		gates[j], gates[H+j], gates[2*H+j] = r, z, nn
+		hNext[j] = (1-z)*nn + z*h[j]
+	}
+}
+
+// gruGatesBias32 is gruGatesBias with the vectorised float32 activations
+// and, with AVX2, vectorised elementwise loops (gates_amd64.s) for the
+// multiple-of-8 part of each loop; the scalar loops below do the rest with
+// the same operations.
+func gruGatesBias32(hNext, gates, gx, gh, bx, bh, h []float32) {
+	H := len(h)
+	gx, gh, bx, bh, gates = gx[:3*H], gh[:3*H], bx[:3*H], bh[:3*H], gates[:3*H]
+	hNext = hNext[:H]
+	rz, cand := gates[:2*H], gates[2*H:]
+	v2, v1 := 0, 0 // lengths done by the vector loops
+	if actFast {
+		v2, v1 = 2*H&^7, H&^7
+	}
+	if v2 > 0 {
+		gruPreRZ32(&rz[0], &gx[0], &bx[0], &gh[0], &bh[0], v2)
+	}
+	for j := v2; j < 2*H; j++ {
+		g := gh[j] + bh[j]
+		gh[j] = g
+		rz[j] = (gx[j] + bx[j]) + g
+	}
+	sigmoid32s(rz, rz)
+	if v1 > 0 {
+		gruPreN32(&cand[0], &gx[2*H], &bx[2*H], &gh[2*H], &bh[2*H], &rz[0], v1)
+	}
+	for j := v1; j < H; j++ {
+		g := gh[2*H+j] + bh[2*H+j]
+		gh[2*H+j] = g
+		cand[j] = (gx[2*H+j] + bx[2*H+j]) + rz[j]*g
+	}
+	tanh32s(cand, cand)
+	z := gates[H : 2*H]
+	if v1 > 0 {
+		gruMix32(&hNext[0], &z[0], &cand[0], &h[0], v1)
+	}
+	for j := v1; j < H; j++ {
+		hNext[j] = (1-z[j])*cand[j] + z[j]*h[j]
+	}
+}
+
 // gruGatesBack computes one sample's gradients with respect to the
 // preactivations gx (dx) and gh (dh), each 3H wide, from the gradient dy of
 // the next state, the previous state hv, the saved gates [r|z|n] and gh.
@@ -266,26 +329,29 @@ func (g *GRU[T]) UnrollMasked(t *Tape[T], x *Node[T], steps int, mask []T) *Node
 	} else {
 		copy(m.Data, mask)
 	}
-	broadcastRows(gx, g.Bx.Value.Data)
-	n.gemm(false, false, 1, x.Value, g.Wx.Value, 1, *gx)
-	broadcastRows(gh, g.Bh.Value.Data)
+	// The products x·Wx (all steps at once) and h·Wh are stored without
+	// their biases, which gruGatesBias adds while the rows are in cache.
+	n.gemm(false, false, 1, x.Value, g.Wx.Value, 0, *gx)
+	bx, bh := g.Bx.Value.Data, g.Bh.Value.Data
 	h := n.Value
 	clear(h.Data)
 	pinned := steps > 1 && n.pinB(false, g.Wh.Value) // Wh packed once for all steps
 	for k := 0; k < steps; k++ {
 		copy(hPrev.Data[k*B*H:(k+1)*B*H], h.Data)
 		ghk := gh.Data[k*B*3*H : (k+1)*B*3*H]
-		switch { // h·Wh is zero at the zero initial state
-		case k > 0 && pinned:
-			n.gemmPinned(false, 1, h, 1, TensorFrom(B, 3*H, ghk))
-		case k > 0:
-			n.gemm(false, false, 1, h, g.Wh.Value, 1, TensorFrom(B, 3*H, ghk))
+		switch {
+		case k == 0: // h·Wh is zero at the zero initial state
+			clear(ghk)
+		case pinned:
+			n.gemmPinned(false, 1, h, 0, TensorFrom(B, 3*H, ghk))
+		default:
+			n.gemm(false, false, 1, h, g.Wh.Value, 0, TensorFrom(B, 3*H, ghk))
 		}
 		gxk, gk := gx.Data[k*B*3*H:(k+1)*B*3*H], gates.Data[k*B*3*H:(k+1)*B*3*H]
 		for b := 0; b < B; b++ {
 			hb := h.Data[b*H : (b+1)*H]
 			hnb := hn.Data[b*H : (b+1)*H]
-			gruGates(hnb, gk[b*3*H:(b+1)*3*H], gxk[b*3*H:(b+1)*3*H], ghk[b*3*H:(b+1)*3*H], hb)
+			gruGatesBias(hnb, gk[b*3*H:(b+1)*3*H], gxk[b*3*H:(b+1)*3*H], ghk[b*3*H:(b+1)*3*H], bx, bh, hb)
 			mb := m.Data[k*B+b]
 			for j, v := range hnb { // T(·) rounds the product as Mul does (no fused multiply-add)
 				hb[j] += T((v - hb[j]) * mb)

@@ -158,3 +158,47 @@ func unrollMaskedMatches[T Float](t *testing.T, tol float64) {
 		near(p.Name+".grad", gotG[i], wantG[i])
 	}
 }
+
+// TestGRUGatesBias32Vector checks the vectorised elementwise loops of the
+// float32 gates (gates_amd64.s) against the scalar loops with the same
+// activations: identical bits, for widths with and without a tail, and with
+// hNext aliasing h.
+func TestGRUGatesBias32Vector(t *testing.T) {
+	if !actFast {
+		t.Skip("no AVX2")
+	}
+	rng := rand.New(rand.NewPCG(6, 6))
+	for _, H := range []int{1, 8, 13, 64} {
+		r := func(n int) []float32 { return rnd32(rng, n) }
+		gx, gh, bx, bh, h := r(3*H), r(3*H), r(3*H), r(3*H), r(H)
+		// Reference: the scalar loops.
+		wgh := append([]float32(nil), gh...)
+		wg := make([]float32, 3*H)
+		for j := 0; j < 2*H; j++ {
+			wgh[j] += bh[j]
+			wg[j] = (gx[j] + bx[j]) + wgh[j]
+		}
+		sigmoid32s(wg[:2*H], wg[:2*H])
+		for j := 0; j < H; j++ {
+			wgh[2*H+j] += bh[2*H+j]
+			wg[2*H+j] = (gx[2*H+j] + bx[2*H+j]) + wg[j]*wgh[2*H+j]
+		}
+		tanh32s(wg[2*H:], wg[2*H:])
+		want := make([]float32, H)
+		for j := range want {
+			want[j] = (1-wg[H+j])*wg[2*H+j] + wg[H+j]*h[j]
+		}
+		gates := make([]float32, 3*H)
+		gruGatesBias32(h, gates, gx, gh, bx, bh, h) // in place
+		for j := range want {
+			if math.Float32bits(h[j]) != math.Float32bits(want[j]) {
+				t.Fatalf("H=%d: h'[%d] = %v, want %v", H, j, h[j], want[j])
+			}
+		}
+		for j := range wg {
+			if gates[j] != wg[j] || gh[j] != wgh[j] {
+				t.Fatalf("H=%d: gate/gh %d differ", H, j)
+			}
+		}
+	}
+}

@@ -41,7 +41,9 @@ func sgemmPacked(w *sgemmWork, tA, tB bool, m, n, k int, alpha float32, a []floa
 		defer sgemmPool.Put(w)
 	}
 	w.pinned = false
-	scaleRows(c, m, n, ldc, beta)
+	if alpha == 0 || beta != 0 {
+		scaleRows(c, m, n, ldc, beta)
+	}
 	if alpha == 0 {
 		return
 	}
@@ -50,7 +52,9 @@ func sgemmPacked(w *sgemmWork, tA, tB bool, m, n, k int, alpha float32, a []floa
 		for pc := 0; pc < k; pc += sgemmKC {
 			kc := min(sgemmKC, k-pc)
 			packB(w.b[:], tB, b, ldb, pc, kc, jc, nc)
-			sgemmBlock(w, tA, m, nc, kc, pc, alpha, a, lda, c[jc:], ldc)
+			// With beta = 0 the first depth block stores instead of adding,
+			// so C is neither cleared nor read.
+			sgemmBlock(w, tA, m, nc, kc, pc, alpha, a, lda, c[jc:], ldc, beta == 0 && pc == 0)
 		}
 	}
 }
@@ -74,9 +78,11 @@ func sgemmPinned(w *sgemmWork, tA bool, m int, alpha float32, a []float32, lda i
 	if !w.pinned {
 		panic("nn: sgemmPinned without a pinned operand")
 	}
-	scaleRows(c, m, w.pinN, ldc, beta)
+	if alpha == 0 || beta != 0 {
+		scaleRows(c, m, w.pinN, ldc, beta)
+	}
 	if alpha != 0 {
-		sgemmBlock(w, tA, m, w.pinN, w.pinK, 0, alpha, a, lda, c, ldc)
+		sgemmBlock(w, tA, m, w.pinN, w.pinK, 0, alpha, a, lda, c, ldc, beta == 0)
 	}
 }
 
@@ -90,10 +96,10 @@ func scaleRows(c []float32, m, n, ldc int, beta float32) {
 }
 
 // sgemmBlock adds alpha·op(a)[:, pc:pc+kc] times the kc×nc block of op(b)
-// packed in w.b to the m×nc matrix c. With alpha = 1 the kernel reads whole
+// packed in w.b to the m×nc matrix c, or stores it there if overwrite. With alpha = 1 the kernel reads whole
 // 6-row panels of op(a) in place; only a last partial panel is packed (with
 // zeros) into w.a. Otherwise all of op(a) is packed, scaled by alpha.
-func sgemmBlock(w *sgemmWork, tA bool, m, nc, kc, pc int, alpha float32, a []float32, lda int, c []float32, ldc int) {
+func sgemmBlock(w *sgemmWork, tA bool, m, nc, kc, pc int, alpha float32, a []float32, lda int, c []float32, ldc int, overwrite bool) {
 	for ic := 0; ic < m; ic += sgemmMC {
 		mc := min(sgemmMC, m-ic)
 		direct := alpha == 1
@@ -126,14 +132,18 @@ func sgemmBlock(w *sgemmWork, tA bool, m, nc, kc, pc int, alpha float32, a []flo
 				}
 				off := (ic+ir)*ldc + jr
 				if mr == sgemmMR && nr == sgemmNR {
-					sgemmKernel(kc, ap, rs, cs, bp, c[off:], ldc)
+					sgemmKernel(kc, ap, rs, cs, bp, c[off:], ldc, overwrite)
 					continue
 				}
-				clear(w.tile[:])
-				sgemmKernel(kc, ap, rs, cs, bp, w.tile[:], sgemmNR)
+				sgemmKernel(kc, ap, rs, cs, bp, w.tile[:], sgemmNR, true)
 				for i := 0; i < mr; i++ {
 					dst := c[off+i*ldc : off+i*ldc+nr]
-					for j, v := range w.tile[i*sgemmNR : i*sgemmNR+nr] {
+					src := w.tile[i*sgemmNR : i*sgemmNR+nr]
+					if overwrite {
+						copy(dst, src)
+						continue
+					}
+					for j, v := range src {
 						dst[j] += v
 					}
 				}

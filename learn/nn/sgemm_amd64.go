@@ -10,10 +10,11 @@ func xgetbv0() (eax, edx uint32)
 
 // sgemmKernel6x16 adds the 6×16 product of a 6-row panel of op(A) (element
 // (i, l) at a[i·rs + l·cs]) and a packed 16-column panel b (k×16) to c (row
-// stride ldc elements). It needs AVX2 and FMA.
+// stride ldc elements), or stores it there when overwrite is set. It needs
+// AVX2 and FMA.
 //
 //go:noescape
-func sgemmKernel6x16(k int, a *float32, rs, cs int, b, c *float32, ldc int)
+func sgemmKernel6x16(k int, a *float32, rs, cs int, b, c *float32, ldc int, overwrite bool)
 
 // hasAVX2FMA queries CPUID and XCR0 for AVX2 and FMA3.
 func hasAVX2FMA() bool {
@@ -54,8 +55,8 @@ func sigmoid32x4(dst, src *float32, n int)
 //go:noescape
 func tanh32x4(dst, src *float32, n int)
 
-func sgemmKernel(k int, a []float32, rs, cs int, b, c []float32, ldc int) {
-	sgemmKernel6x16(k, &a[0], rs, cs, &b[0], &c[0], ldc)
+func sgemmKernel(k int, a []float32, rs, cs int, b, c []float32, ldc int, overwrite bool) {
+	sgemmKernel6x16(k, &a[0], rs, cs, &b[0], &c[0], ldc, overwrite)
 }
 
 // adamStep32x8 is Adam's update of n (a multiple of 8) float32 parameters
@@ -64,3 +65,16 @@ func sgemmKernel(k int, a []float32, rs, cs int, b, c []float32, ldc int) {
 //
 //go:noescape
 func adamStep32x8(w, m, v, grad *float32, n int, c *[8]float32)
+
+// gruPreRZ32, gruPreN32 and gruMix32 are the elementwise loops of
+// gruGatesBias32 for n (a multiple of 8) values (gates_amd64.s). They need
+// AVX2 (VBROADCASTSS from a register).
+//
+//go:noescape
+func gruPreRZ32(rz, gx, bx, gh, bh *float32, n int)
+
+//go:noescape
+func gruPreN32(cand, gx, bx, gh, bh, r *float32, n int)
+
+//go:noescape
+func gruMix32(hNext, z, cand, h *float32, n int)

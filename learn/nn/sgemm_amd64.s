@@ -21,13 +21,14 @@ TEXT ·xgetbv0(SB), NOSPLIT, $0-8
 	MOVL DX, edx+4(FP)
 	RET
 
-// func sgemmKernel6x16(k int, a *float32, rs, cs int, b, c *float32, ldc int)
+// func sgemmKernel6x16(k int, a *float32, rs, cs int, b, c *float32, ldc int, overwrite bool)
 //
-// C[i][j] += Σ_l a[i·rs + l·cs]·b[16l+j] for i < 6, j < 16, with C's rows
+// C[i][j] += Σ_l a[i·rs + l·cs]·b[16l+j] for i < 6, j < 16 (C[i][j] = Σ…
+// when overwrite is set, without reading C), with C's rows
 // ldc elements apart: a is a packed panel (rs 1, cs 6) or op(A) read in
 // place (rs lda, cs 1, or transposed rs 1, cs lda). Accumulators: Y0..Y11
 // (row i in Y(2i), Y(2i+1)).
-TEXT ·sgemmKernel6x16(SB), NOSPLIT, $0-56
+TEXT ·sgemmKernel6x16(SB), NOSPLIT, $0-57
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ rs+16(FP), R9
@@ -35,6 +36,7 @@ TEXT ·sgemmKernel6x16(SB), NOSPLIT, $0-56
 	MOVQ b+32(FP), BX
 	MOVQ c+40(FP), DX
 	MOVQ ldc+48(FP), R8
+	MOVBLZX overwrite+56(FP), R12
 	SHLQ $2, R8
 	SHLQ $2, R9
 	SHLQ $2, R11
@@ -83,6 +85,8 @@ loop:
 	JNZ          loop
 
 store:
+	TESTQ   R12, R12
+	JNZ     overwrite
 	VADDPS  (DX), Y0, Y0
 	VMOVUPS Y0, (DX)
 	VADDPS  32(DX), Y1, Y1
@@ -111,6 +115,27 @@ store:
 	VADDPS  (DX), Y10, Y10
 	VMOVUPS Y10, (DX)
 	VADDPS  32(DX), Y11, Y11
+	VMOVUPS Y11, 32(DX)
+	VZEROUPPER
+	RET
+
+overwrite:
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	ADDQ    R8, DX
+	VMOVUPS Y2, (DX)
+	VMOVUPS Y3, 32(DX)
+	ADDQ    R8, DX
+	VMOVUPS Y4, (DX)
+	VMOVUPS Y5, 32(DX)
+	ADDQ    R8, DX
+	VMOVUPS Y6, (DX)
+	VMOVUPS Y7, 32(DX)
+	ADDQ    R8, DX
+	VMOVUPS Y8, (DX)
+	VMOVUPS Y9, 32(DX)
+	ADDQ    R8, DX
+	VMOVUPS Y10, (DX)
 	VMOVUPS Y11, 32(DX)
 	VZEROUPPER
 	RET

@@ -10,10 +10,16 @@ func sigmoid32x4(dst, src *float32, n int) { panic("nn: sigmoid32x4 without AVX2
 
 func tanh32x4(dst, src *float32, n int) { panic("nn: tanh32x4 without AVX2") }
 
-func sgemmKernel(k int, a []float32, rs, cs int, b, c []float32, ldc int) {
+func sgemmKernel(k int, a []float32, rs, cs int, b, c []float32, ldc int, overwrite bool) {
 	panic("nn: sgemmKernel without AVX2")
 }
 
 func adamStep32x8(w, m, v, grad *float32, n int, c *[8]float32) {
 	panic("nn: adamStep32x8 without AVX")
 }
+
+func gruPreRZ32(rz, gx, bx, gh, bh *float32, n int) { panic("nn: gruPreRZ32 without AVX2") }
+
+func gruPreN32(cand, gx, bx, gh, bh, r *float32, n int) { panic("nn: gruPreN32 without AVX2") }
+
+func gruMix32(hNext, z, cand, h *float32, n int) { panic("nn: gruMix32 without AVX2") }
