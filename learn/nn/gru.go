@@ -373,34 +373,37 @@ func (n *Node[T]) backGRUSeq() {
 	dPrev.resize(B, H)
 	copy(dh.Data, n.Grad.Data)
 	pinned := steps > 1 && n.pinB(true, wh.Value) // Whᵀ packed once for all steps
+	var zero T
+	_, is32 := any(zero).(float32)
+	fast := is32 && actFast && H%8 == 0 // gruBackRow32 (gates_amd64.s) for each sample
 	for k := steps - 1; k >= 0; k-- {
 		// h_k = h_{k−1} + m ⊙ (hn − h_{k−1}): ∂/∂hn = m, ∂/∂h_{k−1} = 1 − m
 		// directly, plus hn's own dependence on h_{k−1}.
+		off := k * B * 3 * H
 		for b := 0; b < B; b++ {
 			mb := m[k*B+b]
 			dy := dh.Data[b*H : (b+1)*H]
 			dp := dPrev.Data[b*H : (b+1)*H]
+			i3 := off + b*3*H
+			hv := hPrev.Data[(k*B+b)*H : (k*B+b+1)*H]
+			if fast {
+				gruBackRow32(any(&dGx.Data[i3]).(*float32), any(&dGh.Data[i3]).(*float32), any(&dy[0]).(*float32),
+					any(&dp[0]).(*float32), any(&hv[0]).(*float32), any(&gates[i3]).(*float32), any(&gh[i3]).(*float32),
+					any(mb).(float32), H)
+				continue
+			}
 			for j, d := range dy {
 				dy[j] = d * mb
 				dp[j] = d - dy[j]
 			}
-		}
-		off := k * B * 3 * H
-		for b := 0; b < B; b++ {
-			i3 := off + b*3*H
-			gruGatesBack(dGx.Data[i3:i3+3*H], dGh.Data[i3:i3+3*H], dh.Data[b*H:(b+1)*H],
-				hPrev.Data[(k*B+b)*H:(k*B+b+1)*H], gates[i3:i3+3*H], gh[i3:i3+3*H])
-		}
-		if k == 0 { // the initial state is a constant
-			break
-		}
-		for b := 0; b < B; b++ {
-			dy := dh.Data[b*H : (b+1)*H]
-			z := gates[off+b*3*H+H : off+b*3*H+2*H]
-			dp := dPrev.Data[b*H : (b+1)*H]
+			gruGatesBack(dGx.Data[i3:i3+3*H], dGh.Data[i3:i3+3*H], dy, hv, gates[i3:i3+3*H], gh[i3:i3+3*H])
+			z := gates[i3+H : i3+2*H]
 			for j, d := range dy {
 				dp[j] += d * z[j]
 			}
+		}
+		if k == 0 { // the initial state is a constant
+			break
 		}
 		if dG := TensorFrom(B, 3*H, dGh.Data[off:off+B*3*H]); pinned {
 			n.gemmPinned(false, 1, dG, 1, *dPrev)

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -99,12 +100,14 @@ func TestGRULearnsDelayedRecall(t *testing.T) {
 // Add): equal states and equal gradients for the input and every weight, on
 // a window with masked leading steps, in both precisions.
 func TestUnrollMaskedMatchesSteps(t *testing.T) {
-	t.Run("float64", func(t *testing.T) { unrollMaskedMatches[float64](t, 1e-13) })
-	t.Run("float32", func(t *testing.T) { unrollMaskedMatches[float32](t, 2e-5) })
+	for _, H := range []int{6, 16} { // 16: the vectorised float32 backward
+		t.Run(fmt.Sprintf("float64/H=%d", H), func(t *testing.T) { unrollMaskedMatches[float64](t, H, 1e-13) })
+		t.Run(fmt.Sprintf("float32/H=%d", H), func(t *testing.T) { unrollMaskedMatches[float32](t, H, 2e-5) })
+	}
 }
 
-func unrollMaskedMatches[T Float](t *testing.T, tol float64) {
-	const L, B, in, H = 5, 7, 9, 6
+func unrollMaskedMatches[T Float](t *testing.T, H int, tol float64) {
+	const L, B, in = 5, 7, 9
 	rng := rand.New(rand.NewPCG(3, 5))
 	g := NewGRU[T](rng, "g", in, H)
 	x := NewParam[T]("x", L*B, in)
@@ -198,6 +201,47 @@ func TestGRUGatesBias32Vector(t *testing.T) {
 		for j := range wg {
 			if gates[j] != wg[j] || gh[j] != wgh[j] {
 				t.Fatalf("H=%d: gate/gh %d differ", H, j)
+			}
+		}
+	}
+}
+
+// TestGRUBackRow32 checks the vectorised per-sample backward step against
+// the scalar loops of backGRUSeq: identical bits.
+func TestGRUBackRow32(t *testing.T) {
+	if !actFast {
+		t.Skip("no AVX2")
+	}
+	rng := rand.New(rand.NewPCG(2, 9))
+	for _, H := range []int{8, 64} {
+		for _, mb := range []float32{0, 1} {
+			r := func(n int) []float32 { return rnd32(rng, n) }
+			dy, hv, gh := r(H), r(H), r(3*H)
+			gt := make([]float32, 3*H)
+			for j := range gt {
+				gt[j] = float32(rng.Float64()) // gates lie in (0, 1) and n in (−1, 1)
+			}
+			wdy, wdp := append([]float32(nil), dy...), make([]float32, H)
+			wdx, wdg := make([]float32, 3*H), make([]float32, 3*H)
+			for j, d := range wdy {
+				wdy[j] = d * mb
+				wdp[j] = d - wdy[j]
+			}
+			gruGatesBack(wdx, wdg, wdy, hv, gt, gh)
+			for j, d := range wdy {
+				wdp[j] += d * gt[H+j]
+			}
+			dx, dg, dp := make([]float32, 3*H), make([]float32, 3*H), make([]float32, H)
+			gruBackRow32(&dx[0], &dg[0], &dy[0], &dp[0], &hv[0], &gt[0], &gh[0], mb, H)
+			for j := range dx {
+				if math.Float32bits(dx[j]) != math.Float32bits(wdx[j]) || math.Float32bits(dg[j]) != math.Float32bits(wdg[j]) {
+					t.Fatalf("H=%d m=%v: dx/dg[%d] = %v/%v, want %v/%v", H, mb, j, dx[j], dg[j], wdx[j], wdg[j])
+				}
+			}
+			for j := range dp {
+				if math.Float32bits(dp[j]) != math.Float32bits(wdp[j]) {
+					t.Fatalf("H=%d m=%v: dp[%d] = %v, want %v", H, mb, j, dp[j], wdp[j])
+				}
 			}
 		}
 	}

@@ -78,3 +78,9 @@ func gruPreN32(cand, gx, bx, gh, bh, r *float32, n int)
 
 //go:noescape
 func gruMix32(hNext, z, cand, h *float32, n int)
+
+// gruBackRow32 is one sample's step of backGRUSeq for h (a multiple of 8)
+// units (gates_amd64.s). It needs AVX2.
+//
+//go:noescape
+func gruBackRow32(dx, dg, dy, dp, hv, gt, gh *float32, m float32, h int)

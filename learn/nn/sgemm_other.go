@@ -23,3 +23,7 @@ func gruPreRZ32(rz, gx, bx, gh, bh *float32, n int) { panic("nn: gruPreRZ32 with
 func gruPreN32(cand, gx, bx, gh, bh, r *float32, n int) { panic("nn: gruPreN32 without AVX2") }
 
 func gruMix32(hNext, z, cand, h *float32, n int) { panic("nn: gruMix32 without AVX2") }
+
+func gruBackRow32(dx, dg, dy, dp, hv, gt, gh *float32, m float32, h int) {
+	panic("nn: gruBackRow32 without AVX2")
+}
