@@ -14,12 +14,14 @@ func lbSpec() rl.Spec {
 
 // BenchmarkRecurrentSACUpdateLB is one RecurrentSAC.Update on the Distr-LB
 // shape (observation 89, action 7) with DefaultRecurrentSACConfig (64-64
-// heads, GRU 64, windows of 8, minibatches of 64). The buffer holds 2000
-// random transitions in episodes of 50 steps, so windows include masked
-// (pre-episode) steps as in training.
+// heads, GRU 64, windows of 8, minibatches of 64) and the 50,000-transition
+// replay of lbenv.LBSACConfig. The buffer holds 2000 random transitions in
+// episodes of 50 steps, so windows include masked (pre-episode) steps as in
+// training.
 func BenchmarkRecurrentSACUpdateLB(b *testing.B) {
 	spec := lbSpec()
 	c := rl.DefaultRecurrentSACConfig()
+	c.BufferSize = 50_000
 	c.LearningStarts = 1 << 30 // fill without training
 	a, err := rl.NewRecurrentSAC(spec, c, pcg(1, 1))
 	if err != nil {
