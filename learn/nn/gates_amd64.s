@@ -174,3 +174,26 @@ bloop:
 bdone:
 	VZEROUPPER
 	RET
+
+// func addTo32(dst, src *float32, n int)
+//
+// dst[j] += src[j] for j < n, n a multiple of 8.
+TEXT ·addTo32(SB), NOSPLIT, $0-24
+	MOVQ  dst+0(FP), DI
+	MOVQ  src+8(FP), SI
+	MOVQ  n+16(FP), CX
+	XORQ  AX, AX
+	TESTQ CX, CX
+	JZ    adone
+
+aloop:
+	VMOVUPS (DI)(AX*4), Y0
+	VADDPS  (SI)(AX*4), Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ    $8, AX
+	CMPQ    AX, CX
+	JLT     aloop
+
+adone:
+	VZEROUPPER
+	RET

@@ -506,8 +506,20 @@ func (n *Node[T]) backLinear() {
 	}
 }
 
-// colSumAdd adds the column sums of g to dst (len g.Cols).
+// colSumAdd adds the column sums of g to dst (len g.Cols), row by row.
 func colSumAdd[T Float](dst []T, g Tensor[T]) {
+	if d32, ok := any(dst).([]float32); ok && actFast && g.Cols >= 8 {
+		// Eight columns at a time with AVX, the same additions in the same order.
+		g32, v := any(g.Data).([]float32), g.Cols&^7
+		for i := 0; i < g.Rows; i++ {
+			row := g32[i*g.Cols : (i+1)*g.Cols]
+			addTo32(&d32[0], &row[0], v)
+			for j := v; j < g.Cols; j++ {
+				d32[j] += row[j]
+			}
+		}
+		return
+	}
 	for i := 0; i < g.Rows; i++ {
 		row := g.Data[i*g.Cols : (i+1)*g.Cols]
 		for j, v := range row {

@@ -84,3 +84,9 @@ func gruMix32(hNext, z, cand, h *float32, n int)
 //
 //go:noescape
 func gruBackRow32(dx, dg, dy, dp, hv, gt, gh *float32, m float32, h int)
+
+// addTo32 adds src to dst elementwise for n (a multiple of 8) values
+// (gates_amd64.s). It needs AVX.
+//
+//go:noescape
+func addTo32(dst, src *float32, n int)

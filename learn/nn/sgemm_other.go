@@ -27,3 +27,5 @@ func gruMix32(hNext, z, cand, h *float32, n int) { panic("nn: gruMix32 without A
 func gruBackRow32(dx, dg, dy, dp, hv, gt, gh *float32, m float32, h int) {
 	panic("nn: gruBackRow32 without AVX2")
 }
+
+func addTo32(dst, src *float32, n int) { panic("nn: addTo32 without AVX") }

@@ -50,3 +50,26 @@ func TestAdamVectorMatchesScalar(t *testing.T) {
 		}
 	}
 }
+
+// TestColSumAddVector checks the AVX column sums against the scalar loop:
+// identical bits (same additions, same order), with and without a tail.
+func TestColSumAddVector(t *testing.T) {
+	if !actFast {
+		t.Skip("no AVX")
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, cols := range []int{8, 13, 192} {
+		g := TensorFrom(37, cols, rnd32(rng, 37*cols))
+		fast := rnd32(rng, cols)
+		slow := append([]float32(nil), fast...)
+		colSumAdd(fast, g)
+		actFast = false
+		colSumAdd(slow, g)
+		actFast = true
+		for j := range fast {
+			if math.Float32bits(fast[j]) != math.Float32bits(slow[j]) {
+				t.Fatalf("cols=%d: [%d] = %v, scalar %v", cols, j, fast[j], slow[j])
+			}
+		}
+	}
+}
