@@ -2,6 +2,10 @@
 
 package nn
 
+// Declarations of the amd64 assembly kernels (sgemm_amd64.s, act32_amd64.s,
+// gates_amd64.s, optim_amd64.s) and the CPU feature check that enables
+// them; asm_other.go stands in elsewhere and with the build tag noasm.
+
 // cpuid executes CPUID with the given leaf and subleaf.
 func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 
@@ -41,8 +45,9 @@ var cpuAVX2FMA = hasAVX2FMA()
 // products. Tests may switch it off to exercise the gonum path.
 var sgemmFast = cpuAVX2FMA
 
-// actFast reports whether the vectorised activations (act32_amd64.s) are
-// used. Tests may switch it off to exercise the scalar path.
+// actFast reports whether the other vectorised float32 kernels (GRU gate
+// activations and loops, Adam, column sums) are used. Tests may switch it
+// off to exercise the scalar Go paths.
 var actFast = cpuAVX2FMA
 
 // sigmoid32x4 and tanh32x4 apply sigmoid and tanh to n (a multiple of 4)
