@@ -302,10 +302,11 @@ func (p *GRUPredictor[T]) Step(hNext, h, x []T) []T {
 //	h_k = h_{k−1} + m_k ⊙ (GRU(x_k, h_{k−1}) − h_{k−1})
 //
 // so a step with mask 0 (padding before an episode's start) leaves the state
-// unchanged. It computes exactly what Step followed by Sub, Mul and Add per
-// step computes, as one op: the input projection x·Wx of all steps is one
-// matrix product, and so are the weight gradients in Backward, which makes
-// it several times faster on small batches.
+// unchanged. It computes what Step followed by Sub, Mul and Add per step
+// computes (up to the order of floating-point sums in the products), as one
+// op: the input projection x·Wx of all steps is one matrix product, and so
+// are the weight gradients in Backward, which makes it several times faster
+// on small batches.
 func (g *GRU[T]) UnrollMasked(t *Tape[T], x *Node[T], steps int, mask []T) *Node[T] {
 	H, in := g.Hidden(), g.In()
 	LB := x.Value.Rows
