@@ -75,7 +75,7 @@ func TestDurationsCountOngoingTasks(t *testing.T) {
 		t.Fatalf("finished 2.9 s, ongoing aged 3 s: l = %g, want 3", l[0])
 	}
 	o.Done(4*s, 0, time.Second, 3*s) // the second, sent at 1 s
-	w := 0.9 * 0.9 // the 2.9 s sample is two periods old
+	w := 0.9 * 0.9                   // the 2.9 s sample is two periods old
 	if l := o.Durations(4*s, nil); math.Abs(l[0]-(w*2.9+1)/(w+1)) > 1e-12 {
 		t.Fatalf("nothing ongoing: l = %g, want the discounted average %g of 2.9 and 1", l[0], (w*2.9+1)/(w+1))
 	}

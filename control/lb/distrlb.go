@@ -40,7 +40,7 @@ func newAgent(p *Policy, i int) *Agent {
 	s, net := &p.Nets[i], p.actors[i]
 	a := &Agent{spec: s, net: net, raw: make([]float64, ObservationLen(s.Backends)),
 		window: make([]float32, s.SeqLen*s.ObsDim()), headPred: net.head.NewPredictor(),
-		out: make([]float32, 2*s.ActDim()), action: make([]float64, s.ActDim())}
+		out: make([]float32, s.outputs()), action: make([]float64, s.ActDim())}
 	if net.gru != nil {
 		a.gruPred = net.gru.NewPredictor()
 		a.h = make([]float32, s.GRUHidden)
@@ -71,6 +71,7 @@ func (a *Agent) Reset() {
 		o.Reset()
 	}
 	clear(a.window)
+	clear(a.action)
 	a.filled = 0
 }
 
@@ -107,7 +108,8 @@ func (a *Agent) Decide(now time.Duration, _ *metrics.Snapshot) []control.Action 
 
 // act runs the network on the window: the GRU from a zero state over the
 // real observations (the padding before the first is skipped, as in
-// training), then the head; the action is tanh(μ).
+// training), then the head; the action is tanh(μ), or with step actions
+// the previous action moved by the greedy step.
 func (a *Agent) act(dim int) {
 	in := a.window[(a.spec.SeqLen-1)*dim:]
 	if a.gruPred != nil {
@@ -118,6 +120,16 @@ func (a *Agent) act(dim int) {
 		in = a.h
 	}
 	a.headPred.Predict(a.out, in)
+	if a.spec.Actions == ActionsSteps {
+		best := 0
+		for k, q := range a.out {
+			if q > a.out[best] {
+				best = k
+			}
+		}
+		StepAction(a.action, best, a.spec.StepSize)
+		return
+	}
 	for j := range a.action {
 		a.action[j] = math.Tanh(float64(a.out[j]))
 	}

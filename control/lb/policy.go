@@ -61,6 +61,38 @@ type NetSpec struct {
 	// before the network (empty: none).
 	ObsMean []float64 `json:"obs_mean,omitempty"`
 	ObsStd  []float64 `json:"obs_std,omitempty"`
+	// Actions is how the head's output becomes an action: ActionsBox
+	// (default) or ActionsSteps.
+	Actions string `json:"actions,omitempty"`
+	// StepSize is the change of x per step with ActionsSteps.
+	StepSize float64 `json:"step_size,omitempty"`
+}
+
+// Action kinds of a network (NetSpec.Actions).
+const (
+	// ActionsBox: the head outputs (μ, log σ) and the action is tanh(μ),
+	// one x per backend (SAC actors).
+	ActionsBox = "box"
+	// ActionsSteps: the head outputs one value per discrete action
+	// (2·backends+1, see StepAction) and the greedy one moves the agent's
+	// x (QMIX agents, whose actions must be discrete).
+	ActionsSteps = "steps"
+)
+
+// StepActions is the number of discrete step actions for n backends.
+func StepActions(n int) int { return 2*n + 1 }
+
+// StepAction applies discrete action k to x (one value in [-1, 1] per
+// backend, weights 10^x): 0 keeps x, 1..n raise x_{k-1} by delta, n+1..2n
+// lower x_{k-n-1} by delta, clipped to [-1, 1].
+func StepAction(x []float64, k int, delta float64) {
+	n := len(x)
+	switch {
+	case k >= 1 && k <= n:
+		x[k-1] = math.Min(1, x[k-1]+delta)
+	case k > n && k <= 2*n:
+		x[k-n-1] = math.Max(-1, x[k-n-1]-delta)
+	}
 }
 
 // Provenance records a policy's training run.
@@ -102,6 +134,14 @@ func (s *NetSpec) ObsDim() int { return len(s.LBs) * ObservationLen(s.Backends) 
 // ActDim is the network's action length: one weight per backend per LB.
 func (s *NetSpec) ActDim() int { return len(s.LBs) * s.Backends }
 
+// outputs is the head's output length.
+func (s *NetSpec) outputs() int {
+	if s.Actions == ActionsSteps {
+		return StepActions(s.Backends)
+	}
+	return 2 * s.ActDim()
+}
+
 // ObservationLen is the length of one LB point's observation with n backends.
 func ObservationLen(n int) int { return n*(perBackend+1) + lbLevel }
 
@@ -117,6 +157,10 @@ func (s *NetSpec) validate() error {
 		return fmt.Errorf("gru_hidden: must be >= 0, got %d", s.GRUHidden)
 	case s.GRUHidden == 0 && s.SeqLen != 1:
 		return fmt.Errorf("seq_len: a network without GRU reads one observation, got %d", s.SeqLen)
+	case s.Actions != "" && s.Actions != ActionsBox && s.Actions != ActionsSteps:
+		return fmt.Errorf("actions: %q, want %s or %s", s.Actions, ActionsBox, ActionsSteps)
+	case s.Actions == ActionsSteps && (len(s.LBs) != 1 || !(s.StepSize > 0 && s.StepSize <= 2)):
+		return fmt.Errorf("actions: steps need one LB and step_size in (0, 2], got %d LBs and %g", len(s.LBs), s.StepSize)
 	case len(s.ObsMean) != len(s.ObsStd):
 		return fmt.Errorf("obs_mean, obs_std: lengths %d and %d differ", len(s.ObsMean), len(s.ObsStd))
 	case len(s.ObsMean) != 0 && len(s.ObsMean) != s.ObsDim():
@@ -154,7 +198,7 @@ func (s *NetSpec) params() int {
 		n += 3*s.GRUHidden*(in+s.GRUHidden) + 6*s.GRUHidden
 		in = s.GRUHidden
 	}
-	for _, h := range append(s.Hidden, 2*s.ActDim()) {
+	for _, h := range append(s.Hidden, s.outputs()) {
 		n += (in + 1) * h
 		in = h
 	}
@@ -175,7 +219,7 @@ func newActor(s *NetSpec, name string) *actor {
 		a.gru = nn.NewGRU[float32](rng, name+".gru", in, s.GRUHidden)
 		in = s.GRUHidden
 	}
-	sizes := append(append([]int{in}, s.Hidden...), 2*s.ActDim())
+	sizes := append(append([]int{in}, s.Hidden...), s.outputs())
 	a.head = nn.NewMLP[float32](rng, name+".head", sizes, nn.ReLU, nn.Identity)
 	return a
 }

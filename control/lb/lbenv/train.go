@@ -8,7 +8,9 @@ import (
 	"sync"
 
 	"github.com/shoal-project/shoal/control/lb"
+	"github.com/shoal-project/shoal/learn/nn"
 	"github.com/shoal-project/shoal/learn/rl"
+	"github.com/shoal-project/shoal/metrics"
 	"github.com/shoal-project/shoal/scenario"
 )
 
@@ -23,6 +25,10 @@ const (
 	// CentrLB: one recurrent SAC agent observing and acting for all LB
 	// points, rewarded with the mean of their rewards.
 	CentrLB Algorithm = "centr-lb"
+	// QMixLB: QMIX (centralised training, decentralised execution): one
+	// recurrent Q network per LB point over discrete weight steps (see
+	// Stepped), mixed monotonically into a team value of the summed rewards.
+	QMixLB Algorithm = "qmix-lb"
 )
 
 // TrainConfig sets up a training run. Zero fields take the defaults noted.
@@ -49,6 +55,8 @@ type TrainConfig struct {
 	RawReward bool
 	// SAC is the learner's configuration (zero: LBSACConfig()).
 	SAC rl.RecurrentSACConfig
+	// QMIX is QMixLB's configuration (zero: LBQMIXConfig()).
+	QMIX rl.QMIXConfig
 	// Progress, if set, is called after every episode.
 	Progress func(Episode)
 }
@@ -63,6 +71,16 @@ func LBSACConfig() rl.RecurrentSACConfig {
 	c.Gamma = 0.95
 	c.BufferSize = 50_000
 	c.LearningStarts = 400
+	return c
+}
+
+// LBQMIXConfig returns the QMIX configuration used for load balancing:
+// the library defaults (the QMIX paper's) with the window, γ and replay of
+// LBSACConfig, and exploration annealed over 10,000 steps.
+func LBQMIXConfig() rl.QMIXConfig {
+	c, s := rl.DefaultQMIXConfig(), LBSACConfig()
+	c.GRUHidden, c.SeqLen, c.Gamma, c.BufferSize, c.LearningStarts = s.GRUHidden, s.SeqLen, s.Gamma, s.BufferSize, s.LearningStarts
+	c.EpsAnnealSteps = 10_000
 	return c
 }
 
@@ -82,18 +100,13 @@ type Trained struct {
 	EnvSteps int
 }
 
-// learner is what the loop needs of rl.SAC and rl.RecurrentSAC.
-type learner interface {
-	rl.Learner
-}
-
 // Train learns a policy for the scenario's LB points.
 func Train(ctx context.Context, sc *scenario.Scenario, cfg TrainConfig) (*Trained, error) {
 	if cfg.Algorithm == "" {
 		cfg.Algorithm = DistrLB
 	}
-	if cfg.Algorithm != DistrLB && cfg.Algorithm != CentrLB {
-		return nil, fmt.Errorf("lbenv: unknown algorithm %q (want %s or %s)", cfg.Algorithm, DistrLB, CentrLB)
+	if cfg.Algorithm != DistrLB && cfg.Algorithm != CentrLB && cfg.Algorithm != QMixLB {
+		return nil, fmt.Errorf("lbenv: unknown algorithm %q (want %s, %s or %s)", cfg.Algorithm, DistrLB, CentrLB, QMixLB)
 	}
 	if cfg.Episodes <= 0 {
 		cfg.Episodes = 40
@@ -116,7 +129,7 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg TrainConfig) (*Traine
 	if err := env.SetNormalisation(mean, std); err != nil {
 		return nil, err
 	}
-	if err := t.makeLearners(); err != nil {
+	if err := t.makeTeam(); err != nil {
 		return nil, err
 	}
 	for ep := 1; ep <= cfg.Episodes; ep++ {
@@ -132,15 +145,15 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg TrainConfig) (*Traine
 }
 
 type trainer struct {
-	ctx      context.Context
-	env      *Env
-	cfg      TrainConfig
-	rng      *rand.Rand
-	learners []learner
-	scalers  []rewardScaler
-	central  *Central // CentrLB only
-	curve    []Episode
-	steps    int
+	ctx     context.Context
+	env     *Env
+	cfg     TrainConfig
+	rng     *rand.Rand
+	menv    rl.MultiEnv // what the team acts in: env, its central view or its stepped view
+	team    team
+	scalers []rewardScaler
+	curve   []Episode
+	steps   int
 }
 
 // systemRNG returns a generator whose first draw is a training system
@@ -155,15 +168,11 @@ func (t *trainer) systemRNG() *rand.Rand {
 func (t *trainer) normalisation() (mean, std []float64) {
 	sp := t.env.Spec()
 	dim := sp.Observation[0].Dim()
-	var w = make([]struct{ n, mean, m2 float64 }, dim)
+	w := make([]metrics.Welford, dim)
 	add := func(obs [][]float64) {
 		for _, o := range obs {
 			for d, v := range o {
-				s := &w[d]
-				s.n++
-				delta := v - s.mean
-				s.mean += delta / s.n
-				s.m2 += delta * (v - s.mean)
+				w[d].Add(v)
 			}
 		}
 	}
@@ -184,37 +193,115 @@ func (t *trainer) normalisation() (mean, std []float64) {
 		}
 	}
 	mean, std = make([]float64, dim), make([]float64, dim)
-	for d, s := range w {
-		mean[d] = s.mean
-		std[d] = math.Max(0.1, math.Sqrt(s.m2/math.Max(1, s.n-1)))
+	for d := range w {
+		mean[d] = w[d].Mean()
+		std[d] = math.Max(0.1, w[d].StdDev())
 	}
 	return mean, std
 }
 
-func (t *trainer) makeLearners() error {
-	sp := t.env.Spec()
-	specs := make([]rl.Spec, sp.Agents())
-	for i := range specs {
-		specs[i] = rl.Spec{ID: fmt.Sprintf("%s/%s", sp.ID, t.env.LBNames()[i]), Observation: sp.Observation[i], Action: sp.Action[i], MaxEpisodeSteps: sp.MaxEpisodeSteps}
+// team is what the training loop needs of the learners.
+type team interface {
+	explore(obs [][]float64) [][]float64
+	observe(obs, acts [][]float64, rew []float64, next [][]float64, term, trunc bool)
+	resetEpisode()
+}
+
+// independent learners, one per agent. They update in parallel and share
+// nothing, so the result does not depend on the scheduling.
+type independent struct {
+	ls   []rl.Learner
+	acts [][]float64
+}
+
+func (t *independent) explore(obs [][]float64) [][]float64 {
+	for i, l := range t.ls {
+		t.acts[i] = append(t.acts[i][:0], l.Explore(obs[i])...)
 	}
-	if t.cfg.Algorithm == CentrLB {
-		t.central = NewCentral(t.env)
-		specs = []rl.Spec{t.central.Spec()}
+	return t.acts
+}
+
+func (t *independent) observe(obs, acts [][]float64, rew []float64, next [][]float64, term, trunc bool) {
+	var wg sync.WaitGroup
+	for i, l := range t.ls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l.Observe(obs[i], acts[i], rew[i], next[i], term, trunc)
+		}()
 	}
-	for i, s := range specs {
-		lrng := rand.New(rand.NewPCG(t.cfg.Seed, uint64(i)+1))
-		var l learner
-		var err error
-		if t.cfg.NoGRU {
-			l, err = rl.NewSAC(s, t.cfg.SAC.SACConfig, lrng)
-		} else {
-			l, err = rl.NewRecurrentSAC(s, t.cfg.SAC, lrng)
+	wg.Wait()
+}
+
+func (t *independent) resetEpisode() {
+	for _, l := range t.ls {
+		if r, ok := l.(interface{ ResetEpisode() }); ok {
+			r.ResetEpisode()
 		}
+	}
+}
+
+// ctde is one learner for the whole team (QMIX).
+type ctde struct {
+	q    *rl.QMIX
+	acts [][]float64
+}
+
+func (t *ctde) explore(obs [][]float64) [][]float64 {
+	for i, a := range t.q.Explore(obs) {
+		t.acts[i] = append(t.acts[i][:0], a...)
+	}
+	return t.acts
+}
+
+func (t *ctde) observe(obs, acts [][]float64, rew []float64, next [][]float64, term, trunc bool) {
+	t.q.Observe(obs, acts, rew, next, term, trunc)
+}
+
+func (t *ctde) resetEpisode() { t.q.ResetEpisode() }
+
+// makeTeam builds the environment view and the learners of the algorithm.
+func (t *trainer) makeTeam() error {
+	gamma := t.cfg.SAC.Gamma
+	switch t.cfg.Algorithm {
+	case QMixLB:
+		t.menv = NewStepped(t.env, stepSize)
+		if t.cfg.QMIX.GRUHidden == 0 {
+			t.cfg.QMIX = LBQMIXConfig()
+		}
+		gamma = t.cfg.QMIX.Gamma
+		q, err := rl.NewQMIX(t.menv.Spec(), t.cfg.QMIX, rand.New(rand.NewPCG(t.cfg.Seed, 1)))
 		if err != nil {
 			return fmt.Errorf("lbenv: %w", err)
 		}
-		t.learners = append(t.learners, l)
-		t.scalers = append(t.scalers, rewardScaler{gamma: t.cfg.SAC.Gamma})
+		t.team = &ctde{q: q, acts: make([][]float64, t.menv.Spec().Agents())}
+	case CentrLB:
+		t.menv = rl.Independent(t.env.Spec().ID+"/central", NewCentral(t.env))
+	default:
+		t.menv = t.env
+	}
+	ms := t.menv.Spec()
+	if t.team == nil {
+		ind := &independent{acts: make([][]float64, ms.Agents())}
+		for i := range ms.Agents() {
+			s := rl.Spec{ID: fmt.Sprintf("%s/%d", ms.ID, i), Observation: ms.Observation[i], Action: ms.Action[i], MaxEpisodeSteps: ms.MaxEpisodeSteps}
+			lrng := rand.New(rand.NewPCG(t.cfg.Seed, uint64(i)+1))
+			var l rl.Learner
+			var err error
+			if t.cfg.NoGRU {
+				l, err = rl.NewSAC(s, t.cfg.SAC.SACConfig, lrng)
+			} else {
+				l, err = rl.NewRecurrentSAC(s, t.cfg.SAC, lrng)
+			}
+			if err != nil {
+				return fmt.Errorf("lbenv: %w", err)
+			}
+			ind.ls = append(ind.ls, l)
+		}
+		t.team = ind
+	}
+	for range ms.Agents() {
+		t.scalers = append(t.scalers, rewardScaler{gamma: gamma})
 	}
 	return nil
 }
@@ -222,58 +309,41 @@ func (t *trainer) makeLearners() error {
 // rewardScaler divides rewards by the running standard deviation of the
 // discounted return and clips them to ±10 (Stable-Baselines3 VecNormalize).
 type rewardScaler struct {
-	gamma, ret  float64
-	n, mean, m2 float64
+	gamma, ret float64
+	w          metrics.Welford
 }
 
 func (s *rewardScaler) scale(r float64, done bool) float64 {
 	s.ret = s.ret*s.gamma + r
-	s.n++
-	d := s.ret - s.mean
-	s.mean += d / s.n
-	s.m2 += d * (s.ret - s.mean)
+	s.w.Add(s.ret)
 	if done {
 		s.ret = 0
 	}
-	std := math.Sqrt(s.m2/s.n + 1e-8)
+	std := math.Sqrt(s.w.PopVar() + 1e-8)
 	return math.Max(-10, math.Min(10, r/std))
 }
 
-// episode runs one training episode; the learners update as they observe,
-// in parallel (they share nothing, so the result does not depend on the
-// scheduling).
+// episode runs one training episode.
 func (t *trainer) episode(index int) error {
-	obs := cloneAll(t.reset())
-	for _, l := range t.learners {
-		if r, ok := l.(interface{ ResetEpisode() }); ok {
-			r.ResetEpisode()
-		}
-	}
-	returns := make([]float64, len(t.learners))
-	acts := make([][]float64, len(t.learners))
+	obs := cloneAll(t.menv.Reset(t.systemRNG()))
+	t.team.resetEpisode()
+	returns := make([]float64, len(obs))
+	scaled := make([]float64, len(obs))
 	for {
 		if err := t.ctx.Err(); err != nil {
 			return err
 		}
-		for i, l := range t.learners {
-			acts[i] = append(acts[i][:0], l.Explore(obs[i])...)
-		}
-		next, rew, term, trunc := t.step(acts)
+		acts := t.team.explore(obs)
+		next, rew, term, trunc := t.menv.Step(acts)
 		t.steps++
-		var wg sync.WaitGroup
-		for i, l := range t.learners {
-			returns[i] += rew[i]
-			r := rew[i]
+		for i, r := range rew {
+			returns[i] += r
+			scaled[i] = r
 			if !t.cfg.RawReward {
-				r = t.scalers[i].scale(r, term || trunc)
+				scaled[i] = t.scalers[i].scale(r, term || trunc)
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				l.Observe(obs[i], acts[i], r, next[i], term, trunc)
-			}()
 		}
-		wg.Wait()
+		t.team.observe(obs, acts, scaled, next, term, trunc)
 		if term || trunc {
 			break
 		}
@@ -290,21 +360,6 @@ func (t *trainer) episode(index int) error {
 	return nil
 }
 
-func (t *trainer) reset() [][]float64 {
-	if t.central != nil {
-		return [][]float64{t.central.Reset(t.systemRNG())}
-	}
-	return t.env.Reset(t.systemRNG())
-}
-
-func (t *trainer) step(acts [][]float64) ([][]float64, []float64, bool, bool) {
-	if t.central != nil {
-		o, r, term, trunc := t.central.Step(acts[0])
-		return [][]float64{o}, []float64{r}, term, trunc
-	}
-	return t.env.Step(acts)
-}
-
 func cloneAll(x [][]float64) [][]float64 {
 	y := make([][]float64, len(x))
 	for i, v := range x {
@@ -315,48 +370,60 @@ func cloneAll(x [][]float64) [][]float64 {
 
 // policy exports the learners' actors as a deployable policy.
 func (t *trainer) policy(mean, std []float64) (*lb.Policy, error) {
-	c := t.cfg.SAC
 	names := t.env.LBNames()
-	var nets []lb.NetSpec
-	groups := [][]string{}
-	if t.central != nil {
+	var groups [][]string
+	if t.cfg.Algorithm == CentrLB {
 		groups = append(groups, names)
 	} else {
 		for _, n := range names {
 			groups = append(groups, []string{n})
 		}
 	}
+	var nets []lb.NetSpec
 	for _, g := range groups {
-		var m, s []float64
+		n := lb.NetSpec{LBs: g, Backends: t.env.Backends(), SeqLen: t.cfg.SAC.SeqLen,
+			GRUHidden: t.cfg.SAC.GRUHidden, Hidden: t.cfg.SAC.Hidden}
 		for range g {
-			m, s = append(m, mean...), append(s, std...)
+			n.ObsMean, n.ObsStd = append(n.ObsMean, mean...), append(n.ObsStd, std...)
 		}
-		nets = append(nets, lb.NetSpec{LBs: g, Backends: t.env.Backends(), SeqLen: c.SeqLen,
-			GRUHidden: c.GRUHidden, Hidden: c.Hidden, ObsMean: m, ObsStd: s})
+		if t.cfg.Algorithm == QMixLB {
+			q := t.cfg.QMIX
+			n.SeqLen, n.GRUHidden, n.Hidden, n.Actions, n.StepSize = q.SeqLen, q.GRUHidden, q.Hidden, lb.ActionsSteps, stepSize
+		}
+		nets = append(nets, n)
 	}
-	learnerName := "recurrent-sac"
-	if t.cfg.NoGRU {
-		learnerName = "sac"
+	learner := "recurrent-sac"
+	switch {
+	case t.cfg.Algorithm == QMixLB:
+		learner = "qmix"
+	case t.cfg.NoGRU:
+		learner = "sac"
 	}
 	reward := t.cfg.Reward
 	if reward == "" {
 		reward = VBF
 	}
 	p, err := lb.NewPolicy(string(t.cfg.Algorithm), t.env.sc.ControlPeriod, nets, lb.Provenance{
-		Scenario: t.env.sc.Name, Seed: t.cfg.Seed, Reward: string(reward), Learner: learnerName,
+		Scenario: t.env.sc.Name, Seed: t.cfg.Seed, Reward: string(reward), Learner: learner,
 		Episodes: t.cfg.Episodes, EnvSteps: t.steps})
 	if err != nil {
 		return nil, fmt.Errorf("lbenv: %w", err)
 	}
-	for i, l := range t.learners {
-		switch a := l.(type) {
-		case *rl.RecurrentSAC:
-			g, h := a.Actor()
-			err = p.SetWeights(i, g, h)
-		case *rl.SAC:
-			err = p.SetWeights(i, nil, a.Actor())
+	for i := range nets {
+		var g *nn.GRU[float32]
+		var h *nn.MLP[float32]
+		switch tm := t.team.(type) {
+		case *ctde:
+			g, h = tm.q.Agent(i)
+		case *independent:
+			switch a := tm.ls[i].(type) {
+			case *rl.RecurrentSAC:
+				g, h = a.Actor()
+			case *rl.SAC:
+				h = a.Actor()
+			}
 		}
-		if err != nil {
+		if err := p.SetWeights(i, g, h); err != nil {
 			return nil, fmt.Errorf("lbenv: %w", err)
 		}
 	}

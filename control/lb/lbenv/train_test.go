@@ -13,7 +13,9 @@ import (
 func tiny(alg Algorithm, noGRU bool) TrainConfig {
 	c := LBSACConfig()
 	c.Hidden, c.GRUHidden, c.SeqLen, c.BatchSize, c.LearningStarts = []int{16}, 8, 3, 8, 20
-	return TrainConfig{Algorithm: alg, Episodes: 2, EpisodeSteps: 25, Seed: 3, SAC: c, NoGRU: noGRU}
+	q := LBQMIXConfig()
+	q.Hidden, q.GRUHidden, q.SeqLen, q.BatchSize, q.LearningStarts = []int{16}, 8, 3, 8, 20
+	return TrainConfig{Algorithm: alg, Episodes: 2, EpisodeSteps: 25, Seed: 3, SAC: c, QMIX: q, NoGRU: noGRU}
 }
 
 func policyBytes(t *testing.T, p *lb.Policy) []byte {
@@ -34,7 +36,7 @@ func TestTrainIsDeterministic(t *testing.T) {
 		alg   Algorithm
 		noGRU bool
 		nets  int
-	}{{DistrLB, false, 2}, {DistrLB, true, 2}, {CentrLB, false, 1}} {
+	}{{DistrLB, false, 2}, {DistrLB, true, 2}, {CentrLB, false, 1}, {QMixLB, false, 2}} {
 		cfg := tiny(v.alg, v.noGRU)
 		a, err := Train(context.Background(), sc, cfg)
 		if err != nil {
