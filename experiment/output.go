@@ -181,6 +181,7 @@ func (r *Result) Report(meta []report.KV) *report.Report {
 		load.Panels = append(load.Panels, panel)
 	}
 	rep.Figures = append(rep.Figures, load)
+	rep.Figures = append(rep.Figures, r.Figures...)
 	return rep
 }
 

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/shoal-project/shoal/cluster"
+	"github.com/shoal-project/shoal/experiment/report"
 	"github.com/shoal-project/shoal/metrics"
 	"github.com/shoal-project/shoal/scenario"
 )
@@ -19,6 +20,8 @@ type Result struct {
 	Warmup      string         `json:"warmup"`
 	Load        float64        `json:"load,omitempty"`
 	Policies    []PolicyResult `json:"policies"`
+	// Figures are extra figures for the report, e.g. learning curves.
+	Figures []report.Figure `json:"-"`
 }
 
 // PolicyResult is one policy over all seeds.

@@ -5,6 +5,7 @@
 //	shoal scenarios dump NAME [-o FILE]      write one to edit and run
 //	shoal sim SCENARIO|FILE [flags]          compare policies on the same arrivals
 //	shoal train distr-lb SCENARIO -o FILE    learn load-balancing weights, save the policy
+//	shoal experiment distr-lb NAME|all       reproduce the Distr-LB paper's experiments
 //
 // See README.md for the scenario format and every flag.
 package main
@@ -47,6 +48,9 @@ Usage:
   shoal sim SCENARIO|FILE [flags]        compare policies on the same arrivals
   shoal train distr-lb|centr-lb SCENARIO -o FILE [flags]
                                          learn LB weights in the simulator, save the policy
+  shoal experiment distr-lb NAME|all [flags]
+                                         train and compare as the Distr-LB paper does:
+                                         table3, misconfigured, large, sweep, ablation
   shoal help                             this text
 
 Flags of sim:
@@ -71,6 +75,14 @@ Flags of train distr-lb|centr-lb:
   --load X           offered load as a fraction of capacity
   --curve FILE       write the learning curve as CSV
   --quiet            no per-episode progress
+
+Flags of experiment distr-lb:
+  --out DIR          results (default out/distr-lb); policies in DIR/policies are reused
+  --episodes N       training episodes per policy (default 40)
+  --seeds N          evaluation seeds (default: the scenario's, 5)
+  --horizon D        evaluation horizon (default: the scenario's)
+  --train-seed N     training seed (default 1)
+  --quiet            no progress lines
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -85,6 +97,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdScenarios(args[1:], stdout)
 	case "train":
 		return cmdTrain(ctx, args[1:], stdout, stderr)
+	case "experiment":
+		return cmdExperiment(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

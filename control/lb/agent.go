@@ -32,7 +32,7 @@ type Feedback interface {
 type Observer struct {
 	period      time.Duration
 	inFlight    []int32
-	sentSum     []float64 // per backend: sum of the send times (s) of requests in flight
+	sentAt      [][]time.Duration // per backend: send times of this LB's requests in flight
 	duration    []*metrics.SampleReducer
 	tct         []*metrics.SampleReducer
 	interArr    *metrics.SampleReducer
@@ -57,7 +57,7 @@ func NewObserver(n int, period time.Duration) (*Observer, error) {
 	if n < 1 || period <= 0 {
 		return nil, fmt.Errorf("distr-lb observer: need backends >= 1 and period > 0, got %d and %v", n, period)
 	}
-	o := &Observer{period: period, inFlight: make([]int32, n), sentSum: make([]float64, n), prev: make([]float64, n),
+	o := &Observer{period: period, inFlight: make([]int32, n), sentAt: make([][]time.Duration, n), prev: make([]float64, n),
 		interArr: metrics.NewSampleReducer(interArrivalSamples)}
 	for j := 0; j < n; j++ {
 		o.duration = append(o.duration, metrics.NewSampleReducer(samplesPerBackend))
@@ -75,7 +75,7 @@ func (o *Observer) Backends() int { return len(o.inFlight) }
 // Sent implements Feedback.
 func (o *Observer) Sent(now time.Duration, j int) {
 	o.inFlight[j]++
-	o.sentSum[j] += now.Seconds()
+	o.sentAt[j] = append(o.sentAt[j], now)
 	if o.arrived {
 		o.interArr.Add(now, (now - o.lastArrival).Seconds())
 	}
@@ -86,13 +86,32 @@ func (o *Observer) Sent(now time.Duration, j int) {
 func (o *Observer) Done(now time.Duration, j int, duration, tct time.Duration) {
 	if o.inFlight[j] > 0 {
 		o.inFlight[j]--
-		o.sentSum[j] -= (now - tct).Seconds()
-		if o.inFlight[j] == 0 {
-			o.sentSum[j] = 0 // no rounding drift survives an idle moment
-		}
+		o.forget(j, now-tct)
 	}
 	o.duration[j].Add(now, duration.Seconds())
 	o.tct[j].Add(now, tct.Seconds())
+}
+
+// forget removes the request sent at t from backend j's requests in
+// flight (the oldest one if no send time matches: a data plane whose clock
+// readings differ slightly still keeps the count right).
+func (o *Observer) forget(j int, t time.Duration) {
+	at := o.sentAt[j]
+	if len(at) == 0 {
+		return
+	}
+	k := 0
+	for i, s := range at {
+		if s == t {
+			k = i
+			break
+		}
+		if s < at[k] {
+			k = i
+		}
+	}
+	at[k] = at[len(at)-1]
+	o.sentAt[j] = at[:len(at)-1]
 }
 
 // SetPrevious records the action taken, for the next observation.
@@ -123,17 +142,17 @@ func (o *Observer) Observe(now time.Duration, dst []float64) []float64 {
 
 // Durations writes into dst, per backend, the task duration l_ij (seconds)
 // that the paper's rewards are computed from (section 3.4, "Reward"): the
-// discounted average of the sampled task durations, or the mean time this
-// LB's requests in flight at that backend have already waited, if larger.
+// discounted average of the sampled task durations, or the age of this
+// LB's oldest request in flight at that backend, if larger.
 //
 // The paper uses the sampled durations alone, as an estimate of the
 // remaining work l_j of Def. 2. But a duration is sampled only when a task
 // completes, so an overloaded server reports nothing until its backlog
 // clears, and within a training episode overloading a slow server went
-// unpunished (agents learned to do it; see the issue notes). Ongoing tasks
-// are censored samples: their duration is at least their age, so the
-// estimate takes their mean age as a lower bound. It uses only the agent's
-// own traffic.
+// unpunished (agents learned to do it). Ongoing tasks are censored samples:
+// a duration is at least the age, so the oldest task's age bounds l_j from
+// below. (Their mean age would not do: sending more requests to a
+// backlogged server lowers it.) It uses only the agent's own traffic.
 func (o *Observer) Durations(now time.Duration, dst []float64) []float64 {
 	if len(dst) < len(o.duration) {
 		dst = make([]float64, len(o.duration))
@@ -143,8 +162,12 @@ func (o *Observer) Durations(now time.Duration, dst []float64) []float64 {
 	for j, d := range o.duration {
 		d.Reduce(now, o.period, &r)
 		dst[j] = r[metrics.ReduceDiscountedMean]
-		if n := o.inFlight[j]; n > 0 {
-			dst[j] = math.Max(dst[j], now.Seconds()-o.sentSum[j]/float64(n))
+		if at := o.sentAt[j]; len(at) > 0 {
+			oldest := at[0]
+			for _, t := range at[1:] {
+				oldest = min(oldest, t)
+			}
+			dst[j] = math.Max(dst[j], (now - oldest).Seconds())
 		}
 	}
 	return dst
@@ -153,7 +176,7 @@ func (o *Observer) Durations(now time.Duration, dst []float64) []float64 {
 // Reset forgets everything, for a new episode.
 func (o *Observer) Reset() {
 	for j := range o.inFlight {
-		o.inFlight[j], o.sentSum[j] = 0, 0
+		o.inFlight[j], o.sentAt[j] = 0, o.sentAt[j][:0]
 		o.duration[j].Reset()
 		o.tct[j].Reset()
 		o.prev[j] = 0

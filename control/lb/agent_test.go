@@ -60,23 +60,28 @@ func TestActionToWeights(t *testing.T) {
 }
 
 // TestDurationsCountOngoingTasks: a backend whose tasks have not finished
-// reports at least their mean age (censored samples), not a stale or empty
-// average of the finished ones.
+// reports at least the oldest one's age (censored samples), not a stale or
+// empty average of the finished ones; new requests do not lower it.
 func TestDurationsCountOngoingTasks(t *testing.T) {
 	o, _ := NewObserver(2, 500*time.Millisecond)
 	s := time.Second
 	o.Sent(0, 0)
 	o.Sent(s, 0)
-	if l := o.Durations(3*s, nil); l[0] != 2.5 || l[1] != 0 {
-		t.Fatalf("two ongoing tasks aged 3 s and 2 s: l = %v, want [2.5 0]", l)
+	if l := o.Durations(3*s, nil); l[0] != 3 || l[1] != 0 {
+		t.Fatalf("two ongoing tasks aged 3 s and 2 s: l = %v, want [3 0]", l)
 	}
+	o.Sent(3*s, 0)
+	if l := o.Durations(3*s, nil); l[0] != 3 {
+		t.Fatalf("a new request lowered l to %g", l[0])
+	}
+	o.Done(3*s, 0, 0, 0)                       // the third, just sent
 	o.Done(3*s, 0, 2900*time.Millisecond, 3*s) // the first, sent at 0
 	if l := o.Durations(4*s, nil); math.Abs(l[0]-3) > 1e-12 {
 		t.Fatalf("finished 2.9 s, ongoing aged 3 s: l = %g, want 3", l[0])
 	}
 	o.Done(4*s, 0, time.Second, 3*s) // the second, sent at 1 s
-	w := 0.9 * 0.9                   // the 2.9 s sample is two periods old
-	if l := o.Durations(4*s, nil); math.Abs(l[0]-(w*2.9+1)/(w+1)) > 1e-12 {
-		t.Fatalf("nothing ongoing: l = %g, want the discounted average %g of 2.9 and 1", l[0], (w*2.9+1)/(w+1))
+	w := 0.9 * 0.9                   // the 2.9 s and 0 s samples are two periods old
+	if want := (w*2.9 + 1) / (2*w + 1); math.Abs(o.Durations(4*s, nil)[0]-want) > 1e-12 {
+		t.Fatalf("nothing ongoing: l = %g, want the discounted average %g of 2.9, 0 and 1", o.Durations(4*s, nil)[0], want)
 	}
 }

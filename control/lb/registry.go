@@ -59,3 +59,11 @@ func (r Registry) New(name string, d Deps) (Selector, error) {
 	}
 	return f(d)
 }
+
+// IsClassical reports whether name is one of the classical selectors that
+// production load balancers use (every selector of Classical but the
+// simulator-only Oracle).
+func IsClassical(name string) bool {
+	_, ok := Classical()[name]
+	return ok && name != "oracle"
+}
