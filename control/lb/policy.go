@@ -62,9 +62,10 @@ type NetSpec struct {
 	ObsMean []float64 `json:"obs_mean,omitempty"`
 	ObsStd  []float64 `json:"obs_std,omitempty"`
 	// Actions is how the head's output becomes an action: ActionsBox
-	// (default) or ActionsSteps.
+	// (default), ActionsResidual or ActionsSteps.
 	Actions string `json:"actions,omitempty"`
-	// StepSize is the change of x per step with ActionsSteps.
+	// StepSize is the change of x per step with ActionsSteps, and the
+	// scale of the change with ActionsResidual.
 	StepSize float64 `json:"step_size,omitempty"`
 }
 
@@ -77,7 +78,18 @@ const (
 	// (2·backends+1, see StepAction) and the greedy one moves the agent's
 	// x (QMIX agents, whose actions must be discrete).
 	ActionsSteps = "steps"
+	// ActionsResidual: like ActionsBox, but tanh(μ) is a change of the
+	// previous action (AddResidual): the network's a(t-1) input is carried
+	// to its output, and the network learns the correction.
+	ActionsResidual = "residual"
 )
+
+// AddResidual moves x by scale·a, clipped to [-1, 1].
+func AddResidual(x, a []float64, scale float64) {
+	for j, v := range a {
+		x[j] = math.Max(-1, math.Min(1, x[j]+scale*v))
+	}
+}
 
 // StepActions is the number of discrete step actions for n backends.
 func StepActions(n int) int { return 2*n + 1 }
@@ -102,6 +114,7 @@ type Provenance struct {
 	Reward         string  `json:"reward"`
 	Learner        string  `json:"learner"`
 	Episodes       int     `json:"episodes"`
+	Selected       int     `json:"selected_episode"` // the episode whose policy this is (best validation)
 	EnvSteps       int     `json:"env_steps"`
 	WallSeconds    float64 `json:"wall_seconds"`
 	StepsPerSecond float64 `json:"steps_per_second"`
@@ -157,8 +170,10 @@ func (s *NetSpec) validate() error {
 		return fmt.Errorf("gru_hidden: must be >= 0, got %d", s.GRUHidden)
 	case s.GRUHidden == 0 && s.SeqLen != 1:
 		return fmt.Errorf("seq_len: a network without GRU reads one observation, got %d", s.SeqLen)
-	case s.Actions != "" && s.Actions != ActionsBox && s.Actions != ActionsSteps:
-		return fmt.Errorf("actions: %q, want %s or %s", s.Actions, ActionsBox, ActionsSteps)
+	case s.Actions != "" && s.Actions != ActionsBox && s.Actions != ActionsSteps && s.Actions != ActionsResidual:
+		return fmt.Errorf("actions: %q, want %s, %s or %s", s.Actions, ActionsBox, ActionsResidual, ActionsSteps)
+	case s.Actions == ActionsResidual && !(s.StepSize > 0 && s.StepSize <= 2):
+		return fmt.Errorf("step_size: residual actions need one in (0, 2], got %g", s.StepSize)
 	case s.Actions == ActionsSteps && (len(s.LBs) != 1 || !(s.StepSize > 0 && s.StepSize <= 2)):
 		return fmt.Errorf("actions: steps need one LB and step_size in (0, 2], got %d LBs and %g", len(s.LBs), s.StepSize)
 	case len(s.ObsMean) != len(s.ObsStd):

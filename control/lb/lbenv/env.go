@@ -45,6 +45,10 @@ type Config struct {
 	Reward Reward
 	// EpisodeSteps is the number of control periods per episode (default 200).
 	EpisodeSteps int
+	// Residual, when positive, makes an agent's action a change of its
+	// previous one: x_t = clip(x_{t-1} + Residual·a_t, -1, 1), weights
+	// 10^x_t, x_0 = 0 (see lb.ActionsResidual). Zero: the action is x_t.
+	Residual float64
 	// ObsMean and ObsStd, when set, normalise every agent's observation,
 	// x' = (x-mean)/std, as the deployed policy will (lb.NetSpec).
 	ObsMean, ObsStd []float64
@@ -63,6 +67,7 @@ type Env struct {
 	obsBuf  [][]float64
 	rewards []float64
 	weights []float64
+	x       [][]float64 // per agent: the action in force, in [-1, 1]^n
 	durs    []float64
 	steps   int
 	latency metrics.Histogram // completion times of this episode's requests, seconds
@@ -101,6 +106,9 @@ func New(sc *scenario.Scenario, cfg Config) (*Env, error) {
 	}
 	e.rewards = make([]float64, len(e.names))
 	e.weights = make([]float64, e.n)
+	for range e.names {
+		e.x = append(e.x, make([]float64, e.n))
+	}
 	e.durs = make([]float64, e.n)
 	if err := e.SetNormalisation(cfg.ObsMean, cfg.ObsStd); err != nil {
 		return nil, err
@@ -186,6 +194,9 @@ func (e *Env) Reset(rng *rand.Rand) [][]float64 {
 	if err := e.build(rng.Uint64()); err != nil {
 		panic(err) // the same scenario built in New
 	}
+	for _, x := range e.x {
+		clear(x)
+	}
 	for i, o := range e.obs {
 		e.obsBuf[i] = o.Observe(0, e.obsBuf[i])
 		e.normalise(e.obsBuf[i])
@@ -198,11 +209,17 @@ func (e *Env) Reset(rng *rand.Rand) [][]float64 {
 func (e *Env) Step(actions [][]float64) ([][]float64, []float64, bool, bool) {
 	now := e.cl.Now()
 	for i, a := range actions {
-		e.weights = lb.ActionToWeights(e.weights, a)
+		x := e.x[i]
+		if e.cfg.Residual > 0 {
+			lb.AddResidual(x, a, e.cfg.Residual)
+		} else {
+			copy(x, a)
+		}
+		e.weights = lb.ActionToWeights(e.weights, x)
 		if err := e.cl.Apply(now, control.SetWeights{LB: e.names[i], Weights: e.weights}); err != nil {
 			panic(err) // sizes come from the spec
 		}
-		e.obs[i].SetPrevious(a)
+		e.obs[i].SetPrevious(x)
 	}
 	next := now + e.sc.ControlPeriod
 	e.cl.RunUntil(next)

@@ -47,6 +47,9 @@ type TrainConfig struct {
 	// NoGRU trains plain SAC on the newest observation (the ablation of
 	// the paper's GRU).
 	NoGRU bool
+	// Residual is the scale of residual actions (Config.Residual) for the
+	// SAC learners; 0 makes the action the weights themselves.
+	Residual float64
 	// RawReward feeds the learners the reward as it is; by default each
 	// learner divides its reward by the running standard deviation of its
 	// discounted return and clips the result to ±10 (Stable-Baselines3's
@@ -57,6 +60,12 @@ type TrainConfig struct {
 	SAC rl.RecurrentSACConfig
 	// QMIX is QMixLB's configuration (zero: LBQMIXConfig()).
 	QMIX rl.QMIXConfig
+	// ValidateEvery is how often (in episodes) the deterministic policy is
+	// run on ValidationSystems fixed training systems (default 5 and 2;
+	// negative: never). Train returns the policy of the best validation,
+	// or the last one without validation.
+	ValidateEvery     int
+	ValidationSystems int
 	// Progress, if set, is called after every episode.
 	Progress func(Episode)
 }
@@ -91,6 +100,9 @@ type Episode struct {
 	Mean     float64   // mean completion time of the episode's completed requests, seconds
 	P99      float64   // their 99th percentile, seconds
 	EnvSteps int       // environment steps so far, normalisation included
+	// Validation is the deterministic policy's mean completion time on the
+	// validation systems after this episode, seconds (NaN when not run).
+	Validation float64
 }
 
 // Trained is the outcome of a training run.
@@ -119,7 +131,11 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg TrainConfig) (*Traine
 	} else if err := cfg.SAC.Validate(); err != nil {
 		return nil, fmt.Errorf("lbenv: %w", err)
 	}
-	env, err := New(sc, Config{Reward: cfg.Reward, EpisodeSteps: cfg.EpisodeSteps})
+	envCfg := Config{Reward: cfg.Reward, EpisodeSteps: cfg.EpisodeSteps, Residual: cfg.Residual}
+	if cfg.Algorithm == QMixLB {
+		envCfg.Residual = 0 // QMIX's steps are incremental themselves (Stepped)
+	}
+	env, err := New(sc, envCfg)
 	if err != nil {
 		return nil, err
 	}
@@ -132,16 +148,65 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg TrainConfig) (*Traine
 	if err := t.makeTeam(); err != nil {
 		return nil, err
 	}
+	if cfg.ValidateEvery == 0 {
+		cfg.ValidateEvery = 5
+	}
+	if cfg.ValidationSystems <= 0 {
+		cfg.ValidationSystems = 2
+	}
+	var valid []uint64
+	for range cfg.ValidationSystems {
+		valid = append(valid, rng.Uint64()|1<<63)
+	}
+	var best *lb.Policy
+	bestMean := math.Inf(1)
 	for ep := 1; ep <= cfg.Episodes; ep++ {
-		if err := t.episode(ep); err != nil {
+		e, err := t.episode(ep)
+		if err != nil {
 			return nil, err
 		}
+		if cfg.ValidateEvery > 0 && (ep%cfg.ValidateEvery == 0 || ep == cfg.Episodes) {
+			e.Validation = t.validate(valid)
+			if e.Validation < bestMean {
+				bestMean = e.Validation
+				if best, err = t.policy(mean, std); err != nil {
+					return nil, err
+				}
+				best.Provenance.Selected = ep
+			}
+		}
+		if cfg.Progress != nil {
+			cfg.Progress(*e)
+		}
 	}
-	pol, err := t.policy(mean, std)
-	if err != nil {
-		return nil, err
+	if best == nil {
+		var err error
+		if best, err = t.policy(mean, std); err != nil {
+			return nil, err
+		}
+		best.Provenance.Selected = cfg.Episodes
 	}
-	return &Trained{Policy: pol, Curve: t.curve, EnvSteps: t.steps}, nil
+	return &Trained{Policy: best, Curve: t.curve, EnvSteps: t.steps}, nil
+}
+
+// validate runs the deterministic policy for one episode on each of the
+// given training systems and returns the mean completion time over them.
+func (t *trainer) validate(seeds []uint64) float64 {
+	sum := 0.0
+	for _, seed := range seeds {
+		obs := t.menv.Reset(rand.New(rand.NewPCG(seed, 0)))
+		t.team.resetEpisode()
+		for {
+			acts := t.team.act(obs)
+			next, _, term, trunc := t.menv.Step(acts)
+			if term || trunc {
+				break
+			}
+			obs = next
+		}
+		sum += t.env.Latency().Mean()
+	}
+	return sum / float64(len(seeds))
 }
 
 type trainer struct {
@@ -203,6 +268,7 @@ func (t *trainer) normalisation() (mean, std []float64) {
 // team is what the training loop needs of the learners.
 type team interface {
 	explore(obs [][]float64) [][]float64
+	act(obs [][]float64) [][]float64 // deterministic
 	observe(obs, acts [][]float64, rew []float64, next [][]float64, term, trunc bool)
 	resetEpisode()
 }
@@ -217,6 +283,13 @@ type independent struct {
 func (t *independent) explore(obs [][]float64) [][]float64 {
 	for i, l := range t.ls {
 		t.acts[i] = append(t.acts[i][:0], l.Explore(obs[i])...)
+	}
+	return t.acts
+}
+
+func (t *independent) act(obs [][]float64) [][]float64 {
+	for i, l := range t.ls {
+		t.acts[i] = append(t.acts[i][:0], l.Act(obs[i], true)...)
 	}
 	return t.acts
 }
@@ -254,6 +327,13 @@ func (t *ctde) explore(obs [][]float64) [][]float64 {
 	return t.acts
 }
 
+func (t *ctde) act(obs [][]float64) [][]float64 {
+	for i, a := range t.q.Act(obs, true) {
+		t.acts[i] = append(t.acts[i][:0], a...)
+	}
+	return t.acts
+}
+
 func (t *ctde) observe(obs, acts [][]float64, rew []float64, next [][]float64, term, trunc bool) {
 	t.q.Observe(obs, acts, rew, next, term, trunc)
 }
@@ -262,14 +342,12 @@ func (t *ctde) resetEpisode() { t.q.ResetEpisode() }
 
 // makeTeam builds the environment view and the learners of the algorithm.
 func (t *trainer) makeTeam() error {
-	gamma := t.cfg.SAC.Gamma
 	switch t.cfg.Algorithm {
 	case QMixLB:
 		t.menv = NewStepped(t.env, stepSize)
 		if t.cfg.QMIX.GRUHidden == 0 {
 			t.cfg.QMIX = LBQMIXConfig()
 		}
-		gamma = t.cfg.QMIX.Gamma
 		q, err := rl.NewQMIX(t.menv.Spec(), t.cfg.QMIX, rand.New(rand.NewPCG(t.cfg.Seed, 1)))
 		if err != nil {
 			return fmt.Errorf("lbenv: %w", err)
@@ -280,7 +358,16 @@ func (t *trainer) makeTeam() error {
 	default:
 		t.menv = t.env
 	}
-	ms := t.menv.Spec()
+	t.makeTeamFor(t.menv)
+	return nil
+}
+
+func (t *trainer) makeTeamFor(menv rl.MultiEnv) {
+	gamma := t.cfg.SAC.Gamma
+	if t.cfg.Algorithm == QMixLB {
+		gamma = t.cfg.QMIX.Gamma
+	}
+	ms := menv.Spec()
 	if t.team == nil {
 		ind := &independent{acts: make([][]float64, ms.Agents())}
 		for i := range ms.Agents() {
@@ -294,7 +381,7 @@ func (t *trainer) makeTeam() error {
 				l, err = rl.NewRecurrentSAC(s, t.cfg.SAC, lrng)
 			}
 			if err != nil {
-				return fmt.Errorf("lbenv: %w", err)
+				panic(err)
 			}
 			ind.ls = append(ind.ls, l)
 		}
@@ -303,7 +390,6 @@ func (t *trainer) makeTeam() error {
 	for range ms.Agents() {
 		t.scalers = append(t.scalers, rewardScaler{gamma: gamma})
 	}
-	return nil
 }
 
 // rewardScaler divides rewards by the running standard deviation of the
@@ -323,15 +409,15 @@ func (s *rewardScaler) scale(r float64, done bool) float64 {
 	return math.Max(-10, math.Min(10, r/std))
 }
 
-// episode runs one training episode.
-func (t *trainer) episode(index int) error {
+// episode runs one training episode and appends it to the curve.
+func (t *trainer) episode(index int) (*Episode, error) {
 	obs := cloneAll(t.menv.Reset(t.systemRNG()))
 	t.team.resetEpisode()
 	returns := make([]float64, len(obs))
 	scaled := make([]float64, len(obs))
 	for {
 		if err := t.ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
 		acts := t.team.explore(obs)
 		next, rew, term, trunc := t.menv.Step(acts)
@@ -352,12 +438,8 @@ func (t *trainer) episode(index int) error {
 		}
 	}
 	lat := t.env.Latency()
-	e := Episode{Index: index, Returns: returns, Mean: lat.Mean(), P99: lat.Quantile(0.99), EnvSteps: t.steps}
-	t.curve = append(t.curve, e)
-	if t.cfg.Progress != nil {
-		t.cfg.Progress(e)
-	}
-	return nil
+	t.curve = append(t.curve, Episode{Index: index, Returns: returns, Mean: lat.Mean(), P99: lat.Quantile(0.99), EnvSteps: t.steps, Validation: math.NaN()})
+	return &t.curve[len(t.curve)-1], nil
 }
 
 func cloneAll(x [][]float64) [][]float64 {
@@ -385,6 +467,9 @@ func (t *trainer) policy(mean, std []float64) (*lb.Policy, error) {
 			GRUHidden: t.cfg.SAC.GRUHidden, Hidden: t.cfg.SAC.Hidden}
 		for range g {
 			n.ObsMean, n.ObsStd = append(n.ObsMean, mean...), append(n.ObsStd, std...)
+		}
+		if t.cfg.Residual > 0 {
+			n.Actions, n.StepSize = lb.ActionsResidual, t.cfg.Residual
 		}
 		if t.cfg.Algorithm == QMixLB {
 			q := t.cfg.QMIX
