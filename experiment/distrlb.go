@@ -30,7 +30,8 @@ var (
 //	misconfigured  moderate setup with configured weights that do not match the servers, load 0.85 and 0.95
 //	large          6 LBs x 20 servers with Wikipedia traffic, load 0.85 and 0.95 (paper Table 4)
 //	sweep          the large setup from load 0.5 to 0.95 with policies trained at 0.85 (paper Tables 5, 6)
-//	ablation       moderate 100%-CPU setup: the five rewards, and Distr-LB without its GRU (paper App. E.2.1)
+//	ablation       moderate 100%-CPU setup: the five rewards, Distr-LB without its GRU (paper App. E.2.1),
+//	               and with the paper's duration-based reward input instead of the backlog estimate
 func DistrLBStudies() map[string]LBStudy {
 	base := append(append([]string(nil), classical...), "oracle")
 	all := append(append([]LBLearner(nil), distrLB...), comparisons...)
@@ -49,6 +50,7 @@ func DistrLBStudies() map[string]LBStudy {
 			{Name: "distr-lb/pbf", Algorithm: lbenv.DistrLB, Reward: lbenv.PBF},
 			{Name: "distr-lb/makespan", Algorithm: lbenv.DistrLB, Reward: lbenv.Makespan},
 			{Name: "distr-lb/vbf/no-gru", Algorithm: lbenv.DistrLB, Reward: lbenv.VBF, NoGRU: true},
+			{Name: "distr-lb/vbf/duration", Algorithm: lbenv.DistrLB, Reward: lbenv.VBF, Estimate: lbenv.Duration},
 		}},
 	}
 }

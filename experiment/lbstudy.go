@@ -59,6 +59,7 @@ type LBLearner struct {
 	Name      string // e.g. "distr-lb/vbf"
 	Algorithm lbenv.Algorithm
 	Reward    lbenv.Reward
+	Estimate  lbenv.Estimate
 	NoGRU     bool
 }
 
@@ -152,8 +153,8 @@ func (s *LBStudy) runCase(ctx context.Context, c LBCase) (*LBCaseResult, error) 
 	meta := []report.KV{{Key: "study", Value: s.Name}, {Key: "training seed", Value: fmt.Sprint(s.TrainSeed)}}
 	for _, t := range cr.Training {
 		p := t.Provenance
-		meta = append(meta, report.KV{Key: "policy " + t.Learner, Value: fmt.Sprintf("%s: trained on %s, reward %s, %d episodes, %d steps, %.0f s wall, %.1f steps/s",
-			t.File, p.Scenario, p.Reward, p.Episodes, p.EnvSteps, p.WallSeconds, p.StepsPerSecond)})
+		meta = append(meta, report.KV{Key: "policy " + t.Learner, Value: fmt.Sprintf("%s: trained on %s, reward %s of %s, %d episodes (selected %d), %d steps, %.0f s wall, %.1f steps/s",
+			t.File, p.Scenario, p.Reward, p.Estimate, p.Episodes, p.Selected, p.EnvSteps, p.WallSeconds, p.StepsPerSecond)})
 	}
 	if err := res.WriteFiles(filepath.Join(s.Dir, c.Key()), meta); err != nil {
 		return nil, err
@@ -208,7 +209,7 @@ func (s *LBStudy) policy(ctx context.Context, c LBCase, l LBLearner) (*LBTrainin
 		}
 	}
 	start := time.Now()
-	cfg := lbenv.TrainConfig{Algorithm: l.Algorithm, Reward: l.Reward, NoGRU: l.NoGRU, Episodes: s.Episodes, Seed: s.TrainSeed,
+	cfg := lbenv.TrainConfig{Algorithm: l.Algorithm, Reward: l.Reward, Estimate: l.Estimate, NoGRU: l.NoGRU, Episodes: s.Episodes, Seed: s.TrainSeed,
 		Progress: func(e lbenv.Episode) {
 			if e.Index%5 == 0 {
 				s.logf("%s: %s: episode %d, mean %.3f s, p99 %.3f s, %d steps, %.0f s", key, l.Name, e.Index, e.Mean, e.P99, e.EnvSteps, time.Since(start).Seconds())

@@ -72,6 +72,7 @@ Flags of train distr-lb|centr-lb:
   --episode-steps N  control periods per episode (default 200)
   --seed N           training seed (default 1); training systems never reuse evaluation seeds
   --no-gru           plain SAC on the newest observation (ablation)
+  --estimate E       what rewards measure per server: backlog (default) or duration (the paper's)
   --load X           offered load as a fraction of capacity
   --curve FILE       write the learning curve as CSV
   --quiet            no per-episode progress

@@ -37,6 +37,7 @@ func trainLB(ctx context.Context, alg lbenv.Algorithm, args []string, stdout, st
 	steps := fs.Int("episode-steps", 0, "")
 	seed := fs.Uint64("seed", 1, "")
 	noGRU := fs.Bool("no-gru", false, "")
+	estimate := fs.String("estimate", "backlog", "")
 	load := fs.Float64("load", 0, "")
 	curve := fs.String("curve", "", "")
 	quiet := fs.Bool("quiet", false, "")
@@ -64,7 +65,7 @@ func trainLB(ctx context.Context, alg lbenv.Algorithm, args []string, stdout, st
 	}
 	start := time.Now()
 	cfg := lbenv.TrainConfig{Algorithm: alg, Reward: lbenv.Reward(*reward), Episodes: *episodes,
-		EpisodeSteps: *steps, Seed: *seed, NoGRU: *noGRU}
+		EpisodeSteps: *steps, Seed: *seed, NoGRU: *noGRU, Estimate: lbenv.Estimate(*estimate)}
 	if !*quiet {
 		cfg.Progress = func(e lbenv.Episode) {
 			el := time.Since(start).Seconds()

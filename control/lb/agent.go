@@ -33,6 +33,7 @@ type Observer struct {
 	period      time.Duration
 	inFlight    []int32
 	sentAt      [][]time.Duration // per backend: send times of this LB's requests in flight
+	done        []decayedCount    // per backend: this LB's completions, discounted
 	duration    []*metrics.SampleReducer
 	tct         []*metrics.SampleReducer
 	interArr    *metrics.SampleReducer
@@ -57,7 +58,7 @@ func NewObserver(n int, period time.Duration) (*Observer, error) {
 	if n < 1 || period <= 0 {
 		return nil, fmt.Errorf("distr-lb observer: need backends >= 1 and period > 0, got %d and %v", n, period)
 	}
-	o := &Observer{period: period, inFlight: make([]int32, n), sentAt: make([][]time.Duration, n), prev: make([]float64, n),
+	o := &Observer{period: period, inFlight: make([]int32, n), sentAt: make([][]time.Duration, n), done: make([]decayedCount, n), prev: make([]float64, n),
 		interArr: metrics.NewSampleReducer(interArrivalSamples)}
 	for j := 0; j < n; j++ {
 		o.duration = append(o.duration, metrics.NewSampleReducer(samplesPerBackend))
@@ -90,6 +91,48 @@ func (o *Observer) Done(now time.Duration, j int, duration, tct time.Duration) {
 	}
 	o.duration[j].Add(now, duration.Seconds())
 	o.tct[j].Add(now, tct.Seconds())
+	o.done[j].add(now, o.period)
+}
+
+// decayedCount counts events with weight 0.9^(age in periods), the
+// discount of the paper's observation (footnote 5).
+type decayedCount struct {
+	n  float64
+	at time.Duration
+}
+
+func (c *decayedCount) value(now, period time.Duration) float64 {
+	return c.n * math.Pow(metrics.DefaultDiscount, float64(now-c.at)/float64(period))
+}
+
+func (c *decayedCount) add(now, period time.Duration) {
+	c.n, c.at = c.value(now, period)+1, now
+}
+
+// Backlogs writes into dst, per backend, the time this LB's requests in
+// flight there need to finish at the rate its requests recently finished:
+// l_ij = q_ij / λ_ij, the "time to finish all remaining jobs" of the
+// paper's Def. 2, estimated by Little's law from the agent's own traffic.
+// λ_ij counts completions discounted by 0.9 per period, over their mean
+// age, the window τ = period / −ln 0.9 (a Poisson stream of rate λ
+// scores λ on average); at least one completion per window is assumed, so
+// a backend that has not answered yet counts as slow, not infinitely slow.
+//
+// In steady state q/λ is the mean task duration, the paper's reward input
+// (Durations); unlike a duration, which is sampled only when a task ends,
+// it changes the moment an agent sends more or less to a backend, so the
+// reward follows the action instead of lagging it by a task's lifetime.
+func (o *Observer) Backlogs(now time.Duration, dst []float64) []float64 {
+	if len(dst) < len(o.inFlight) {
+		dst = make([]float64, len(o.inFlight))
+	}
+	dst = dst[:len(o.inFlight)]
+	tau := o.period.Seconds() / -math.Log(metrics.DefaultDiscount)
+	for j, q := range o.inFlight {
+		rate := max(o.done[j].value(now, o.period), 1) / tau
+		dst[j] = float64(q) / rate
+	}
+	return dst
 }
 
 // forget removes the request sent at t from backend j's requests in
@@ -176,7 +219,7 @@ func (o *Observer) Durations(now time.Duration, dst []float64) []float64 {
 // Reset forgets everything, for a new episode.
 func (o *Observer) Reset() {
 	for j := range o.inFlight {
-		o.inFlight[j], o.sentAt[j] = 0, o.sentAt[j][:0]
+		o.inFlight[j], o.sentAt[j], o.done[j] = 0, o.sentAt[j][:0], decayedCount{}
 		o.duration[j].Reset()
 		o.tct[j].Reset()
 		o.prev[j] = 0

@@ -85,3 +85,26 @@ func TestDurationsCountOngoingTasks(t *testing.T) {
 		t.Fatalf("nothing ongoing: l = %g, want the discounted average %g of 2.9, 0 and 1", o.Durations(4*s, nil)[0], want)
 	}
 }
+
+// TestBacklogs: l = q/λ with λ the completions discounted by 0.9 per
+// period over the window τ = period/−ln 0.9, and at least one per window.
+func TestBacklogs(t *testing.T) {
+	period := 500 * time.Millisecond
+	o, _ := NewObserver(2, period)
+	tau := period.Seconds() / -math.Log(0.9)
+	for k := 0; k < 4; k++ {
+		o.Sent(0, 0)
+	}
+	if l := o.Backlogs(0, nil); math.Abs(l[0]-4*tau) > 1e-12 || l[1] != 0 {
+		t.Fatalf("4 in flight, nothing finished yet: l = %v, want [%g 0]", l, 4*tau)
+	}
+	for k := 0; k < 3; k++ {
+		o.Done(time.Second, 0, time.Second, time.Second)
+	}
+	if l := o.Backlogs(time.Second, nil); math.Abs(l[0]-tau/3) > 1e-12 {
+		t.Fatalf("1 in flight, 3 just finished: l = %g, want %g", l[0], tau/3)
+	}
+	if l := o.Backlogs(time.Second+period, nil); math.Abs(l[0]-tau/2.7) > 1e-12 {
+		t.Fatalf("one period later: l = %g, want %g", l[0], tau/2.7)
+	}
+}

@@ -112,6 +112,7 @@ type Provenance struct {
 	Scenario       string  `json:"scenario"`
 	Seed           uint64  `json:"seed"`
 	Reward         string  `json:"reward"`
+	Estimate       string  `json:"estimate"` // what the reward measured per server
 	Learner        string  `json:"learner"`
 	Episodes       int     `json:"episodes"`
 	Selected       int     `json:"selected_episode"` // the episode whose policy this is (best validation)

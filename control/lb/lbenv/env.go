@@ -39,12 +39,30 @@ const (
 	Makespan Reward = "makespan" // minus the largest per-server duration, Def. 1
 )
 
+// Estimate names the per-server quantity l_ij that rewards are computed
+// from: the paper's Def. 2 asks for the time to finish the remaining jobs.
+type Estimate string
+
+const (
+	// Backlog: this LB's requests in flight over their recent completion
+	// rate (lb.Observer.Backlogs), which moves as soon as the action does.
+	Backlog Estimate = "backlog"
+	// Duration: the discounted average of sampled task durations
+	// (lb.Observer.Durations), the paper's section 3.4. With it every
+	// learner we tried drifted to worse weights as it trained: a duration
+	// is sampled when a task ends, so the reward lags the action.
+	Duration Estimate = "duration"
+)
+
 // Config sets up the environment.
 type Config struct {
 	// Reward is every agent's reward (default VBF).
 	Reward Reward
 	// EpisodeSteps is the number of control periods per episode (default 200).
 	EpisodeSteps int
+	// Estimate is what the rewards measure per server: Backlog (default)
+	// or Duration (the paper's input).
+	Estimate Estimate
 	// Residual, when positive, makes an agent's action a change of its
 	// previous one: x_t = clip(x_{t-1} + Residual·a_t, -1, 1), weights
 	// 10^x_t, x_0 = 0 (see lb.ActionsResidual). Zero: the action is x_t.
@@ -83,6 +101,12 @@ func New(sc *scenario.Scenario, cfg Config) (*Env, error) {
 	case VBF, VBFLog, Jain, PBF, Makespan:
 	default:
 		return nil, fmt.Errorf("lbenv: unknown reward %q (want vbf, vbf+log, jain, pbf or makespan)", cfg.Reward)
+	}
+	if cfg.Estimate == "" {
+		cfg.Estimate = Backlog
+	}
+	if cfg.Estimate != Backlog && cfg.Estimate != Duration {
+		return nil, fmt.Errorf("lbenv: unknown estimate %q (want backlog or duration)", cfg.Estimate)
 	}
 	if cfg.EpisodeSteps <= 0 {
 		cfg.EpisodeSteps = 200
@@ -227,7 +251,11 @@ func (e *Env) Step(actions [][]float64) ([][]float64, []float64, bool, bool) {
 	for i, o := range e.obs {
 		e.obsBuf[i] = o.Observe(next, e.obsBuf[i])
 		e.normalise(e.obsBuf[i])
-		e.durs = o.Durations(next, e.durs)
+		if e.cfg.Estimate == Duration {
+			e.durs = o.Durations(next, e.durs)
+		} else {
+			e.durs = o.Backlogs(next, e.durs)
+		}
 		e.rewards[i] = Score(e.cfg.Reward, e.durs)
 	}
 	return e.obsBuf, e.rewards, false, e.steps >= e.cfg.EpisodeSteps

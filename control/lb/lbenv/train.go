@@ -47,6 +47,8 @@ type TrainConfig struct {
 	// NoGRU trains plain SAC on the newest observation (the ablation of
 	// the paper's GRU).
 	NoGRU bool
+	// Estimate is what the rewards measure per server (Config.Estimate).
+	Estimate Estimate
 	// Residual is the scale of residual actions (Config.Residual) for the
 	// SAC learners; 0 makes the action the weights themselves.
 	Residual float64
@@ -131,7 +133,7 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg TrainConfig) (*Traine
 	} else if err := cfg.SAC.Validate(); err != nil {
 		return nil, fmt.Errorf("lbenv: %w", err)
 	}
-	envCfg := Config{Reward: cfg.Reward, EpisodeSteps: cfg.EpisodeSteps, Residual: cfg.Residual}
+	envCfg := Config{Reward: cfg.Reward, EpisodeSteps: cfg.EpisodeSteps, Residual: cfg.Residual, Estimate: cfg.Estimate}
 	if cfg.Algorithm == QMixLB {
 		envCfg.Residual = 0 // QMIX's steps are incremental themselves (Stepped)
 	}
@@ -489,7 +491,7 @@ func (t *trainer) policy(mean, std []float64) (*lb.Policy, error) {
 		reward = VBF
 	}
 	p, err := lb.NewPolicy(string(t.cfg.Algorithm), t.env.sc.ControlPeriod, nets, lb.Provenance{
-		Scenario: t.env.sc.Name, Seed: t.cfg.Seed, Reward: string(reward), Learner: learner,
+		Scenario: t.env.sc.Name, Seed: t.cfg.Seed, Reward: string(reward), Estimate: string(t.env.cfg.Estimate), Learner: learner,
 		Episodes: t.cfg.Episodes, EnvSteps: t.steps})
 	if err != nil {
 		return nil, fmt.Errorf("lbenv: %w", err)
