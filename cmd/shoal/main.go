@@ -46,7 +46,7 @@ Usage:
   shoal scenarios                        list the embedded scenarios
   shoal scenarios dump NAME [-o FILE]    print an embedded scenario (to edit and run)
   shoal sim SCENARIO|FILE [flags]        compare policies on the same arrivals
-  shoal train distr-lb|centr-lb SCENARIO -o FILE [flags]
+  shoal train distr-lb|centr-lb|qmix-lb SCENARIO -o FILE [flags]
                                          learn LB weights in the simulator, save the policy
   shoal experiment distr-lb NAME|all [flags]
                                          train and compare as the Distr-LB paper does:
@@ -65,7 +65,7 @@ Flags of sim:
   --quiet          no progress bar
   A policy KIND:FILE runs a trained policy file, e.g. --policy sed,oracle,distr-lb:policy.slb
 
-Flags of train distr-lb|centr-lb:
+Flags of train:
   -o FILE            where to save the policy (required)
   --reward R         vbf (default), vbf+log, jain, pbf or makespan
   --episodes N       training episodes (default 40), after one with random weights

@@ -19,13 +19,13 @@ import (
 // cmdTrain trains a learned controller in the simulator and saves it.
 func cmdTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("train: want what to train (distr-lb or centr-lb): %w", errUsage)
+		return fmt.Errorf("train: want what to train (distr-lb, centr-lb or qmix-lb): %w", errUsage)
 	}
 	switch args[0] {
-	case "distr-lb", "centr-lb":
+	case "distr-lb", "centr-lb", "qmix-lb":
 		return trainLB(ctx, lbenv.Algorithm(args[0]), args[1:], stdout, stderr)
 	}
-	return fmt.Errorf("train: unknown learner %q (want distr-lb or centr-lb): %w", args[0], errUsage)
+	return fmt.Errorf("train: unknown learner %q (want distr-lb, centr-lb or qmix-lb): %w", args[0], errUsage)
 }
 
 func trainLB(ctx context.Context, alg lbenv.Algorithm, args []string, stdout, stderr io.Writer) error {

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestTrainThenSimulate: a trained policy file runs in sim beside the
+// selectors; its header records the training.
+func TestTrainThenSimulate(t *testing.T) {
+	dir := t.TempDir()
+	pol := filepath.Join(dir, "p.slb")
+	out, err := runCLI(t, "train", "distr-lb", "lb-moderate-cpu", "-o", pol, "--episodes", "1", "--quiet", "--curve", filepath.Join(dir, "c.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "wrote "+pol) || !strings.Contains(out, "1 episodes, 400 environment steps") {
+		t.Fatalf("train output: %s", out)
+	}
+	head, _ := os.ReadFile(pol)
+	if !strings.Contains(string(head), `"scenario":"lb-moderate-cpu"`) || !strings.Contains(string(head), `"estimate":"backlog"`) {
+		t.Fatalf("header: %.300s", head)
+	}
+	curve, _ := os.ReadFile(filepath.Join(dir, "c.csv"))
+	if lines := strings.Count(string(curve), "\n"); lines != 2 {
+		t.Fatalf("curve has %d lines:\n%s", lines, curve)
+	}
+	out, err = runCLI(t, "sim", "lb-moderate-cpu", "--policy", "sed,distr-lb:"+pol, "--seeds", "2", "--horizon", "1m", "--quiet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "\ndistr-lb ") || !strings.Contains(out, "\nsed ") {
+		t.Fatalf("sim output: %s", out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sim", "lb-moderate-cpu", "--policy", "centr-lb:" + pol}, "holds a distr-lb policy"},
+		{[]string{"sim", "lb-moderate-cpu", "--policy", "distr-lb:" + filepath.Join(dir, "none.slb")}, "no such file"},
+		{[]string{"sim", "lb-moderate-cpu", "--policy", "distr-lb:" + filepath.Join(dir, "c.csv")}, "not a shoal-lb-policy file"},
+		{[]string{"train", "distr-lb", "lb-moderate-cpu"}, "-o FILE is required"},
+		{[]string{"train", "magic", "lb-moderate-cpu", "-o", pol}, "unknown learner"},
+		{[]string{"train", "distr-lb", "lb-moderate-cpu", "-o", pol, "--reward", "speed"}, "unknown reward"},
+		{[]string{"train", "distr-lb", "mm1", "-o", pol}, "no explicit lbs"},
+		{[]string{"experiment", "distr-lb", "tables"}, "unknown distr-lb experiment"},
+	} {
+		_, err := runCLI(t, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
+		}
+	}
+	if _, err := runCLI(t, "train"); !errors.Is(err, errUsage) {
+		t.Errorf("train without arguments: %v", err)
+	}
+}
