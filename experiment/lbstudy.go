@@ -237,15 +237,16 @@ func (s *LBStudy) policy(ctx context.Context, c LBCase, l LBLearner) (*LBTrainin
 }
 
 // WriteCurve writes a learning curve as CSV: episode, environment steps,
-// mean and p99 completion time (s), and the return of every agent.
+// mean and p99 completion time (s) while exploring, the deterministic
+// policy's validation mean (s, NaN when not run), and every agent's return.
 func WriteCurve(w io.Writer, curve []lbenv.Episode) error {
-	fmt.Fprintln(w, "episode,env_steps,mean_s,p99_s,returns")
+	fmt.Fprintln(w, "episode,env_steps,mean_s,p99_s,validation_mean_s,returns")
 	for _, e := range curve {
 		rs := make([]string, len(e.Returns))
 		for i, r := range e.Returns {
 			rs[i] = fmt.Sprintf("%g", r)
 		}
-		if _, err := fmt.Fprintf(w, "%d,%d,%g,%g,%s\n", e.Index, e.EnvSteps, e.Mean, e.P99, strings.Join(rs, " ")); err != nil {
+		if _, err := fmt.Fprintf(w, "%d,%d,%g,%g,%g,%s\n", e.Index, e.EnvSteps, e.Mean, e.P99, e.Validation, strings.Join(rs, " ")); err != nil {
 			return err
 		}
 	}
@@ -258,9 +259,23 @@ func readCurve(path string) ([]lbenv.Episode, error) {
 		return nil, err
 	}
 	var curve []lbenv.Episode
-	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n")[1:] {
-		var e lbenv.Episode
-		if _, err := fmt.Sscanf(strings.ReplaceAll(line, ",", " "), "%d %d %g %g", &e.Index, &e.EnvSteps, &e.Mean, &e.P99); err != nil {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	for i, line := range lines[1:] {
+		f := strings.Split(line, ",")
+		e := lbenv.Episode{Validation: math.NaN()}
+		var err error
+		if len(f) < 5 {
+			err = fmt.Errorf("want at least 5 fields, got %d", len(f))
+		}
+		for k, dst := range []any{&e.Index, &e.EnvSteps, &e.Mean, &e.P99} {
+			if err == nil {
+				_, err = fmt.Sscan(f[k], dst)
+			}
+		}
+		if err == nil && len(f) >= 6 {
+			_, err = fmt.Sscan(f[4], &e.Validation)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("%s: line %d: %w", path, i+2, err)
 		}
 		curve = append(curve, e)
@@ -272,14 +287,20 @@ func readCurve(path string) ([]lbenv.Episode, error) {
 // episode.
 func learningCurves(ts []LBTraining) report.Figure {
 	f := report.Figure{Title: "Learning curves", XLabel: "training episode", YLabel: "mean completion time (s)", LogY: true,
-		Caption: "Mean completion time of the requests of each training episode (exploring policy, a fresh system per episode); episode 1..2 act at random."}
+		Caption: "Mean completion time per training episode: while exploring (a fresh system per episode; the first " +
+			"episodes act at random), and of the deterministic policy on the validation systems every few episodes (the saved policy is the best of these)."}
 	for _, t := range ts {
-		s := report.Series{Name: t.Learner}
+		s := report.Series{Name: t.Learner + " (exploring)"}
+		v := report.Series{Name: t.Learner + " (validation)"}
 		for _, e := range t.Curve {
 			s.X = append(s.X, float64(e.Index))
 			s.Y = append(s.Y, e.Mean)
+			if !math.IsNaN(e.Validation) {
+				v.X = append(v.X, float64(e.Index))
+				v.Y = append(v.Y, e.Validation)
+			}
 		}
-		f.Series = append(f.Series, s)
+		f.Series = append(f.Series, s, v)
 	}
 	return f
 }

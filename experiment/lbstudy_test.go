@@ -56,6 +56,9 @@ func TestLBStudyTrainsOnceAndReports(t *testing.T) {
 	if !strings.Contains(log.String(), "reusing") || strings.Contains(log.String(), "trained in") {
 		t.Fatalf("second run retrained:\n%s", log.String())
 	}
+	if v, w := c.Training[0].Curve[0].Validation, again.Cases[0].Training[0].Curve[0].Validation; !(v > 0) || v != w {
+		t.Fatalf("validation %g, read back %g", v, w)
+	}
 	a, b := c.Compare.Policies[2].Runs, again.Cases[0].Compare.Policies[2].Runs
 	for i := range a {
 		if a[i].Mean != b[i].Mean || a[i].P99 != b[i].P99 {

@@ -80,11 +80,11 @@ func trainLB(ctx context.Context, alg lbenv.Algorithm, args []string, stdout, st
 	wall := time.Since(start).Seconds()
 	tr.Policy.Provenance.WallSeconds = wall
 	tr.Policy.Provenance.StepsPerSecond = float64(tr.EnvSteps) / wall
-	if err := writePolicy(*out, tr.Policy); err != nil {
+	if err := writeFileAtomic(*out, tr.Policy.Write); err != nil {
 		return err
 	}
 	if *curve != "" {
-		if err := writeCurve(*curve, tr.Curve); err != nil {
+		if err := writeFileAtomic(*curve, func(w io.Writer) error { return experiment.WriteCurve(w, tr.Curve) }); err != nil {
 			return err
 		}
 	}
@@ -101,31 +101,22 @@ func fmtReturns(r []float64) string {
 	return strings.Join(parts, " ")
 }
 
-// writePolicy writes the policy file atomically (a temporary file renamed).
-func writePolicy(path string, p *lb.Policy) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".policy-*")
+// writeFileAtomic writes a file through a temporary file renamed into
+// place, so an interrupted run leaves no half-written file.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".shoal-*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if err := p.Write(tmp); err != nil {
+	if err := write(tmp); err != nil {
 		tmp.Close()
-		return err
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
-}
-
-// writeCurve writes the learning curve as CSV.
-func writeCurve(path string, curve []lbenv.Episode) error {
-	var b strings.Builder
-	b.WriteString("episode,env_steps,mean_s,p99_s,returns\n")
-	for _, e := range curve {
-		fmt.Fprintf(&b, "%d,%d,%g,%g,%s\n", e.Index, e.EnvSteps, e.Mean, e.P99, strings.Join(strings.Fields(fmtReturns(e.Returns)), " "))
-	}
-	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 // learnedPolicies resolves the KIND:FILE entries of --policy to learned

@@ -57,6 +57,3 @@ func (c *Central) join(obs [][]float64) []float64 {
 	}
 	return c.obs
 }
-
-// Env returns the wrapped multi-agent environment.
-func (c *Central) Env() *Env { return c.env }

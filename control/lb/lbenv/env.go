@@ -26,8 +26,8 @@ import (
 )
 
 // Reward names an agent's reward, computed from its own observations: a
-// fairness index over the discounted average task duration it measured per
-// server (paper section 3.4, "Reward").
+// fairness index over its per-server estimates l_ij (see Estimate; paper
+// section 3.4, "Reward").
 type Reward string
 
 // The rewards of the paper (section 3.2 and the ablations of App. E.2.1).
@@ -36,7 +36,7 @@ const (
 	VBFLog   Reward = "vbf+log"  // VBF plus a log term, more sensitive near zero variance
 	Jain     Reward = "jain"     // Jain's index
 	PBF      Reward = "pbf"      // product-based fairness, Def. 5
-	Makespan Reward = "makespan" // minus the largest per-server duration, Def. 1
+	Makespan Reward = "makespan" // minus the largest l_ij, Def. 1
 )
 
 // Estimate names the per-server quantity l_ij that rewards are computed
