@@ -88,11 +88,12 @@ func LBSACConfig() rl.RecurrentSACConfig {
 
 // LBQMIXConfig returns the QMIX configuration used for load balancing:
 // the library defaults (the QMIX paper's) with the window, γ and replay of
-// LBSACConfig, and exploration annealed over 10,000 steps.
+// LBSACConfig, and exploration annealed over 4,000 steps, half of a
+// default 40-episode training run.
 func LBQMIXConfig() rl.QMIXConfig {
 	c, s := rl.DefaultQMIXConfig(), LBSACConfig()
 	c.GRUHidden, c.SeqLen, c.Gamma, c.BufferSize, c.LearningStarts = s.GRUHidden, s.SeqLen, s.Gamma, s.BufferSize, s.LearningStarts
-	c.EpsAnnealSteps = 10_000
+	c.EpsAnnealSteps = 4_000
 	return c
 }
 
