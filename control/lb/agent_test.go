@@ -52,7 +52,8 @@ func TestObserverLayout(t *testing.T) {
 
 func TestActionToWeights(t *testing.T) {
 	w := ActionToWeights(nil, []float64{-1, 0, 1, 7})
-	for i, want := range []float64{0.1, 1, 10, 10} {
+	r := math.Sqrt(10)
+	for i, want := range []float64{1 / r, 1, r, r} {
 		if math.Abs(w[i]-want) > 1e-12 {
 			t.Errorf("w[%d] = %g, want %g", i, w[i], want)
 		}

@@ -3,6 +3,7 @@ package lb
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -71,7 +72,7 @@ func TestAgentActsLikeItsLearner(t *testing.T) {
 				if math.Abs(agent.Action()[j]-want[j]) > 1e-5 {
 					t.Fatalf("gru %t, step %d, backend %d: agent %g, learner %g", gru, step, j, agent.Action()[j], want[j])
 				}
-				if math.Abs(w[j]-math.Pow(10, want[j])) > 1e-4*w[j] {
+				if math.Abs(w[j]-math.Pow(10, WeightDecades*want[j])) > 1e-4*w[j] {
 					t.Fatalf("weight %g for action %g", w[j], want[j])
 				}
 			}
@@ -175,7 +176,8 @@ func TestPolicyFileErrors(t *testing.T) {
 		"empty":          {"", "header"},
 		"not json":       {"hello\nworld", "header"},
 		"other format":   {strings.Replace(file, PolicyFormat, "other", 1), "format"},
-		"newer version":  {strings.Replace(file, `"version":1`, `"version":9`, 1), "version"},
+		"newer version":  {strings.Replace(file, fmt.Sprintf(`"version":%d`, policyVersion), `"version":9`, 1), "version"},
+		"older version":  {strings.Replace(file, fmt.Sprintf(`"version":%d`, policyVersion), `"version":1`, 1), "version"},
 		"unknown field":  {strings.Replace(file, `{"format"`, `{"colour":1,"format"`, 1), "colour"},
 		"bad period":     {strings.Replace(file, `"500ms"`, `"-1s"`, 1), "period"},
 		"header/weights": {strings.Replace(file, `"hidden":[16]`, `"hidden":[17]`, 1), "architecture mismatch"},

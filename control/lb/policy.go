@@ -17,8 +17,9 @@ import (
 // PolicyFormat names Shoal's load-balancing policy files in their header.
 const PolicyFormat = "shoal-lb-policy"
 
-// policyVersion is the file version this build writes and reads.
-const policyVersion = 1
+// policyVersion is the file version this build writes and reads. Version 2
+// maps actions to weights 10^(x/2) (WeightDecades); version 1 used 10^x.
+const policyVersion = 2
 
 // A policy file is one JSON header line (a Policy without its weights)
 // followed by one learn/nn parameter file holding every network's weights
@@ -95,7 +96,7 @@ func AddResidual(x, a []float64, scale float64) {
 func StepActions(n int) int { return 2*n + 1 }
 
 // StepAction applies discrete action k to x (one value in [-1, 1] per
-// backend, weights 10^x): 0 keeps x, 1..n raise x_{k-1} by delta, n+1..2n
+// backend, weights 10^(x/2)): 0 keeps x, 1..n raise x_{k-1} by delta, n+1..2n
 // lower x_{k-n-1} by delta, clipped to [-1, 1].
 func StepAction(x []float64, k int, delta float64) {
 	n := len(x)

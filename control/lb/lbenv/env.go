@@ -65,7 +65,7 @@ type Config struct {
 	Estimate Estimate
 	// Residual, when positive, makes an agent's action a change of its
 	// previous one: x_t = clip(x_{t-1} + Residual·a_t, -1, 1), weights
-	// 10^x_t, x_0 = 0 (see lb.ActionsResidual). Zero: the action is x_t.
+	// 10^(x_t/2), x_0 = 0 (see lb.ActionsResidual). Zero: the action is x_t.
 	Residual float64
 	// ObsMean and ObsStd, when set, normalise every agent's observation,
 	// x' = (x-mean)/std, as the deployed policy will (lb.NetSpec).

@@ -7,12 +7,12 @@ import (
 	"github.com/shoal-project/shoal/learn/rl"
 )
 
-// stepSize is the change of x (weights 10^x) per discrete step: 10 steps
+// stepSize is the change of x (weights 10^(x/2)) per discrete step: 10 steps
 // cross the whole range [-1, 1].
 const stepSize = 0.2
 
 // Stepped presents the environment with discrete actions, for learners that
-// need them (QMIX): each agent keeps x in [-1, 1]^n (weights 10^x, equal at
+// need them (QMIX): each agent keeps x in [-1, 1]^n (weights 10^(x/2), equal at
 // the start of an episode) and every period either keeps it or moves one
 // backend's x up or down by a step (lb.StepAction). The observation's
 // previous-action part holds x.
