@@ -77,3 +77,27 @@ func TestDistrLBStudiesAreValid(t *testing.T) {
 		t.Errorf("unknown study: %v", err)
 	}
 }
+
+// TestDistrLBLearnsServerSpeeds: Distr-LB agents (without their GRU, to
+// keep the test short) trained for 40 episodes on the moderate setup learn
+// weights that serve the heterogeneous servers better than the classical
+// selectors that ignore speeds (LSQ) or trust the configured weights
+// blindly (WCMP), on evaluation seeds that training never saw.
+func TestDistrLBLearnsServerSpeeds(t *testing.T) {
+	study := LBStudy{Name: "learns", Cases: []LBCase{{Scenario: "lb-moderate-cpu"}},
+		Learners:  []LBLearner{{Name: "distr-lb", Algorithm: lbenv.DistrLB, Reward: lbenv.VBF, NoGRU: true}},
+		Baselines: []string{"lsq", "wcmp", "oracle"}, Episodes: 40, Seeds: 3, Horizon: 10 * time.Minute, TrainSeed: 1, Dir: t.TempDir()}
+	res, err := study.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Cases[0].Compare
+	learned := r.policy("distr-lb").Summary.Mean.Mean
+	for _, base := range []string{"lsq", "wcmp"} {
+		if b := r.policy(base).Summary.Mean.Mean; !(learned < 0.9*b) {
+			t.Errorf("distr-lb mean completion time %v, %s %v: want at least 10%% lower", learned, base, b)
+		}
+	}
+	t.Logf("mean completion time: distr-lb %v, lsq %v, wcmp %v, oracle %v", learned,
+		r.policy("lsq").Summary.Mean.Mean, r.policy("wcmp").Summary.Mean.Mean, r.policy("oracle").Summary.Mean.Mean)
+}
