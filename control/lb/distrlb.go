@@ -32,7 +32,6 @@ type Agent struct {
 	headPred *nn.MLPPredictor[float32]
 	h, out   []float32
 	action   []float64 // ActDim, in [-1, 1]
-	delta    []float64 // ActDim: the change with residual actions
 	weights  [][]float64
 	actions  []control.Action
 }
@@ -41,7 +40,7 @@ func newAgent(p *Policy, i int) *Agent {
 	s, net := &p.Nets[i], p.actors[i]
 	a := &Agent{spec: s, net: net, raw: make([]float64, ObservationLen(s.Backends)),
 		window: make([]float32, s.SeqLen*s.ObsDim()), headPred: net.head.NewPredictor(),
-		out: make([]float32, s.outputs()), action: make([]float64, s.ActDim()), delta: make([]float64, s.ActDim())}
+		out: make([]float32, s.outputs()), action: make([]float64, s.ActDim())}
 	if net.gru != nil {
 		a.gruPred = net.gru.NewPredictor()
 		a.h = make([]float32, s.GRUHidden)
@@ -110,7 +109,7 @@ func (a *Agent) Decide(now time.Duration, _ *metrics.Snapshot) []control.Action 
 // act runs the network on the window: the GRU from a zero state over the
 // real observations (the padding before the first is skipped, as in
 // training), then the head; the action is tanh(μ), or the previous action
-// moved by tanh(μ) (residual) or by the greedy step (steps).
+// moved by the greedy step (steps).
 func (a *Agent) act(dim int) {
 	in := a.window[(a.spec.SeqLen-1)*dim:]
 	if a.gruPred != nil {
@@ -129,13 +128,6 @@ func (a *Agent) act(dim int) {
 			}
 		}
 		StepAction(a.action, best, a.spec.StepSize)
-		return
-	}
-	if a.spec.Actions == ActionsResidual {
-		for j := range a.delta {
-			a.delta[j] = math.Tanh(float64(a.out[j]))
-		}
-		AddResidual(a.action, a.delta, a.spec.StepSize)
 		return
 	}
 	for j := range a.action {

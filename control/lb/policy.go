@@ -63,10 +63,9 @@ type NetSpec struct {
 	ObsMean []float64 `json:"obs_mean,omitempty"`
 	ObsStd  []float64 `json:"obs_std,omitempty"`
 	// Actions is how the head's output becomes an action: ActionsBox
-	// (default), ActionsResidual or ActionsSteps.
+	// (default) or ActionsSteps.
 	Actions string `json:"actions,omitempty"`
-	// StepSize is the change of x per step with ActionsSteps, and the
-	// scale of the change with ActionsResidual.
+	// StepSize is the change of x per step with ActionsSteps.
 	StepSize float64 `json:"step_size,omitempty"`
 }
 
@@ -79,18 +78,7 @@ const (
 	// (2·backends+1, see StepAction) and the greedy one moves the agent's
 	// x (QMIX agents, whose actions must be discrete).
 	ActionsSteps = "steps"
-	// ActionsResidual: like ActionsBox, but tanh(μ) is a change of the
-	// previous action (AddResidual): the network's a(t-1) input is carried
-	// to its output, and the network learns the correction.
-	ActionsResidual = "residual"
 )
-
-// AddResidual moves x by scale·a, clipped to [-1, 1].
-func AddResidual(x, a []float64, scale float64) {
-	for j, v := range a {
-		x[j] = math.Max(-1, math.Min(1, x[j]+scale*v))
-	}
-}
 
 // StepActions is the number of discrete step actions for n backends.
 func StepActions(n int) int { return 2*n + 1 }
@@ -172,10 +160,8 @@ func (s *NetSpec) validate() error {
 		return fmt.Errorf("gru_hidden: must be >= 0, got %d", s.GRUHidden)
 	case s.GRUHidden == 0 && s.SeqLen != 1:
 		return fmt.Errorf("seq_len: a network without GRU reads one observation, got %d", s.SeqLen)
-	case s.Actions != "" && s.Actions != ActionsBox && s.Actions != ActionsSteps && s.Actions != ActionsResidual:
-		return fmt.Errorf("actions: %q, want %s, %s or %s", s.Actions, ActionsBox, ActionsResidual, ActionsSteps)
-	case s.Actions == ActionsResidual && !(s.StepSize > 0 && s.StepSize <= 2):
-		return fmt.Errorf("step_size: residual actions need one in (0, 2], got %g", s.StepSize)
+	case s.Actions != "" && s.Actions != ActionsBox && s.Actions != ActionsSteps:
+		return fmt.Errorf("actions: %q, want %s or %s", s.Actions, ActionsBox, ActionsSteps)
 	case s.Actions == ActionsSteps && (len(s.LBs) != 1 || !(s.StepSize > 0 && s.StepSize <= 2)):
 		return fmt.Errorf("actions: steps need one LB and step_size in (0, 2], got %d LBs and %g", len(s.LBs), s.StepSize)
 	case len(s.ObsMean) != len(s.ObsStd):

@@ -63,10 +63,6 @@ type Config struct {
 	// Estimate is what the rewards measure per server: Backlog (default)
 	// or Duration (the paper's input).
 	Estimate Estimate
-	// Residual, when positive, makes an agent's action a change of its
-	// previous one: x_t = clip(x_{t-1} + Residual·a_t, -1, 1), weights
-	// 10^(x_t/2), x_0 = 0 (see lb.ActionsResidual). Zero: the action is x_t.
-	Residual float64
 	// ObsMean and ObsStd, when set, normalise every agent's observation,
 	// x' = (x-mean)/std, as the deployed policy will (lb.NetSpec).
 	ObsMean, ObsStd []float64
@@ -234,11 +230,7 @@ func (e *Env) Step(actions [][]float64) ([][]float64, []float64, bool, bool) {
 	now := e.cl.Now()
 	for i, a := range actions {
 		x := e.x[i]
-		if e.cfg.Residual > 0 {
-			lb.AddResidual(x, a, e.cfg.Residual)
-		} else {
-			copy(x, a)
-		}
+		copy(x, a)
 		e.weights = lb.ActionToWeights(e.weights, x)
 		if err := e.cl.Apply(now, control.SetWeights{LB: e.names[i], Weights: e.weights}); err != nil {
 			panic(err) // sizes come from the spec

@@ -49,9 +49,6 @@ type TrainConfig struct {
 	NoGRU bool
 	// Estimate is what the rewards measure per server (Config.Estimate).
 	Estimate Estimate
-	// Residual is the scale of residual actions (Config.Residual) for the
-	// SAC learners; 0 makes the action the weights themselves.
-	Residual float64
 	// RawReward feeds the learners the reward as it is; by default each
 	// learner divides its reward by the running standard deviation of its
 	// discounted return and clips the result to ±10 (Stable-Baselines3's
@@ -143,10 +140,7 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg TrainConfig) (*Traine
 	} else if err := cfg.SAC.Validate(); err != nil {
 		return nil, fmt.Errorf("lbenv: %w", err)
 	}
-	envCfg := Config{Reward: cfg.Reward, EpisodeSteps: cfg.EpisodeSteps, Residual: cfg.Residual, Estimate: cfg.Estimate}
-	if cfg.Algorithm == QMixLB {
-		envCfg.Residual = 0 // QMIX's steps are incremental themselves (Stepped)
-	}
+	envCfg := Config{Reward: cfg.Reward, EpisodeSteps: cfg.EpisodeSteps, Estimate: cfg.Estimate}
 	env, err := New(sc, envCfg)
 	if err != nil {
 		return nil, err
@@ -479,9 +473,6 @@ func (t *trainer) policy(mean, std []float64) (*lb.Policy, error) {
 			GRUHidden: t.cfg.SAC.GRUHidden, Hidden: t.cfg.SAC.Hidden}
 		for range g {
 			n.ObsMean, n.ObsStd = append(n.ObsMean, mean...), append(n.ObsStd, std...)
-		}
-		if t.cfg.Residual > 0 {
-			n.Actions, n.StepSize = lb.ActionsResidual, t.cfg.Residual
 		}
 		if t.cfg.Algorithm == QMixLB {
 			q := t.cfg.QMIX
