@@ -68,7 +68,7 @@ Flags of sim:
 Flags of train:
   -o FILE            where to save the policy (required)
   --reward R         vbf (default), vbf+log, jain, pbf or makespan
-  --episodes N       training episodes (default 40), after one with random weights
+  --episodes N       training episodes (default 60), after one with random weights
   --episode-steps N  control periods per episode (default 200)
   --seed N           training seed (default 1); training systems never reuse evaluation seeds
   --no-gru           plain SAC on the newest observation (ablation)
@@ -79,7 +79,7 @@ Flags of train:
 
 Flags of experiment distr-lb:
   --out DIR          results (default out/distr-lb); policies in DIR/policies are reused
-  --episodes N       training episodes per policy (default 40)
+  --episodes N       training episodes per policy (default 60)
   --seeds N          evaluation seeds (default: the scenario's, 5)
   --horizon D        evaluation horizon (default: the scenario's)
   --train-seed N     training seed (default 1)
