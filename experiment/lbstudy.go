@@ -153,8 +153,8 @@ func (s *LBStudy) runCase(ctx context.Context, c LBCase) (*LBCaseResult, error) 
 	meta := []report.KV{{Key: "study", Value: s.Name}, {Key: "training seed", Value: fmt.Sprint(s.TrainSeed)}}
 	for _, t := range cr.Training {
 		p := t.Provenance
-		meta = append(meta, report.KV{Key: "policy " + t.Learner, Value: fmt.Sprintf("%s: trained on %s, reward %s of %s, %d episodes (selected %d), %d steps, %.0f s wall, %.1f steps/s",
-			t.File, p.Scenario, p.Reward, p.Estimate, p.Episodes, p.Selected, p.EnvSteps, p.WallSeconds, p.StepsPerSecond)})
+		meta = append(meta, report.KV{Key: "policy " + t.Learner, Value: fmt.Sprintf("%s: trained on %s, reward %s of %s, %d episodes in %.0f s (%.1f steps/s); the policy of episode %d (after %d steps) validated best",
+			t.File, p.Scenario, p.Reward, p.Estimate, p.Episodes, p.WallSeconds, p.StepsPerSecond, p.Selected, p.EnvSteps)})
 	}
 	if err := res.WriteFiles(filepath.Join(s.Dir, c.Key()), meta); err != nil {
 		return nil, err

@@ -105,7 +105,7 @@ type Provenance struct {
 	Learner        string  `json:"learner"`
 	Episodes       int     `json:"episodes"`
 	Selected       int     `json:"selected_episode"` // the episode whose policy this is (best validation)
-	EnvSteps       int     `json:"env_steps"`
+	EnvSteps       int     `json:"env_steps"`        // environment steps when the selected policy was taken
 	WallSeconds    float64 `json:"wall_seconds"`
 	StepsPerSecond float64 `json:"steps_per_second"`
 }
