@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/learn/rl"
 	"github.com/shoal-project/shoal/scenario"
 )
@@ -57,9 +58,15 @@ func TestVBFRewardsTrueWeights(t *testing.T) {
 		t.Fatal(err)
 	}
 	caps := []float64{1.5, 0.5, 2, 1.2, 2.8, 2, 4.8}
+	// x_j = log10(c_j / m) / WeightDecades with m = √(0.5·4.8): weights
+	// a_j ∝ c_j, centred so that the extremes' ratio 9.6 fits in [-1, 1].
+	mean := math.Log10(0.5*4.8) / 2
 	right := make([]float64, len(caps))
 	for j, c := range caps {
-		right[j] = math.Log10(c)
+		right[j] = (math.Log10(c) - mean) / lb.WeightDecades
+		if math.Abs(right[j]) > 1 {
+			t.Fatalf("x[%d] = %g is outside [-1, 1]", j, right[j])
+		}
 	}
 	equal := make([]float64, len(caps))
 	good, bad := 0.0, 0.0
