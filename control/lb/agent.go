@@ -243,8 +243,9 @@ func logTimes(dst []float64, r *[5]float64) int {
 // the weights that serve them best (about speed^0.75 on the moderate
 // setup). A wider span hurt: the SAC actors drive most outputs to the tanh
 // bounds, and with 10^±1 a saturated output sends a server 100 times the
-// share of another (mean completion time 1.9-2.5 s instead of 1.5-1.6 s
-// on lb-moderate-cpu, where the Oracle reaches 1.25 s).
+// share of another (on lb-moderate-cpu, where the Oracle reaches 1.25 s,
+// four training runs with 10^±1 reached 1.40-2.41 s mean completion time,
+// four with 10^±0.5 and otherwise the same settings 1.50-1.61 s).
 const WeightDecades = 0.5
 
 // ActionToWeights maps an agent's action in [-1, 1]^n to the data plane's
