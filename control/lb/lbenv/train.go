@@ -75,8 +75,9 @@ type TrainConfig struct {
 // horizon of 2.5 s, a few task durations; 0.95 and 0.99 learned no better
 // in our runs), replay of 50,000 transitions, learning after 2 episodes of
 // random weights. Two settings differ from the library's defaults, both
-// chosen on training systems of lb-moderate-cpu: an initial temperature
-// α = 0.1 instead of 1 (with rewards scaled to unit return deviation, α = 1
+// chosen by comparing runs on lb-moderate-cpu (see README): an initial
+// temperature α = 0.1 instead of 1 (with rewards scaled to unit return
+// deviation, α = 1
 // makes the entropy bonus, α·7 nats for 7 backends, outweigh every
 // difference in Q, and the policies stayed no better than LSQ), and a
 // learning rate of 3e-4 instead of 1e-3 (the actors drifted less between
