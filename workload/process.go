@@ -77,6 +77,28 @@ func (p *Poisson) Next(prev time.Duration, rng *rand.Rand) (time.Duration, bool)
 // MeanRate returns the rate in requests per second.
 func (p *Poisson) MeanRate() float64 { return p.rate }
 
+// Constant is a deterministic process: one arrival every 1/rate seconds,
+// the first at 1/rate.
+type Constant struct {
+	rate, gap float64
+}
+
+// NewConstant returns a constant-rate process in requests per second (> 0).
+func NewConstant(rate float64) (*Constant, error) {
+	if err := checkRate("constant rate", rate); err != nil {
+		return nil, err
+	}
+	return &Constant{rate: rate, gap: 1 / rate}, nil
+}
+
+// Next returns prev plus 1/rate.
+func (c *Constant) Next(prev time.Duration, _ *rand.Rand) (time.Duration, bool) {
+	return advance(prev, c.gap)
+}
+
+// MeanRate returns the rate in requests per second.
+func (c *Constant) MeanRate() float64 { return c.rate }
+
 // MMPP is a Markov-modulated Poisson process: a continuous-time Markov chain on k phases
 // with generator Q (per second) and, in phase i, Poisson arrivals at rate λ_i.
 //

@@ -439,3 +439,25 @@ func TestRateLimits(t *testing.T) {
 		t.Error("mmpp dwell of 1ns: want an error")
 	}
 }
+
+func TestConstant(t *testing.T) {
+	c, err := NewConstant(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at time.Duration
+	for i := 1; i <= 3; i++ {
+		at, _ = c.Next(at, nil)
+		if want := time.Duration(i) * 250 * time.Millisecond; at != want {
+			t.Fatalf("arrival %d at %v, want %v", i, at, want)
+		}
+	}
+	if c.MeanRate() != 4 {
+		t.Fatalf("mean rate %v", c.MeanRate())
+	}
+	for _, r := range []float64{0, -1, math.NaN(), math.Inf(1)} {
+		if _, err := NewConstant(r); err == nil {
+			t.Errorf("rate %v accepted", r)
+		}
+	}
+}

@@ -6,6 +6,7 @@
 //	shoal sim SCENARIO|FILE [flags]          compare policies on the same arrivals
 //	shoal train distr-lb SCENARIO -o FILE    learn load-balancing weights, save the policy
 //	shoal experiment distr-lb NAME|all       reproduce the Distr-LB paper's experiments
+//	shoal load URL --rate R [flags]          open-loop HTTP load, latency percentiles
 //
 // See README.md for the scenario format and every flag.
 package main
@@ -51,6 +52,7 @@ Usage:
   shoal experiment distr-lb NAME|all [flags]
                                          train and compare as the Distr-LB paper does:
                                          table3, misconfigured, large, sweep, ablation
+  shoal load URL --rate R [flags]        send open-loop HTTP load, print latency percentiles
   shoal help                             this text
 
 Flags of sim:
@@ -84,6 +86,19 @@ Flags of experiment distr-lb:
   --horizon D        evaluation horizon (default: the scenario's)
   --train-seed N     training seed (default 1)
   --quiet            no progress lines
+
+Flags of load:
+  --rate R           mean arrival rate, requests per second (for a trace: rescales it; 0 keeps its own)
+  --arrivals A       poisson (default), constant or trace
+  --trace T          with --arrivals trace: nasa, wikipedia, alibaba, azure-llm or a file
+  --speedup X        with a trace: compress trace time X times; --start D: where replay starts
+  --duration D       arrivals stop after D (default 10s)
+  --requests N       at most N requests (alone: no time limit)
+  --max-in-flight N  requests in flight at most (default 10000); further arrivals are dropped
+  --timeout D        per request (default 30s)
+  --method M         HTTP method (default GET)
+  --seed N           seed of the arrival schedule (default 1)
+  Latency is measured from each request's scheduled start (no coordinated omission).
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -100,6 +115,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdTrain(ctx, args[1:], stdout, stderr)
 	case "experiment":
 		return cmdExperiment(ctx, args[1:], stdout, stderr)
+	case "load":
+		return cmdLoad(ctx, args[1:], stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

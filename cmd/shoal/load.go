@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/shoal-project/shoal/loadgen"
+	"github.com/shoal-project/shoal/workload"
+)
+
+// cmdLoad sends open-loop load to a URL and prints what it measured.
+func cmdLoad(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("load", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	rate := fs.Float64("rate", 0, "")
+	arrivals := fs.String("arrivals", "poisson", "")
+	trace := fs.String("trace", "", "")
+	speedup := fs.Float64("speedup", 0, "")
+	start := fs.Duration("start", 0, "")
+	duration := fs.Duration("duration", 10*time.Second, "")
+	requests := fs.Int("requests", 0, "")
+	inFlight := fs.Int("max-in-flight", 0, "")
+	timeout := fs.Duration("timeout", 30*time.Second, "")
+	method := fs.String("method", http.MethodGet, "")
+	seed := fs.Uint64("seed", 1, "")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("load: want one URL, got %d: %w", len(pos), errUsage)
+	}
+	if *duration < 0 || *requests < 0 || *inFlight < 0 || *timeout <= 0 {
+		return fmt.Errorf("load: --duration, --requests and --max-in-flight must not be negative, --timeout must be positive: %w", errUsage)
+	}
+	spec := workload.ProcessSpec{Kind: *arrivals, Rate: *rate}
+	var p workload.Process
+	switch *arrivals {
+	case "constant":
+		p, err = workload.NewConstant(*rate)
+	case "poisson":
+		p, err = workload.NewPoisson(*rate)
+	case "trace":
+		spec.Trace, spec.Speedup, spec.Start, spec.Loop = *trace, *speedup, *start, true
+		if err = spec.Validate("load"); err == nil {
+			p, err = spec.BuildWith(*rate, workload.NewTraces(""))
+		}
+	default:
+		return fmt.Errorf("load: --arrivals %q: want poisson, constant or trace: %w", *arrivals, errUsage)
+	}
+	if err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+	cfg := loadgen.Config{URL: pos[0], Method: *method, Arrivals: p, Duration: *duration, Requests: *requests, MaxInFlight: *inFlight, Seed: *seed}
+	if *requests > 0 && !flagSet(fs, "duration") {
+		cfg.Duration = 0
+	}
+	client := &http.Client{Timeout: *timeout, Transport: &http.Transport{MaxIdleConnsPerHost: 1024, Proxy: nil}}
+	res, err := loadgen.Run(ctx, cfg, client)
+	if res != nil {
+		fmt.Fprintf(stdout, "load %s: %s arrivals, seed %d\n", pos[0], *arrivals, *seed)
+		if werr := res.WriteSummary(stdout); werr != nil {
+			return werr
+		}
+	}
+	if errors.Is(err, context.Canceled) {
+		return nil // interrupted: the summary of what was sent is the answer
+	}
+	return err
+}
+
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}

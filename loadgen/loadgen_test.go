@@ -1,0 +1,138 @@
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shoal-project/shoal/workload"
+)
+
+func constant(t *testing.T, rate float64) workload.Process {
+	t.Helper()
+	p, err := workload.NewConstant(rate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestCountsEveryArrival: 200 req/s for 250 ms schedules exactly the
+// arrivals at 5, 10, ..., 245 ms; each is answered, counted once and timed.
+func TestCountsEveryArrival(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	res, err := Run(context.Background(), Config{URL: srv.URL, Arrivals: constant(t, 200), Duration: 250 * time.Millisecond}, srv.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Scheduled != 49 || res.Completed != 49 || hits.Load() != 49 || res.Failures() != 0 || res.Dropped != 0 {
+		t.Fatalf("scheduled %d, completed %d, server saw %d, failed %v, dropped %d", res.Scheduled, res.Completed, hits.Load(), res.Failed, res.Dropped)
+	}
+	if res.Latency.Count() != 49 || res.Span != 245*time.Millisecond || res.Elapsed < res.Span {
+		t.Fatalf("latency count %d, span %v, elapsed %v", res.Latency.Count(), res.Span, res.Elapsed)
+	}
+}
+
+// TestLatencyFromScheduledStart: a server that takes 30 ms per request
+// shows at least 30 ms at every percentile.
+func TestLatencyFromScheduledStart(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(30 * time.Millisecond)
+	}))
+	defer srv.Close()
+	res, err := Run(context.Background(), Config{URL: srv.URL, Arrivals: constant(t, 100), Requests: 10}, srv.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Completed != 10 || res.Latency.Min() < 0.030 {
+		t.Fatalf("completed %d, fastest %v s", res.Completed, res.Latency.Min())
+	}
+}
+
+// TestFailuresAndDrops: HTTP errors count by status, refused connections as
+// transport failures, and arrivals beyond MaxInFlight as dropped; every
+// scheduled arrival is accounted for exactly once.
+func TestFailuresAndDrops(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%2 == 0 {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	res, err := Run(context.Background(), Config{URL: srv.URL, Arrivals: constant(t, 100), Requests: 10}, srv.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Completed != 5 || res.Failed["http 503"] != 5 {
+		t.Fatalf("completed %d, failed %v", res.Completed, res.Failed)
+	}
+
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(200 * time.Millisecond)
+	}))
+	defer slow.Close()
+	res, err = Run(context.Background(), Config{URL: slow.URL, Arrivals: constant(t, 1000), Requests: 20, MaxInFlight: 2}, slow.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Completed != 2 || res.Dropped != 18 || res.Scheduled != 20 {
+		t.Fatalf("completed %d, dropped %d of %d", res.Completed, res.Dropped, res.Scheduled)
+	}
+
+	closed := httptest.NewServer(http.NotFoundHandler())
+	url := closed.URL
+	closed.Close()
+	res, err = Run(context.Background(), Config{URL: url, Arrivals: constant(t, 1000), Requests: 3}, http.DefaultClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed["transport"] != 3 || res.Completed != 0 {
+		t.Fatalf("failed %v, completed %d", res.Failed, res.Completed)
+	}
+	var out bytes.Buffer
+	if err := res.WriteSummary(&out); err != nil || !strings.Contains(out.String(), "transport: 3") || !strings.Contains(out.String(), "no request completed") {
+		t.Fatalf("summary %q, %v", out.String(), err)
+	}
+}
+
+// TestCancelStopsTheRun: cancelling stops sending at once and returns what
+// was measured with the context's error.
+func TestCancelStopsTheRun(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	res, err := Run(ctx, Config{URL: srv.URL, Arrivals: constant(t, 50), Duration: time.Hour}, srv.Client())
+	if err != context.Canceled || res == nil || res.Scheduled > 10 || res.Elapsed > 10*time.Second {
+		t.Fatalf("err %v, result %+v", err, res)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	p := constant(t, 1)
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Arrivals: p, Requests: 1}, "no URL"},
+		{Config{URL: "http://127.0.0.1:1/", Requests: 1}, "no arrival process"},
+		{Config{URL: "http://127.0.0.1:1/", Arrivals: p}, "never ends"},
+		{Config{URL: "http://127.0.0.1:1/", Arrivals: p, Requests: -1}, "negative"},
+		{Config{URL: "http://127.0.0.1:1/", Arrivals: p, Requests: 1, Method: "BAD METHOD"}, "method"},
+	} {
+		if _, err := Run(context.Background(), c.cfg, http.DefaultClient); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want %q", c.cfg, err, c.want)
+		}
+	}
+}
