@@ -38,7 +38,6 @@ func cmdLoad(ctx context.Context, args []string, stdout io.Writer) error {
 	if *duration < 0 || *requests < 0 || *inFlight < 0 || *timeout <= 0 {
 		return fmt.Errorf("load: --duration, --requests and --max-in-flight must not be negative, --timeout must be positive: %w", errUsage)
 	}
-	spec := workload.ProcessSpec{Kind: *arrivals, Rate: *rate}
 	var p workload.Process
 	switch *arrivals {
 	case "constant":
@@ -46,10 +45,8 @@ func cmdLoad(ctx context.Context, args []string, stdout io.Writer) error {
 	case "poisson":
 		p, err = workload.NewPoisson(*rate)
 	case "trace":
-		spec.Trace, spec.Speedup, spec.Start, spec.Loop = *trace, *speedup, *start, true
-		if err = spec.Validate("load"); err == nil {
-			p, err = spec.BuildWith(*rate, workload.NewTraces(""))
-		}
+		spec := workload.ProcessSpec{Kind: workload.KindTrace, Trace: *trace, Speedup: *speedup, Start: *start, Loop: true}
+		p, err = spec.BuildWith(*rate, workload.NewTraces("")) // BuildWith validates the spec
 	default:
 		return fmt.Errorf("load: --arrivals %q: want poisson, constant or trace: %w", *arrivals, errUsage)
 	}
@@ -60,7 +57,7 @@ func cmdLoad(ctx context.Context, args []string, stdout io.Writer) error {
 	if *requests > 0 && !flagSet(fs, "duration") {
 		cfg.Duration = 0
 	}
-	client := &http.Client{Timeout: *timeout, Transport: &http.Transport{MaxIdleConnsPerHost: 1024, Proxy: nil}}
+	client := &http.Client{Timeout: *timeout, Transport: &http.Transport{MaxIdleConnsPerHost: 1024}}
 	res, err := loadgen.Run(ctx, cfg, client)
 	if res != nil {
 		fmt.Fprintf(stdout, "load %s: %s arrivals, seed %d\n", pos[0], *arrivals, *seed)

@@ -77,11 +77,10 @@ type TrainConfig struct {
 // random weights. Two settings differ from the library's defaults, both
 // chosen by comparing runs on lb-moderate-cpu (see README): an initial
 // temperature α = 0.1 instead of 1 (with rewards scaled to unit return
-// deviation, α = 1
-// makes the entropy bonus, α·7 nats for 7 backends, outweigh every
-// difference in Q, and the policies stayed no better than LSQ), and a
-// learning rate of 3e-4 instead of 1e-3 (the actors drifted less between
-// validations).
+// deviation, α = 1 makes the entropy bonus, α·7 nats for 7 backends,
+// outweigh every difference in Q, and the policies stayed no better than
+// LSQ), and a learning rate of 3e-4 instead of 1e-3 (the actors drifted
+// less between validations).
 func LBSACConfig() rl.RecurrentSACConfig {
 	c := rl.DefaultRecurrentSACConfig()
 	c.InitAlpha = 0.1
