@@ -7,6 +7,7 @@
 //	shoal train distr-lb SCENARIO -o FILE    learn load-balancing weights, save the policy
 //	shoal experiment distr-lb NAME|all       reproduce the Distr-LB paper's experiments
 //	shoal load URL --rate R [flags]          open-loop HTTP load, latency percentiles
+//	shoal proxy -c FILE                      HTTP load balancer (selectors, Distr-LB agent)
 //
 // See README.md for the scenario format and every flag.
 package main
@@ -53,6 +54,8 @@ Usage:
                                          train and compare as the Distr-LB paper does:
                                          table3, misconfigured, large, sweep, ablation
   shoal load URL --rate R [flags]        send open-loop HTTP load, print latency percentiles
+  shoal proxy -c FILE [--log-level L]    HTTP/1.1 load balancer running a selector or a
+                                         Distr-LB policy; SIGHUP reloads, SIGTERM drains
   shoal help                             this text
 
 Flags of sim:
@@ -117,6 +120,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdExperiment(ctx, args[1:], stdout, stderr)
 	case "load":
 		return cmdLoad(ctx, args[1:], stdout)
+	case "proxy":
+		return cmdProxy(ctx, args[1:], stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -94,6 +94,18 @@ func (o *Observer) Done(now time.Duration, j int, duration, tct time.Duration) {
 	o.done[j].add(now, o.period)
 }
 
+// Abandon: a request sent to backend j at now-age ended without an answer
+// (its connection failed, or the client went away), so it leaves the
+// in-flight count without giving a duration sample: a refused connection
+// says nothing about how fast the backend serves. Real data planes call it;
+// the simulator has no such failures.
+func (o *Observer) Abandon(now time.Duration, j int, age time.Duration) {
+	if o.inFlight[j] > 0 {
+		o.inFlight[j]--
+		o.forget(j, now-age)
+	}
+}
+
 // decayedCount counts events with weight 0.9^(age in periods), the
 // discount of the paper's observation (footnote 5).
 type decayedCount struct {

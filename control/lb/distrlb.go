@@ -61,6 +61,9 @@ func newAgent(p *Policy, i int) *Agent {
 // LBs names the LB points the agent drives, in order.
 func (a *Agent) LBs() []string { return a.spec.LBs }
 
+// Backends is the number of backends behind each of the agent's LB points.
+func (a *Agent) Backends() int { return a.spec.Backends }
+
 // Feedback returns the feedback sink of the agent's i-th LB point, to be
 // given to that LB's data plane.
 func (a *Agent) Feedback(i int) Feedback { return a.obs[i] }

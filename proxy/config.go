@@ -1,0 +1,331 @@
+package proxy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is a proxy's configuration file (YAML, decoded strictly). Zero
+// values take the defaults that Decode applies (see DefaultConfig).
+//
+//	listen: 127.0.0.1:8080
+//	admin: 127.0.0.1:9090
+//	name: lb0
+//	policy: distr-lb
+//	agent: {file: policy.slb}
+//	backends:
+//	  - {url: http://127.0.0.1:8081, weight: 1}
+//	  - {url: http://127.0.0.1:8082, weight: 2}
+type Config struct {
+	// Listen is the address the proxy serves on (host:port).
+	Listen string `yaml:"listen"`
+	// Admin is the address of the admin listener (/metrics, /healthz,
+	// /readyz, /status); empty: none.
+	Admin string `yaml:"admin"`
+	// Name is this proxy's LB point name: the policy network it runs (by
+	// default) and a constant label on its metrics.
+	Name string `yaml:"name"`
+	// Policy names the selector: a classical one (rr, wrr, wcmp, lsq, sed,
+	// p2c, ecmp) using the configured weights and this proxy's own
+	// in-flight counts, or distr-lb: sed with the weights a Distr-LB agent
+	// learns (Agent).
+	Policy string `yaml:"policy"`
+	// Seed seeds the selector's random choices (ties, sampling).
+	Seed uint64 `yaml:"seed"`
+	// Agent configures the Distr-LB agent (policy distr-lb only).
+	Agent *AgentConfig `yaml:"agent"`
+	// Backends are the servers behind the proxy, in the order a policy
+	// file's networks expect.
+	Backends []BackendConfig `yaml:"backends"`
+	// Retries is how many other backends a request may be retried on after
+	// a connection failure (see Proxy for which requests are retried).
+	Retries *int `yaml:"retries"`
+	// Timeouts bound each phase of a request.
+	Timeouts Timeouts `yaml:"timeouts"`
+	// Health configures passive ejection and active checks.
+	Health Health `yaml:"health"`
+}
+
+// AgentConfig configures a Distr-LB agent.
+type AgentConfig struct {
+	// File is a policy file written by 'shoal train distr-lb'.
+	File string `yaml:"file"`
+	// LB names the policy's network to run (default: the proxy's name).
+	LB string `yaml:"lb"`
+	// Period is how often the agent decides (default: the policy's
+	// training period, which it should be).
+	Period time.Duration `yaml:"period"`
+}
+
+// BackendConfig is one backend server.
+type BackendConfig struct {
+	// URL is the backend's address, http://host:port; requests keep their
+	// path and query.
+	URL string `yaml:"url"`
+	// Weight is the configured relative processing speed (default 1).
+	Weight float64 `yaml:"weight"`
+}
+
+// Timeouts of the proxy. Zero takes the default; a negative value is an
+// error.
+type Timeouts struct {
+	// Connect bounds dialling a backend (default 2s).
+	Connect time.Duration `yaml:"connect"`
+	// ResponseHeader bounds the wait for a backend's response headers after
+	// the request was written (default 60s).
+	ResponseHeader time.Duration `yaml:"response_header"`
+	// Idle closes idle keep-alive connections, to clients and to backends
+	// (default 90s).
+	Idle time.Duration `yaml:"idle"`
+	// ReadHeader bounds reading a client's request headers, which cuts off
+	// slow clients (slowloris) (default 10s).
+	ReadHeader time.Duration `yaml:"read_header"`
+	// Shutdown bounds the drain of in-flight requests on SIGTERM (default 30s).
+	Shutdown time.Duration `yaml:"shutdown"`
+}
+
+// Health configures health tracking.
+type Health struct {
+	// Failures is the number of consecutive connection failures that
+	// eject a backend (default 3; passive health checking).
+	Failures int `yaml:"failures"`
+	// Backoff is how long a first ejection lasts (default 1s); each
+	// further ejection without a success in between doubles it, up to
+	// MaxBackoff (default 30s).
+	Backoff    time.Duration `yaml:"backoff"`
+	MaxBackoff time.Duration `yaml:"max_backoff"`
+	// Check, if set, polls every backend (active health checking).
+	Check *HealthCheck `yaml:"check"`
+}
+
+// HealthCheck is an active health check: GET Path on every backend every
+// Interval; a backend is down after Fall failed checks in a row and up
+// again after Rise successful ones.
+type HealthCheck struct {
+	Path     string        `yaml:"path"`     // default /healthz
+	Interval time.Duration `yaml:"interval"` // default 2s
+	Timeout  time.Duration `yaml:"timeout"`  // default 1s
+	Fall     int           `yaml:"fall"`     // default 2
+	Rise     int           `yaml:"rise"`     // default 1
+}
+
+// Defaults of Config.
+const (
+	DefaultListen         = "127.0.0.1:8080"
+	DefaultPolicy         = "sed"
+	DefaultName           = "lb0"
+	DefaultRetries        = 2
+	DefaultConnect        = 2 * time.Second
+	DefaultResponseHeader = 60 * time.Second
+	DefaultIdle           = 90 * time.Second
+	DefaultReadHeader     = 10 * time.Second
+	DefaultShutdown       = 30 * time.Second
+	DefaultFailures       = 3
+	DefaultBackoff        = time.Second
+	DefaultMaxBackoff     = 30 * time.Second
+)
+
+// PolicyDistrLB is the policy name of the Distr-LB agent.
+const PolicyDistrLB = "distr-lb"
+
+// Decode reads a configuration strictly from r (unknown fields are errors),
+// applies the defaults and validates it; name is the file name in errors.
+// Policy names are checked against known, the classical selector names.
+func Decode(r io.Reader, name string, known []string) (*Config, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read proxy config %s: %w", name, err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var c Config
+	if err := dec.Decode(&c); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("proxy config %s: empty file", name)
+		}
+		return nil, fmt.Errorf("proxy config %s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	var extra any
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("proxy config %s: more than one YAML document", name)
+	}
+	c.ApplyDefaults()
+	if err := c.Validate(known); err != nil {
+		return nil, fmt.Errorf("proxy config %s: %w", name, err)
+	}
+	return &c, nil
+}
+
+// LoadConfig reads and validates a configuration file.
+func LoadConfig(path string, known []string) (*Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open proxy config: %w", err)
+	}
+	defer f.Close()
+	return Decode(f, path, known)
+}
+
+// ApplyDefaults fills in zero values.
+func (c *Config) ApplyDefaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if c.Name == "" {
+		c.Name = DefaultName
+	}
+	if c.Policy == "" {
+		c.Policy = DefaultPolicy
+	}
+	if c.Retries == nil {
+		r := DefaultRetries
+		c.Retries = &r
+	}
+	for i := range c.Backends {
+		if c.Backends[i].Weight == 0 {
+			c.Backends[i].Weight = 1
+		}
+	}
+	t := &c.Timeouts
+	def(&t.Connect, DefaultConnect)
+	def(&t.ResponseHeader, DefaultResponseHeader)
+	def(&t.Idle, DefaultIdle)
+	def(&t.ReadHeader, DefaultReadHeader)
+	def(&t.Shutdown, DefaultShutdown)
+	h := &c.Health
+	if h.Failures == 0 {
+		h.Failures = DefaultFailures
+	}
+	def(&h.Backoff, DefaultBackoff)
+	def(&h.MaxBackoff, DefaultMaxBackoff)
+	if k := h.Check; k != nil {
+		if k.Path == "" {
+			k.Path = "/healthz"
+		}
+		def(&k.Interval, 2*time.Second)
+		def(&k.Timeout, time.Second)
+		if k.Fall == 0 {
+			k.Fall = 2
+		}
+		if k.Rise == 0 {
+			k.Rise = 1
+		}
+	}
+	if c.Agent != nil && c.Agent.LB == "" {
+		c.Agent.LB = c.Name
+	}
+}
+
+// Validate checks a configuration with defaults applied; every error names
+// its field path, e.g. "backends[2].weight: must be > 0, got -1".
+func (c *Config) Validate(known []string) error {
+	var errs []error
+	bad := func(path, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", path, fmt.Sprintf(format, args...)))
+	}
+	checkAddr := func(path, addr string) {
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			bad(path, "want host:port, got %q", addr)
+		}
+	}
+	checkAddr("listen", c.Listen)
+	if c.Admin != "" {
+		checkAddr("admin", c.Admin)
+		if c.Admin == c.Listen {
+			bad("admin", "must differ from listen (%s)", c.Listen)
+		}
+	}
+	switch {
+	case c.Policy == PolicyDistrLB:
+		if c.Agent == nil || c.Agent.File == "" {
+			bad("agent.file", "policy distr-lb needs a policy file")
+		}
+	case slices.Contains(known, c.Policy):
+		if c.Agent != nil {
+			bad("agent", "only used by policy distr-lb, not %s", c.Policy)
+		}
+	default:
+		bad("policy", "unknown policy %q (known: %s, %s)", c.Policy, strings.Join(known, ", "), PolicyDistrLB)
+	}
+	if a := c.Agent; a != nil && a.Period < 0 {
+		bad("agent.period", "must be >= 0, got %v", a.Period)
+	}
+	if len(c.Backends) == 0 {
+		bad("backends", "need at least one backend")
+	}
+	seen := map[string]int{}
+	for i, b := range c.Backends {
+		path := fmt.Sprintf("backends[%d]", i)
+		u, err := url.Parse(b.URL)
+		switch {
+		case err != nil || u.Host == "" || (u.Scheme != "http"):
+			bad(path+".url", "want http://host:port, got %q", b.URL)
+		case (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+			bad(path+".url", "must be only scheme, host and port, got %q", b.URL)
+		}
+		if j, dup := seen[b.URL]; dup {
+			bad(path+".url", "same as backends[%d]", j)
+		}
+		seen[b.URL] = i
+		if !(b.Weight > 0) || math.IsInf(b.Weight, 0) {
+			bad(path+".weight", "must be > 0, got %g", b.Weight)
+		}
+	}
+	if *c.Retries < 0 {
+		bad("retries", "must be >= 0, got %d", *c.Retries)
+	}
+	for _, d := range []struct {
+		path string
+		v    time.Duration
+	}{
+		{"timeouts.connect", c.Timeouts.Connect}, {"timeouts.response_header", c.Timeouts.ResponseHeader},
+		{"timeouts.idle", c.Timeouts.Idle}, {"timeouts.read_header", c.Timeouts.ReadHeader},
+		{"timeouts.shutdown", c.Timeouts.Shutdown}, {"health.backoff", c.Health.Backoff},
+		{"health.max_backoff", c.Health.MaxBackoff},
+	} {
+		if d.v < 0 {
+			bad(d.path, "must be > 0, got %v", d.v)
+		}
+	}
+	h := c.Health
+	if h.Failures < 0 {
+		bad("health.failures", "must be >= 1, got %d", h.Failures)
+	}
+	if h.MaxBackoff < h.Backoff {
+		bad("health.max_backoff", "must be >= health.backoff (%v), got %v", h.Backoff, h.MaxBackoff)
+	}
+	if k := h.Check; k != nil {
+		if !strings.HasPrefix(k.Path, "/") {
+			bad("health.check.path", "must start with /, got %q", k.Path)
+		}
+		if k.Interval < 0 {
+			bad("health.check.interval", "must be > 0, got %v", k.Interval)
+		}
+		if k.Timeout < 0 {
+			bad("health.check.timeout", "must be > 0, got %v", k.Timeout)
+		}
+		if k.Fall < 0 {
+			bad("health.check.fall", "must be >= 1, got %d", k.Fall)
+		}
+		if k.Rise < 0 {
+			bad("health.check.rise", "must be >= 1, got %d", k.Rise)
+		}
+	}
+	return errors.Join(errs...)
+}

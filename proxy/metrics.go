@@ -1,0 +1,143 @@
+package proxy
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// metrics are the proxy's Prometheus metrics, in their own registry.
+type metrics struct {
+	reg        *prometheus.Registry
+	requests   *prometheus.CounterVec   // backend, code (class: 2xx ... 5xx)
+	errors     *prometheus.CounterVec   // backend, kind
+	retries    *prometheus.CounterVec   // backend (the one that failed)
+	ejections  *prometheus.CounterVec   // backend
+	duration   *prometheus.HistogramVec // backend: until the response is complete
+	headers    *prometheus.HistogramVec // backend: until the response headers (task duration)
+	decisions  prometheus.Counter
+	decideTime prometheus.Histogram
+}
+
+// Error kinds of shoal_proxy_errors_total.
+const (
+	kindConnect    = "connect"    // dialling the backend failed
+	kindTimeout    = "timeout"    // no response headers in time
+	kindTransport  = "transport"  // the connection broke
+	kindNoBackend  = "no_backend" // nothing to send the request to
+	kindClientGone = "client_gone"
+)
+
+// latencyBuckets span 100 µs to about 100 s.
+var latencyBuckets = prometheus.ExponentialBuckets(1e-4, 2, 21)
+
+func newMetrics(p *Proxy) *metrics {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "shoal_proxy_requests_total",
+		Help: "Requests answered by a backend, by backend and status class."}, []string{"backend", "code"})
+	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "shoal_proxy_errors_total",
+		Help: "Attempts that got no answer, by backend and kind (connect, timeout, transport, no_backend, client_gone)."}, []string{"backend", "kind"})
+	m.retries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "shoal_proxy_retries_total",
+		Help: "Requests retried on another backend after a connection failure at this one."}, []string{"backend"})
+	m.ejections = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "shoal_proxy_ejections_total",
+		Help: "Times a backend was ejected after consecutive failures."}, []string{"backend"})
+	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "shoal_proxy_request_duration_seconds",
+		Help: "Time from sending a request to a backend until its response was complete.", Buckets: latencyBuckets}, []string{"backend"})
+	m.headers = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "shoal_proxy_response_header_seconds",
+		Help: "Time from sending a request to a backend until its response headers (the task duration the agent sees).", Buckets: latencyBuckets}, []string{"backend"})
+	m.decisions = prometheus.NewCounter(prometheus.CounterOpts{Name: "shoal_proxy_agent_decisions_total",
+		Help: "Decisions of the Distr-LB agent (new weights)."})
+	m.decideTime = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "shoal_proxy_agent_decision_seconds",
+		Help: "Time the agent took to decide.", Buckets: prometheus.ExponentialBuckets(1e-6, 2, 20)})
+	m.reg.MustRegister(m.requests, m.errors, m.retries, m.ejections, m.duration, m.headers, m.decisions, m.decideTime,
+		&stateCollector{p: p}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// forget drops the series of a backend that a reload removed.
+func (m *metrics) forget(name string) {
+	m.requests.DeletePartialMatch(prometheus.Labels{"backend": name})
+	m.errors.DeletePartialMatch(prometheus.Labels{"backend": name})
+	m.retries.DeleteLabelValues(name)
+	m.ejections.DeleteLabelValues(name)
+	m.duration.DeleteLabelValues(name)
+	m.headers.DeleteLabelValues(name)
+}
+
+// backendMetrics are one backend's series, resolved once so the request
+// path does no label lookups.
+type backendMetrics struct {
+	codes             [6]prometheus.Counter // index status/100; 0 for anything else
+	duration, headers prometheus.Observer
+	connect, timeout  prometheus.Counter
+	transport, gone   prometheus.Counter
+	retries           prometheus.Counter
+	ejections         prometheus.Counter
+}
+
+func (m *metrics) forBackend(name string) *backendMetrics {
+	b := &backendMetrics{duration: m.duration.WithLabelValues(name), headers: m.headers.WithLabelValues(name),
+		connect: m.errors.WithLabelValues(name, kindConnect), timeout: m.errors.WithLabelValues(name, kindTimeout),
+		transport: m.errors.WithLabelValues(name, kindTransport), gone: m.errors.WithLabelValues(name, kindClientGone),
+		retries: m.retries.WithLabelValues(name), ejections: m.ejections.WithLabelValues(name)}
+	for c := range b.codes {
+		class := "other"
+		if c > 0 {
+			class = string(rune('0'+c)) + "xx"
+		}
+		b.codes[c] = m.requests.WithLabelValues(name, class)
+	}
+	return b
+}
+
+func (b *backendMetrics) answered(code int, headers, total time.Duration) {
+	c := code / 100
+	if c < 1 || c > 5 {
+		c = 0
+	}
+	b.codes[c].Inc()
+	b.headers.Observe(headers.Seconds())
+	b.duration.Observe(total.Seconds())
+}
+
+// stateCollector reports gauges read from the current generation at scrape
+// time: weights, health and requests in flight per backend.
+type stateCollector struct{ p *Proxy }
+
+var (
+	descWeight = prometheus.NewDesc("shoal_proxy_backend_weight",
+		"The weight the selector uses now (learned by the agent, or configured).", []string{"backend"}, nil)
+	descConfigured = prometheus.NewDesc("shoal_proxy_backend_configured_weight",
+		"The weight in the configuration file.", []string{"backend"}, nil)
+	descUp = prometheus.NewDesc("shoal_proxy_backend_up",
+		"1 if the backend may receive requests (not ejected, active check passing).", []string{"backend"}, nil)
+	descInFlight = prometheus.NewDesc("shoal_proxy_in_flight",
+		"Requests of this proxy in progress at the backend.", []string{"backend"}, nil)
+)
+
+// Describe implements prometheus.Collector.
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descWeight
+	ch <- descConfigured
+	ch <- descUp
+	ch <- descInFlight
+}
+
+// Collect implements prometheus.Collector.
+func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	g := c.p.gen.Load()
+	if g == nil {
+		return
+	}
+	for _, s := range g.pool.state(time.Now()) {
+		up := 0.0
+		if s.Healthy {
+			up = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descWeight, prometheus.GaugeValue, s.Weight, s.URL)
+		ch <- prometheus.MustNewConstMetric(descConfigured, prometheus.GaugeValue, s.Configured, s.URL)
+		ch <- prometheus.MustNewConstMetric(descUp, prometheus.GaugeValue, up, s.URL)
+		ch <- prometheus.MustNewConstMetric(descInFlight, prometheus.GaugeValue, float64(s.InFlight), s.URL)
+	}
+}

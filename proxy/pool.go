@@ -1,0 +1,198 @@
+package proxy
+
+import (
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shoal-project/shoal/control/lb"
+)
+
+// backend is one server and its health. It outlives configuration
+// generations (found again by URL on reload), so a reload keeps what
+// passive and active checks learned about it.
+type backend struct {
+	url  *url.URL
+	name string // the URL as configured: the metrics label
+
+	mu        sync.Mutex
+	failures  int // consecutive connection failures
+	ejections int // consecutive ejections, the backoff exponent
+	checkRun  int // consecutive active-check results against the current state
+
+	ejectedUntil atomic.Int64 // unix nanoseconds; the past: not ejected
+	checkDown    atomic.Bool  // the active check says down
+}
+
+func newBackend(raw string) (*backend, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	return &backend{url: u, name: raw}, nil
+}
+
+// healthy reports whether b may receive requests at now (unix ns).
+func (b *backend) healthy(now int64) bool {
+	return !b.checkDown.Load() && now >= b.ejectedUntil.Load()
+}
+
+// failed records a connection failure at now and reports whether it
+// ejected the backend: after h.Failures in a row, for h.Backoff doubled per
+// earlier ejection without a success in between, at most h.MaxBackoff.
+func (b *backend) failed(now time.Time, h Health) (ejected bool, until time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.failures++
+	if b.failures < h.Failures {
+		return false, time.Time{}
+	}
+	d := h.Backoff << min(b.ejections, 30)
+	if d > h.MaxBackoff || d <= 0 {
+		d = h.MaxBackoff
+	}
+	b.failures = 0
+	b.ejections++
+	until = now.Add(d)
+	b.ejectedUntil.Store(until.UnixNano())
+	return true, until
+}
+
+// succeeded records an answer: the failure run and the backoff reset.
+func (b *backend) succeeded() {
+	b.mu.Lock()
+	b.failures, b.ejections = 0, 0
+	b.mu.Unlock()
+}
+
+// checked records an active check's result and reports whether it changed
+// the backend's state (down after fall failures in a row, up after rise
+// successes).
+func (b *backend) checked(ok bool, fall, rise int) (changed bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	down := b.checkDown.Load()
+	if ok != down { // result agrees with the state
+		b.checkRun = 0
+		return false
+	}
+	b.checkRun++
+	if (down && b.checkRun >= rise) || (!down && b.checkRun >= fall) {
+		b.checkDown.Store(!down)
+		b.checkRun = 0
+		if !down {
+			return true
+		}
+		b.failures, b.ejections = 0, 0
+		b.ejectedUntil.Store(0)
+		return true
+	}
+	return false
+}
+
+// pool is one configuration generation's backends and selector. Selection
+// takes a short mutex (the selectors keep state: random streams, round-robin
+// positions, cached tables); an agent's weights arrive through an atomic
+// pointer, so the agent never holds the lock.
+type pool struct {
+	backends []*backend
+	weights  []float64 // configured
+
+	mu      sync.Mutex
+	view    lb.View
+	sel     lb.Selector
+	applied *[]float64
+
+	learned atomic.Pointer[[]float64] // the agent's newest weights, nil before its first decision
+}
+
+func newPool(backends []*backend, weights []float64, sel lb.Selector) *pool {
+	n := len(backends)
+	p := &pool{backends: backends, weights: weights, sel: sel}
+	p.view = lb.View{InFlight: make([]int32, n), Weights: append([]float64(nil), weights...), Up: make([]bool, n)}
+	return p
+}
+
+// setLearned publishes new weights for the selector (copied).
+func (p *pool) setLearned(w []float64) {
+	c := append([]float64(nil), w...)
+	p.learned.Store(&c)
+}
+
+// pick selects a backend for a new request at now (unix ns), skipping those
+// marked in skip (may be nil), and counts it in flight; -1 if none is
+// left. With no healthy backend it picks among all not skipped (like
+// Envoy's panic mode: an outage of the health signal must not become an
+// outage of the service).
+func (p *pool) pick(now int64, skip []bool) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	v := &p.view
+	if w := p.learned.Load(); w != nil && w != p.applied {
+		copy(v.Weights, *w)
+		p.applied = w
+		v.Version++
+	}
+	anyUp := false
+	for j, b := range p.backends {
+		up := b.healthy(now) && (skip == nil || !skip[j])
+		anyUp = anyUp || up
+		p.setUp(j, up)
+	}
+	if !anyUp {
+		for j := range p.backends {
+			p.setUp(j, skip == nil || !skip[j])
+		}
+	}
+	j := p.sel.Select(v, lb.Request{})
+	if j >= 0 {
+		v.InFlight[j]++
+	}
+	return j
+}
+
+func (p *pool) setUp(j int, up bool) {
+	if p.view.Up[j] != up {
+		p.view.Up[j] = up
+		p.view.Version++
+	}
+}
+
+// release marks a request to backend j finished.
+func (p *pool) release(j int) {
+	p.mu.Lock()
+	p.view.InFlight[j]--
+	p.mu.Unlock()
+}
+
+// backendState is one backend's state for the status page and metrics.
+type backendState struct {
+	URL          string    `json:"url"`
+	Configured   float64   `json:"configured_weight"`
+	Weight       float64   `json:"weight"`
+	Healthy      bool      `json:"healthy"`
+	CheckDown    bool      `json:"check_down,omitempty"`
+	EjectedUntil time.Time `json:"ejected_until,omitzero"`
+	InFlight     int32     `json:"in_flight"`
+}
+
+// state reads every backend's state at now.
+func (p *pool) state(now time.Time) []backendState {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w := p.view.Weights
+	if l := p.learned.Load(); l != nil {
+		w = *l
+	}
+	out := make([]backendState, len(p.backends))
+	for j, b := range p.backends {
+		s := backendState{URL: b.name, Configured: p.weights[j], Weight: w[j], Healthy: b.healthy(now.UnixNano()),
+			CheckDown: b.checkDown.Load(), InFlight: p.view.InFlight[j]}
+		if u := b.ejectedUntil.Load(); u > now.UnixNano() {
+			s.EjectedUntil = time.Unix(0, u)
+		}
+		out[j] = s
+	}
+	return out
+}

@@ -1,0 +1,285 @@
+package proxy
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestForwardsHeadersAndPath(t *testing.T) {
+	b := newTestBackend(t, "a")
+	rp := startProxy(t, testConfig(t, "rr", b))
+	req, _ := http.NewRequest(http.MethodGet, rp.url+"/some/path?x=1&y=%2F", nil)
+	req.Host = "shop.example"
+	req.Header.Set("X-Forwarded-For", "203.0.113.7")
+	req.Header.Set("Connection", "X-Hop") // X-Hop is hop-by-hop now (RFC 9110 section 7.6.1)
+	req.Header.Set("X-Hop", "must not be forwarded")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if got, want := string(body), "a /some/path?x=1&y=%2F\n"; got != want {
+		t.Errorf("body %q, want %q", got, want)
+	}
+	if got := resp.Header.Get("X-Seen-Forwarded-For"); got != "203.0.113.7, 127.0.0.1" {
+		t.Errorf("X-Forwarded-For at the backend %q, want the client appended", got)
+	}
+	if got := resp.Header.Get("X-Seen-Connection-Header"); got != "" {
+		t.Errorf("hop-by-hop header X-Hop forwarded: %q", got)
+	}
+	if got := resp.Header.Get("X-Seen-Host"); got != "shop.example" {
+		t.Errorf("Host at the backend %q, want the client's", got)
+	}
+}
+
+func TestStreamsResponseBody(t *testing.T) {
+	// The backend sends a first chunk, then waits for the client to have
+	// read it: a proxy that buffered the body would deadlock (bounded by
+	// the timeout).
+	release := make(chan struct{})
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "first\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-time.After(5 * time.Second):
+		}
+		io.WriteString(w, "second\n")
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	defer srv.Close()
+	cfg := &Config{Backends: []BackendConfig{{URL: "http://" + ln.Addr().String()}}}
+	cfg.ApplyDefaults()
+	rp := startProxy(t, cfg)
+	resp, err := http.Get(rp.url + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	start := time.Now()
+	line, err := r.ReadString('\n')
+	if err != nil || line != "first\n" {
+		t.Fatalf("first chunk %q, %v", line, err)
+	}
+	if time.Since(start) > 4*time.Second {
+		t.Fatal("the first chunk arrived only with the whole body")
+	}
+	close(release)
+	if rest, _ := io.ReadAll(r); string(rest) != "second\n" {
+		t.Fatalf("rest %q", rest)
+	}
+}
+
+func TestWeightedRoundRobinFollowsWeights(t *testing.T) {
+	a, b := newTestBackend(t, "a"), newTestBackend(t, "b")
+	cfg := testConfig(t, "wrr", a, b)
+	cfg.Backends[1].Weight = 3
+	rp := startProxy(t, cfg)
+	count := map[string]int{}
+	for i := 0; i < 40; i++ {
+		resp, _ := get(t, rp.url+"/")
+		count[resp.Header.Get("X-Backend")]++
+	}
+	if count["a"] != 10 || count["b"] != 30 {
+		t.Fatalf("smooth WRR 1:3 over 40 requests gave %v, want a 10, b 30", count)
+	}
+}
+
+func TestLeastQueueAvoidsBusyBackend(t *testing.T) {
+	// One long request occupies a backend; LSQ must send the next ones to
+	// the other.
+	a, b := newTestBackend(t, "a"), newTestBackend(t, "b")
+	rp := startProxy(t, testConfig(t, "lsq", a, b))
+	slow := make(chan string)
+	go func() {
+		resp, err := http.Get(rp.url + "/?sleep=1s")
+		if err != nil {
+			slow <- err.Error()
+			return
+		}
+		resp.Body.Close()
+		slow <- resp.Header.Get("X-Backend")
+	}()
+	waitFor(t, func() bool { s := rp.Status(); return s.Backends[0].InFlight+s.Backends[1].InFlight == 1 })
+	busy := "a"
+	if rp.Status().Backends[1].InFlight == 1 {
+		busy = "b"
+	}
+	for i := 0; i < 5; i++ {
+		if resp, _ := get(t, rp.url+"/"); resp.Header.Get("X-Backend") == busy {
+			t.Fatalf("request %d went to the busy backend %s", i, busy)
+		}
+	}
+	if got := <-slow; got != busy {
+		t.Fatalf("slow request answered by %q, want %s", got, busy)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached in 5s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestRetriesIdempotentRequestsAndEjects(t *testing.T) {
+	a, dead := newTestBackend(t, "a"), newTestBackend(t, "dead")
+	dead.kill()
+	cfg := testConfig(t, "rr", a, dead)
+	rp := startProxy(t, cfg)
+	for i := 0; i < 10; i++ {
+		resp, body := get(t, rp.url+"/")
+		if resp.StatusCode != 200 || !strings.HasPrefix(body, "a ") {
+			t.Fatalf("request %d: %d %q", i, resp.StatusCode, body)
+		}
+	}
+	s := rp.Status()
+	if s.Backends[1].Healthy || s.Backends[1].EjectedUntil.IsZero() {
+		t.Fatalf("dead backend not ejected after failures: %+v", s.Backends[1])
+	}
+	// A POST with a body is not replayed: it fails or reaches a.
+	var posted, failed int
+	for i := 0; i < 4; i++ {
+		resp, err := http.Post(rp.url+"/", "text/plain", strings.NewReader("x"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		switch resp.StatusCode {
+		case 200:
+			posted++
+		case http.StatusBadGateway:
+			failed++
+		default:
+			t.Fatalf("POST: %d", resp.StatusCode)
+		}
+	}
+	if posted+failed != 4 {
+		t.Fatalf("posted %d failed %d", posted, failed)
+	}
+	metrics := scrape(t, rp.admin)
+	for _, want := range []string{
+		`shoal_proxy_errors_total{backend="` + dead.url() + `",kind="connect"}`,
+		`shoal_proxy_retries_total{backend="` + dead.url() + `"}`,
+		`shoal_proxy_ejections_total{backend="` + dead.url() + `"} 1`,
+		`shoal_proxy_backend_up{backend="` + dead.url() + `"} 0`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+func TestEjectionBackoffDoubles(t *testing.T) {
+	b := &backend{name: "x"}
+	h := Health{Failures: 2, Backoff: time.Second, MaxBackoff: 3 * time.Second}
+	now := time.Unix(100, 0)
+	var got []time.Duration
+	for i := 0; i < 8; i++ {
+		if ej, until := b.failed(now, h); ej {
+			got = append(got, until.Sub(now))
+		}
+	}
+	if want := []time.Duration{time.Second, 2 * time.Second, 3 * time.Second, 3 * time.Second}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("ejections %v, want %v", got, want)
+	}
+	b.succeeded()
+	if ej, _ := b.failed(now, h); ej {
+		t.Fatal("one failure after a success ejected")
+	}
+	if ej, until := b.failed(now, h); !ej || until.Sub(now) != time.Second {
+		t.Fatalf("backoff not reset by a success: %v %v", ej, until.Sub(now))
+	}
+}
+
+func TestActiveHealthCheck(t *testing.T) {
+	a, b := newTestBackend(t, "a"), newTestBackend(t, "b")
+	cfg := testConfig(t, "rr", a, b)
+	cfg.Health.Check = &HealthCheck{Interval: 20 * time.Millisecond, Timeout: 100 * time.Millisecond}
+	cfg.ApplyDefaults()
+	rp := startProxy(t, cfg)
+	b.kill()
+	waitFor(t, func() bool { return !rp.Status().Backends[1].Healthy })
+	for i := 0; i < 6; i++ { // no request even tries b
+		if resp, _ := get(t, rp.url+"/"); resp.Header.Get("X-Backend") != "a" {
+			t.Fatalf("request %d went to %q", i, resp.Header.Get("X-Backend"))
+		}
+	}
+	if n := scrapeValue(t, rp.admin, `shoal_proxy_errors_total{backend="`+b.url()+`",kind="connect"}`); n != 0 {
+		t.Fatalf("%v connection errors at a backend the check had marked down", n)
+	}
+	b.restart()
+	waitFor(t, func() bool { return rp.Status().Backends[1].Healthy })
+}
+
+func TestAdminEndpoints(t *testing.T) {
+	a := newTestBackend(t, "a")
+	rp := startProxy(t, testConfig(t, "sed", a))
+	for i := 0; i < 3; i++ {
+		get(t, rp.url+"/")
+	}
+	if resp, body := get(t, rp.admin+"/healthz"); resp.StatusCode != 200 {
+		t.Fatalf("healthz %d %q", resp.StatusCode, body)
+	}
+	if resp, body := get(t, rp.admin+"/readyz"); resp.StatusCode != 200 {
+		t.Fatalf("readyz %d %q", resp.StatusCode, body)
+	}
+	_, body := get(t, rp.admin+"/status")
+	var s Status
+	if err := json.Unmarshal([]byte(body), &s); err != nil {
+		t.Fatalf("status: %v\n%s", err, body)
+	}
+	if s.Policy != "sed" || len(s.Backends) != 1 || s.Backends[0].URL != a.url() || s.Backends[0].Weight != 1 {
+		t.Fatalf("status %+v", s)
+	}
+	if n := scrapeValue(t, rp.admin, `shoal_proxy_requests_total{backend="`+a.url()+`",code="2xx"}`); n != 3 {
+		t.Fatalf("requests_total %v, want 3", n)
+	}
+	if n := scrapeValue(t, rp.admin, `shoal_proxy_request_duration_seconds_count{backend="`+a.url()+`"}`); n != 3 {
+		t.Fatalf("duration count %v, want 3", n)
+	}
+	a.kill()
+	for i := 0; i < 4; i++ { // eject the only backend
+		http.Get(rp.url + "/")
+	}
+	if resp, _ := get(t, rp.admin+"/readyz"); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("readyz with no healthy backend: %d", resp.StatusCode)
+	}
+}
+
+func scrape(t *testing.T, admin string) string {
+	t.Helper()
+	_, body := get(t, admin+"/metrics")
+	return body
+}
+
+// scrapeValue returns the value of the series (name{labels} as exposed).
+func scrapeValue(t *testing.T, admin, series string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(scrape(t, admin), "\n") {
+		if rest, ok := strings.CutPrefix(line, series+" "); ok {
+			var v float64
+			if _, err := fmt.Sscan(rest, &v); err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return v
+		}
+	}
+	return 0
+}
