@@ -5,11 +5,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages the tests use: headless Chromium renders the HTML reports.
+# Debian packages the tests use: headless Chromium renders the HTML reports;
+# Prometheus scrapes the proxy's admin endpoint; nginx, HAProxy and wrk are
+# the proxy's peers in the side-by-side tests.
 need=()
 if ! command -v chromium-headless-shell >/dev/null && ! command -v chromium >/dev/null; then
   need+=(chromium-headless-shell)
 fi
+command -v prometheus >/dev/null || need+=(prometheus)
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
+command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || need+=(haproxy)
+command -v wrk >/dev/null || need+=(wrk)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
