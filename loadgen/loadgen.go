@@ -8,7 +8,7 @@
 // The usage loop:
 //
 //	p, _ := workload.NewPoisson(100)
-//	res, err := loadgen.Run(ctx, loadgen.Config{URL: url, Arrivals: p, Duration: time.Minute, Seed: 1}, http.DefaultClient)
+//	res, err := loadgen.Run(ctx, loadgen.Config{URLs: []string{url}, Arrivals: p, Duration: time.Minute, Seed: 1}, http.DefaultClient)
 //	res.WriteSummary(os.Stdout)
 package loadgen
 
@@ -29,8 +29,11 @@ import (
 
 // Config describes one load run. Zero fields take the defaults noted.
 type Config struct {
-	// URL is requested by every request.
-	URL string
+	// URLs are the targets: each request goes to one of them, chosen
+	// uniformly at random, so n URLs under Poisson arrivals of rate λ each
+	// receive an independent Poisson stream of rate λ/n (thinning), as
+	// clients spread over n load balancers.
+	URLs []string
 	// Method is the HTTP method (default GET).
 	Method string
 	// Arrivals are the request start instants, relative to the run's start.
@@ -46,11 +49,15 @@ type Config struct {
 	// Seed seeds the arrival process: the same seed gives the same
 	// schedule.
 	Seed uint64
+	// Warmup: requests scheduled before it are sent but not measured
+	// (they count only in Warm).
+	Warmup time.Duration
 }
 
 // Result is the outcome of a run.
 type Result struct {
-	Scheduled int64 // arrivals due before the end
+	Scheduled int64 // arrivals due before the end, after the warm-up
+	Warm      int64 // arrivals during the warm-up: sent, not measured
 	Completed int64 // requests answered with a status below 400
 	Dropped   int64 // arrivals not sent because MaxInFlight requests were in flight
 	// Failed counts requests that failed, by kind: "transport" (no
@@ -87,8 +94,10 @@ func Run(ctx context.Context, cfg Config, client *http.Client) (*Result, error) 
 	if cfg.MaxInFlight <= 0 {
 		cfg.MaxInFlight = 10_000
 	}
-	if _, err := http.NewRequestWithContext(ctx, cfg.Method, cfg.URL, nil); err != nil {
-		return nil, fmt.Errorf("loadgen: %w", err)
+	for _, u := range cfg.URLs {
+		if _, err := http.NewRequestWithContext(ctx, cfg.Method, u, nil); err != nil {
+			return nil, fmt.Errorf("loadgen: %w", err)
+		}
 	}
 	res := &Result{Failed: map[string]int64{}}
 	var mu sync.Mutex // guards res while requests are in flight
@@ -116,30 +125,43 @@ func Run(ctx context.Context, cfg Config, client *http.Client) (*Result, error) 
 		if ctx.Err() != nil {
 			break
 		}
+		url := cfg.URLs[0]
+		if len(cfg.URLs) > 1 {
+			url = cfg.URLs[rng.IntN(len(cfg.URLs))]
+		}
+		warm := at < cfg.Warmup
 		mu.Lock()
-		res.Scheduled++
-		res.Span = at
+		if warm {
+			res.Warm++
+		} else {
+			res.Scheduled++
+			res.Span = at - cfg.Warmup
+		}
 		mu.Unlock()
 		select {
 		case slots <- struct{}{}:
 		default:
-			mu.Lock()
-			res.Dropped++
-			mu.Unlock()
+			if !warm {
+				mu.Lock()
+				res.Dropped++
+				mu.Unlock()
+			}
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			kind := send(ctx, client, cfg.Method, cfg.URL)
+			kind := send(ctx, client, cfg.Method, url)
 			lat := time.Since(due).Seconds()
 			<-slots
 			mu.Lock()
 			defer mu.Unlock()
-			if kind == "" {
+			switch {
+			case warm:
+			case kind == "":
 				res.Completed++
 				res.Latency.Record(lat)
-			} else {
+			default:
 				res.Failed[kind]++
 			}
 		}()
@@ -151,12 +173,14 @@ func Run(ctx context.Context, cfg Config, client *http.Client) (*Result, error) 
 
 func (c *Config) validate() error {
 	switch {
-	case c.URL == "":
+	case len(c.URLs) == 0:
 		return errors.New("loadgen: no URL")
 	case c.Arrivals == nil:
 		return errors.New("loadgen: no arrival process")
-	case c.Duration < 0 || c.Requests < 0 || c.MaxInFlight < 0:
-		return fmt.Errorf("loadgen: duration %v, requests %d and max in flight %d must not be negative", c.Duration, c.Requests, c.MaxInFlight)
+	case c.Duration < 0 || c.Requests < 0 || c.MaxInFlight < 0 || c.Warmup < 0:
+		return fmt.Errorf("loadgen: duration %v, requests %d, max in flight %d and warm-up %v must not be negative", c.Duration, c.Requests, c.MaxInFlight, c.Warmup)
+	case c.Duration > 0 && c.Warmup >= c.Duration:
+		return fmt.Errorf("loadgen: warm-up %v leaves nothing of duration %v to measure", c.Warmup, c.Duration)
 	case c.Duration == 0 && c.Requests == 0:
 		return errors.New("loadgen: set a duration or a number of requests, or the run never ends")
 	}
@@ -214,6 +238,35 @@ func (r *Result) WriteSummary(w io.Writer) error {
 	_, err := fmt.Fprintf(w, "latency    mean %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s (from scheduled start)\n",
 		ms(h.Mean()), ms(h.Quantile(0.5)), ms(h.Quantile(0.9)), ms(h.Quantile(0.99)), ms(h.Quantile(0.999)), ms(h.Max()))
 	return err
+}
+
+// Summary is a run's outcome in numbers, for scripts (JSON); times in
+// seconds.
+type Summary struct {
+	Scheduled int64            `json:"scheduled"`
+	Completed int64            `json:"completed"`
+	Failed    map[string]int64 `json:"failed"`
+	Dropped   int64            `json:"dropped"`
+	Rate      float64          `json:"rate"` // completed per second of wall time
+	Mean      float64          `json:"mean"`
+	P50       float64          `json:"p50"`
+	P90       float64          `json:"p90"`
+	P99       float64          `json:"p99"`
+	P999      float64          `json:"p999"`
+	Max       float64          `json:"max"`
+}
+
+// Summary returns the run's counts, rate and latency percentiles.
+func (r *Result) Summary() Summary {
+	h := &r.Latency
+	s := Summary{Scheduled: r.Scheduled, Completed: r.Completed, Failed: r.Failed, Dropped: r.Dropped}
+	if r.Elapsed > 0 {
+		s.Rate = float64(r.Completed) / r.Elapsed.Seconds()
+	}
+	if h.Count() > 0 {
+		s.Mean, s.P50, s.P90, s.P99, s.P999, s.Max = h.Mean(), h.Quantile(0.5), h.Quantile(0.9), h.Quantile(0.99), h.Quantile(0.999), h.Max()
+	}
+	return s
 }
 
 func ms(s float64) string { return fmt.Sprintf("%.3fms", s*1e3) }

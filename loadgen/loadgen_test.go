@@ -3,6 +3,7 @@ package loadgen
 import (
 	"bytes"
 	"context"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -31,7 +32,7 @@ func TestCountsEveryArrival(t *testing.T) {
 		w.Write([]byte("ok"))
 	}))
 	defer srv.Close()
-	res, err := Run(context.Background(), Config{URL: srv.URL, Arrivals: constant(t, 200), Duration: 250 * time.Millisecond}, srv.Client())
+	res, err := Run(context.Background(), Config{URLs: []string{srv.URL}, Arrivals: constant(t, 200), Duration: 250 * time.Millisecond}, srv.Client())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,6 +44,34 @@ func TestCountsEveryArrival(t *testing.T) {
 	}
 }
 
+// TestSpreadsOverURLsAfterWarmup: 1000 req/s for 500 ms with a 100 ms
+// warm-up measures the 400 arrivals at 100-499 ms, and the 499 sent in all split
+// between two URLs as a fair coin would (within 4 standard deviations).
+func TestSpreadsOverURLsAfterWarmup(t *testing.T) {
+	var hits [2]atomic.Int64
+	var urls []string
+	for i := range hits {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits[i].Add(1) }))
+		defer srv.Close()
+		urls = append(urls, srv.URL)
+	}
+	res, err := Run(context.Background(), Config{URLs: urls, Arrivals: constant(t, 1000), Duration: 500 * time.Millisecond,
+		Warmup: 100 * time.Millisecond}, http.DefaultClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Warm != 99 || res.Scheduled != 400 || res.Completed != 400 || res.Latency.Count() != 400 {
+		t.Fatalf("warm %d, scheduled %d, completed %d, timed %d", res.Warm, res.Scheduled, res.Completed, res.Latency.Count())
+	}
+	a, b := hits[0].Load(), hits[1].Load()
+	if a+b != 499 || math.Abs(float64(a)-249.5) > 4*math.Sqrt(499*0.25) {
+		t.Fatalf("split %d / %d", a, b)
+	}
+	if s := res.Summary(); s.Completed != 400 || !(s.P99 >= s.P50) || s.Rate <= 0 {
+		t.Fatalf("summary %+v", s)
+	}
+}
+
 // TestLatencyFromScheduledStart: a server that takes 30 ms per request
 // shows at least 30 ms at every percentile.
 func TestLatencyFromScheduledStart(t *testing.T) {
@@ -50,7 +79,7 @@ func TestLatencyFromScheduledStart(t *testing.T) {
 		time.Sleep(30 * time.Millisecond)
 	}))
 	defer srv.Close()
-	res, err := Run(context.Background(), Config{URL: srv.URL, Arrivals: constant(t, 100), Requests: 10}, srv.Client())
+	res, err := Run(context.Background(), Config{URLs: []string{srv.URL}, Arrivals: constant(t, 100), Requests: 10}, srv.Client())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +99,7 @@ func TestFailuresAndDrops(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	res, err := Run(context.Background(), Config{URL: srv.URL, Arrivals: constant(t, 100), Requests: 10}, srv.Client())
+	res, err := Run(context.Background(), Config{URLs: []string{srv.URL}, Arrivals: constant(t, 100), Requests: 10}, srv.Client())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +111,7 @@ func TestFailuresAndDrops(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}))
 	defer slow.Close()
-	res, err = Run(context.Background(), Config{URL: slow.URL, Arrivals: constant(t, 1000), Requests: 20, MaxInFlight: 2}, slow.Client())
+	res, err = Run(context.Background(), Config{URLs: []string{slow.URL}, Arrivals: constant(t, 1000), Requests: 20, MaxInFlight: 2}, slow.Client())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +122,7 @@ func TestFailuresAndDrops(t *testing.T) {
 	closed := httptest.NewServer(http.NotFoundHandler())
 	url := closed.URL
 	closed.Close()
-	res, err = Run(context.Background(), Config{URL: url, Arrivals: constant(t, 1000), Requests: 3}, http.DefaultClient)
+	res, err = Run(context.Background(), Config{URLs: []string{url}, Arrivals: constant(t, 1000), Requests: 3}, http.DefaultClient)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +142,7 @@ func TestCancelStopsTheRun(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
-	res, err := Run(ctx, Config{URL: srv.URL, Arrivals: constant(t, 50), Duration: time.Hour}, srv.Client())
+	res, err := Run(ctx, Config{URLs: []string{srv.URL}, Arrivals: constant(t, 50), Duration: time.Hour}, srv.Client())
 	if err != context.Canceled || res == nil || res.Scheduled > 10 || res.Elapsed > 10*time.Second {
 		t.Fatalf("err %v, result %+v", err, res)
 	}
@@ -126,10 +155,10 @@ func TestConfigErrors(t *testing.T) {
 		want string
 	}{
 		{Config{Arrivals: p, Requests: 1}, "no URL"},
-		{Config{URL: "http://127.0.0.1:1/", Requests: 1}, "no arrival process"},
-		{Config{URL: "http://127.0.0.1:1/", Arrivals: p}, "never ends"},
-		{Config{URL: "http://127.0.0.1:1/", Arrivals: p, Requests: -1}, "negative"},
-		{Config{URL: "http://127.0.0.1:1/", Arrivals: p, Requests: 1, Method: "BAD METHOD"}, "method"},
+		{Config{URLs: []string{"http://127.0.0.1:1/"}, Requests: 1}, "no arrival process"},
+		{Config{URLs: []string{"http://127.0.0.1:1/"}, Arrivals: p}, "never ends"},
+		{Config{URLs: []string{"http://127.0.0.1:1/"}, Arrivals: p, Requests: -1}, "negative"},
+		{Config{URLs: []string{"http://127.0.0.1:1/"}, Arrivals: p, Requests: 1, Method: "BAD METHOD"}, "method"},
 	} {
 		if _, err := Run(context.Background(), c.cfg, http.DefaultClient); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: error %v, want %q", c.cfg, err, c.want)

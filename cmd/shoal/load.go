@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/shoal-project/shoal/loadgen"
@@ -28,12 +30,14 @@ func cmdLoad(ctx context.Context, args []string, stdout io.Writer) error {
 	timeout := fs.Duration("timeout", 30*time.Second, "")
 	method := fs.String("method", http.MethodGet, "")
 	seed := fs.Uint64("seed", 1, "")
+	warmup := fs.Duration("warmup", 0, "")
+	asJSON := fs.Bool("json", false, "")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return fmt.Errorf("load: want one URL, got %d: %w", len(pos), errUsage)
+	if len(pos) == 0 {
+		return fmt.Errorf("load: want one or more URLs: %w", errUsage)
 	}
 	if *duration < 0 || *requests < 0 || *inFlight < 0 || *timeout <= 0 {
 		return fmt.Errorf("load: --duration, --requests and --max-in-flight must not be negative, --timeout must be positive: %w", errUsage)
@@ -53,14 +57,28 @@ func cmdLoad(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("load: %w", err)
 	}
-	cfg := loadgen.Config{URL: pos[0], Method: *method, Arrivals: p, Duration: *duration, Requests: *requests, MaxInFlight: *inFlight, Seed: *seed}
+	cfg := loadgen.Config{URLs: pos, Method: *method, Arrivals: p, Duration: *duration, Requests: *requests, MaxInFlight: *inFlight,
+		Seed: *seed, Warmup: *warmup}
 	if *requests > 0 && !flagSet(fs, "duration") {
 		cfg.Duration = 0
 	}
 	client := &http.Client{Timeout: *timeout, Transport: &http.Transport{MaxIdleConnsPerHost: 1024}}
 	res, err := loadgen.Run(ctx, cfg, client)
-	if res != nil {
-		fmt.Fprintf(stdout, "load %s: %s arrivals, seed %d\n", pos[0], *arrivals, *seed)
+	switch {
+	case res != nil && *asJSON:
+		out := struct {
+			URLs     []string `json:"urls"`
+			Arrivals string   `json:"arrivals"`
+			Seed     uint64   `json:"seed"`
+			loadgen.Summary
+		}{pos, *arrivals, *seed, res.Summary()}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if werr := enc.Encode(out); werr != nil {
+			return werr
+		}
+	case res != nil:
+		fmt.Fprintf(stdout, "load %s: %s arrivals, seed %d\n", strings.Join(pos, " "), *arrivals, *seed)
 		if werr := res.WriteSummary(stdout); werr != nil {
 			return werr
 		}

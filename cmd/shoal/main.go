@@ -6,7 +6,7 @@
 //	shoal sim SCENARIO|FILE [flags]          compare policies on the same arrivals
 //	shoal train distr-lb SCENARIO -o FILE    learn load-balancing weights, save the policy
 //	shoal experiment distr-lb NAME|all       reproduce the Distr-LB paper's experiments
-//	shoal load URL --rate R [flags]          open-loop HTTP load, latency percentiles
+//	shoal load URL... --rate R [flags]       open-loop HTTP load, latency percentiles
 //	shoal proxy -c FILE                      HTTP load balancer (selectors, Distr-LB agent)
 //
 // See README.md for the scenario format and every flag.
@@ -53,7 +53,7 @@ Usage:
   shoal experiment distr-lb NAME|all [flags]
                                          train and compare as the Distr-LB paper does:
                                          table3, misconfigured, large, sweep, ablation
-  shoal load URL --rate R [flags]        send open-loop HTTP load, print latency percentiles
+  shoal load URL... --rate R [flags]     send open-loop HTTP load, print latency percentiles
   shoal proxy -c FILE [--log-level L]    HTTP/1.1 load balancer running a selector or a
                                          Distr-LB policy; SIGHUP reloads, SIGTERM drains
   shoal help                             this text
@@ -101,7 +101,11 @@ Flags of load:
   --timeout D        per request (default 30s)
   --method M         HTTP method (default GET)
   --seed N           seed of the arrival schedule (default 1)
-  Latency is measured from each request's scheduled start (no coordinated omission).
+  --warmup D         requests scheduled in the first D are sent but not measured
+  --json             print the summary as JSON (times in seconds)
+  Several URLs share the load: each request goes to one at random (Poisson
+  arrivals stay Poisson at each). Latency is measured from each request's
+  scheduled start (no coordinated omission).
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
