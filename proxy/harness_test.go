@@ -21,7 +21,7 @@ import (
 // X-Backend header, sleeps ?sleep=D, and can be killed and restarted on
 // the same address.
 type testBackend struct {
-	t      *testing.T
+	t      testing.TB
 	id     string
 	addr   string
 	served atomic.Int64
@@ -29,7 +29,7 @@ type testBackend struct {
 	srv    *http.Server
 }
 
-func newTestBackend(t *testing.T, id string) *testBackend {
+func newTestBackend(t testing.TB, id string) *testBackend {
 	b := &testBackend{t: t, id: id}
 	b.start("127.0.0.1:0")
 	t.Cleanup(b.kill)
@@ -103,7 +103,7 @@ type runningProxy struct {
 	done       chan error
 }
 
-func startProxy(t *testing.T, cfg *Config) *runningProxy {
+func startProxy(t testing.TB, cfg *Config) *runningProxy {
 	t.Helper()
 	p, err := New(cfg, Options{})
 	if err != nil {
@@ -126,7 +126,7 @@ func startProxy(t *testing.T, cfg *Config) *runningProxy {
 }
 
 // shutdown stops the proxy and waits for it (once).
-func (rp *runningProxy) shutdown(t *testing.T) {
+func (rp *runningProxy) shutdown(t testing.TB) {
 	rp.stop()
 	select {
 	case err, ok := <-rp.done:
@@ -148,7 +148,7 @@ func load(t *testing.T, url string, rate float64, d time.Duration) *loadgen.Resu
 	}
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
 	defer client.CloseIdleConnections()
-	res, err := loadgen.Run(context.Background(), loadgen.Config{URL: url, Arrivals: p, Duration: d, Seed: 1}, client)
+	res, err := loadgen.Run(context.Background(), loadgen.Config{URLs: []string{url}, Arrivals: p, Duration: d, Seed: 1}, client)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		t.Fatal(err)
 	}

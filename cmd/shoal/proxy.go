@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/shoal-project/shoal/control/lb"
@@ -31,6 +32,12 @@ func cmdProxy(ctx context.Context, args []string, stderr io.Writer) error {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {
 		return fmt.Errorf("proxy: --log-level %q: want debug, info, warn or error: %w", *level, errUsage)
+	}
+	if os.Getenv("GOGC") == "" {
+		// A proxy allocates per request and has memory to spare: collecting
+		// at 4x the live heap instead of 2x gave 9% more requests per
+		// second on one core (bench/proxy/overhead.sh).
+		debug.SetGCPercent(400)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv}))
 	selectors := lb.Classical()

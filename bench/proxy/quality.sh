@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# Policy quality on an emulated testbed, and sim-to-real fidelity.
+#
+# Seven 'shoal backend' processes emulate the servers of bench/proxy/testbed.yaml
+# (processor sharing of their cores at their true speeds; the configured
+# weights are the cores, which is wrong). Two load balancers of the same kind
+# each receive half of an open-loop Poisson load ('shoal load' spreads it) at
+# each LOADS fraction of the total capacity, for each policy:
+#   nginx least_conn, nginx weighted round robin, HAProxy leastconn, HAProxy
+#   roundrobin (weights = cores), shoal proxy with lsq, sed, p2c, and the
+#   Distr-LB agent trained in the simulator on testbed.yaml (two independent
+#   agents, lb0 and lb1).
+# Then the same scenario in 'shoal sim' for the policies it has (lsq, sed,
+# p2c, wrr, distr-lb) gives the simulated mean and p99 to compare with.
+#
+# Usage (from the repository root):  bash bench/proxy/quality.sh
+# Environment: LOADS (default "0.7 0.85 0.95"), DURATION (seconds of load per
+# run, default 75), WARMUP (seconds not measured, default 15), SEED (load
+# schedule and backend demand seed, default 1), POLICIES (default all), OUT
+# (default out/proxy-bench; the trained policy is kept there and reused).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+PATH=$PATH:/usr/sbin
+
+LOADS=${LOADS:-"0.7 0.85 0.95"}
+DURATION=${DURATION:-75}
+WARMUP=${WARMUP:-15}
+SEED=${SEED:-1}
+POLICIES=${POLICIES:-"nginx-least_conn nginx-wrr haproxy-leastconn haproxy-roundrobin shoal-lsq shoal-sed shoal-p2c shoal-distr-lb"}
+OUT=${OUT:-out/proxy-bench}
+SCENARIO=bench/proxy/testbed.yaml
+CAPACITY=14.8 # cores x speed, summed over the servers
+MEAN_DEMAND=0.1
+CORES=(1 1 2 2 2 4 4) # the configured weights
+
+for bin in nginx haproxy python3; do
+	command -v "$bin" >/dev/null || { echo "quality.sh: $bin not found (Debian packages nginx-light, haproxy)" >&2; exit 2; }
+done
+mkdir -p "$OUT"
+work=$(mktemp -d)
+pids=()
+stop_all() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	pids=()
+}
+trap 'stop_all; rm -rf "$work"' EXIT
+
+go build -o "$work/shoal" ./cmd/shoal
+SHOAL=$work/shoal
+POLICY=$OUT/distr-lb.slb
+if [ ! -f "$POLICY" ]; then
+	echo "== training Distr-LB on $SCENARIO (seed 1)"
+	"$SHOAL" train distr-lb "$SCENARIO" -o "$POLICY" --seed 1 --quiet
+fi
+
+wait_http() { # $1 url
+	for _ in $(seq 200); do
+		curl -fsS -o /dev/null "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "quality.sh: nothing answers at $1" >&2
+	return 1
+}
+
+BPORT=18300 # backends 18300..18306
+LB0=127.0.0.1:18310
+LB1=127.0.0.1:18311
+
+start_backends() {
+	for i in 0 1 2 3 4 5 6; do
+		"$SHOAL" backend --scenario "$SCENARIO" --instance "$i" --listen "127.0.0.1:$((BPORT + i))" --seed "$((SEED * 100 + i))" >/dev/null &
+		pids+=($!)
+	done
+	for i in 0 1 2 3 4 5 6; do wait_http "http://127.0.0.1:$((BPORT + i))/healthz"; done
+}
+
+nginx_lb() { # $1 name, $2 addr, $3 balancing directive
+	local d="$work/$1"
+	mkdir -p "$d"
+	{
+		echo "worker_processes 1; daemon off; pid $d/nginx.pid; error_log $d/error.log warn;"
+		echo "events { worker_connections 4096; }"
+		echo "http { access_log off; client_body_temp_path $d/b; proxy_temp_path $d/p; fastcgi_temp_path $d/f; uwsgi_temp_path $d/u; scgi_temp_path $d/s;"
+		echo "upstream web { $3"
+		for i in 0 1 2 3 4 5 6; do echo "  server 127.0.0.1:$((BPORT + i)) weight=${CORES[$i]} max_fails=0;"; done
+		echo "  keepalive 256; }"
+		echo "server { listen $2; location / { proxy_pass http://web; proxy_http_version 1.1; proxy_set_header Connection \"\"; proxy_read_timeout 600s; } } }"
+	} >"$d/nginx.conf"
+	nginx -c "$d/nginx.conf" &
+	pids+=($!)
+}
+
+haproxy_lb() { # $1 name, $2 addr, $3 balance algorithm
+	local f="$work/$1.cfg"
+	{
+		printf 'global\n  nbthread 1\n  maxconn 10000\ndefaults\n  mode http\n  timeout connect 2s\n  timeout client 600s\n  timeout server 600s\n'
+		printf 'frontend f\n  bind %s\n  default_backend web\nbackend web\n  balance %s\n' "$2" "$3"
+		for i in 0 1 2 3 4 5 6; do printf '  server s%d 127.0.0.1:%d weight %d\n' "$i" "$((BPORT + i))" "${CORES[$i]}"; done
+	} >"$f"
+	haproxy -f "$f" -db &
+	pids+=($!)
+}
+
+shoal_lb() { # $1 name (lb0/lb1), $2 addr, $3 policy
+	local f="$work/$1.yaml"
+	{
+		echo "listen: $2"
+		echo "name: $1"
+		echo "seed: $SEED"
+		if [ "$3" = distr-lb ]; then
+			echo "policy: distr-lb"
+			echo "agent: {file: $PWD/$POLICY}"
+		else
+			echo "policy: $3"
+		fi
+		echo "timeouts: {response_header: 600s}"
+		echo "backends:"
+		for i in 0 1 2 3 4 5 6; do echo "  - {url: http://127.0.0.1:$((BPORT + i)), weight: ${CORES[$i]}}"; done
+	} >"$f"
+	"$SHOAL" proxy -c "$f" --log-level warn &
+	pids+=($!)
+}
+
+results=$OUT/quality.csv
+echo "policy,load,rate,mean,p50,p90,p99,p999,completed,failed,seed,duration,warmup" >"$results"
+echo "== testbed: 7 emulated backends, 2 load balancers, ${DURATION}s per run (${WARMUP}s warm-up), seed $SEED"
+for load in $LOADS; do
+	rate=$(python3 -c "print(round($load * $CAPACITY / $MEAN_DEMAND, 3))")
+	for pol in $POLICIES; do
+		start_backends
+		case $pol in
+		nginx-least_conn) nginx_lb lb0 $LB0 least_conn\; ; nginx_lb lb1 $LB1 least_conn\; ;;
+		nginx-wrr) nginx_lb lb0 $LB0 "" ; nginx_lb lb1 $LB1 "" ;;
+		haproxy-leastconn) haproxy_lb lb0 $LB0 leastconn ; haproxy_lb lb1 $LB1 leastconn ;;
+		haproxy-roundrobin) haproxy_lb lb0 $LB0 roundrobin ; haproxy_lb lb1 $LB1 roundrobin ;;
+		shoal-*) shoal_lb lb0 $LB0 "${pol#shoal-}" ; shoal_lb lb1 $LB1 "${pol#shoal-}" ;;
+		*) echo "quality.sh: unknown policy $pol" >&2; exit 2 ;;
+		esac
+		wait_http "http://$LB0/healthz"
+		wait_http "http://$LB1/healthz"
+		"$SHOAL" load "http://$LB0/" "http://$LB1/" --rate "$rate" --duration "${DURATION}s" --warmup "${WARMUP}s" \
+			--seed "$SEED" --timeout 600s --json >"$work/load.json"
+		python3 - "$work/load.json" "$pol" "$load" "$SEED" "$DURATION" "$WARMUP" >>"$results" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+failed = sum(r["failed"].values())
+print(",".join(str(x) for x in [sys.argv[2], sys.argv[3], round(r["rate"], 2), r["mean"], r["p50"], r["p90"], r["p99"], r["p999"], r["completed"], failed, sys.argv[4], sys.argv[5], sys.argv[6]]))
+EOF
+		tail -1 "$results" | awk -F, '{ printf "  %-20s load %s  mean %7.3fs  p99 %7.3fs  completed %d  failed %d\n", $1, $2, $4, $7, $9, $10 }'
+		stop_all
+	done
+done
+
+echo "== simulator: the same scenario, 5 seeds of 5 minutes"
+sim=$OUT/sim.csv
+echo "policy,load,mean,p99" >"$sim"
+for load in $LOADS; do
+	"$SHOAL" sim "$SCENARIO" --policy "lsq,sed,p2c,wrr,distr-lb:$POLICY" --load "$load" --json --quiet >"$work/sim.json"
+	python3 - "$work/sim.json" "$load" >>"$sim" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for p in r["policies"]:
+    s = p["summary"]
+    print(f"{p['policy']},{sys.argv[2]},{s['mean']['mean']},{s['p99']['mean']}")
+EOF
+done
+
+python3 - "$results" "$sim" <<'EOF'
+import csv, sys
+real = list(csv.DictReader(open(sys.argv[1])))
+sim = {(r["policy"], r["load"]): r for r in csv.DictReader(open(sys.argv[2]))}
+loads = sorted({r["load"] for r in real}, key=float)
+print("\n== policy quality (testbed): mean / p99 in seconds")
+for load in loads:
+    rows = [r for r in real if r["load"] == load]
+    peers = [r for r in rows if r["policy"].startswith(("nginx", "haproxy"))]
+    best = min(peers, key=lambda r: float(r["p99"])) if peers else None
+    print(f"load {load}" + (f"  (best nginx/HAProxy p99: {best['policy']} {float(best['p99']):.3f}s)" if best else ""))
+    for r in rows:
+        rel = f"{100 * (float(r['p99']) / float(best['p99']) - 1):+.1f}% p99 vs best peer" if best else ""
+        print(f"  {r['policy']:20s} mean {float(r['mean']):7.3f}  p99 {float(r['p99']):7.3f}  {rel}")
+print("\n== sim-to-real: simulated vs testbed (sim/real - 1)")
+names = {"shoal-lsq": "lsq", "shoal-sed": "sed", "shoal-p2c": "p2c", "nginx-wrr": "wrr", "shoal-distr-lb": None}
+for r in real:
+    s = names.get(r["policy"], "")
+    if s == "":
+        continue
+    key = (s, r["load"]) if s else next(((p, l) for (p, l) in sim if p.startswith("distr-lb") and l == r["load"]), None)
+    if key not in sim:
+        continue
+    m, p = float(sim[key]["mean"]), float(sim[key]["p99"])
+    print(f"  {r['policy']:20s} load {r['load']}: sim mean {m:7.3f} real {float(r['mean']):7.3f} ({100*(m/float(r['mean'])-1):+.1f}%)"
+          f"  sim p99 {p:7.3f} real {float(r['p99']):7.3f} ({100*(p/float(r['p99'])-1):+.1f}%)")
+EOF
