@@ -8,6 +8,7 @@
 //	shoal experiment distr-lb NAME|all       reproduce the Distr-LB paper's experiments
 //	shoal load URL... --rate R [flags]       open-loop HTTP load, latency percentiles
 //	shoal proxy -c FILE                      HTTP load balancer (selectors, Distr-LB agent)
+//	shoal backend [flags]                    emulated server of given cores and speed
 //
 // See README.md for the scenario format and every flag.
 package main
@@ -56,6 +57,7 @@ Usage:
   shoal load URL... --rate R [flags]     send open-loop HTTP load, print latency percentiles
   shoal proxy -c FILE [--log-level L]    HTTP/1.1 load balancer running a selector or a
                                          Distr-LB policy; SIGHUP reloads, SIGTERM drains
+  shoal backend [flags]                  emulate a server of given cores and speed (HTTP test backend)
   shoal help                             this text
 
 Flags of sim:
@@ -106,6 +108,35 @@ Flags of load:
   Several URLs share the load: each request goes to one at random (Poisson
   arrivals stay Poisson at each). Latency is measured from each request's
   scheduled start (no coordinated omission).
+
+Flags of backend:
+  --listen ADDR         address to listen on (default 127.0.0.1:8081; port 0 picks a free port,
+                        the line printed at start shows it)
+  --cores N             CPU limit in cores, shared by processor sharing (default 1; fractions allowed)
+  --speed X             CPU speed: work done per core-second (default 1)
+  --io-speed X          I/O speed factor (default 1)
+  --io-parallelism N    I/O phases served at full speed before they share (default 0: I/O is a pure delay)
+  --phases N            alternating CPU and I/O phases per request, CPU first (default 1)
+  --cpu DIST            CPU demand in core-seconds at speed 1 (default exp:0.01)
+  --io DIST             I/O demand in seconds at I/O speed 1 (default none)
+  --concurrency N       requests in service at once (default 0: unlimited)
+  --queue N             requests waiting beyond --concurrency (default 0: reject at the limit;
+                        -1 unbounded); a full queue answers 429
+  --scenario S          take cores, speed, I/O settings, concurrency and queue from instance
+  --instance N          --instance N (from 0) of the first service of scenario S (a name or a
+                        file), and the demand of the first class entering that service;
+                        explicit flags override them
+  --seed N              seed of the demand stream (default 1)
+  DIST is exp:MEAN, det:VALUE, lognormal:MEAN:CV, uniform:MIN:MAX, pareto:ALPHA:MIN:MAX or none
+  (seconds). A request header X-Shoal-Demand: cpu=0.25,io=0.01 sets that request's demand
+  (common random numbers). Responses carry X-Shoal-Demand and X-Shoal-Service-Time (seconds
+  at the server); GET /healthz, GET /stats (JSON). SIGTERM stops it after up to 10 s of drain.
+
+Flags of proxy:
+  -c FILE            configuration (YAML; see README "HTTP load balancer")
+  --log-level L      debug, info (default), warn or error
+  SIGHUP reloads the file without dropping requests (listen and admin cannot change);
+  SIGTERM or Ctrl-C stops accepting and drains requests in flight (timeouts.shutdown).
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -126,6 +157,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdLoad(ctx, args[1:], stdout)
 	case "proxy":
 		return cmdProxy(ctx, args[1:], stderr)
+	case "backend":
+		return cmdBackend(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -1,0 +1,274 @@
+package backend
+
+import (
+	"time"
+)
+
+// Where a job is (cluster/call.go: the at* constants).
+const (
+	atNone  = iota
+	atQueue // waiting for a concurrency slot
+	atCPU   // in a CPU phase
+	atIO    // in an I/O phase shared by processor sharing
+	atDelay // in a pure-delay I/O phase
+	atDone  // finished; the waiter has been signalled
+)
+
+// job is one request at the server, pooled by the Server.
+type job struct {
+	cpu, io float64 // demand: core-seconds at speed 1, seconds at I/O speed 1
+	seq     uint64  // arrival order, breaks ties in the heaps
+	at      uint8
+	phase   int32         // next phase: even = CPU, odd = I/O
+	hidx    int           // index in the heap it is in
+	tag     float64       // PS finish tag, or the due time in ns of a pure delay
+	due     time.Duration // end of a pure-delay I/O phase
+	admit   bool          // holds a concurrency slot
+	arrived time.Duration // engine time of arrival
+	done    time.Duration // engine time of completion
+
+	prev, next *job          // links of the wait queue
+	ch         chan struct{} // signalled once at completion (capacity 1)
+}
+
+// engine is the server model in engine time (a time.Duration since the
+// server started): concurrency limit with a bounded FIFO, then alternating
+// CPU and I/O phases, the CPU phases in a processor-sharing CPU. It mirrors
+// cluster/instance.go with the simulator's kernel replaced by advance: the
+// caller (the Server, or a test) calls advance(now) before anything else at
+// now, and arms a timer for next(). It is not safe for concurrent use.
+//
+// Events are processed at their exact model instants however late advance
+// is called: a job that finishes a phase at t starts its next phase at t,
+// and a freed slot admits the next queued job at t, so the late wake-up of
+// a timer delays only the response, never the model.
+type engine struct {
+	phases      int
+	concurrency int
+	queueLimit  int  // -1 = unbounded
+	ioDelay     bool // I/O is a pure delay (cluster: IOParallelism == 0)
+	ioSpeed     float64
+
+	cpu   psQueue
+	io    psQueue
+	delay jobHeap // pure-delay I/O phases by due time
+
+	admitted   int
+	head, tail *job // wait queue (FIFO)
+	queued     int
+	seq        uint64
+	now        time.Duration // the latest time advanced to
+
+	served, rejected, cancelled int64
+}
+
+func newEngine(c *Config) *engine {
+	return &engine{
+		phases:      c.Phases,
+		concurrency: c.Concurrency,
+		queueLimit:  c.Queue,
+		ioDelay:     c.IOParallelism == 0,
+		ioSpeed:     c.IOSpeed,
+		cpu:         psQueue{servers: c.Cores, speed: c.Speed},
+		io:          psQueue{servers: float64(c.IOParallelism), speed: c.IOSpeed},
+	}
+}
+
+// advance processes, in time order and each at its own instant, every
+// event due at or before now, then moves the resources' accounting to now.
+func (e *engine) advance(now time.Duration) {
+	if now < e.now {
+		now = e.now // time never goes back
+	}
+	for {
+		t, ok := e.next()
+		if !ok || t > now {
+			break
+		}
+		// The resources share the clock: bring both to t before any job
+		// moves between them (cluster: the kernel advances one clock).
+		e.cpu.advance(t)
+		e.io.advance(t)
+		// cluster/instance.go: instance.Handle, evCPU and evIO; call.Handle,
+		// evIODone.
+		for j := e.cpu.popDone(t); j != nil; j = e.cpu.popDone(t) {
+			j.phase++
+			e.runPhase(t, j)
+		}
+		if !e.ioDelay {
+			for j := e.io.popDone(t); j != nil; j = e.io.popDone(t) {
+				j.phase++
+				e.runPhase(t, j)
+			}
+		}
+		for len(e.delay.h) > 0 && e.delay.h[0].due <= t {
+			j := e.delay.h[0]
+			e.delay.del(0)
+			j.phase++
+			e.runPhase(t, j)
+		}
+	}
+	e.cpu.advance(now)
+	e.io.advance(now)
+	e.now = now
+}
+
+// next is the time of the earliest pending event; ok is false when no job
+// is in a phase.
+func (e *engine) next() (t time.Duration, ok bool) {
+	t, ok = e.cpu.next()
+	if !e.ioDelay {
+		if u, uok := e.io.next(); uok && (!ok || u < t) {
+			t, ok = u, true
+		}
+	}
+	if len(e.delay.h) > 0 {
+		if u := e.delay.h[0].due; !ok || u < t {
+			t, ok = u, true
+		}
+	}
+	return t, ok
+}
+
+// arrive takes a job at now (after advance(now)): admit, queue or reject
+// (cluster/instance.go: instance.arrive). It reports false when the job is
+// rejected (429); the job is then not kept.
+func (e *engine) arrive(now time.Duration, j *job) bool {
+	e.seq++
+	j.seq = e.seq
+	j.arrived = now
+	j.phase = 0
+	j.admit = false
+	if lim := e.concurrency; lim > 0 && e.admitted >= lim {
+		if e.queueLimit < 0 || e.queued < e.queueLimit {
+			j.at = atQueue
+			j.prev, j.next = e.tail, nil
+			if e.tail != nil {
+				e.tail.next = j
+			} else {
+				e.head = j
+			}
+			e.tail = j
+			e.queued++
+			return true
+		}
+		e.rejected++
+		j.at = atNone
+		return false
+	}
+	e.admitJob(now, j)
+	return true
+}
+
+// admitJob gives j a concurrency slot and starts its phases
+// (cluster/instance.go: instance.admit).
+func (e *engine) admitJob(now time.Duration, j *job) {
+	e.admitted++
+	j.admit = true
+	j.at = atNone
+	e.runPhase(now, j)
+}
+
+// runPhase starts the next non-empty phase of j at now, or completes it
+// (cluster/instance.go: instance.runPhase). The work is split evenly among
+// the phases; I/O is a pure delay of io/ioSpeed seconds without I/O
+// parallelism, else it is served in the I/O processor-sharing queue.
+func (e *engine) runPhase(now time.Duration, j *job) {
+	phases := int32(e.phases)
+	for j.phase < 2*phases {
+		if j.phase%2 == 0 {
+			w := j.cpu
+			if phases > 1 {
+				w /= float64(phases)
+			}
+			if w > 0 {
+				j.at = atCPU
+				e.cpu.add(now, j, w)
+				return
+			}
+		} else if t := j.io / float64(phases); t > 0 {
+			if e.ioDelay {
+				j.at = atDelay
+				j.due = now + ceilDuration(t/e.ioSpeed)
+				j.tag = float64(j.due)
+				e.delay.push(j)
+			} else {
+				j.at = atIO
+				e.io.add(now, j, t)
+			}
+			return
+		}
+		j.phase++
+	}
+	e.complete(now, j)
+}
+
+// complete finishes j at now: it releases the slot, admits queued jobs
+// (cluster/instance.go: instance.leave and admitQueued) and signals the
+// waiter.
+func (e *engine) complete(now time.Duration, j *job) {
+	j.at = atDone
+	j.done = now
+	e.served++
+	e.release(now, j)
+	select {
+	case j.ch <- struct{}{}:
+	default: // no waiter channel (tests), or already signalled
+	}
+}
+
+// release gives back j's slot and admits waiting jobs while slots are free.
+func (e *engine) release(now time.Duration, j *job) {
+	if !j.admit {
+		return
+	}
+	j.admit = false
+	e.admitted--
+	for e.head != nil && (e.concurrency == 0 || e.admitted < e.concurrency) {
+		n := e.head
+		e.unlink(n)
+		e.admitJob(now, n)
+	}
+}
+
+func (e *engine) unlink(j *job) {
+	if j.prev != nil {
+		j.prev.next = j.next
+	} else {
+		e.head = j.next
+	}
+	if j.next != nil {
+		j.next.prev = j.prev
+	} else {
+		e.tail = j.prev
+	}
+	j.prev, j.next = nil, nil
+	e.queued--
+}
+
+// cancel takes j out wherever it is at now (after advance(now)), for a
+// request whose client went away: it leaves the queue or the resource it is
+// in and frees its slot. It reports false when j had already completed.
+// The cluster keeps serving a call whose client timed out; a real server
+// sees the cancellation, and so does this one.
+func (e *engine) cancel(now time.Duration, j *job) bool {
+	switch j.at {
+	case atDone:
+		return false
+	case atQueue:
+		e.unlink(j)
+	case atCPU:
+		e.cpu.remove(now, j)
+	case atIO:
+		e.io.remove(now, j)
+	case atDelay:
+		e.delay.del(j.hidx)
+	}
+	j.at = atNone
+	e.cancelled++
+	e.release(now, j)
+	return true
+}
+
+// inService is the number of admitted jobs (holding a slot).
+func (e *engine) inService() int { return e.admitted }
