@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// buildShoal builds the command into dir.
+func buildShoal(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "shoal")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestProxySignals runs 'shoal proxy' as a child process: SIGHUP reloads
+// the file (a backend added is used, a broken file is refused and the old
+// configuration stays), SIGTERM drains the requests in flight and exits 0.
+func TestProxySignals(t *testing.T) {
+	bin := buildShoal(t)
+	var hits [2]struct {
+		sync.Mutex
+		n int
+	}
+	var backends []string
+	for i := range hits {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if d, err := time.ParseDuration(r.URL.Query().Get("sleep")); err == nil {
+				time.Sleep(d)
+			}
+			hits[i].Lock()
+			hits[i].n++
+			hits[i].Unlock()
+		}))
+		defer srv.Close()
+		backends = append(backends, srv.URL)
+	}
+	listen, admin := freePort(t), freePort(t)
+	conf := filepath.Join(t.TempDir(), "proxy.yaml")
+	write := func(text string) {
+		if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	head := fmt.Sprintf("listen: %s\nadmin: %s\npolicy: lsq\n", listen, admin)
+	write(head + fmt.Sprintf("backends: [{url: %s}]\n", backends[0]))
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, "proxy", "-c", conf)
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	status := func() (s struct{ Generation int }) {
+		resp, err := http.Get("http://" + admin + "/status")
+		if err != nil {
+			return s
+		}
+		defer resp.Body.Close()
+		json.NewDecoder(resp.Body).Decode(&s)
+		return s
+	}
+	wait := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 20s; proxy log:\n%s", what, stderr.String())
+			}
+		}
+	}
+	wait("proxy ready", func() bool {
+		resp, err := http.Get("http://" + admin + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil && resp.StatusCode == 200
+	})
+	write(head + fmt.Sprintf("backends: [{url: %s}, {url: %s}]\n", backends[0], backends[1]))
+	cmd.Process.Signal(syscall.SIGHUP)
+	wait("reload", func() bool { return status().Generation == 1 })
+	for i := 0; i < 10; i++ {
+		resp, err := http.Get("http://" + listen + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	hits[1].Lock()
+	got := hits[1].n
+	hits[1].Unlock()
+	if got == 0 {
+		t.Fatal("the backend added by SIGHUP got no request")
+	}
+	write("listen: [broken")
+	cmd.Process.Signal(syscall.SIGHUP)
+	wait("reload error logged", func() bool { return strings.Contains(stderr.String(), "reload failed") })
+	if g := status().Generation; g != 1 {
+		t.Fatalf("a broken file changed the configuration: generation %d", g)
+	}
+	// SIGTERM with requests in flight: each is answered, then the process exits 0.
+	const n = 8
+	codes := make(chan int, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			resp, err := http.Get("http://" + listen + "/?sleep=500ms")
+			if err != nil {
+				codes <- 0
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	for i := 0; i < n; i++ {
+		if c := <-codes; c != 200 {
+			t.Fatalf("request in flight at SIGTERM: %d (0: transport error); proxy log:\n%s", c, stderr.String())
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v; proxy log:\n%s", err, stderr.String())
+	}
+}
+
+func TestProxyBadConfigFailsAtStart(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "proxy.yaml")
+	os.WriteFile(conf, []byte("backends:\n  - {url: http://127.0.0.1:1, weight: -1}\n"), 0o644)
+	_, err := runCLI(t, "proxy", "-c", conf)
+	if err == nil || !strings.Contains(err.Error(), "backends[0].weight: must be > 0, got -1") {
+		t.Fatalf("bad config: %v", err)
+	}
+	if _, err := runCLI(t, "proxy"); err == nil {
+		t.Fatal("proxy without -c started")
+	}
+}
