@@ -94,7 +94,7 @@ nginx_lb() { # $1 name, $2 addr, $3 balancing directive
 haproxy_lb() { # $1 name, $2 addr, $3 balance algorithm
 	local f="$work/$1.cfg"
 	{
-		printf 'global\n  nbthread 1\n  maxconn 10000\ndefaults\n  mode http\n  timeout connect 2s\n  timeout client 600s\n  timeout server 600s\n'
+		printf 'global\n  nbthread 1\n  maxconn 4000\ndefaults\n  mode http\n  timeout connect 2s\n  timeout client 600s\n  timeout server 600s\n'
 		printf 'frontend f\n  bind %s\n  default_backend web\nbackend web\n  balance %s\n' "$2" "$3"
 		for i in 0 1 2 3 4 5 6; do printf '  server s%d 127.0.0.1:%d weight %d\n' "$i" "$((BPORT + i))" "${CORES[$i]}"; done
 	} >"$f"

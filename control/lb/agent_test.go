@@ -50,6 +50,32 @@ func TestObserverLayout(t *testing.T) {
 	}
 }
 
+// TestObserverAbandon: a request that got no answer leaves the in-flight
+// count (the send matched by its time) but gives no duration sample.
+func TestObserverAbandon(t *testing.T) {
+	o, err := NewObserver(1, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := time.Millisecond
+	o.Sent(100*ms, 0)
+	o.Sent(200*ms, 0)
+	o.Abandon(250*ms, 0, 50*ms) // the one sent at 200 ms
+	obs := o.Observe(300*ms, nil)
+	if obs[0] != math.Log1p(1) || obs[1] != 0 {
+		t.Fatalf("in flight %g (want log 2), duration mean %g (want no sample)", obs[0], obs[1])
+	}
+	// The request left is the one sent at 100 ms: its age bounds the duration.
+	if d := o.Durations(300*ms, nil); math.Abs(d[0]-0.2) > 1e-12 {
+		t.Fatalf("duration bound %g, want the age 0.2 s of the request sent at 100 ms", d[0])
+	}
+	o.Abandon(400*ms, 0, 300*ms)
+	o.Abandon(400*ms, 0, 300*ms) // more abandons than sends must not go negative
+	if obs := o.Observe(400*ms, nil); obs[0] != 0 {
+		t.Fatalf("in flight %g after every request ended", obs[0])
+	}
+}
+
 func TestActionToWeights(t *testing.T) {
 	w := ActionToWeights(nil, []float64{-1, 0, 1, 7})
 	r := math.Sqrt(10)
