@@ -33,8 +33,8 @@ type Config struct {
 	// Admin is the address of the admin listener (/metrics, /healthz,
 	// /readyz, /status); empty: none.
 	Admin string `yaml:"admin"`
-	// Name is this proxy's LB point name: the policy network it runs (by
-	// default) and a constant label on its metrics.
+	// Name is this proxy's LB point name: the policy network it runs by
+	// default, and its name on the status page.
 	Name string `yaml:"name"`
 	// Policy names the selector: a classical one (rr, wrr, wcmp, lsq, sed,
 	// p2c, ecmp) using the configured weights and this proxy's own
