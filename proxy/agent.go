@@ -19,7 +19,6 @@ type agentRunner struct {
 	agent  *lb.Agent
 	obs    *lb.Observer
 	period time.Duration
-	file   string
 	base   time.Time // time zero of the agent's clock
 	pool   *pool
 
@@ -92,7 +91,7 @@ func newAgentRunner(cfg *AgentConfig, backends int, p *pool, base time.Time) (*a
 	if period == 0 {
 		period = time.Duration(pol.Period)
 	}
-	r := &agentRunner{agent: agent, obs: obs, period: period, file: cfg.File, base: base, pool: p,
+	r := &agentRunner{agent: agent, obs: obs, period: period, base: base, pool: p,
 		events: make(chan feedback, feedbackBuffer), stop: make(chan struct{})}
 	r.status = agentStatus{File: cfg.File, LB: cfg.LB, Period: period.String()}
 	return r, nil

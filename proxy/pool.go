@@ -13,8 +13,9 @@ import (
 // generations (found again by URL on reload), so a reload keeps what
 // passive and active checks learned about it.
 type backend struct {
-	url  *url.URL
-	name string // the URL as configured: the metrics label
+	url     *url.URL
+	name    string          // the URL as configured: the metrics label
+	metrics *backendMetrics // its series, resolved once
 
 	mu        sync.Mutex
 	failures  int // consecutive connection failures
@@ -23,6 +24,7 @@ type backend struct {
 
 	ejectedUntil atomic.Int64 // unix nanoseconds; the past: not ejected
 	checkDown    atomic.Bool  // the active check says down
+	failing      atomic.Bool  // failures or ejections to reset on the next success
 }
 
 func newBackend(raw string) (*backend, error) {
@@ -44,6 +46,7 @@ func (b *backend) healthy(now int64) bool {
 func (b *backend) failed(now time.Time, h Health) (ejected bool, until time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.failing.Store(true)
 	b.failures++
 	if b.failures < h.Failures {
 		return false, time.Time{}
@@ -59,9 +62,14 @@ func (b *backend) failed(now time.Time, h Health) (ejected bool, until time.Time
 	return true, until
 }
 
-// succeeded records an answer: the failure run and the backoff reset.
+// succeeded records an answer: the failure run and the backoff reset. It
+// runs per response, so a backend without failures takes no lock.
 func (b *backend) succeeded() {
+	if !b.failing.Load() {
+		return
+	}
 	b.mu.Lock()
+	b.failing.Store(false)
 	b.failures, b.ejections = 0, 0
 	b.mu.Unlock()
 }
@@ -164,6 +172,18 @@ func (p *pool) release(j int) {
 	p.mu.Lock()
 	p.view.InFlight[j]--
 	p.mu.Unlock()
+}
+
+// busy reports whether any request is in flight.
+func (p *pool) busy() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, q := range p.view.InFlight {
+		if q > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // backendState is one backend's state for the status page and metrics.

@@ -61,7 +61,6 @@ type Proxy struct {
 
 	mu       sync.Mutex // serialises Reload and Run's shutdown
 	backends map[string]*backend
-	bm       map[*backend]*backendMetrics
 	gen      atomic.Pointer[generation]
 	draining atomic.Bool
 	reloads  int
@@ -73,7 +72,6 @@ type generation struct {
 	cfg       *Config
 	id        int
 	pool      *pool
-	bm        []*backendMetrics
 	agent     *agentRunner // nil unless policy distr-lb
 	transport *http.Transport
 	cancel    context.CancelFunc // stops the agent and the health checks
@@ -83,8 +81,7 @@ type generation struct {
 // New builds a proxy for cfg (validated, as by Decode). Nothing listens
 // until Run.
 func New(cfg *Config, opts Options) (*Proxy, error) {
-	p := &Proxy{log: opts.Logger, selectors: opts.Selectors, base: time.Now(), backends: map[string]*backend{},
-		bm: map[*backend]*backendMetrics{}}
+	p := &Proxy{log: opts.Logger, selectors: opts.Selectors, base: time.Now(), backends: map[string]*backend{}}
 	if p.log == nil {
 		p.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -169,19 +166,17 @@ func (p *Proxy) install(cfg *Config) error {
 	}
 	g.transport = newTransport(cfg.Timeouts)
 	// Commit: from here nothing fails.
-	for url, b := range p.backends {
+	for url := range p.backends {
 		if !keep[url] {
 			delete(p.backends, url)
-			delete(p.bm, b)
 			p.metrics.forget(url)
 		}
 	}
 	for _, b := range backends {
 		p.backends[b.name] = b
-		if p.bm[b] == nil {
-			p.bm[b] = p.metrics.forBackend(b.name)
+		if b.metrics == nil {
+			b.metrics = p.metrics.forBackend(b.name)
 		}
-		g.bm = append(g.bm, p.bm[b])
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	g.cancel = cancel
@@ -204,14 +199,7 @@ func (p *Proxy) install(cfg *Config) error {
 
 // retire stops an old generation once no request uses it any more.
 func (p *Proxy) retire(g *generation) {
-	for {
-		busy := false
-		for _, s := range g.pool.state(time.Now()) {
-			busy = busy || s.InFlight > 0
-		}
-		if !busy {
-			break
-		}
+	for g.pool.busy() {
 		time.Sleep(50 * time.Millisecond)
 	}
 	g.cancel()
@@ -251,7 +239,8 @@ func (p *Proxy) RoundTrip(req *http.Request) (*http.Response, error) {
 			p.metrics.errors.WithLabelValues("", kindNoBackend).Inc()
 			return nil, errNoBackend
 		}
-		b, bm := g.pool.backends[j], g.bm[j]
+		b := g.pool.backends[j]
+		bm := b.metrics
 		req.URL.Scheme, req.URL.Host = b.url.Scheme, b.url.Host
 		var sentAt time.Duration
 		if g.agent != nil {
@@ -305,7 +294,7 @@ func (p *Proxy) RoundTrip(req *http.Request) (*http.Response, error) {
 func (p *Proxy) finish(g *generation, j int, start, headers time.Time, code int, sentAt time.Duration) {
 	end := time.Now()
 	g.pool.release(j)
-	g.bm[j].answered(code, headers.Sub(start), end.Sub(start))
+	g.pool.backends[j].metrics.answered(code, headers.Sub(start), end.Sub(start))
 	if g.agent != nil {
 		g.agent.send(feedback{kind: answered, j: int32(j), at: end.Sub(p.base), sentAt: sentAt, headersAt: headers.Sub(p.base)})
 	}
