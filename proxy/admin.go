@@ -75,7 +75,7 @@ func (p *Proxy) Status() Status {
 // checking): GET the check path; any 2xx or 3xx answer in time passes.
 func (p *Proxy) checkHealth(ctx context.Context, g *generation) {
 	k := g.cfg.Health.Check
-	client := &http.Client{Transport: g.transport, Timeout: k.Timeout,
+	client := &http.Client{Transport: g.checks, Timeout: k.Timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	tick := time.NewTicker(k.Interval)
 	defer tick.Stop()

@@ -15,7 +15,9 @@ import (
 type backend struct {
 	url     *url.URL
 	name    string          // the URL as configured: the metrics label
+	addr    string          // host:port to dial
 	metrics *backendMetrics // its series, resolved once
+	conns   connPool        // kept-alive connections
 
 	mu        sync.Mutex
 	failures  int // consecutive connection failures
@@ -32,7 +34,7 @@ func newBackend(raw string) (*backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &backend{url: u, name: raw}, nil
+	return &backend{url: u, name: raw, addr: u.Host}, nil
 }
 
 // healthy reports whether b may receive requests at now (unix ns).

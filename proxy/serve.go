@@ -1,0 +1,222 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shoal-project/shoal/proxy/http1"
+)
+
+// maxHead bounds a request or response head (nginx's large header buffers
+// are 4 x 8 KiB; net/http's default is 1 MiB).
+const maxHead = 64 << 10
+
+// clientBuffer sizes the buffers of client connections.
+const clientBuffer = 8 << 10
+
+// clientConn is one client connection and what its requests reuse.
+type clientConn struct {
+	conn  net.Conn
+	br    *bufio.Reader
+	bw    *bufio.Writer
+	ip    []byte // the client's address, for X-Forwarded-For
+	req   http1.Head
+	resp  http1.Head
+	idle  atomic.Bool // waiting for the next request
+	rerr  error       // the last read error
+	werr  error       // the last write error
+	first bool        // no request served yet
+}
+
+func (c *clientConn) Read(p []byte) (int, error) {
+	n, err := c.conn.Read(p)
+	if err != nil {
+		c.rerr = err
+	}
+	return n, err
+}
+
+func (c *clientConn) Write(p []byte) (int, error) {
+	n, err := c.conn.Write(p)
+	if err != nil {
+		c.werr = err
+	}
+	return n, err
+}
+
+var clientConns = sync.Pool{New: func() any {
+	c := &clientConn{}
+	c.br = bufio.NewReaderSize(c, clientBuffer)
+	c.bw = bufio.NewWriterSize(c, clientBuffer)
+	return c
+}}
+
+func newClientConn(nc net.Conn) *clientConn {
+	c := clientConns.Get().(*clientConn)
+	c.conn, c.rerr, c.werr, c.first = nc, nil, nil, true
+	c.br.Reset(c)
+	c.bw.Reset(c)
+	c.ip = c.ip[:0]
+	if host, _, err := net.SplitHostPort(nc.RemoteAddr().String()); err == nil {
+		c.ip = append(c.ip, host...)
+	}
+	return c
+}
+
+func (c *clientConn) release() {
+	c.conn = nil
+	c.idle.Store(false)
+	clientConns.Put(c)
+}
+
+// server accepts client connections and serves each in its own goroutine.
+type server struct {
+	p     *Proxy
+	mu    sync.Mutex
+	conns map[*clientConn]struct{}
+	wg    sync.WaitGroup
+}
+
+// serve accepts on ln until it is closed.
+func (s *server) serve(ln net.Listener) error {
+	var delay time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || isTemporary(err) {
+				// Out of file descriptors and the like: wait and try
+				// again, as net/http does (5 ms doubling to 1 s).
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				s.p.log.Warn("accept failed; retrying", "error", err, "delay", delay)
+				time.Sleep(delay)
+				continue
+			}
+			return err
+		}
+		delay = 0
+		c := newClientConn(nc)
+		s.mu.Lock()
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go s.serveConn(c)
+	}
+}
+
+func isTemporary(err error) bool {
+	var t interface{ Temporary() bool }
+	return errors.As(err, &t) && t.Temporary()
+}
+
+// serveConn serves the requests of one connection in order until the
+// client closes it, asks to close, breaks a rule, or the proxy drains.
+func (s *server) serveConn(c *clientConn) {
+	defer func() {
+		c.bw.Flush()
+		c.conn.Close()
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+		c.release()
+		s.wg.Done()
+	}()
+	t := s.p.Config().Timeouts
+	for {
+		if !c.first {
+			// Between requests the idle timeout applies; the head of the
+			// next one must then arrive within read_header.
+			c.idle.Store(true)
+			if s.p.draining.Load() {
+				return
+			}
+			c.conn.SetReadDeadline(time.Now().Add(t.Idle))
+			_, err := c.br.Peek(1)
+			c.idle.Store(false)
+			if err != nil {
+				return
+			}
+		}
+		c.first = false
+		c.conn.SetReadDeadline(time.Now().Add(t.ReadHeader))
+		if err := c.req.ReadRequest(c.br, maxHead); err != nil {
+			var he *http1.Error
+			if errors.As(err, &he) {
+				s.p.log.Debug("bad request", "client", string(c.ip), "error", err)
+				writeStatus(c, he.Status, false)
+			}
+			return
+		}
+		if !s.p.serveRequest(c) {
+			return
+		}
+	}
+}
+
+// wakeIdle makes connections waiting for a request see the drain now.
+func (s *server) wakeIdle() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		if c.idle.Load() {
+			c.conn.SetReadDeadline(time.Now())
+		}
+	}
+}
+
+// closeAll cuts every connection (the drain ran out of time).
+func (s *server) closeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		c.conn.Close()
+	}
+}
+
+// shutdown stops serving: the listener is closed by the caller; idle
+// connections close at once and busy ones after their response. It waits
+// until all are gone or ctx is done, then cuts the rest.
+func (s *server) shutdown(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		s.wakeIdle()
+		select {
+		case <-done:
+			return nil
+		case <-ctx.Done():
+			s.closeAll()
+			<-done
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// writeStatus answers with an empty response of the given status.
+func writeStatus(c *clientConn, status int, keep bool) {
+	bw := c.bw
+	bw.WriteString("HTTP/1.1 ")
+	writeInt(bw, int64(status))
+	bw.WriteByte(' ')
+	bw.WriteString(http.StatusText(status))
+	bw.WriteString("\r\nContent-Length: 0\r\n")
+	if !keep {
+		bw.WriteString("Connection: close\r\n")
+	}
+	bw.WriteString("Date: ")
+	bw.Write(httpDate.now())
+	bw.WriteString("\r\n\r\n")
+	bw.Flush()
+}

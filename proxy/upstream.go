@@ -1,0 +1,115 @@
+package proxy
+
+import (
+	"bufio"
+	"net"
+	"sync"
+	"time"
+)
+
+// upstreamConn is a kept-alive connection to a backend. The request's own
+// goroutine writes and reads it (no per-connection goroutines); it records
+// its errors so a failed relay can tell which side broke.
+type upstreamConn struct {
+	conn      net.Conn
+	br        *bufio.Reader
+	bw        *bufio.Writer
+	idleSince time.Time
+	rerr      error // the last read error
+	werr      error // the last write error
+}
+
+func (u *upstreamConn) Read(p []byte) (int, error) {
+	n, err := u.conn.Read(p)
+	if err != nil {
+		u.rerr = err
+	}
+	return n, err
+}
+
+func (u *upstreamConn) Write(p []byte) (int, error) {
+	n, err := u.conn.Write(p)
+	if err != nil {
+		u.werr = err
+	}
+	return n, err
+}
+
+// upstreamBuffer sizes the buffers of backend connections: a typical
+// response head and body fit in one read.
+const upstreamBuffer = 16 << 10
+
+// maxIdlePerBackend bounds the kept-alive connections to one backend.
+const maxIdlePerBackend = 512
+
+// connPool holds a backend's idle connections, newest last.
+type connPool struct {
+	mu   sync.Mutex
+	idle []*upstreamConn
+}
+
+// get returns an idle connection younger than maxIdle, or dials a new one
+// within the connect timeout. reused says which.
+func (cp *connPool) get(addr string, now time.Time, connect, maxIdle time.Duration) (u *upstreamConn, reused bool, err error) {
+	cp.mu.Lock()
+	for n := len(cp.idle); n > 0; n = len(cp.idle) {
+		u = cp.idle[n-1]
+		cp.idle[n-1] = nil
+		cp.idle = cp.idle[:n-1]
+		if now.Sub(u.idleSince) < maxIdle {
+			cp.mu.Unlock()
+			u.rerr, u.werr = nil, nil
+			return u, true, nil
+		}
+		u.conn.Close()
+	}
+	cp.mu.Unlock()
+	return dial(addr, connect)
+}
+
+func dial(addr string, connect time.Duration) (*upstreamConn, bool, error) {
+	c, err := net.DialTimeout("tcp", addr, connect)
+	if err != nil {
+		return nil, false, err
+	}
+	u := &upstreamConn{conn: c}
+	u.br = bufio.NewReaderSize(u, upstreamBuffer)
+	u.bw = bufio.NewWriterSize(u, upstreamBuffer)
+	return u, false, nil
+}
+
+// put keeps u for reuse, or closes it if the pool is full. The oldest
+// connection is closed once it has been idle for maxIdle, so a pool that
+// never empties does not keep connections forever.
+func (cp *connPool) put(u *upstreamConn, now time.Time, maxIdle time.Duration) {
+	u.idleSince = now
+	cp.mu.Lock()
+	var stale *upstreamConn
+	if len(cp.idle) > 0 && now.Sub(cp.idle[0].idleSince) >= maxIdle {
+		stale = cp.idle[0]
+		copy(cp.idle, cp.idle[1:])
+		cp.idle = cp.idle[:len(cp.idle)-1]
+	}
+	full := len(cp.idle) >= maxIdlePerBackend
+	if !full {
+		cp.idle = append(cp.idle, u)
+	}
+	cp.mu.Unlock()
+	if stale != nil {
+		stale.conn.Close()
+	}
+	if full {
+		u.conn.Close()
+	}
+}
+
+// closeIdle closes every idle connection.
+func (cp *connPool) closeIdle() {
+	cp.mu.Lock()
+	idle := cp.idle
+	cp.idle = nil
+	cp.mu.Unlock()
+	for _, u := range idle {
+		u.conn.Close()
+	}
+}
