@@ -70,13 +70,13 @@ type Proxy struct {
 // generation is one configuration in force: new requests use the newest;
 // a request keeps the one it started with until it ends.
 type generation struct {
-	cfg       *Config
-	id        int
-	pool      *pool
-	agent     *agentRunner    // nil unless policy distr-lb
-	checks    *http.Transport // of the active health checks, if any
-	cancel    context.CancelFunc // stops the agent and the health checks
-	done      sync.WaitGroup     // the agent and health-check goroutines
+	cfg    *Config
+	id     int
+	pool   *pool
+	agent  *agentRunner       // nil unless policy distr-lb
+	checks *http.Transport    // of the active health checks, if any
+	cancel context.CancelFunc // stops the agent and the health checks
+	done   sync.WaitGroup     // the agent and health-check goroutines
 }
 
 // New builds a proxy for cfg (validated, as by Decode). Nothing listens
