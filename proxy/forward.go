@@ -230,19 +230,6 @@ func stale(err error) bool {
 	return err == io.EOF || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-// alive reports whether an idle connection is still open: a read that
-// would block (nothing sent, not closed).
-func alive(u *upstreamConn) bool {
-	if u.br.Buffered() > 0 {
-		return false // bytes nobody asked for
-	}
-	u.conn.SetReadDeadline(time.Unix(1, 0))
-	_, err := u.br.Peek(1)
-	u.rerr = nil
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
-}
-
 // sendRequest writes the request head and streams its body to u.
 func (p *Proxy) sendRequest(c *clientConn, u *upstreamConn, b *backend, in http1.Framing) error {
 	writeRequestHead(u.bw, c, b.addr)
@@ -361,19 +348,14 @@ func writeRequestHead(w *bufio.Writer, c *clientConn, addr string) {
 	w.WriteString(" HTTP/1.1\r\n")
 	var prior bool
 	for _, f := range req.Fields {
-		switch fieldRule(f.Name) {
-		case forwardedFor:
+		switch rule := fieldRule(f.Name); {
+		case rule == forwardedFor:
 			prior = true
-			continue
-		case drop, contentLength:
-			if !(req.Upgrade && bytes.EqualFold(f.Name, []byte("Upgrade"))) {
-				continue
-			}
+		case req.Upgrade && bytes.EqualFold(f.Name, []byte("Upgrade")):
+			writeField(w, f.Name, f.Value) // the protocols asked for, with Connection: Upgrade below
+		case rule == pass && !req.IsConnectionOption(f.Name):
+			writeField(w, f.Name, f.Value)
 		}
-		if req.IsConnectionOption(f.Name) {
-			continue
-		}
-		writeField(w, f.Name, f.Value)
 	}
 	if req.Hosts == 0 {
 		w.WriteString("Host: ")
@@ -392,7 +374,9 @@ func writeRequestHead(w *bufio.Writer, c *clientConn, addr string) {
 	w.Write(c.ip)
 	w.WriteString("\r\n")
 	if req.Hosts > 0 {
-		writeField(w, []byte("X-Forwarded-Host"), req.Host)
+		w.WriteString("X-Forwarded-Host: ")
+		w.Write(req.Host)
+		w.WriteString("\r\n")
 	}
 	w.WriteString("X-Forwarded-Proto: http\r\n")
 	if req.Upgrade {
@@ -426,18 +410,15 @@ func writeResponseHead(w *bufio.Writer, req, resp *http1.Head, out http1.Framing
 	w.WriteString("\r\n")
 	hasDate := false
 	for _, f := range resp.Fields {
-		switch fieldRule(f.Name) {
-		case date:
+		switch rule := fieldRule(f.Name); {
+		case resp.Status == http.StatusSwitchingProtocols && bytes.EqualFold(f.Name, []byte("Upgrade")):
+			writeField(w, f.Name, f.Value)
+		case rule == date:
 			hasDate = true
-		case drop, contentLength:
-			if !(resp.Status == http.StatusSwitchingProtocols && bytes.EqualFold(f.Name, []byte("Upgrade"))) {
-				continue
-			}
+			writeField(w, f.Name, f.Value)
+		case rule == pass && !resp.IsConnectionOption(f.Name):
+			writeField(w, f.Name, f.Value)
 		}
-		if resp.IsConnectionOption(f.Name) {
-			continue
-		}
-		writeField(w, f.Name, f.Value)
 	}
 	if interim {
 		w.WriteString("\r\n")
@@ -483,8 +464,7 @@ func writeField(w *bufio.Writer, name, value []byte) {
 }
 
 func writeInt(w *bufio.Writer, n int64) {
-	var b [20]byte
-	w.Write(strconv.AppendInt(b[:0], n, 10))
+	w.Write(strconv.AppendInt(w.AvailableBuffer(), n, 10))
 }
 
 // tunnel relays bytes both ways between the client and the backend after
