@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/control/lb/lbenv"
 )
 
@@ -12,14 +13,14 @@ import (
 var (
 	// distrLB is the paper's proposal with both of its rewards.
 	distrLB = []LBLearner{
-		{Name: "distr-lb/vbf", Algorithm: lbenv.DistrLB, Reward: lbenv.VBF},
-		{Name: "distr-lb/vbf+log", Algorithm: lbenv.DistrLB, Reward: lbenv.VBFLog},
+		{Name: "distr-lb/vbf", Algorithm: lbenv.DistrLB, Reward: lb.VBF},
+		{Name: "distr-lb/vbf+log", Algorithm: lbenv.DistrLB, Reward: lb.VBFLog},
 	}
 	// comparisons are the paper's learned comparisons (Table 3).
 	comparisons = []LBLearner{
-		{Name: "centr-lb/vbf", Algorithm: lbenv.CentrLB, Reward: lbenv.VBF},
-		{Name: "qmix-lb/vbf", Algorithm: lbenv.QMixLB, Reward: lbenv.VBF},
-		{Name: "qmix-lb/pbf", Algorithm: lbenv.QMixLB, Reward: lbenv.PBF},
+		{Name: "centr-lb/vbf", Algorithm: lbenv.CentrLB, Reward: lb.VBF},
+		{Name: "qmix-lb/vbf", Algorithm: lbenv.QMixLB, Reward: lb.VBF},
+		{Name: "qmix-lb/pbf", Algorithm: lbenv.QMixLB, Reward: lb.PBF},
 	}
 	classical = []string{"ecmp", "wcmp", "lsq", "sed", "p2c"}
 )
@@ -44,13 +45,13 @@ func DistrLBStudies() map[string]LBStudy {
 			{Scenario: "lb-large-wiki", Load: 0.85}, {Scenario: "lb-large-wiki", Load: 0.95}}},
 		"sweep": {Name: "sweep", Learners: distrLB[:1], Baselines: base, Cases: sweep("lb-large-wiki", 0.85, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95)},
 		"ablation": {Name: "ablation", Baselines: []string{"sed", "oracle"}, Cases: []LBCase{{Scenario: "lb-moderate-cpu"}}, Learners: []LBLearner{
-			{Name: "distr-lb/vbf", Algorithm: lbenv.DistrLB, Reward: lbenv.VBF},
-			{Name: "distr-lb/vbf+log", Algorithm: lbenv.DistrLB, Reward: lbenv.VBFLog},
-			{Name: "distr-lb/jain", Algorithm: lbenv.DistrLB, Reward: lbenv.Jain},
-			{Name: "distr-lb/pbf", Algorithm: lbenv.DistrLB, Reward: lbenv.PBF},
-			{Name: "distr-lb/makespan", Algorithm: lbenv.DistrLB, Reward: lbenv.Makespan},
-			{Name: "distr-lb/vbf/no-gru", Algorithm: lbenv.DistrLB, Reward: lbenv.VBF, NoGRU: true},
-			{Name: "distr-lb/vbf/duration", Algorithm: lbenv.DistrLB, Reward: lbenv.VBF, Estimate: lbenv.Duration},
+			{Name: "distr-lb/vbf", Algorithm: lbenv.DistrLB, Reward: lb.VBF},
+			{Name: "distr-lb/vbf+log", Algorithm: lbenv.DistrLB, Reward: lb.VBFLog},
+			{Name: "distr-lb/jain", Algorithm: lbenv.DistrLB, Reward: lb.Jain},
+			{Name: "distr-lb/pbf", Algorithm: lbenv.DistrLB, Reward: lb.PBF},
+			{Name: "distr-lb/makespan", Algorithm: lbenv.DistrLB, Reward: lb.Makespan},
+			{Name: "distr-lb/vbf/no-gru", Algorithm: lbenv.DistrLB, Reward: lb.VBF, NoGRU: true},
+			{Name: "distr-lb/vbf/duration", Algorithm: lbenv.DistrLB, Reward: lb.VBF, Estimate: lb.EstimateDuration},
 		}},
 	}
 }

@@ -58,8 +58,8 @@ type LBCase struct {
 type LBLearner struct {
 	Name      string // e.g. "distr-lb/vbf"
 	Algorithm lbenv.Algorithm
-	Reward    lbenv.Reward
-	Estimate  lbenv.Estimate
+	Reward    lb.Reward
+	Estimate  lb.Estimate
 	NoGRU     bool
 }
 

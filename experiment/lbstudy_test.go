@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/control/lb/lbenv"
 )
 
@@ -20,7 +21,7 @@ func TestLBStudyTrainsOnceAndReports(t *testing.T) {
 	dir := t.TempDir()
 	var log bytes.Buffer
 	study := LBStudy{Name: "tiny", Cases: []LBCase{{Scenario: "lb-moderate-cpu", Load: 0.7}},
-		Learners:  []LBLearner{{Name: "distr-lb/vbf", Algorithm: lbenv.DistrLB, Reward: lbenv.VBF}},
+		Learners:  []LBLearner{{Name: "distr-lb/vbf", Algorithm: lbenv.DistrLB, Reward: lb.VBF}},
 		Baselines: []string{"sed", "oracle"}, Episodes: 1, Seeds: 2, Horizon: time.Minute, Dir: dir, Log: &log}
 	res, err := study.Run(context.Background())
 	if err != nil {
@@ -85,7 +86,7 @@ func TestDistrLBStudiesAreValid(t *testing.T) {
 // blindly (WCMP), on evaluation seeds that training never saw.
 func TestDistrLBLearnsServerSpeeds(t *testing.T) {
 	study := LBStudy{Name: "learns", Cases: []LBCase{{Scenario: "lb-moderate-cpu"}},
-		Learners:  []LBLearner{{Name: "distr-lb", Algorithm: lbenv.DistrLB, Reward: lbenv.VBF, NoGRU: true}},
+		Learners:  []LBLearner{{Name: "distr-lb", Algorithm: lbenv.DistrLB, Reward: lb.VBF, NoGRU: true}},
 		Baselines: []string{"lsq", "wcmp", "oracle"}, Episodes: 40, Seeds: 3, Horizon: 10 * time.Minute, TrainSeed: 1, Dir: t.TempDir()}
 	res, err := study.Run(context.Background())
 	if err != nil {

@@ -64,8 +64,8 @@ func trainLB(ctx context.Context, alg lbenv.Algorithm, args []string, stdout, st
 		}
 	}
 	start := time.Now()
-	cfg := lbenv.TrainConfig{Algorithm: alg, Reward: lbenv.Reward(*reward), Episodes: *episodes,
-		EpisodeSteps: *steps, Seed: *seed, NoGRU: *noGRU, Estimate: lbenv.Estimate(*estimate)}
+	cfg := lbenv.TrainConfig{Algorithm: alg, Reward: lb.Reward(*reward), Episodes: *episodes,
+		EpisodeSteps: *steps, Seed: *seed, NoGRU: *noGRU, Estimate: lb.Estimate(*estimate)}
 	if !*quiet {
 		cfg.Progress = func(e lbenv.Episode) {
 			el := time.Since(start).Seconds()

@@ -25,44 +25,15 @@ import (
 	"github.com/shoal-project/shoal/scenario"
 )
 
-// Reward names an agent's reward, computed from its own observations: a
-// fairness index over its per-server estimates l_ij (see Estimate; paper
-// section 3.4, "Reward").
-type Reward string
-
-// The rewards of the paper (section 3.2 and the ablations of App. E.2.1).
-const (
-	VBF      Reward = "vbf"      // variance-based fairness, Def. 2 (the potential-game reward)
-	VBFLog   Reward = "vbf+log"  // VBF plus a log term, more sensitive near zero variance
-	Jain     Reward = "jain"     // Jain's index
-	PBF      Reward = "pbf"      // product-based fairness, Def. 5
-	Makespan Reward = "makespan" // minus the largest l_ij, Def. 1
-)
-
-// Estimate names the per-server quantity l_ij that rewards are computed
-// from: the paper's Def. 2 asks for the time to finish the remaining jobs.
-type Estimate string
-
-const (
-	// Backlog: this LB's requests in flight over their recent completion
-	// rate (lb.Observer.Backlogs), which moves as soon as the action does.
-	Backlog Estimate = "backlog"
-	// Duration: the discounted average of sampled task durations
-	// (lb.Observer.Durations), the paper's section 3.4. With it every
-	// learner we tried drifted to worse weights as it trained: a duration
-	// is sampled when a task ends, so the reward lags the action.
-	Duration Estimate = "duration"
-)
-
 // Config sets up the environment.
 type Config struct {
 	// Reward is every agent's reward (default VBF).
-	Reward Reward
+	Reward lb.Reward
 	// EpisodeSteps is the number of control periods per episode (default 200).
 	EpisodeSteps int
-	// Estimate is what the rewards measure per server: Backlog (default)
-	// or Duration (the paper's input).
-	Estimate Estimate
+	// Estimate is what the rewards measure per server: lb.EstimateBacklog
+	// (default) or lb.EstimateDuration (the paper's input).
+	Estimate lb.Estimate
 	// ObsMean and ObsStd, when set, normalise every agent's observation,
 	// x' = (x-mean)/std, as the deployed policy will (lb.NetSpec).
 	ObsMean, ObsStd []float64
@@ -91,17 +62,15 @@ type Env struct {
 // of one service.
 func New(sc *scenario.Scenario, cfg Config) (*Env, error) {
 	if cfg.Reward == "" {
-		cfg.Reward = VBF
+		cfg.Reward = lb.VBF
 	}
-	switch cfg.Reward {
-	case VBF, VBFLog, Jain, PBF, Makespan:
-	default:
+	if !cfg.Reward.Valid() {
 		return nil, fmt.Errorf("lbenv: unknown reward %q (want vbf, vbf+log, jain, pbf or makespan)", cfg.Reward)
 	}
 	if cfg.Estimate == "" {
-		cfg.Estimate = Backlog
+		cfg.Estimate = lb.EstimateBacklog
 	}
-	if cfg.Estimate != Backlog && cfg.Estimate != Duration {
+	if cfg.Estimate != lb.EstimateBacklog && cfg.Estimate != lb.EstimateDuration {
 		return nil, fmt.Errorf("lbenv: unknown estimate %q (want backlog or duration)", cfg.Estimate)
 	}
 	if cfg.EpisodeSteps <= 0 {
@@ -243,31 +212,8 @@ func (e *Env) Step(actions [][]float64) ([][]float64, []float64, bool, bool) {
 	for i, o := range e.obs {
 		e.obsBuf[i] = o.Observe(next, e.obsBuf[i])
 		e.normalise(e.obsBuf[i])
-		if e.cfg.Estimate == Duration {
-			e.durs = o.Durations(next, e.durs)
-		} else {
-			e.durs = o.Backlogs(next, e.durs)
-		}
-		e.rewards[i] = Score(e.cfg.Reward, e.durs)
+		e.durs = o.Estimates(e.cfg.Estimate, next, e.durs)
+		e.rewards[i] = lb.Score(e.cfg.Reward, e.durs)
 	}
 	return e.obsBuf, e.rewards, false, e.steps >= e.cfg.EpisodeSteps
-}
-
-// Score is the reward for per-server durations l (seconds).
-func Score(r Reward, l []float64) float64 {
-	switch r {
-	case VBFLog:
-		// The paper adds "a log term" so that agents stay sensitive when the
-		// variance is close to 0 (section 4); with F = -variance we use
-		// F - log(variance + 1e-3), an interpretation: the text gives no formula.
-		v := -metrics.VarianceFairness(l)
-		return -v - math.Log(v+1e-3)
-	case Jain:
-		return metrics.Jain(l)
-	case PBF:
-		return metrics.ProductFairness(l)
-	case Makespan:
-		return -metrics.Makespan(l)
-	}
-	return metrics.VarianceFairness(l)
 }

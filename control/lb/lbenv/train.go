@@ -34,7 +34,7 @@ const (
 // TrainConfig sets up a training run. Zero fields take the defaults noted.
 type TrainConfig struct {
 	Algorithm Algorithm // default DistrLB
-	Reward    Reward    // default VBF
+	Reward    lb.Reward // default VBF
 	// Episodes is the number of training episodes after the normalisation
 	// episode (default 60).
 	Episodes int
@@ -48,7 +48,7 @@ type TrainConfig struct {
 	// the paper's GRU).
 	NoGRU bool
 	// Estimate is what the rewards measure per server (Config.Estimate).
-	Estimate Estimate
+	Estimate lb.Estimate
 	// RawReward feeds the learners the reward as it is; by default each
 	// learner divides its reward by the running standard deviation of its
 	// discounted return and clips the result to ±10 (Stable-Baselines3's
@@ -222,7 +222,7 @@ type trainer struct {
 	rng     *rand.Rand
 	menv    rl.MultiEnv // what the team acts in: env, its central view or its stepped view
 	team    team
-	scalers []rewardScaler
+	scalers []rl.ReturnScaler
 	curve   []Episode
 	steps   int
 }
@@ -394,25 +394,8 @@ func (t *trainer) makeTeamFor(menv rl.MultiEnv) {
 		t.team = ind
 	}
 	for range ms.Agents() {
-		t.scalers = append(t.scalers, rewardScaler{gamma: gamma})
+		t.scalers = append(t.scalers, rl.ReturnScaler{Gamma: gamma})
 	}
-}
-
-// rewardScaler divides rewards by the running standard deviation of the
-// discounted return and clips them to ±10 (Stable-Baselines3 VecNormalize).
-type rewardScaler struct {
-	gamma, ret float64
-	w          metrics.Welford
-}
-
-func (s *rewardScaler) scale(r float64, done bool) float64 {
-	s.ret = s.ret*s.gamma + r
-	s.w.Add(s.ret)
-	if done {
-		s.ret = 0
-	}
-	std := math.Sqrt(s.w.PopVar() + 1e-8)
-	return math.Max(-10, math.Min(10, r/std))
 }
 
 // episode runs one training episode and appends it to the curve.
@@ -432,7 +415,7 @@ func (t *trainer) episode(index int) (*Episode, error) {
 			returns[i] += r
 			scaled[i] = r
 			if !t.cfg.RawReward {
-				scaled[i] = t.scalers[i].scale(r, term || trunc)
+				scaled[i] = t.scalers[i].Scale(r, term || trunc)
 			}
 		}
 		t.team.observe(obs, acts, scaled, next, term, trunc)
@@ -489,7 +472,7 @@ func (t *trainer) policy(mean, std []float64) (*lb.Policy, error) {
 	}
 	reward := t.cfg.Reward
 	if reward == "" {
-		reward = VBF
+		reward = lb.VBF
 	}
 	p, err := lb.NewPolicy(string(t.cfg.Algorithm), t.env.sc.ControlPeriod, nets, lb.Provenance{
 		Scenario: t.env.sc.Name, Seed: t.cfg.Seed, Reward: string(reward), Estimate: string(t.env.cfg.Estimate), Learner: learner,
