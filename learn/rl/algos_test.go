@@ -431,3 +431,53 @@ func TestUpdateAllocationFree(t *testing.T) {
 		}
 	}
 }
+
+// TestRecurrentSACFineTunes: SetActor makes an agent act as the one it
+// copied, and with ActorStart the actor stays as copied while the critics
+// learn, then learns too.
+func TestRecurrentSACFineTunes(t *testing.T) {
+	cfg := rl.DefaultRecurrentSACConfig()
+	cfg.SeqLen, cfg.GRUHidden, cfg.Hidden, cfg.BatchSize, cfg.LearningStarts = 4, 8, []int{16}, 16, 20
+	env := &cueEnv{Delay: 3}
+	trained, err := rl.NewRecurrentSAC(env.Spec(), cfg, pcg(1, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl.Train(env, trained, 200, pcg(1, 3))
+	cfg.ActorStart = 50
+	tuned, err := rl.NewRecurrentSAC(env.Spec(), cfg, pcg(5, 6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tuned.SetActor(trained.Actor()); err != nil {
+		t.Fatal(err)
+	}
+	obs := []float64{1, 0}
+	if a, b := trained.Act(obs, true)[0], tuned.Act(obs, true)[0]; a != b {
+		t.Fatalf("copied actor acts %g, the original %g", b, a)
+	}
+	snapshot := func() []float32 {
+		gru, head := tuned.Actor()
+		var w []float32
+		for _, n := range append(gru.State(), head.State()...) {
+			w = append(w, n.Value.Data...)
+		}
+		return w
+	}
+	before := snapshot()
+	rl.Train(env, tuned, cfg.LearningStarts+cfg.ActorStart, pcg(7, 8))
+	if tuned.Updates < 10 || !slices.Equal(before, snapshot()) {
+		t.Fatalf("after %d critic-only updates the actor changed (or no update ran)", tuned.Updates)
+	}
+	rl.Train(env, tuned, 20, pcg(7, 9))
+	if slices.Equal(before, snapshot()) {
+		t.Fatalf("after %d updates, past ActorStart %d, the actor has not changed", tuned.Updates, cfg.ActorStart)
+	}
+	small, err := rl.NewRecurrentSAC(env.Spec(), rl.RecurrentSACConfig{SACConfig: cfg.SACConfig, SeqLen: 4, GRUHidden: 4}, pcg(1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := small.SetActor(trained.Actor()); err == nil {
+		t.Error("SetActor took an actor of another shape")
+	}
+}

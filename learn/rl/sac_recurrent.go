@@ -32,6 +32,11 @@ type RecurrentSACConfig struct {
 	SACConfig
 	SeqLen    int // history window L, steps (8)
 	GRUHidden int // GRU state width (64)
+	// ActorStart is the number of updates that train only the critics
+	// before the actor and α learn too (0). Fine-tuning a pretrained actor
+	// (SetActor) needs it: new critics start random, and the actor would
+	// follow their noise away from what it knew.
+	ActorStart int
 }
 
 // DefaultRecurrentSACConfig returns SAC's defaults with 64-64 heads, a
@@ -50,6 +55,9 @@ func (c RecurrentSACConfig) Validate() error {
 	}
 	if c.SeqLen < 1 || c.GRUHidden < 1 {
 		return fmt.Errorf("seq_len, gru_hidden: must be >= 1, got %d, %d", c.SeqLen, c.GRUHidden)
+	}
+	if c.ActorStart < 0 {
+		return fmt.Errorf("actor_start: must be >= 0, got %d", c.ActorStart)
 	}
 	return nil
 }
@@ -231,8 +239,12 @@ func (s *RecurrentSAC) Update() {
 	// ã ~ π_φ(·|h_t) and the temperature step (eq. 18).
 	s.tpActor.Reset()
 	tpA := &s.tpActor
-	aPi, logPi := s.policyHead(tpA, s.actor.encode(tpA, B, L, o, b.Obs, b.Mask), s.eps)
-	if !cfg.FixedAlpha {
+	actorOn := s.Updates >= cfg.ActorStart
+	var aPi, logPi *nn.Node[float32]
+	if actorOn {
+		aPi, logPi = s.policyHead(tpA, s.actor.encode(tpA, B, L, o, b.Obs, b.Mask), s.eps)
+	}
+	if actorOn && !cfg.FixedAlpha {
 		var g float64
 		for _, lp := range logPi.Value.Data {
 			g -= float64(lp) + s.targetEntropy
@@ -267,6 +279,12 @@ func (s *RecurrentSAC) Update() {
 	tpQ.Backward(lossQ)
 	s.criticOpt.Step()
 
+	if !actorOn {
+		nn.SoftUpdate(s.targets, s.sources, float32(cfg.Tau))
+		s.Updates++
+		return
+	}
+
 	// Actor (eq. 7) against the updated critics, as in Haarnoja et al. 2018,
 	// Algorithm 1. The critics' history encodings do not depend on φ, so
 	// they are computed on the forward-only tape and enter as constants;
@@ -287,6 +305,26 @@ func (s *RecurrentSAC) Update() {
 
 	nn.SoftUpdate(s.targets, s.sources, float32(cfg.Tau))
 	s.Updates++
+}
+
+// SetActor copies a trained actor's weights (the GRU and head that Actor
+// returns, of the same shapes) into the agent's, to continue its training.
+func (s *RecurrentSAC) SetActor(gru *nn.GRU[float32], head *nn.MLP[float32]) error {
+	src := append(append([]*nn.Node[float32](nil), gru.State()...), head.State()...)
+	dst := append(append([]*nn.Node[float32](nil), s.actor.gru.State()...), s.actor.head.State()...)
+	if len(src) != len(dst) {
+		return fmt.Errorf("set actor: %d tensors given, the agent has %d", len(src), len(dst))
+	}
+	for k := range src {
+		a, b := src[k].Value, dst[k].Value
+		if a.Rows != b.Rows || a.Cols != b.Cols {
+			return fmt.Errorf("set actor: tensor %d is %dx%d, the agent's %s is %dx%d", k, a.Rows, a.Cols, dst[k].Name, b.Rows, b.Cols)
+		}
+	}
+	for k := range src {
+		copy(dst[k].Value.Data, src[k].Value.Data)
+	}
+	return nil
 }
 
 // Actor returns the policy's GRU encoder and head: for a window
