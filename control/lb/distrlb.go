@@ -26,6 +26,7 @@ type Agent struct {
 	obs  []*Observer
 
 	raw      []float64 // one observation of one LB
+	input    []float64 // the network's input: all LBs' observations, normalised
 	window   []float32 // SeqLen × ObsDim, oldest first
 	filled   int       // real observations in the window (≤ SeqLen)
 	gruPred  *nn.GRUPredictor[float32]
@@ -88,16 +89,9 @@ func (a *Agent) Decide(now time.Duration, _ *metrics.Snapshot) []control.Action 
 	// Shift the window and write the newest observation at its end.
 	copy(a.window, a.window[dim:])
 	newest := a.window[(s.SeqLen-1)*dim:]
-	per := len(a.raw)
-	for k, o := range a.obs {
-		o.Observe(now, a.raw)
-		for d, v := range a.raw {
-			idx := k*per + d
-			if len(s.ObsMean) > 0 {
-				v = (v - s.ObsMean[idx]) / s.ObsStd[idx]
-			}
-			newest[idx] = float32(v)
-		}
+	a.input = a.Observation(now, a.input)
+	for d, v := range a.input {
+		newest[d] = float32(v)
 	}
 	a.filled = min(a.filled+1, s.SeqLen)
 	a.act(dim)
@@ -107,6 +101,26 @@ func (a *Agent) Decide(now time.Duration, _ *metrics.Snapshot) []control.Action 
 		o.SetPrevious(part)
 	}
 	return a.actions
+}
+
+// Observation writes the network's input at now to dst (resized to
+// ObsDim): the observations of the agent's LB points, normalised as in
+// training. It allocates nothing once dst has room.
+func (a *Agent) Observation(now time.Duration, dst []float64) []float64 {
+	s := a.spec
+	dst = append(dst[:0], make([]float64, s.ObsDim())...)
+	per := len(a.raw)
+	for k, o := range a.obs {
+		o.Observe(now, a.raw)
+		for d, v := range a.raw {
+			idx := k*per + d
+			if len(s.ObsMean) > 0 {
+				v = (v - s.ObsMean[idx]) / s.ObsStd[idx]
+			}
+			dst[idx] = v
+		}
+	}
+	return dst
 }
 
 // act runs the network on the window: the GRU from a zero state over the

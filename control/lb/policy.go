@@ -108,6 +108,9 @@ type Provenance struct {
 	EnvSteps       int     `json:"env_steps"`        // environment steps when the selected policy was taken
 	WallSeconds    float64 `json:"wall_seconds"`
 	StepsPerSecond float64 `json:"steps_per_second"`
+	// OnlineUpdates counts the updates of online training on a real data
+	// plane after the simulator's (OnlineLearner).
+	OnlineUpdates int `json:"online_updates,omitempty"`
 }
 
 // Duration is a time.Duration written as text ("500ms") in JSON.
