@@ -3,7 +3,9 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -16,16 +18,21 @@ import (
 // agent holds), and every period it decides and publishes the new weights
 // to the pool atomically.
 type agentRunner struct {
-	agent  *lb.Agent
-	obs    *lb.Observer
-	period time.Duration
-	base   time.Time // time zero of the agent's clock
-	pool   *pool
+	agent   *lb.Agent         // nil when learning online
+	learner *lb.OnlineLearner // nil unless agent.train is set
+	train   *OnlineTraining
+	log     *slog.Logger
+	saved   time.Time // last save of the learner's policy
+	obs     *lb.Observer
+	period  time.Duration
+	base    time.Time // time zero of the agent's clock
+	pool    *pool
 
 	events chan feedback
 	stop   chan struct{} // closed when Run returns: later events are dropped
 
 	onDecision func(seconds float64)
+	onLearn    func(seconds, reward float64, updates int)
 
 	mu     sync.Mutex // guards the status fields below
 	status agentStatus
@@ -59,14 +66,26 @@ type agentStatus struct {
 	DecideSeconds float64   `json:"decide_seconds"`
 	Action        []float64 `json:"action,omitempty"`
 	Weights       []float64 `json:"weights,omitempty"`
+	// Online training, if on.
+	Training *trainingStatus `json:"training,omitempty"`
+}
+
+type trainingStatus struct {
+	Updates      int       `json:"updates"`
+	ActorLearns  bool      `json:"actor_learns"` // past the critics' warm-up
+	Reward       float64   `json:"reward"`       // of the last period, unscaled
+	LearnSeconds float64   `json:"learn_seconds"`
+	Saved        time.Time `json:"saved,omitzero"`
+	SaveError    string    `json:"save_error,omitempty"`
 }
 
 // feedbackBuffer is the capacity of the event channel: a burst this large
 // may arrive while the agent decides without the request path waiting.
 const feedbackBuffer = 1 << 15
 
-// newAgentRunner loads the policy file and the network that drives lbName.
-func newAgentRunner(cfg *AgentConfig, backends int, p *pool, base time.Time) (*agentRunner, error) {
+// newAgentRunner loads the policy file and the network that drives
+// cfg.LB, to run it as it is or to train it online.
+func newAgentRunner(cfg *AgentConfig, backends int, p *pool, base time.Time, seed uint64, log *slog.Logger) (*agentRunner, error) {
 	f, err := os.Open(cfg.File)
 	if err != nil {
 		return nil, fmt.Errorf("agent.file: %w", err)
@@ -83,17 +102,29 @@ func newAgentRunner(cfg *AgentConfig, backends int, p *pool, base time.Time) (*a
 	if n := agent.Backends(); n != backends {
 		return nil, fmt.Errorf("agent.file %s: network %s drives %d backends, the proxy has %d", cfg.File, cfg.LB, n, backends)
 	}
-	obs, ok := agent.Feedback(0).(*lb.Observer)
-	if !ok {
-		return nil, fmt.Errorf("agent.file %s: the agent's feedback is not an observer", cfg.File)
-	}
 	period := cfg.Period
 	if period == 0 {
 		period = time.Duration(pol.Period)
 	}
-	r := &agentRunner{agent: agent, obs: obs, period: period, base: base, pool: p,
+	r := &agentRunner{agent: agent, period: period, base: base, pool: p, log: log,
 		events: make(chan feedback, feedbackBuffer), stop: make(chan struct{})}
 	r.status = agentStatus{File: cfg.File, LB: cfg.LB, Period: period.String()}
+	fb := agent.Feedback(0)
+	if t := cfg.Train; t != nil {
+		oc := lb.OnlineConfig{LR: t.LearningRate, CriticWarmup: t.CriticWarmup, LearningStarts: t.LearningStarts,
+			Deterministic: t.Deterministic, Seed: seed}
+		if r.learner, err = lb.NewOnlineLearner(pol, cfg.LB, oc); err != nil {
+			return nil, fmt.Errorf("agent.train: %w", err)
+		}
+		r.agent, r.train, r.saved = nil, t, time.Now()
+		r.status.Training = &trainingStatus{}
+		fb = r.learner.Feedback()
+	}
+	obs, ok := fb.(*lb.Observer)
+	if !ok {
+		return nil, fmt.Errorf("agent.file %s: the agent's feedback is not an observer", cfg.File)
+	}
+	r.obs = obs
 	return r, nil
 }
 
@@ -129,6 +160,9 @@ func (r *agentRunner) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			if r.learner != nil {
+				r.save()
+			}
 			return
 		case e := <-r.events:
 			apply(e)
@@ -141,22 +175,85 @@ func (r *agentRunner) Run(ctx context.Context) {
 	}
 }
 
+// decide publishes new weights; when training online it then learns from
+// the period that ended, after the weights are out.
 func (r *agentRunner) decide(now time.Duration) {
 	start := time.Now()
-	acts := r.agent.Decide(now, nil)
-	w := acts[0].(control.SetWeights).Weights
+	var w, action []float64
+	if r.learner != nil {
+		w, action = r.learner.Decide(now), r.learner.Action()
+	} else {
+		w, action = r.agent.Decide(now, nil)[0].(control.SetWeights).Weights, r.agent.Action()
+	}
 	r.pool.setLearned(w)
 	took := time.Since(start).Seconds()
 	if r.onDecision != nil {
 		r.onDecision(took)
 	}
+	var learnt float64
+	if r.learner != nil {
+		t := time.Now()
+		r.learner.Learn()
+		learnt = time.Since(t).Seconds()
+		if r.onLearn != nil {
+			r.onLearn(learnt, r.learner.Reward(), r.learner.Updates())
+		}
+		if r.train.Save != "" && time.Since(r.saved) >= r.train.SaveEvery {
+			r.save()
+		}
+	}
 	r.mu.Lock()
 	s := &r.status
 	s.Decisions++
 	s.LastDecision, s.DecideSeconds = time.Now(), took
-	s.Action = append(s.Action[:0], r.agent.Action()...)
+	s.Action = append(s.Action[:0], action...)
 	s.Weights = append(s.Weights[:0], w...)
+	if ts := s.Training; ts != nil {
+		ts.Updates, ts.Reward, ts.LearnSeconds = r.learner.Updates(), r.learner.Reward(), learnt
+		ts.ActorLearns = ts.Updates >= r.learner.Config().CriticWarmup
+	}
 	r.mu.Unlock()
+}
+
+// save writes the learner's policy to agent.train.save (via a temporary
+// file renamed over it, so a reader never sees half a policy).
+func (r *agentRunner) save() {
+	if r.train.Save == "" {
+		return
+	}
+	r.saved = time.Now()
+	err := writePolicy(r.train.Save, r.learner.Policy())
+	r.mu.Lock()
+	if ts := r.status.Training; ts != nil {
+		ts.SaveError = ""
+		if err != nil {
+			ts.SaveError = err.Error()
+		} else {
+			ts.Saved = r.saved
+		}
+	}
+	r.mu.Unlock()
+	if err != nil {
+		r.log.Error("saving the online-trained policy failed", "file", r.train.Save, "error", err)
+		return
+	}
+	r.log.Info("online-trained policy saved", "file", r.train.Save, "updates", r.learner.Updates())
+}
+
+func writePolicy(path string, p *lb.Policy) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := p.Write(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }
 
 // Status returns a copy of the agent's status.
@@ -166,5 +263,9 @@ func (r *agentRunner) Status() agentStatus {
 	s := r.status
 	s.Action = append([]float64(nil), s.Action...)
 	s.Weights = append([]float64(nil), s.Weights...)
+	if s.Training != nil {
+		t := *s.Training
+		s.Training = &t
+	}
 	return s
 }

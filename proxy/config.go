@@ -66,6 +66,30 @@ type AgentConfig struct {
 	// Period is how often the agent decides (default: the policy's
 	// training period, which it should be).
 	Period time.Duration `yaml:"period"`
+	// Train, if set, continues training the policy online from the
+	// proxy's own traffic (lb.OnlineLearner).
+	Train *OnlineTraining `yaml:"train"`
+}
+
+// OnlineTraining configures online training. Zero fields take the
+// defaults of lb.OnlineConfig.
+type OnlineTraining struct {
+	// Save is where the trained policy is written, every SaveEvery and
+	// when the agent stops (a reload or shutdown); empty: not saved.
+	Save string `yaml:"save"`
+	// SaveEvery is the interval of saves (default 1m).
+	SaveEvery time.Duration `yaml:"save_every"`
+	// LearningRate is the learners' step size (default 1e-4).
+	LearningRate float64 `yaml:"learning_rate"`
+	// CriticWarmup is the number of critic-only updates before the actor
+	// learns (default 2000).
+	CriticWarmup int `yaml:"critic_warmup"`
+	// LearningStarts is the number of periods observed before learning
+	// (default 400).
+	LearningStarts int `yaml:"learning_starts"`
+	// Deterministic acts with the policy's mean action instead of
+	// sampling it (SAC's exploration).
+	Deterministic bool `yaml:"deterministic"`
 }
 
 // BackendConfig is one backend server.
@@ -230,6 +254,9 @@ func (c *Config) ApplyDefaults() {
 	if c.Agent != nil && c.Agent.LB == "" {
 		c.Agent.LB = c.Name
 	}
+	if c.Agent != nil && c.Agent.Train != nil {
+		def(&c.Agent.Train.SaveEvery, time.Minute)
+	}
 }
 
 // Validate checks a configuration with defaults applied; every error names
@@ -265,6 +292,19 @@ func (c *Config) Validate(known []string) error {
 	}
 	if a := c.Agent; a != nil && a.Period < 0 {
 		bad("agent.period", "must be >= 0, got %v", a.Period)
+	}
+	if a := c.Agent; a != nil && a.Train != nil {
+		t := a.Train
+		switch {
+		case t.SaveEvery < 0:
+			bad("agent.train.save_every", "must be > 0, got %v", t.SaveEvery)
+		case t.LearningRate < 0 || math.IsNaN(t.LearningRate):
+			bad("agent.train.learning_rate", "must be > 0, got %v", t.LearningRate)
+		case t.CriticWarmup < 0:
+			bad("agent.train.critic_warmup", "must be >= 0, got %d", t.CriticWarmup)
+		case t.LearningStarts < 0:
+			bad("agent.train.learning_starts", "must be >= 0, got %d", t.LearningStarts)
+		}
 	}
 	if len(c.Backends) == 0 {
 		bad("backends", "need at least one backend")

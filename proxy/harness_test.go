@@ -101,6 +101,7 @@ type runningProxy struct {
 	url, admin string
 	stop       context.CancelFunc
 	done       chan error
+	once       sync.Once
 }
 
 func startProxy(t testing.TB, cfg *Config) *runningProxy {
@@ -125,18 +126,19 @@ func startProxy(t testing.TB, cfg *Config) *runningProxy {
 	return rp
 }
 
-// shutdown stops the proxy and waits for it (once).
+// shutdown stops the proxy and waits for it; later calls do nothing.
 func (rp *runningProxy) shutdown(t testing.TB) {
-	rp.stop()
-	select {
-	case err, ok := <-rp.done:
-		if ok && err != nil {
-			t.Errorf("proxy: %v", err)
+	rp.once.Do(func() {
+		rp.stop()
+		select {
+		case err := <-rp.done:
+			if err != nil {
+				t.Errorf("proxy: %v", err)
+			}
+		case <-time.After(40 * time.Second):
+			t.Error("proxy did not stop")
 		}
-		close(rp.done)
-	case <-time.After(40 * time.Second):
-		t.Error("proxy did not stop")
-	}
+	})
 }
 
 // load sends an open-loop Poisson load for d and returns the result.

@@ -18,6 +18,9 @@ type metrics struct {
 	headers    *prometheus.HistogramVec // backend: until the response headers (task duration)
 	decisions  prometheus.Counter
 	decideTime prometheus.Histogram
+	learnTime  prometheus.Histogram // online training only
+	reward     prometheus.Gauge
+	updates    prometheus.Gauge
 }
 
 // Error kinds of shoal_proxy_errors_total.
@@ -50,7 +53,14 @@ func newMetrics(p *Proxy) *metrics {
 		Help: "Decisions of the Distr-LB agent (new weights)."})
 	m.decideTime = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "shoal_proxy_agent_decision_seconds",
 		Help: "Time the agent took to decide.", Buckets: prometheus.ExponentialBuckets(1e-6, 2, 20)})
+	m.learnTime = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "shoal_proxy_agent_learn_seconds",
+		Help: "Time the online learner took per period (storing the transition and its updates).", Buckets: prometheus.ExponentialBuckets(1e-5, 2, 20)})
+	m.reward = prometheus.NewGauge(prometheus.GaugeOpts{Name: "shoal_proxy_agent_reward",
+		Help: "The online learner's reward for the last period (unscaled)."})
+	m.updates = prometheus.NewGauge(prometheus.GaugeOpts{Name: "shoal_proxy_agent_updates",
+		Help: "Gradient updates of the online learner so far."})
 	m.reg.MustRegister(m.requests, m.errors, m.retries, m.ejections, m.duration, m.headers, m.decisions, m.decideTime,
+		m.learnTime, m.reward, m.updates,
 		&stateCollector{p: p}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -144,12 +144,17 @@ func (p *Proxy) install(cfg *Config) error {
 	}
 	g.pool = newPool(backends, weights, sel)
 	if cfg.Policy == PolicyDistrLB {
-		if g.agent, err = newAgentRunner(cfg.Agent, len(backends), g.pool, p.base); err != nil {
+		if g.agent, err = newAgentRunner(cfg.Agent, len(backends), g.pool, p.base, cfg.Seed, p.log); err != nil {
 			return err
 		}
 		g.agent.onDecision = func(s float64) {
 			p.metrics.decisions.Inc()
 			p.metrics.decideTime.Observe(s)
+		}
+		g.agent.onLearn = func(s, reward float64, updates int) {
+			p.metrics.learnTime.Observe(s)
+			p.metrics.reward.Set(reward)
+			p.metrics.updates.Set(float64(updates))
 		}
 	}
 	if cfg.Health.Check != nil {

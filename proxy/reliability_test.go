@@ -220,3 +220,45 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 		t.Fatalf("after a malformed request: %d", resp.StatusCode)
 	}
 }
+
+// TestOnlineTrainingUnderLoad: with agent.train the proxy learns from its
+// own traffic (the actor too, past the warm-up) without losing a request,
+// reports it, and saves a readable policy that records the updates.
+func TestOnlineTrainingUnderLoad(t *testing.T) {
+	a, b := newTestBackend(t, "a"), newTestBackend(t, "b")
+	cfg := testConfig(t, "sed", a, b)
+	saved := filepath.Join(t.TempDir(), "online.slb")
+	cfg.Policy = PolicyDistrLB
+	cfg.Agent = &AgentConfig{File: writeTestPolicy(t, 20*time.Millisecond),
+		Train: &OnlineTraining{Save: saved, SaveEvery: 500 * time.Millisecond, LearningStarts: 10, CriticWarmup: 10}}
+	cfg.ApplyDefaults()
+	if err := cfg.Validate(lb.Classical().Names()); err != nil {
+		t.Fatal(err)
+	}
+	rp := startProxy(t, cfg)
+	res := load(t, rp.url+"/?sleep=10ms", 300, 2*time.Second)
+	requireNoLoss(t, res)
+	s := rp.Status()
+	if s.Agent == nil || s.Agent.Training == nil || s.Agent.Training.Updates < 20 || !s.Agent.Training.ActorLearns {
+		t.Fatalf("online training status %+v", s.Agent)
+	}
+	if s.Agent.Training.Saved.IsZero() || s.Agent.Training.SaveError != "" {
+		t.Fatalf("not saved: %+v", s.Agent.Training)
+	}
+	if n := scrapeValue(t, rp.admin, "shoal_proxy_agent_updates"); n < 20 {
+		t.Fatalf("updates metric %v", n)
+	}
+	rp.shutdown(t) // saves once more
+	f, err := os.Open(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pol, err := lb.ReadPolicy(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pol.Provenance.OnlineUpdates < s.Agent.Training.Updates {
+		t.Errorf("saved policy records %d online updates, the status said %d before", pol.Provenance.OnlineUpdates, s.Agent.Training.Updates)
+	}
+}
