@@ -9,7 +9,9 @@
 #   nginx least_conn, nginx weighted round robin, HAProxy leastconn, HAProxy
 #   roundrobin (weights = cores), shoal proxy with lsq, sed, p2c, and the
 #   Distr-LB agent trained in the simulator on testbed.yaml (two independent
-#   agents, lb0 and lb1).
+#   agents, lb0 and lb1), and with ONLINE set, the same agents after ONLINE
+#   seconds of online training on the testbed (agent.train, at 0.85 load;
+#   policy shoal-distr-lb-online, evaluated frozen like the others).
 # Then the same scenario in 'shoal sim' for the policies it has (lsq, sed,
 # p2c, wrr, distr-lb) gives the simulated mean and p99 to compare with.
 #
@@ -17,7 +19,9 @@
 # Environment: LOADS (default "0.7 0.85 0.95"), DURATION (seconds of load per
 # run, default 75), WARMUP (seconds not measured, default 15), SEED (load
 # schedule and backend demand seed, default 1), POLICIES (default all), OUT
-# (default out/proxy-bench; the trained policy is kept there and reused).
+# (default out/proxy-bench; the trained policy is kept there and reused),
+# ONLINE (seconds of online training, default 0: none; the policies trained
+# online are written to OUT/distr-lb-online-lb0.slb and -lb1.slb).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PATH=$PATH:/usr/sbin
@@ -26,7 +30,11 @@ LOADS=${LOADS:-"0.7 0.85 0.95"}
 DURATION=${DURATION:-75}
 WARMUP=${WARMUP:-15}
 SEED=${SEED:-1}
+ONLINE=${ONLINE:-0}
 POLICIES=${POLICIES:-"nginx-least_conn nginx-wrr haproxy-leastconn haproxy-roundrobin shoal-lsq shoal-sed shoal-p2c shoal-distr-lb"}
+if [ "$ONLINE" != 0 ] && [[ " $POLICIES " != *" shoal-distr-lb-online "* ]]; then
+	POLICIES="$POLICIES shoal-distr-lb-online"
+fi
 OUT=${OUT:-out/proxy-bench}
 SCENARIO=bench/proxy/testbed.yaml
 CAPACITY=14.8 # cores x speed, summed over the servers
@@ -102,7 +110,7 @@ haproxy_lb() { # $1 name, $2 addr, $3 balance algorithm
 	pids+=($!)
 }
 
-shoal_lb() { # $1 name (lb0/lb1), $2 addr, $3 policy
+shoal_lb() { # $1 name (lb0/lb1), $2 addr, $3 policy (or "train" to train distr-lb online)
 	local f="$work/$1.yaml"
 	{
 		echo "listen: $2"
@@ -111,6 +119,12 @@ shoal_lb() { # $1 name (lb0/lb1), $2 addr, $3 policy
 		if [ "$3" = distr-lb ]; then
 			echo "policy: distr-lb"
 			echo "agent: {file: $PWD/$POLICY}"
+		elif [ "$3" = distr-lb-online ]; then
+			echo "policy: distr-lb"
+			echo "agent: {file: $PWD/$OUT/distr-lb-online-$1.slb}"
+		elif [ "$3" = train ]; then
+			echo "policy: distr-lb"
+			echo "agent: {file: $PWD/$POLICY, train: {save: $PWD/$OUT/distr-lb-online-$1.slb}}"
 		else
 			echo "policy: $3"
 		fi
@@ -121,6 +135,23 @@ shoal_lb() { # $1 name (lb0/lb1), $2 addr, $3 policy
 	"$SHOAL" proxy -c "$f" --log-level warn &
 	pids+=($!)
 }
+
+if [ "$ONLINE" != 0 ]; then
+	rate=$(python3 -c "print(round(0.85 * $CAPACITY / $MEAN_DEMAND, 3))")
+	echo "== online training of both Distr-LB agents for ${ONLINE}s at load 0.85 (seed $SEED)"
+	start_backends
+	shoal_lb lb0 $LB0 train
+	shoal_lb lb1 $LB1 train
+	wait_http "http://$LB0/healthz"
+	wait_http "http://$LB1/healthz"
+	"$SHOAL" load "http://$LB0/" "http://$LB1/" --rate "$rate" --duration "${ONLINE}s" --seed "$((SEED + 1000))" \
+		--timeout 600s --json >"$work/train.json"
+	stop_all # SIGTERM: each proxy saves its policy as it stops
+	python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('  during training: mean %.3fs p99 %.3fs' % (r['mean'], r['p99']))" "$work/train.json"
+	for lb in lb0 lb1; do
+		head -1 "$OUT/distr-lb-online-$lb.slb" | python3 -c "import json,sys; print('  $lb: %d online updates' % json.load(sys.stdin)['provenance'].get('online_updates', 0))"
+	done
+fi
 
 results=$OUT/quality.csv
 echo "policy,load,rate,mean,p50,p90,p99,p999,completed,failed,seed,duration,warmup" >"$results"
