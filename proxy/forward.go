@@ -149,7 +149,7 @@ func (p *Proxy) exchange(c *clientConn, g *generation, j int, start time.Time, s
 				return false, &failure{kind: kindTransport, err: err, sent: true, status: http.StatusBadGateway}
 			}
 		} else {
-			u.conn.SetReadDeadline(time.Now().Add(t.ResponseHeader))
+			u.conn.SetReadDeadline(start.Add(t.ResponseHeader)) // start was microseconds ago: no clock read
 			if err = p.readResponseHead(c, u); err == nil {
 				break
 			}
@@ -210,7 +210,7 @@ func (p *Proxy) exchange(c *clientConn, g *generation, j int, start time.Time, s
 	if resp.Close || out.UntilClose {
 		u.conn.Close()
 	} else {
-		b.conns.put(u, time.Now(), t.Idle)
+		b.conns.put(u, headers, t.Idle)
 	}
 	return keep, nil
 }
