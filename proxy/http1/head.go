@@ -101,6 +101,11 @@ func (h *Head) ReadResponse(r *bufio.Reader, max int) error {
 	if h.Chunked && h.ContentLength >= 0 {
 		h.ContentLength = -1 // Transfer-Encoding overrides (RFC 9112 section 6.3, item 3)
 	}
+	if h.Minor == 0 && (h.Chunked || h.OtherCoding) {
+		// Transfer-Encoding in HTTP/1.0 means faulty framing (RFC 9112
+		// section 6.1): read until the close, as net/http does.
+		h.Chunked, h.OtherCoding, h.Close = false, true, true
+	}
 	return nil
 }
 
