@@ -21,7 +21,10 @@
 # schedule and backend demand seed, default 1), POLICIES (default all), OUT
 # (default out/proxy-bench; the trained policy is kept there and reused),
 # ONLINE (seconds of online training, default 0: none; the policies trained
-# online are written to OUT/distr-lb-online-lb0.slb and -lb1.slb).
+# online are written to OUT/distr-lb-online-lb0.slb and -lb1.slb), PER_LOAD
+# (1: Distr-LB runs at each load with a policy trained in the simulator at
+# that load, OUT/distr-lb-load$LOAD.slb, trained if missing; default 0: the
+# one policy trained at 0.85).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PATH=$PATH:/usr/sbin
@@ -31,6 +34,7 @@ DURATION=${DURATION:-75}
 WARMUP=${WARMUP:-15}
 SEED=${SEED:-1}
 ONLINE=${ONLINE:-0}
+PER_LOAD=${PER_LOAD:-0}
 POLICIES=${POLICIES:-"nginx-least_conn nginx-wrr haproxy-leastconn haproxy-roundrobin shoal-lsq shoal-sed shoal-p2c shoal-distr-lb"}
 if [ "$ONLINE" != 0 ] && [[ " $POLICIES " != *" shoal-distr-lb-online "* ]]; then
 	POLICIES="$POLICIES shoal-distr-lb-online"
@@ -118,7 +122,7 @@ shoal_lb() { # $1 name (lb0/lb1), $2 addr, $3 policy (or "train" to train distr-
 		echo "seed: $SEED"
 		if [ "$3" = distr-lb ]; then
 			echo "policy: distr-lb"
-			echo "agent: {file: $PWD/$POLICY}"
+			echo "agent: {file: $PWD/$LOAD_POLICY}"
 		elif [ "$3" = distr-lb-online ]; then
 			echo "policy: distr-lb"
 			echo "agent: {file: $PWD/$OUT/distr-lb-online-$1.slb}"
@@ -158,6 +162,14 @@ echo "policy,load,rate,mean,p50,p90,p99,p999,completed,failed,seed,duration,warm
 echo "== testbed: 7 emulated backends, 2 load balancers, ${DURATION}s per run (${WARMUP}s warm-up), seed $SEED"
 for load in $LOADS; do
 	rate=$(python3 -c "print(round($load * $CAPACITY / $MEAN_DEMAND, 3))")
+	LOAD_POLICY=$POLICY
+	if [ "$PER_LOAD" = 1 ]; then
+		LOAD_POLICY=$OUT/distr-lb-load$load.slb
+		if [ ! -f "$LOAD_POLICY" ]; then
+			echo "== training Distr-LB on $SCENARIO at load $load (seed 1)"
+			"$SHOAL" train distr-lb "$SCENARIO" --load "$load" -o "$LOAD_POLICY" --seed 1 --quiet
+		fi
+	fi
 	for pol in $POLICIES; do
 		start_backends
 		case $pol in
@@ -187,7 +199,9 @@ echo "== simulator: the same scenario, 5 seeds of 5 minutes"
 sim=$OUT/sim.csv
 echo "policy,load,mean,p99" >"$sim"
 for load in $LOADS; do
-	"$SHOAL" sim "$SCENARIO" --policy "lsq,sed,p2c,wrr,distr-lb:$POLICY" --load "$load" --json --quiet >"$work/sim.json"
+	LOAD_POLICY=$POLICY
+	[ "$PER_LOAD" = 1 ] && LOAD_POLICY=$OUT/distr-lb-load$load.slb
+	"$SHOAL" sim "$SCENARIO" --policy "lsq,sed,p2c,wrr,distr-lb:$LOAD_POLICY" --load "$load" --json --quiet >"$work/sim.json"
 	python3 - "$work/sim.json" "$load" >>"$sim" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
