@@ -1,0 +1,15 @@
+// Package autoscale holds the autoscalers that production uses today,
+// ported from their upstream sources so that every learned controller is
+// measured against them: Kubernetes HPA v2 (hpa.go), Knative KPA (kpa.go),
+// and later a VPA-style recommender, KEDA- and OpenFaaS-style scaling and
+// static configurations. Each is a control.Controller: every control
+// period it reads the metrics.Snapshot of the period that ended and
+// returns control.SetReplicas (or SetResources) actions for the services
+// it manages, keeping its own sync period and history, with time as a
+// parameter (no wall clock, no I/O).
+//
+// The usage loop, every control period:
+//
+//	acts := a.Decide(now, &snap)   // snap: the period that ended at now
+//	for _, x := range acts { cluster.Apply(now, x) }
+package autoscale
