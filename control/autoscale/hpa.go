@@ -29,6 +29,7 @@ import (
 type HPA struct {
 	cfg HPAConfig
 
+	svc        serviceRef
 	next       time.Duration // the next sync
 	pods       map[int]*podTrack
 	rps        float64       // the service's arrivals per second in the last period
@@ -225,7 +226,7 @@ func NewHPA(cfg HPAConfig) (*HPA, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &HPA{cfg: cfg, pods: map[int]*podTrack{}, next: cfg.SyncPeriod}, nil
+	return &HPA{cfg: cfg, svc: serviceRef{name: cfg.Service}, pods: map[int]*podTrack{}, next: cfg.SyncPeriod}, nil
 }
 
 // Validate reports every invalid field with its path.
@@ -302,7 +303,7 @@ func (h *HPA) Config() HPAConfig { return h.cfg }
 // from the current one.
 func (h *HPA) Decide(now time.Duration, snap *metrics.Snapshot) []control.Action {
 	h.acts = h.acts[:0]
-	svc := findService(snap, h.cfg.Service)
+	svc := h.svc.find(snap)
 	if svc == nil {
 		return h.acts
 	}
@@ -322,9 +323,20 @@ func (h *HPA) Decide(now time.Duration, snap *metrics.Snapshot) []control.Action
 	return h.acts
 }
 
-func findService(snap *metrics.Snapshot, name string) *metrics.ServiceStats {
+// serviceRef finds one service in snapshots, remembering where it was.
+type serviceRef struct {
+	name string
+	hint int
+}
+
+// find returns the service's stats in snap, or nil.
+func (r *serviceRef) find(snap *metrics.Snapshot) *metrics.ServiceStats {
+	if r.hint < len(snap.Services) && snap.Services[r.hint].Name == r.name {
+		return &snap.Services[r.hint]
+	}
 	for i := range snap.Services {
-		if snap.Services[i].Name == name {
+		if snap.Services[i].Name == r.name {
+			r.hint = i
 			return &snap.Services[i]
 		}
 	}

@@ -47,7 +47,7 @@ type KPA struct {
 
 	started bool
 	next    time.Duration // the next tick
-	hint    int           // index of the service in the last snapshot
+	svc     serviceRef
 
 	// Panic state of the autoscaler (scaling/autoscaler.go).
 	panicking    bool
@@ -167,6 +167,7 @@ func NewKPA(cfg KPAConfig) (*KPA, error) {
 	nPanic := int64(cfg.PanicWindow / kpaBucketSize)
 	k := &KPA{
 		cfg:         cfg,
+		svc:         serviceRef{name: cfg.Service},
 		target:      math.Max(kpaTargetMin, cfg.TargetConcurrency*cfg.TargetUtilization),
 		win:         newKPABuckets(nStable, nPanic),
 		alphaStable: kpaSmoothing(nStable),
@@ -240,7 +241,7 @@ func (k *KPA) Panicking() bool { return k.panicking }
 // allocates only when it returns an action.
 func (k *KPA) Decide(now time.Duration, snap *metrics.Snapshot) []control.Action {
 	k.acts = k.acts[:0]
-	svc := k.find(snap)
+	svc := k.svc.find(snap)
 	if svc == nil {
 		return k.acts
 	}
@@ -269,20 +270,6 @@ func (k *KPA) Decide(now time.Duration, snap *metrics.Snapshot) []control.Action
 		k.acts = append(k.acts, control.SetReplicas{Service: k.cfg.Service, Replicas: want})
 	}
 	return k.acts
-}
-
-// find returns the service's stats in snap, or nil.
-func (k *KPA) find(snap *metrics.Snapshot) *metrics.ServiceStats {
-	if k.hint < len(snap.Services) && snap.Services[k.hint].Name == k.cfg.Service {
-		return &snap.Services[k.hint]
-	}
-	for i := range snap.Services {
-		if snap.Services[i].Name == k.cfg.Service {
-			k.hint = i
-			return &snap.Services[i]
-		}
-	}
-	return nil
 }
 
 // start is newAutoscaler: an autoscaler created over more than one ready
