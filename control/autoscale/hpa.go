@@ -606,8 +606,9 @@ func (h *HPA) limitRate(now time.Duration, current, desired int) int {
 
 // scaleUpLimit is calculateScaleUpLimitWithScalingRules: the most pods the
 // policies allow now, counting from the replicas at the start of each
-// policy's period. (A Min selection starts from the largest integer, as
-// upstream has since the fix of its zero start.)
+// policy's period. A Min selection starts from the largest integer: the
+// upstream version read for this port starts it at 0, which would block
+// every scale-up under select Min.
 func scaleUpLimit(now time.Duration, current int, events []timestamped, r *HPAScalingRules) int {
 	if r.Select == SelectDisabled {
 		return current
