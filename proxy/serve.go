@@ -22,16 +22,15 @@ const clientBuffer = 8 << 10
 
 // clientConn is one client connection and what its requests reuse.
 type clientConn struct {
-	conn  net.Conn
-	br    *bufio.Reader
-	bw    *bufio.Writer
-	ip    []byte // the client's address, for X-Forwarded-For
-	req   http1.Head
-	resp  http1.Head
-	idle  atomic.Bool // waiting for the next request
-	rerr  error       // the last read error
-	werr  error       // the last write error
-	first bool        // no request served yet
+	conn net.Conn
+	br   *bufio.Reader
+	bw   *bufio.Writer
+	ip   []byte // the client's address, for X-Forwarded-For
+	req  http1.Head
+	resp http1.Head
+	idle atomic.Bool // waiting for the next request
+	rerr error       // the last read error
+	werr error       // the last write error
 }
 
 func (c *clientConn) Read(p []byte) (int, error) {
@@ -59,7 +58,7 @@ var clientConns = sync.Pool{New: func() any {
 
 func newClientConn(nc net.Conn) *clientConn {
 	c := clientConns.Get().(*clientConn)
-	c.conn, c.rerr, c.werr, c.first = nc, nil, nil, true
+	c.conn, c.rerr, c.werr = nc, nil, nil
 	c.br.Reset(c)
 	c.bw.Reset(c)
 	c.ip = c.ip[:0]
@@ -131,8 +130,8 @@ func (s *server) serveConn(c *clientConn) {
 		s.wg.Done()
 	}()
 	t := s.p.Config().Timeouts
-	for {
-		if !c.first {
+	for first := true; ; first = false {
+		if !first {
 			// Between requests the idle timeout applies; the head of the
 			// next one must then arrive within read_header.
 			c.idle.Store(true)
@@ -146,7 +145,6 @@ func (s *server) serveConn(c *clientConn) {
 				return
 			}
 		}
-		c.first = false
 		c.conn.SetReadDeadline(time.Now().Add(t.ReadHeader))
 		if err := c.req.ReadRequest(c.br, maxHead); err != nil {
 			var he *http1.Error

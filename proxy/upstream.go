@@ -8,31 +8,12 @@ import (
 )
 
 // upstreamConn is a kept-alive connection to a backend. The request's own
-// goroutine writes and reads it (no per-connection goroutines); it records
-// its errors so a failed relay can tell which side broke.
+// goroutine writes and reads it (no per-connection goroutines).
 type upstreamConn struct {
 	conn      net.Conn
 	br        *bufio.Reader
 	bw        *bufio.Writer
 	idleSince time.Time
-	rerr      error // the last read error
-	werr      error // the last write error
-}
-
-func (u *upstreamConn) Read(p []byte) (int, error) {
-	n, err := u.conn.Read(p)
-	if err != nil {
-		u.rerr = err
-	}
-	return n, err
-}
-
-func (u *upstreamConn) Write(p []byte) (int, error) {
-	n, err := u.conn.Write(p)
-	if err != nil {
-		u.werr = err
-	}
-	return n, err
 }
 
 // upstreamBuffer sizes the buffers of backend connections: a typical
@@ -58,7 +39,6 @@ func (cp *connPool) get(addr string, now time.Time, connect, maxIdle time.Durati
 		cp.idle = cp.idle[:n-1]
 		if now.Sub(u.idleSince) < maxIdle {
 			cp.mu.Unlock()
-			u.rerr, u.werr = nil, nil
 			return u, true, nil
 		}
 		u.conn.Close()
@@ -72,10 +52,7 @@ func dial(addr string, connect time.Duration) (*upstreamConn, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	u := &upstreamConn{conn: c}
-	u.br = bufio.NewReaderSize(u, upstreamBuffer)
-	u.bw = bufio.NewWriterSize(u, upstreamBuffer)
-	return u, false, nil
+	return &upstreamConn{conn: c, br: bufio.NewReaderSize(c, upstreamBuffer), bw: bufio.NewWriterSize(c, upstreamBuffer)}, false, nil
 }
 
 // put keeps u for reuse, or closes it if the pool is full. The oldest

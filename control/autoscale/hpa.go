@@ -254,7 +254,11 @@ func (c *HPAConfig) Validate() error {
 			bad(fmt.Sprintf("metrics[%d].target", i), "must be > 0, got %v", m.Target)
 		}
 	}
-	for name, r := range map[string]*HPAScalingRules{"behavior.scale_up": c.ScaleUp, "behavior.scale_down": c.ScaleDown} {
+	for _, b := range []struct {
+		name string
+		r    *HPAScalingRules
+	}{{"behavior.scale_up", c.ScaleUp}, {"behavior.scale_down", c.ScaleDown}} {
+		name, r := b.name, b.r
 		if r == nil {
 			continue
 		}
