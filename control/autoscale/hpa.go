@@ -44,26 +44,27 @@ type HPA struct {
 // defaults noted (autoscaling/v2 defaults.go and the controller manager's
 // flags).
 type HPAConfig struct {
-	Service     string
-	MinReplicas int // default 1
-	MaxReplicas int // required
+	Service     string `yaml:"-"`
+	MinReplicas int    `yaml:"-"` // default 1
+	MaxReplicas int    `yaml:"-"` // required
 	// Metrics are the targets (default: CPU at 80% utilisation); the
 	// largest proposal wins.
-	Metrics []HPAMetric
+	Metrics []HPAMetric `yaml:"metrics"`
 	// ScaleUp and ScaleDown are the behaviour (nil: the defaults, see
 	// DefaultScaleUp and DefaultScaleDown).
-	ScaleUp, ScaleDown *HPAScalingRules
+	ScaleUp   *HPAScalingRules `yaml:"scale_up"`
+	ScaleDown *HPAScalingRules `yaml:"scale_down"`
 	// Tolerance: no scaling while |1 − metric/target| ≤ Tolerance (0.1).
-	Tolerance float64
+	Tolerance float64 `yaml:"tolerance"`
 	// SyncPeriod is --horizontal-pod-autoscaler-sync-period (15s).
-	SyncPeriod time.Duration
+	SyncPeriod time.Duration `yaml:"sync_period"`
 	// MetricWindow is the window a pod's resource use is averaged over
 	// (metrics-server's resolution, 15s).
-	MetricWindow time.Duration
+	MetricWindow time.Duration `yaml:"metric_window"`
 	// CPUInitializationPeriod (5m) and InitialReadinessDelay (30s) are
 	// the controller's readiness rules for CPU samples (groupPods).
-	CPUInitializationPeriod time.Duration
-	InitialReadinessDelay   time.Duration
+	CPUInitializationPeriod time.Duration `yaml:"cpu_initialization_period"`
+	InitialReadinessDelay   time.Duration `yaml:"initial_readiness_delay"`
 }
 
 // HPAMetric is one metric target.
@@ -73,8 +74,8 @@ type HPAMetric struct {
 	// flight per pod) or MetricRPS (a Pods metric: arrivals per second per
 	// pod, the service's rate split evenly over its ready pods as its load
 	// balancer does).
-	Kind   string
-	Target float64
+	Kind   string  `yaml:"kind"`
+	Target float64 `yaml:"target"`
 }
 
 // HPA metric kinds.
@@ -89,11 +90,11 @@ const (
 type HPAScalingRules struct {
 	// StabilizationWindow: the most conservative recommendation of this
 	// long is used (nil: 0 up, 300s down).
-	StabilizationWindow *time.Duration
+	StabilizationWindow *time.Duration `yaml:"stabilization_window"`
 	// Select chooses among the policies: SelectMax (default), SelectMin or
 	// SelectDisabled.
-	Select   string
-	Policies []HPAScalingPolicy
+	Select   string             `yaml:"select_policy"`
+	Policies []HPAScalingPolicy `yaml:"policies"`
 }
 
 // Policy selection.
@@ -106,9 +107,9 @@ const (
 // HPAScalingPolicy allows a change of Value pods (PolicyPods) or Value
 // percent of the replicas at the start of the Period (PolicyPercent).
 type HPAScalingPolicy struct {
-	Type   string
-	Value  int
-	Period time.Duration
+	Type   string        `yaml:"type"`
+	Value  int           `yaml:"value"`
+	Period time.Duration `yaml:"period"`
 }
 
 // Policy types.
@@ -257,7 +258,7 @@ func (c *HPAConfig) Validate() error {
 	for _, b := range []struct {
 		name string
 		r    *HPAScalingRules
-	}{{"behavior.scale_up", c.ScaleUp}, {"behavior.scale_down", c.ScaleDown}} {
+	}{{"scale_up", c.ScaleUp}, {"scale_down", c.ScaleDown}} {
 		name, r := b.name, b.r
 		if r == nil {
 			continue

@@ -275,8 +275,8 @@ func TestHPAConfigErrorsNameTheField(t *testing.T) {
 		{HPAConfig{Service: "s", MaxReplicas: 3, Metrics: []HPAMetric{{Kind: "gpu", Target: 1}}}, "metrics[0].kind"},
 		{HPAConfig{Service: "s", MaxReplicas: 3, Metrics: []HPAMetric{{Kind: MetricCPU}}}, "metrics[0].target"},
 		{HPAConfig{Service: "s", MaxReplicas: 3, ScaleUp: &HPAScalingRules{Policies: []HPAScalingPolicy{{Type: "Nodes", Value: 1, Period: time.Second}}}},
-			"behavior.scale_up.policies[0].type"},
-		{HPAConfig{Service: "s", MaxReplicas: 3, ScaleDown: &HPAScalingRules{}}, "behavior.scale_down.policies"},
+			"scale_up.policies[0].type"},
+		{HPAConfig{Service: "s", MaxReplicas: 3, ScaleDown: &HPAScalingRules{}}, "scale_down.policies"},
 		{HPAConfig{Service: "s", MaxReplicas: 3, Tolerance: 2}, "tolerance"},
 	} {
 		_, err := NewHPA(tc.cfg)

@@ -69,44 +69,46 @@ type KPA struct {
 // upstream defaults noted (config-autoscaler, pkg/autoscaler/config).
 type KPAConfig struct {
 	// Service is the service scaled.
-	Service string
+	Service string `yaml:"-"`
 	// TargetConcurrency is the per-pod concurrency the target is a
 	// fraction of, in requests: the service's containerConcurrency, or
 	// container-concurrency-target-default (100) when that is unlimited.
-	TargetConcurrency float64
+	TargetConcurrency float64 `yaml:"target_concurrency"`
 	// TargetUtilization is container-concurrency-target-percentage as a
 	// fraction in (0, 1] (0.7). The autoscaler aims at
 	// TargetConcurrency × TargetUtilization requests per pod (at least
 	// 0.01, ResolveMetricTarget).
-	TargetUtilization float64
+	TargetUtilization float64 `yaml:"target_utilization"`
 	// StableWindow is stable-window (60s), in whole seconds in [6s, 1h].
-	StableWindow time.Duration
+	StableWindow time.Duration `yaml:"stable_window"`
 	// PanicWindow is the panic window, in whole seconds in [1s,
 	// StableWindow]; 0 derives it as upstream does from
 	// panic-window-percentage (10%) of the stable window rounded to the
 	// second (6s for 60s).
-	PanicWindow time.Duration
+	PanicWindow time.Duration `yaml:"panic_window"`
 	// PanicThreshold is panic-threshold-percentage as a ratio (2.0 = 200%),
 	// in [1.1, 10]: panic mode starts when the panic-window desired pod
 	// count is at least PanicThreshold × ready pods.
-	PanicThreshold float64
+	PanicThreshold float64 `yaml:"panic_threshold"`
 	// MaxScaleUpRate (1000) and MaxScaleDownRate (2), both > 1: one tick
 	// goes from N ready pods to at most ceil(MaxScaleUpRate × N) and at
 	// least floor(N / MaxScaleDownRate).
-	MaxScaleUpRate, MaxScaleDownRate float64
+	MaxScaleUpRate   float64 `yaml:"max_scale_up_rate"`
+	MaxScaleDownRate float64 `yaml:"max_scale_down_rate"`
 	// MinScale and MaxScale bound the replicas (minScale and maxScale
 	// annotations; MaxScale 0: no bound). MinScale >= 1 disables scale to
 	// zero.
-	MinScale, MaxScale int
+	MinScale int `yaml:"-"`
+	MaxScale int `yaml:"-"`
 	// ScaleToZeroGracePeriod (30s, at least 6s) is how long the service
 	// stays inactive, the activator in its path, before its last pod goes.
-	ScaleToZeroGracePeriod time.Duration
+	ScaleToZeroGracePeriod time.Duration `yaml:"scale_to_zero_grace_period"`
 	// TickInterval is how often the autoscaler decides (tick-interval, 2s).
-	TickInterval time.Duration
+	TickInterval time.Duration `yaml:"tick_interval"`
 	// WeightedAverage selects the weighted exponential window average
 	// (metric-aggregation-algorithm: weightedExponential) instead of the
 	// default linear one.
-	WeightedAverage bool
+	WeightedAverage bool `yaml:"weighted_average"`
 }
 
 // Upstream constants.
