@@ -32,7 +32,7 @@ func New(cfg *Config, opt Options) (*Cluster, error) {
 		opt.Traces = workload.NewTraces("")
 	}
 	streams := sim.NewStreams(opt.Seed)
-	cl := &Cluster{opt: opt, svcByName: map[string]*service{}, lbByName: map[string]*lbPoint{}, prices: cfg.Prices}
+	cl := &Cluster{opt: opt, svcByName: map[string]*service{}, lbByName: map[string]*lbPoint{}, prices: cfg.Prices, slo: cfg.SLO}
 	if cl.prices == (Prices{}) {
 		cl.prices = DefaultPrices()
 	}
@@ -148,7 +148,11 @@ func (cl *Cluster) buildClass(c *Class, path string) (*class, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &class{name: c.Name, timeout: c.Timeout, root: root}, nil
+	slo := c.SLO
+	if slo == 0 {
+		slo = cl.slo
+	}
+	return &class{name: c.Name, timeout: c.Timeout, slo: slo, root: root}, nil
 }
 
 func (cl *Cluster) buildCall(c *Call, path string) (*callNode, error) {

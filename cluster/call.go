@@ -294,9 +294,11 @@ func (cl *Cluster) finishRequest(c *call) {
 	cl.liveStarts -= secs(c.start)
 	cl.res.sojourn += secs(now - c.start)
 	cl.res.finished++
-	if c.fail == failNone && !c.timedOut && now >= cl.opt.Warmup && now <= cl.opt.Horizon {
+	ok := c.fail == failNone && !c.timedOut
+	if ok && now >= cl.opt.Warmup && now <= cl.opt.Horizon {
 		cl.res.doneInWindow++
 	}
+	cl.requests.record(ok, secs(now-c.start), c.class.slo)
 	if c.counted {
 		cls := c.class
 		switch {
@@ -316,6 +318,9 @@ func (cl *Cluster) finishRequest(c *call) {
 		default:
 			cls.latency.Record(secs(now - c.start)) // merged into Results.Latency by Drain
 			cl.res.Completed++
+			if cls.slo > 0 && now-c.start > cls.slo {
+				cls.slow++
+			}
 		}
 	}
 	if cl.onFinish != nil {

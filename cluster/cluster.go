@@ -102,6 +102,9 @@ type Cluster struct {
 	sources   []*source
 	nodes     []*node
 	prices    Prices
+	slo       time.Duration
+	requests  requestTotals // every request, warm-up included, for the time series
+	scaling   []ScaleEvent
 
 	free     []*call
 	nextID   uint64
@@ -123,9 +126,12 @@ type Cluster struct {
 type class struct {
 	name     string
 	timeout  time.Duration
+	slo      time.Duration
 	root     *callNode
 	latency  metrics.Histogram
 	failures metrics.Failures
+	arrivals int64 // counted requests (after the warm-up)
+	slow     int64 // of them, completed later than the SLO
 }
 
 type callNode struct {
@@ -178,7 +184,9 @@ func (s *source) Handle(now time.Duration, _ int) {
 	c.counted = now >= cl.opt.Warmup
 	if c.counted {
 		cl.res.Arrivals++
+		s.class.arrivals++
 	}
+	cl.requests.arrivals++
 	cl.res.ArrivedAll++
 	cl.inSystem.add(now, 1)
 	cl.liveStarts += secs(now)

@@ -28,6 +28,9 @@ type Config struct {
 	Sources []Source `yaml:"sources"`
 	// Prices value allocated resources.
 	Prices Prices `yaml:"prices"`
+	// SLO is the response-time target of every class without its own: a
+	// request that fails or takes longer violates it (0 = none).
+	SLO time.Duration `yaml:"slo"`
 }
 
 // Location is a site with round-trip times to the others.
@@ -122,6 +125,7 @@ func (c *Service) InitialInstances() []InstanceSpec {
 type Class struct {
 	Name    string        `yaml:"name"`
 	Timeout time.Duration `yaml:"timeout"` // client timeout (0 = none)
+	SLO     time.Duration `yaml:"slo"`     // response-time target (default: the config's SLO)
 	Call    Call          `yaml:"call"`    // the root call
 }
 

@@ -55,6 +55,7 @@ func (cl *Cluster) Observe(snap *metrics.Snapshot) {
 		cost := s.cost(now, cl.prices)
 		st.Cost = cost - s.costShown
 		s.costShown = cost
+		s.keepPeriod()
 		s.period = metrics.ServiceStats{Name: s.name}
 	}
 	snap.LBs = resize(snap.LBs, len(cl.lbs))
@@ -118,7 +119,10 @@ func (cl *Cluster) Apply(now time.Duration, a control.Action) error {
 		if s.maxReplicas > 0 {
 			n = min(n, s.maxReplicas)
 		}
-		s.setReplicas(n)
+		if cur, _ := s.replicas(); cur != n {
+			s.setReplicas(n)
+			cl.recordScale(now, s, n)
+		}
 	case control.SetResources:
 		s, err := cl.service(a.Service)
 		if err != nil {
@@ -127,7 +131,10 @@ func (cl *Cluster) Apply(now time.Duration, a control.Action) error {
 		if a.CPU < 0 || a.MemoryMB < 0 || !finite(a.CPU) || !finite(a.MemoryMB) {
 			return fmt.Errorf("set resources of %q: cpu %g, memory %g MB", a.Service, a.CPU, a.MemoryMB)
 		}
-		s.setResources(a.CPU, a.MemoryMB)
+		if (a.CPU > 0 && a.CPU != s.cpuLimit) || (a.MemoryMB > 0 && a.MemoryMB != s.memLimit) {
+			s.setResources(a.CPU, a.MemoryMB)
+			cl.recordScale(now, s, s.targetReplicas())
+		}
 	case control.SetConcurrency:
 		s, err := cl.service(a.Service)
 		if err != nil {
@@ -136,7 +143,10 @@ func (cl *Cluster) Apply(now time.Duration, a control.Action) error {
 		if a.Limit < 0 {
 			return fmt.Errorf("set concurrency of %q: limit %d", a.Service, a.Limit)
 		}
-		s.concurrency = a.Limit
+		if s.concurrency != a.Limit {
+			s.concurrency = a.Limit
+			cl.recordScale(now, s, s.targetReplicas())
+		}
 		for _, in := range s.slots {
 			if in != nil {
 				in.admitQueued()
@@ -147,7 +157,10 @@ func (cl *Cluster) Apply(now time.Duration, a control.Action) error {
 		if err != nil {
 			return fmt.Errorf("set brownout: %w", err)
 		}
-		s.brownout = a.On
+		if s.brownout != a.On {
+			s.brownout = a.On
+			cl.recordScale(now, s, s.targetReplicas())
+		}
 	case control.SetRouteWeights:
 		return fmt.Errorf("set route weights: %w", ErrUnsupported)
 	default:

@@ -30,13 +30,20 @@ type Results struct {
 	// Makespan is the mean over samples of max_j l_j, the time the busiest
 	// server needs to finish its work (Distr-LB paper, Def. 1), seconds.
 	Makespan float64
-	Cost     float64 // price of all resources allocated during the run
+	Cost     float64 // price of the resources allocated over the window
 	Little   LittleCheck
 	Series   LoadSeries
 	Events   uint64 // simulation events fired
 	// OOMKills counts OOM kills of instances over the whole run (warm-up included).
 	OOMKills int64
-	End      time.Duration
+	// Services are each service's resources over the window and its
+	// state over time (at Series.Times).
+	Services []ServiceResult
+	// Requests is the end-to-end outcome over time (at Series.Times).
+	Requests RequestSeries
+	// Scaling lists every action that changed a service, in order.
+	Scaling []ScaleEvent
+	End     time.Duration
 
 	finished     int64
 	doneInWindow int64 // successful completions inside [warm-up, horizon]
@@ -46,9 +53,15 @@ type Results struct {
 // ClassResult is the outcome of one request class.
 type ClassResult struct {
 	Name     string
+	SLO      time.Duration // response-time target (0 = none)
+	Arrivals int64         // requests that arrived after the warm-up
 	Latency  metrics.Histogram
 	Failures metrics.Failures
+	Slow     int64 // requests completed later than the SLO
 }
+
+// Completed is the number of requests completed successfully.
+func (c *ClassResult) Completed() int64 { return c.Latency.Count() }
 
 // LittleCheck compares the time-average number of requests in the system, L,
 // with the arrival rate times the mean time in system, lambda*W, over the
@@ -76,6 +89,10 @@ type sampler struct {
 	last      time.Duration
 	makespan  metrics.Welford
 	warmTaken bool
+	// Per service: the last sample's marks, and the window's ends.
+	services, warm, end []serviceMark
+	endTaken            bool
+	requests            requestTotals // at the last sample
 }
 
 func (s *sampler) start(cl *Cluster) {
@@ -85,6 +102,13 @@ func (s *sampler) start(cl *Cluster) {
 		cl.res.Series.Names = append(cl.res.Series.Names, fmt.Sprintf("%s-%d", cl.series.name, in.id))
 	}
 	n := len(cl.res.Series.Names)
+	cl.res.Services = make([]ServiceResult, len(cl.services))
+	for i, sv := range cl.services {
+		cl.res.Services[i].Name = sv.name
+	}
+	s.services = make([]serviceMark, len(cl.services))
+	s.warm = make([]serviceMark, len(cl.services))
+	s.end = make([]serviceMark, len(cl.services))
 	cl.res.Series.Utilisation = make([][]float64, n)
 	cl.res.Series.InFlight = make([][]float64, n)
 	cl.sampleEv = simEvent(s, 0)
@@ -106,6 +130,7 @@ func (s *sampler) Handle(now time.Duration, arg int) {
 				in.busyWarm = in.cpu.busyUntil(now)
 			}
 		}
+		s.markWindow(now, true)
 		s.warmTaken = true
 		return
 	}
@@ -145,6 +170,10 @@ func (s *sampler) sample(now time.Duration) {
 	if now > cl.opt.Warmup {
 		s.makespan.Add(ms)
 	}
+	s.sampleServices(now, dt)
+	if now == cl.opt.Horizon {
+		s.markWindow(now, false)
+	}
 }
 
 // flush closes the results after the run.
@@ -169,13 +198,15 @@ func (s *sampler) flush(cl *Cluster) {
 	r.Fairness = metrics.Jain(util)
 	r.Latency.Reset()
 	for i, c := range cl.classes {
-		r.Classes[i] = ClassResult{Name: c.name, Latency: c.latency, Failures: c.failures}
+		r.Classes[i] = ClassResult{Name: c.name, SLO: c.slo, Arrivals: c.arrivals, Latency: c.latency, Failures: c.failures, Slow: c.slow}
 		r.Latency.Merge(&c.latency)
 	}
+	s.flushServices(now)
 	r.Cost = 0 // flush may run again after another Drain
-	for _, sv := range cl.services {
-		r.Cost += sv.cost(now, cl.prices)
+	for i := range r.Services {
+		r.Cost += r.Services[i].Cost
 	}
+	r.Scaling = cl.scaling
 	// Little's law over [0, now]: requests unfinished at the end count their
 	// time so far on both sides.
 	T := now.Seconds()
