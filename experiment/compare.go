@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/shoal-project/shoal/cluster"
+	"github.com/shoal-project/shoal/control"
 	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/scenario"
 	"github.com/shoal-project/shoal/workload"
@@ -68,11 +69,12 @@ func (c *Comparison) Run(ctx context.Context) (*Result, error) {
 		sel = lb.Classical()
 	}
 	for _, p := range policies {
-		if _, ok := c.Learned[p]; ok {
+		if _, ok := c.Learned[p]; ok || scenario.IsAutoscalerPolicy(p) {
 			continue
 		}
 		if _, ok := sel[p]; !ok {
-			return nil, fmt.Errorf("policy: unknown selector %q (known: %s)", p, strings.Join(sel.Names(), ", "))
+			return nil, fmt.Errorf("policy: unknown policy %q (selectors: %s; autoscalers: %s, joined with +)",
+				p, strings.Join(sel.Names(), ", "), strings.Join(scenario.AutoscalerKinds(), ", "))
 		}
 	}
 	traces := c.Traces
@@ -137,8 +139,11 @@ func (c *Comparison) runOne(ctx context.Context, policy string, seed uint64, sel
 	sc := c.Scenario
 	learned, isLearned := c.Learned[policy]
 	selector := policy
-	if isLearned {
+	switch {
+	case isLearned:
 		selector = learned.Selector
+	case scenario.IsAutoscalerPolicy(policy):
+		learned, isLearned, selector = Learned{New: func(*cluster.Cluster) ([]control.Controller, error) { return sc.Autoscalers(policy) }}, true, ""
 	}
 	cl, err := cluster.New(&sc.Config, cluster.Options{
 		Seed: seed, Selectors: sel, Policy: selector, Traces: traces,

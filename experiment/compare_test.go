@@ -79,7 +79,7 @@ func TestCommonRandomNumbers(t *testing.T) {
 
 func TestUnknownPolicy(t *testing.T) {
 	cmp := Comparison{Scenario: short(t, "mm1", 1), Policies: []string{"nope"}}
-	if _, err := cmp.Run(context.Background()); err == nil || !strings.Contains(err.Error(), `unknown selector "nope"`) {
+	if _, err := cmp.Run(context.Background()); err == nil || !strings.Contains(err.Error(), `unknown policy "nope"`) {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/shoal-project/shoal/experiment/report"
@@ -22,15 +23,68 @@ type column struct {
 	better int // -1: lower is better, +1: higher is better, 0: neither
 }
 
-var columns = []column{
-	{"mean (s)", "mean_s", func(s *Summary) Stat { return s.Mean }, -1},
-	{"p50 (s)", "p50_s", func(s *Summary) Stat { return s.P50 }, -1},
-	{"p90 (s)", "p90_s", func(s *Summary) Stat { return s.P90 }, -1},
-	{"p99 (s)", "p99_s", func(s *Summary) Stat { return s.P99 }, -1},
-	{"throughput (req/s)", "throughput_rps", func(s *Summary) Stat { return s.Throughput }, +1},
-	{"rejected", "rejected", func(s *Summary) Stat { return s.Rejected }, -1},
-	{"fairness (Jain)", "fairness_jain", func(s *Summary) Stat { return s.Fairness }, +1},
-	{"makespan (s)", "makespan_s", func(s *Summary) Stat { return s.Makespan }, -1},
+// pct shows a fraction as a percentage.
+func pct(f func(s *Summary) Stat) func(s *Summary) Stat {
+	return func(s *Summary) Stat {
+		st := f(s)
+		return Stat{Mean: 100 * st.Mean, CI95: 100 * st.CI95}
+	}
+}
+
+// tableSpec is one table of the summary.
+type tableSpec struct {
+	caption string
+	columns []column
+}
+
+// tables are the summary tables: what requests got, and what it cost.
+var tables = []tableSpec{
+	{"Requests: completion time and outcome (rates in % of the requests after the warm-up)", []column{
+		{"mean (s)", "mean_s", func(s *Summary) Stat { return s.Mean }, -1},
+		{"p50 (s)", "p50_s", func(s *Summary) Stat { return s.P50 }, -1},
+		{"p90 (s)", "p90_s", func(s *Summary) Stat { return s.P90 }, -1},
+		{"p99 (s)", "p99_s", func(s *Summary) Stat { return s.P99 }, -1},
+		{"throughput (req/s)", "throughput_rps", func(s *Summary) Stat { return s.Throughput }, +1},
+		{"success %", "success_pct", pct(func(s *Summary) Stat { return s.Success }), +1},
+		{"timeout %", "timeout_pct", pct(func(s *Summary) Stat { return s.TimeoutRate }), -1},
+		{"429 %", "rejected_pct", pct(func(s *Summary) Stat { return s.RejectedRate }), -1},
+		{"OOM %", "oom_pct", pct(func(s *Summary) Stat { return s.OOMRate }), -1},
+		{"no capacity %", "no_capacity_pct", pct(func(s *Summary) Stat { return s.NoCapacityRate }), -1},
+		{"SLO violations %", "slo_violations_pct", pct(func(s *Summary) Stat { return s.SLOViolations }), -1},
+	}},
+	{"Resources over the measurement window", []column{
+		{"vCPU-s", "vcpu_s", func(s *Summary) Stat { return s.VCPUSeconds }, -1},
+		{"GB-s", "gb_s", func(s *Summary) Stat { return s.GBSeconds }, -1},
+		{"cost ($)", "cost", func(s *Summary) Stat { return s.Cost }, -1},
+		{"CPU utilisation %", "cpu_utilisation_pct", pct(func(s *Summary) Stat { return s.Utilisation }), 0},
+		{"scaling actions", "scaling_actions", func(s *Summary) Stat { return s.ScalingActions }, 0},
+		{"fairness (Jain)", "fairness_jain", func(s *Summary) Stat { return s.Fairness }, +1},
+		{"makespan (s)", "makespan_s", func(s *Summary) Stat { return s.Makespan }, -1},
+	}},
+}
+
+// classColumns are the per-class table's columns.
+var classColumns = []struct {
+	name string
+	stat func(c *ClassSummary) Stat
+}{
+	{"mean (s)", func(c *ClassSummary) Stat { return c.Mean }},
+	{"p50 (s)", func(c *ClassSummary) Stat { return c.P50 }},
+	{"p90 (s)", func(c *ClassSummary) Stat { return c.P90 }},
+	{"p99 (s)", func(c *ClassSummary) Stat { return c.P99 }},
+	{"success %", func(c *ClassSummary) Stat { return Stat{100 * c.Success.Mean, 100 * c.Success.CI95} }},
+	{"SLO violations %", func(c *ClassSummary) Stat {
+		return Stat{100 * c.SLOViolations.Mean, 100 * c.SLOViolations.CI95}
+	}},
+}
+
+// allColumns are the columns of every table.
+func allColumns() []column {
+	var cs []column
+	for _, t := range tables {
+		cs = append(cs, t.columns...)
+	}
+	return cs
 }
 
 // cell formats a statistic as "mean ± ci" with 4 significant digits.
@@ -61,24 +115,68 @@ func (r *Result) Header() string {
 	return h + "; ± is the 95% confidence interval over seeds"
 }
 
-// WriteTable prints the summary table as aligned text.
+// WriteTable prints the summary tables as aligned text, and the per-class
+// table when there are several classes.
 func (r *Result) WriteTable(w io.Writer) error {
 	fmt.Fprintln(w, r.Header())
+	for _, t := range tables {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, t.caption)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprint(tw, "policy")
+		for _, c := range t.columns {
+			fmt.Fprint(tw, "\t", c.name)
+		}
+		fmt.Fprintln(tw)
+		for i := range r.Policies {
+			p := &r.Policies[i]
+			fmt.Fprint(tw, p.Policy)
+			for _, c := range t.columns {
+				fmt.Fprint(tw, "\t", cell(c.stat(&p.Summary)))
+			}
+			fmt.Fprintln(tw)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if !r.severalClasses() {
+		return nil
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Per request class")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprint(tw, "policy")
-	for _, c := range columns {
+	fmt.Fprint(tw, "class\tpolicy")
+	for _, c := range classColumns {
 		fmt.Fprint(tw, "\t", c.name)
 	}
 	fmt.Fprintln(tw)
-	for i := range r.Policies {
-		p := &r.Policies[i]
-		fmt.Fprint(tw, p.Policy)
-		for _, c := range columns {
-			fmt.Fprint(tw, "\t", cell(c.stat(&p.Summary)))
-		}
-		fmt.Fprintln(tw)
+	for _, row := range r.classRows() {
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	return tw.Flush()
+}
+
+func (r *Result) severalClasses() bool { return len(r.Policies) > 0 && len(r.Policies[0].Classes) > 1 }
+
+// classRows are the per-class table's rows, by class then policy.
+func (r *Result) classRows() [][]string {
+	var rows [][]string
+	for k := range r.Policies[0].Classes {
+		for i := range r.Policies {
+			c := &r.Policies[i].Classes[k]
+			name := c.Class
+			if c.SLO > 0 {
+				name += fmt.Sprintf(" (SLO %gs)", c.SLO)
+			}
+			row := []string{name, r.Policies[i].Policy}
+			for _, col := range classColumns {
+				row = append(row, cell(col.stat(c)))
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
 }
 
 // WriteJSON writes the whole result as indented JSON.
@@ -92,15 +190,55 @@ func (r *Result) WriteJSON(w io.Writer) error {
 func (r *Result) WriteRunsCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"scenario", "policy", "seed", "mean_s", "p50_s", "p90_s", "p99_s", "throughput_rps",
-		"arrivals", "completed", "timeouts", "rejected", "oom", "no_capacity", "unfinished", "fairness_jain", "makespan_s", "cost", "events"})
+		"arrivals", "completed", "timeouts", "rejected", "oom", "no_capacity", "unfinished", "slo_violations", "slo_requests",
+		"vcpu_s", "gb_s", "busy_cpu_s", "cost", "scaling_actions", "fairness_jain", "makespan_s", "events"})
 	f := func(x Num) string { return strconv.FormatFloat(float64(x), 'g', -1, 64) }
 	i := func(x int64) string { return strconv.FormatInt(x, 10) }
 	for _, p := range r.Policies {
 		for _, run := range p.Runs {
 			cw.Write([]string{r.Scenario, p.Policy, strconv.FormatUint(run.Seed, 10), f(run.Mean), f(run.P50), f(run.P90), f(run.P99),
 				f(run.Throughput), i(run.Arrivals), i(run.Completed), i(run.Failures.Timeout), i(run.Failures.Rejected),
-				i(run.Failures.OOM), i(run.Failures.NoCapacity), i(run.Unfinished), f(run.Fairness), f(run.Makespan), f(run.Cost),
-				strconv.FormatUint(run.Events, 10)})
+				i(run.Failures.OOM), i(run.Failures.NoCapacity), i(run.Unfinished), i(run.SLOViolations), i(run.SLORequests),
+				f(run.VCPUSeconds), f(run.GBSeconds), f(run.BusyCPUSeconds), f(run.Cost), strconv.Itoa(run.ScalingActions),
+				f(run.Fairness), f(run.Makespan), strconv.FormatUint(run.Events, 10)})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteClassesCSV writes one row per (policy, seed, class).
+func (r *Result) WriteClassesCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"scenario", "policy", "seed", "class", "arrivals", "completed", "timeouts", "rejected", "oom", "no_capacity",
+		"slo_violations", "mean_s", "p50_s", "p90_s", "p99_s"})
+	f := func(x Num) string { return strconv.FormatFloat(float64(x), 'g', -1, 64) }
+	i := func(x int64) string { return strconv.FormatInt(x, 10) }
+	for _, p := range r.Policies {
+		for _, run := range p.Runs {
+			for _, c := range run.Classes {
+				cw.Write([]string{r.Scenario, p.Policy, strconv.FormatUint(run.Seed, 10), c.Class, i(c.Arrivals), i(c.Completed),
+					i(c.Failures.Timeout), i(c.Failures.Rejected), i(c.Failures.OOM), i(c.Failures.NoCapacity), i(c.SLOViolations),
+					f(c.Mean), f(c.P50), f(c.P90), f(c.P99)})
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteScalingCSV writes every action that changed a service, with the
+// service's configuration after it, one row per (policy, seed, action).
+func (r *Result) WriteScalingCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"scenario", "policy", "seed", "time_s", "service", "replicas", "cpu", "memory_mb", "concurrency", "brownout"})
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	for _, p := range r.Policies {
+		for _, run := range p.Runs {
+			for _, e := range run.Scaling {
+				cw.Write([]string{r.Scenario, p.Policy, strconv.FormatUint(run.Seed, 10), f(e.At.Seconds()), e.Service,
+					strconv.Itoa(e.Replicas), f(e.CPU), f(e.MemoryMB), strconv.Itoa(e.Concurrency), strconv.FormatBool(e.Brownout)})
+			}
 		}
 	}
 	cw.Flush()
@@ -111,14 +249,14 @@ func (r *Result) WriteRunsCSV(w io.Writer) error {
 func (r *Result) WriteSummaryCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	head := []string{"scenario", "policy", "seeds", "root_seed"}
-	for _, c := range columns {
+	for _, c := range allColumns() {
 		head = append(head, c.key, c.key+"_ci95")
 	}
 	cw.Write(head)
 	for i := range r.Policies {
 		p := &r.Policies[i]
 		row := []string{r.Scenario, p.Policy, strconv.Itoa(r.Seeds), strconv.FormatUint(r.RootSeed, 10)}
-		for _, c := range columns {
+		for _, c := range allColumns() {
 			s := c.stat(&p.Summary)
 			row = append(row, strconv.FormatFloat(float64(s.Mean), 'g', -1, 64), strconv.FormatFloat(float64(s.CI95), 'g', -1, 64))
 		}
@@ -144,20 +282,29 @@ func (r *Result) Report(meta []report.KV) *report.Report {
 	if r.Load > 0 {
 		rep.Meta = append(rep.Meta, report.KV{Key: "load", Value: strconv.FormatFloat(r.Load, 'g', -1, 64)})
 	}
-	t := report.Table{Caption: "Completion time and balance by policy (± is the 95% confidence interval over seeds)", Columns: []string{"policy"}}
-	t.Highlight = []int{-1}
-	for _, c := range columns {
-		t.Columns = append(t.Columns, c.name)
-		t.Highlight = append(t.Highlight, r.best(c))
-	}
-	for i := range r.Policies {
-		row := []string{r.Policies[i].Policy}
-		for _, c := range columns {
-			row = append(row, cell(c.stat(&r.Policies[i].Summary)))
+	for _, spec := range tables {
+		t := report.Table{Caption: spec.caption + " (± is the 95% confidence interval over seeds)", Columns: []string{"policy"}}
+		t.Highlight = []int{-1}
+		for _, c := range spec.columns {
+			t.Columns = append(t.Columns, c.name)
+			t.Highlight = append(t.Highlight, r.best(c))
 		}
-		t.Rows = append(t.Rows, row)
+		for i := range r.Policies {
+			row := []string{r.Policies[i].Policy}
+			for _, c := range spec.columns {
+				row = append(row, cell(c.stat(&r.Policies[i].Summary)))
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		rep.Tables = append(rep.Tables, t)
 	}
-	rep.Tables = append(rep.Tables, t)
+	if r.severalClasses() {
+		t := report.Table{Caption: "Per request class", Columns: []string{"class", "policy"}, Rows: r.classRows()}
+		for _, c := range classColumns {
+			t.Columns = append(t.Columns, c.name)
+		}
+		rep.Tables = append(rep.Tables, t)
+	}
 
 	cdf := report.Figure{Title: "Completion time distribution (all seeds)", XLabel: "completion time (s)", YLabel: "fraction of requests", Kind: report.KindStep, LogX: true}
 	for _, p := range r.Policies {
@@ -181,24 +328,9 @@ func (r *Result) Report(meta []report.KV) *report.Report {
 		load.Panels = append(load.Panels, panel)
 	}
 	rep.Figures = append(rep.Figures, load)
+	rep.Figures = append(rep.Figures, r.timeFigures()...)
 	rep.Figures = append(rep.Figures, r.Figures...)
 	return rep
-}
-
-// windowMeans averages a time series over about n equal windows, returning
-// each window's end time and mean.
-func windowMeans(t, v []float64, n int) (x, y []float64) {
-	w := max(1, (len(t)+n-1)/n)
-	for i := 0; i < len(t) && i < len(v); i += w {
-		end := min(i+w, len(t), len(v))
-		sum := 0.0
-		for _, e := range v[i:end] {
-			sum += e
-		}
-		x = append(x, t[end-1])
-		y = append(y, sum/float64(end-i))
-	}
-	return x, y
 }
 
 // best is the index of the policy with the best mean in a column, or -1.
@@ -216,7 +348,8 @@ func (r *Result) best(c column) int {
 	return best
 }
 
-// WriteFiles writes results.json, runs.csv, summary.csv and report.html
+// WriteFiles writes results.json, runs.csv, summary.csv, classes.csv,
+// scaling.csv and report.html
 // into dir, creating it.
 func (r *Result) WriteFiles(dir string, meta []report.KV) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -229,6 +362,8 @@ func (r *Result) WriteFiles(dir string, meta []report.KV) error {
 		{"results.json", r.WriteJSON},
 		{"runs.csv", r.WriteRunsCSV},
 		{"summary.csv", r.WriteSummaryCSV},
+		{"classes.csv", r.WriteClassesCSV},
+		{"scaling.csv", r.WriteScalingCSV},
 		{"report.html", func(w io.Writer) error { return report.Write(w, r.Report(meta)) }},
 	} {
 		if err := writeFile(filepath.Join(dir, f.name), f.write); err != nil {

@@ -29,10 +29,28 @@ type PolicyResult struct {
 	Policy  string      `json:"policy"`
 	Summary Summary     `json:"summary"`
 	Runs    []RunResult `json:"runs"`
+	// Classes summarise each request class over the seeds.
+	Classes []ClassSummary `json:"classes"`
 	// CDF is the latency distribution of all seeds' requests together.
 	CDF []metrics.Point `json:"cdf"`
-	// Series is the first seed's load per server over time.
-	Series cluster.LoadSeries `json:"-"`
+	// Series is the first seed's load per server over time; Services and
+	// Requests are its services and requests over time (at Series.Times).
+	Series   cluster.LoadSeries      `json:"-"`
+	Services []cluster.ServiceResult `json:"-"`
+	Requests cluster.RequestSeries   `json:"-"`
+}
+
+// ClassSummary is one request class over all seeds.
+type ClassSummary struct {
+	Class string `json:"class"`
+	// SLO is the class's response-time target, seconds (0 = none).
+	SLO           float64 `json:"slo_s"`
+	Mean          Stat    `json:"mean"`
+	P50           Stat    `json:"p50"`
+	P90           Stat    `json:"p90"`
+	P99           Stat    `json:"p99"`
+	Success       Stat    `json:"success"`        // fraction of the class's requests completed
+	SLOViolations Stat    `json:"slo_violations"` // fraction that failed or were slower than the SLO
 }
 
 // Stat is a mean over seeds with the half-width of its 95% confidence
@@ -56,7 +74,8 @@ func (n Num) MarshalJSON() ([]byte, error) {
 	return strconv.AppendFloat(nil, x, 'g', -1, 64), nil
 }
 
-// Summary holds the table's figures for one policy. Times are seconds.
+// Summary holds the table's figures for one policy. Times are seconds;
+// rates are fractions of the requests that arrived after the warm-up.
 type Summary struct {
 	Mean       Stat `json:"mean"`
 	P50        Stat `json:"p50"`
@@ -65,27 +84,65 @@ type Summary struct {
 	Throughput Stat `json:"throughput"` // successful requests per second
 	Rejected   Stat `json:"rejected"`   // requests rejected (429) or without capacity
 	Failed     Stat `json:"failed"`     // requests that failed for any reason
-	Fairness   Stat `json:"fairness"`   // Jain's index of server utilisation
-	Makespan   Stat `json:"makespan"`   // mean max_j l_j, seconds
+	Success    Stat `json:"success"`    // fraction completed successfully
+	// Failure rates by kind.
+	TimeoutRate    Stat `json:"timeout_rate"`
+	RejectedRate   Stat `json:"rejected_rate"` // 429
+	OOMRate        Stat `json:"oom_rate"`
+	NoCapacityRate Stat `json:"no_capacity_rate"`
+	// SLOViolations is the fraction of the requests of classes with an SLO
+	// that failed or were slower than it (NaN: no class has one).
+	SLOViolations Stat `json:"slo_violations"`
+	// Resources over the measurement window.
+	VCPUSeconds    Stat `json:"vcpu_seconds"`
+	GBSeconds      Stat `json:"gb_seconds"`
+	Cost           Stat `json:"cost"`
+	Utilisation    Stat `json:"utilisation"`     // CPU used / CPU allocated
+	ScalingActions Stat `json:"scaling_actions"` // actions that changed a service
+	Fairness       Stat `json:"fairness"`        // Jain's index of server utilisation
+	Makespan       Stat `json:"makespan"`        // mean max_j l_j, seconds
 }
 
 // RunResult is one policy with one seed.
 type RunResult struct {
-	Seed       uint64              `json:"seed"`
-	Mean       Num                 `json:"mean"`
-	P50        Num                 `json:"p50"`
-	P90        Num                 `json:"p90"`
-	P99        Num                 `json:"p99"`
-	Throughput Num                 `json:"throughput"`
-	Arrivals   int64               `json:"arrivals"`
-	Completed  int64               `json:"completed"`
-	Failures   metrics.Failures    `json:"failures"`
-	Unfinished int64               `json:"unfinished"`
-	Fairness   Num                 `json:"fairness"`
-	Makespan   Num                 `json:"makespan"`
-	Cost       Num                 `json:"cost"`
-	Little     cluster.LittleCheck `json:"little"`
-	Events     uint64              `json:"events"`
+	Seed       uint64           `json:"seed"`
+	Mean       Num              `json:"mean"`
+	P50        Num              `json:"p50"`
+	P90        Num              `json:"p90"`
+	P99        Num              `json:"p99"`
+	Throughput Num              `json:"throughput"`
+	Arrivals   int64            `json:"arrivals"`
+	Completed  int64            `json:"completed"`
+	Failures   metrics.Failures `json:"failures"`
+	Unfinished int64            `json:"unfinished"`
+	// SLOViolations of SLORequests requests of classes with an SLO.
+	SLOViolations  int64               `json:"slo_violations"`
+	SLORequests    int64               `json:"slo_requests"`
+	VCPUSeconds    Num                 `json:"vcpu_seconds"`
+	GBSeconds      Num                 `json:"gb_seconds"`
+	BusyCPUSeconds Num                 `json:"busy_cpu_seconds"`
+	Cost           Num                 `json:"cost"`
+	ScalingActions int                 `json:"scaling_actions"`
+	Fairness       Num                 `json:"fairness"`
+	Makespan       Num                 `json:"makespan"`
+	Little         cluster.LittleCheck `json:"little"`
+	Events         uint64              `json:"events"`
+	Classes        []ClassRun          `json:"classes"`
+	// Scaling lists the actions that changed a service (scaling.csv).
+	Scaling []cluster.ScaleEvent `json:"-"`
+}
+
+// ClassRun is one request class in one run.
+type ClassRun struct {
+	Class         string           `json:"class"`
+	Arrivals      int64            `json:"arrivals"`
+	Completed     int64            `json:"completed"`
+	Failures      metrics.Failures `json:"failures"`
+	SLOViolations int64            `json:"slo_violations"`
+	Mean          Num              `json:"mean"`
+	P50           Num              `json:"p50"`
+	P90           Num              `json:"p90"`
+	P99           Num              `json:"p99"`
 }
 
 func summarise(sc *scenario.Scenario, policies []string, seeds int, runs [][]*cluster.Results) *Result {
@@ -94,44 +151,116 @@ func summarise(sc *scenario.Scenario, policies []string, seeds int, runs [][]*cl
 		Horizon: sc.Horizon.String(), Warmup: sc.Warmup.String(), Load: sc.Load,
 	}
 	for p, name := range policies {
-		pr := PolicyResult{Policy: name, Series: runs[p][0].Series}
+		first := runs[p][0]
+		pr := PolicyResult{Policy: name, Series: first.Series, Services: first.Services, Requests: first.Requests}
 		var all metrics.Histogram
 		for s, r := range runs[p] {
 			all.Merge(&r.Latency)
-			pr.Runs = append(pr.Runs, RunResult{
-				Seed: sc.Seed + uint64(s), Mean: Num(r.Latency.Mean()), P50: quantile(&r.Latency, 0.5),
-				P90: quantile(&r.Latency, 0.9), P99: quantile(&r.Latency, 0.99), Throughput: Num(r.Throughput),
-				Arrivals: r.Arrivals, Completed: r.Completed, Failures: r.Failures, Unfinished: r.Unfinished,
-				Fairness: Num(r.Fairness), Makespan: Num(r.Makespan), Cost: Num(r.Cost), Little: r.Little, Events: r.Events,
-			})
+			pr.Runs = append(pr.Runs, runResult(sc, sc.Seed+uint64(s), r))
 		}
 		pr.CDF = all.CDF(nil, 200)
 		pr.Summary = summary(pr.Runs)
+		pr.Classes = classSummaries(first.Classes, pr.Runs)
 		res.Policies = append(res.Policies, pr)
 	}
 	return res
 }
 
-func summary(runs []RunResult) Summary {
-	stat := func(f func(r *RunResult) float64) Stat {
-		xs := make([]float64, len(runs))
-		for i := range runs {
-			xs[i] = f(&runs[i])
+func runResult(sc *scenario.Scenario, seed uint64, r *cluster.Results) RunResult {
+	vcpu, gb, busy := r.Resources()
+	run := RunResult{
+		Seed: seed, Mean: Num(r.Latency.Mean()), P50: quantile(&r.Latency, 0.5),
+		P90: quantile(&r.Latency, 0.9), P99: quantile(&r.Latency, 0.99), Throughput: Num(r.Throughput),
+		Arrivals: r.Arrivals, Completed: r.Completed, Failures: r.Failures, Unfinished: r.Unfinished,
+		SLOViolations: r.SLOViolations(), SLORequests: r.SLOArrivals(),
+		VCPUSeconds: Num(vcpu), GBSeconds: Num(gb), BusyCPUSeconds: Num(busy), Cost: Num(r.Cost),
+		ScalingActions: r.ScalingActions(sc.Warmup), Scaling: r.Scaling,
+		Fairness: Num(r.Fairness), Makespan: Num(r.Makespan), Little: r.Little, Events: r.Events,
+	}
+	for i := range r.Classes {
+		c := &r.Classes[i]
+		v := int64(0)
+		if c.SLO > 0 {
+			v = c.Slow + c.Failures.Total()
 		}
-		m, h := metrics.MeanCI(xs, 0.95)
-		return Stat{Mean: Num(m), CI95: Num(h)}
+		run.Classes = append(run.Classes, ClassRun{
+			Class: c.Name, Arrivals: c.Arrivals, Completed: c.Completed(), Failures: c.Failures, SLOViolations: v,
+			Mean: Num(c.Latency.Mean()), P50: quantile(&c.Latency, 0.5), P90: quantile(&c.Latency, 0.9), P99: quantile(&c.Latency, 0.99),
+		})
+	}
+	return run
+}
+
+// meanCI is a statistic's mean over runs and its 95% confidence interval.
+func meanCI[R any](runs []R, f func(r *R) float64) Stat {
+	xs := make([]float64, len(runs))
+	for i := range runs {
+		xs[i] = f(&runs[i])
+	}
+	m, h := metrics.MeanCI(xs, 0.95)
+	return Stat{Mean: Num(m), CI95: Num(h)}
+}
+
+// frac is a / b, NaN when b is 0.
+func frac(a, b int64) float64 {
+	if b == 0 {
+		return math.NaN()
+	}
+	return float64(a) / float64(b)
+}
+
+func summary(runs []RunResult) Summary {
+	stat := func(f func(r *RunResult) float64) Stat { return meanCI(runs, f) }
+	rate := func(f func(r *RunResult) int64) Stat {
+		return stat(func(r *RunResult) float64 { return frac(f(r), r.Arrivals) })
 	}
 	return Summary{
-		Mean:       stat(func(r *RunResult) float64 { return float64(r.Mean) }),
-		P50:        stat(func(r *RunResult) float64 { return float64(r.P50) }),
-		P90:        stat(func(r *RunResult) float64 { return float64(r.P90) }),
-		P99:        stat(func(r *RunResult) float64 { return float64(r.P99) }),
-		Throughput: stat(func(r *RunResult) float64 { return float64(r.Throughput) }),
-		Rejected:   stat(func(r *RunResult) float64 { return float64(r.Failures.Rejected + r.Failures.NoCapacity) }),
-		Failed:     stat(func(r *RunResult) float64 { return float64(r.Failures.Total()) }),
-		Fairness:   stat(func(r *RunResult) float64 { return float64(r.Fairness) }),
-		Makespan:   stat(func(r *RunResult) float64 { return float64(r.Makespan) }),
+		Mean:           stat(func(r *RunResult) float64 { return float64(r.Mean) }),
+		P50:            stat(func(r *RunResult) float64 { return float64(r.P50) }),
+		P90:            stat(func(r *RunResult) float64 { return float64(r.P90) }),
+		P99:            stat(func(r *RunResult) float64 { return float64(r.P99) }),
+		Throughput:     stat(func(r *RunResult) float64 { return float64(r.Throughput) }),
+		Rejected:       stat(func(r *RunResult) float64 { return float64(r.Failures.Rejected + r.Failures.NoCapacity) }),
+		Failed:         stat(func(r *RunResult) float64 { return float64(r.Failures.Total()) }),
+		Success:        rate(func(r *RunResult) int64 { return r.Completed }),
+		TimeoutRate:    rate(func(r *RunResult) int64 { return r.Failures.Timeout }),
+		RejectedRate:   rate(func(r *RunResult) int64 { return r.Failures.Rejected }),
+		OOMRate:        rate(func(r *RunResult) int64 { return r.Failures.OOM }),
+		NoCapacityRate: rate(func(r *RunResult) int64 { return r.Failures.NoCapacity }),
+		SLOViolations:  stat(func(r *RunResult) float64 { return frac(r.SLOViolations, r.SLORequests) }),
+		VCPUSeconds:    stat(func(r *RunResult) float64 { return float64(r.VCPUSeconds) }),
+		GBSeconds:      stat(func(r *RunResult) float64 { return float64(r.GBSeconds) }),
+		Cost:           stat(func(r *RunResult) float64 { return float64(r.Cost) }),
+		Utilisation:    stat(func(r *RunResult) float64 { return float64(r.BusyCPUSeconds / r.VCPUSeconds) }),
+		ScalingActions: stat(func(r *RunResult) float64 { return float64(r.ScalingActions) }),
+		Fairness:       stat(func(r *RunResult) float64 { return float64(r.Fairness) }),
+		Makespan:       stat(func(r *RunResult) float64 { return float64(r.Makespan) }),
 	}
+}
+
+// classSummaries summarises each class over the runs.
+func classSummaries(classes []cluster.ClassResult, runs []RunResult) []ClassSummary {
+	out := make([]ClassSummary, len(classes))
+	for k := range classes {
+		stat := func(f func(c *ClassRun) float64) Stat {
+			return meanCI(runs, func(r *RunResult) float64 { return f(&r.Classes[k]) })
+		}
+		out[k] = ClassSummary{
+			Class: classes[k].Name, SLO: classes[k].SLO.Seconds(),
+			Mean:    stat(func(c *ClassRun) float64 { return float64(c.Mean) }),
+			P50:     stat(func(c *ClassRun) float64 { return float64(c.P50) }),
+			P90:     stat(func(c *ClassRun) float64 { return float64(c.P90) }),
+			P99:     stat(func(c *ClassRun) float64 { return float64(c.P99) }),
+			Success: stat(func(c *ClassRun) float64 { return frac(c.Completed, c.Arrivals) }),
+			SLOViolations: stat(func(c *ClassRun) float64 {
+				if classes[k].SLO == 0 {
+					return math.NaN()
+				}
+				return frac(c.SLOViolations, c.Arrivals)
+			}),
+		}
+	}
+	return out
 }
 
 // quantile is a latency percentile, NaN when nothing completed.

@@ -55,6 +55,9 @@ type Scenario struct {
 	// Policies are compared by default, e.g. [ecmp, wcmp, lsq, sed, p2c, oracle].
 	Policies []string `yaml:"policies"`
 
+	// Autoscaling configures the autoscalers that policies can name.
+	Autoscaling Autoscaling `yaml:"autoscaling"`
+
 	cluster.Config `yaml:",inline"`
 
 	// traces resolves trace names and paths relative to the file's folder.
@@ -182,7 +185,7 @@ func (s *Scenario) Validate() error {
 	if err := s.Config.Validate(); err != nil {
 		errs = append(errs, err)
 	} else {
-		errs = append(errs, s.checkTraces())
+		errs = append(errs, s.checkTraces(), s.validateAutoscaling())
 	}
 	return errors.Join(errs...)
 }

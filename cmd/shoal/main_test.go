@@ -101,7 +101,7 @@ func TestBadCommandLines(t *testing.T) {
 		{[]string{"sim", "mm1", "--bogus"}, true, "flag provided but not defined"},
 		{[]string{"sim", "nope"}, false, `no embedded scenario "nope"`},
 		{[]string{"sim", "./missing.yaml"}, false, "no such file"},
-		{[]string{"sim", "mm1", "--policy", "zzz"}, false, `unknown selector "zzz"`},
+		{[]string{"sim", "mm1", "--policy", "zzz"}, false, `unknown policy "zzz"`},
 		{[]string{"sim", "mm1", "--load", "20"}, false, "load: must be in (0, 10]"},
 		{[]string{"scenarios", "dump"}, true, "want one scenario name"},
 	} {

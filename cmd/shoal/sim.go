@@ -91,7 +91,7 @@ func cmdSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 		if !*asJSON {
-			fmt.Fprintf(stdout, "wrote %s/{results.json,runs.csv,summary.csv,report.html}\n", strings.TrimSuffix(*out, "/"))
+			fmt.Fprintf(stdout, "wrote %s/{results.json,runs.csv,summary.csv,classes.csv,scaling.csv,report.html}\n", strings.TrimSuffix(*out, "/"))
 		}
 	}
 	return nil
