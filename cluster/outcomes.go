@@ -217,15 +217,23 @@ func (r *Results) ScalingActions(warmup time.Duration) int {
 }
 
 // SLOViolations counts the requests after the warm-up of classes with an
-// SLO that failed or completed later than it.
+// SLO that were not completed successfully within it: failed, slower, or
+// still unfinished when the drain ended.
 func (r *Results) SLOViolations() int64 {
 	var n int64
-	for _, c := range r.Classes {
-		if c.SLO > 0 {
-			n += c.Slow + c.Failures.Total()
-		}
+	for i := range r.Classes {
+		n += r.Classes[i].SLOViolations()
 	}
 	return n
+}
+
+// SLOViolations counts the class's requests after the warm-up that were not
+// completed successfully within its SLO (0 without one).
+func (c *ClassResult) SLOViolations() int64 {
+	if c.SLO == 0 {
+		return 0
+	}
+	return c.Arrivals - (c.Completed() - c.Slow)
 }
 
 // SLOArrivals counts the requests after the warm-up of classes with an SLO.

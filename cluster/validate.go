@@ -49,6 +49,9 @@ func (c *Config) Validate() error {
 	for i := range c.Services {
 		c.validateService(v, i, services, knownLoc)
 	}
+	if c.SLO < 0 {
+		v.bad("slo", "must be >= 0 (0: none), got %v", c.SLO)
+	}
 	classes := map[string]bool{}
 	for i := range c.Classes {
 		cl := &c.Classes[i]
@@ -56,6 +59,9 @@ func (c *Config) Validate() error {
 		v.name(p, cl.Name, classes)
 		if cl.Timeout < 0 {
 			v.bad(p+".timeout", "must be >= 0, got %v", cl.Timeout)
+		}
+		if cl.SLO < 0 {
+			v.bad(p+".slo", "must be >= 0 (0: the config's), got %v", cl.SLO)
 		}
 		validateCall(v, &cl.Call, p+".call", services, nil)
 	}

@@ -50,7 +50,7 @@ type ClassSummary struct {
 	P90           Stat    `json:"p90"`
 	P99           Stat    `json:"p99"`
 	Success       Stat    `json:"success"`        // fraction of the class's requests completed
-	SLOViolations Stat    `json:"slo_violations"` // fraction that failed or were slower than the SLO
+	SLOViolations Stat    `json:"slo_violations"` // fraction not completed within the SLO
 }
 
 // Stat is a mean over seeds with the half-width of its 95% confidence
@@ -91,7 +91,8 @@ type Summary struct {
 	OOMRate        Stat `json:"oom_rate"`
 	NoCapacityRate Stat `json:"no_capacity_rate"`
 	// SLOViolations is the fraction of the requests of classes with an SLO
-	// that failed or were slower than it (NaN: no class has one).
+	// not completed successfully within it: failed, slower, or unfinished
+	// (NaN: no class has one).
 	SLOViolations Stat `json:"slo_violations"`
 	// Resources over the measurement window.
 	VCPUSeconds    Stat `json:"vcpu_seconds"`
@@ -179,12 +180,8 @@ func runResult(sc *scenario.Scenario, seed uint64, r *cluster.Results) RunResult
 	}
 	for i := range r.Classes {
 		c := &r.Classes[i]
-		v := int64(0)
-		if c.SLO > 0 {
-			v = c.Slow + c.Failures.Total()
-		}
 		run.Classes = append(run.Classes, ClassRun{
-			Class: c.Name, Arrivals: c.Arrivals, Completed: c.Completed(), Failures: c.Failures, SLOViolations: v,
+			Class: c.Name, Arrivals: c.Arrivals, Completed: c.Completed(), Failures: c.Failures, SLOViolations: c.SLOViolations(),
 			Mean: Num(c.Latency.Mean()), P50: quantile(&c.Latency, 0.5), P90: quantile(&c.Latency, 0.9), P99: quantile(&c.Latency, 0.99),
 		})
 	}

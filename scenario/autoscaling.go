@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/shoal-project/shoal/cluster"
 	"github.com/shoal-project/shoal/control"
@@ -132,4 +133,12 @@ func prefixLines(prefix string, err error) error {
 		lines[i] = prefix + l
 	}
 	return errors.New(strings.Join(lines, "\n"))
+}
+
+// SetSLO sets the response-time target of every class.
+func (s *Scenario) SetSLO(d time.Duration) {
+	s.SLO = d
+	for i := range s.Classes {
+		s.Classes[i].SLO = 0
+	}
 }

@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/shoal-project/shoal/cluster"
 	"github.com/shoal-project/shoal/workload"
@@ -128,4 +129,45 @@ func means(c *cluster.Call) ([2]float64, error) {
 		m[i] = d.Mean()
 	}
 	return m, nil
+}
+
+// SetArrivals gives every source the arrival process spec, keeping the
+// scenario's mix of sources: each source gets a share of the total rate in
+// proportion to its current rate (its share field when some source has no
+// rate). The total is spec's rate; without one, a Poisson or diurnal
+// process keeps the scenario's total, and a replay (trace, series) or MMPP
+// keeps its own rate, split the same way (scale, or the phases' rates).
+func (s *Scenario) SetArrivals(spec workload.ProcessSpec) error {
+	shares := s.shares()
+	total := 0.0
+	for _, src := range s.Sources {
+		total += src.Arrivals.Rate
+	}
+	if slices.IndexFunc(s.Sources, func(src cluster.Source) bool { return !(src.Arrivals.Rate > 0) }) < 0 {
+		for i, src := range s.Sources {
+			shares[i] = src.Arrivals.Rate / total
+		}
+	}
+	for i, sh := range shares {
+		a := spec
+		a.States = slices.Clone(spec.States)
+		switch {
+		case spec.Rate > 0:
+			a.Rate = spec.Rate * sh
+		case spec.Kind == workload.KindPoisson || spec.Kind == workload.KindDiurnal:
+			a.Rate = total * sh
+		case spec.Kind == workload.KindMMPP:
+			for j := range a.States {
+				a.States[j].Rate *= sh
+			}
+		default:
+			a.Scale = max(spec.Scale, 1) * sh
+		}
+		if err := a.Validate(""); err != nil {
+			return err // the same for every source
+		}
+		s.Sources[i].Arrivals = a
+	}
+	s.Load = 0
+	return nil
 }

@@ -61,16 +61,23 @@ Usage:
   shoal help                             this text
 
 Flags of sim:
-  --policy a,b,c   policies to compare (default: the scenario's list)
+  --policy a,b,c   policies to compare (default: the scenario's list): request selectors
+                   (rr, lsq, sed, ...), autoscalers set up in the scenario's autoscaling
+                   section (static, hpa, kpa, vpa, keda, openfaas; a+b runs both), or
+                   KIND:FILE, a trained policy file, e.g. distr-lb:policy.slb
   --seeds N        seeds per policy (default: the scenario's); run i uses seed+i
   --seed N         root seed (default: the scenario's)
   --load X         offered load as a fraction of capacity (load-balancing scenarios)
+  --arrivals A     every source's arrival process, in YAML, keeping the sources' mix; e.g.
+                   '{kind: trace, trace: nasa, rate: 200, speedup: 60}' or
+                   '{kind: series, step: 10s, rates: [200, 400, 800]}'
+  --slo D          response-time target of every class, e.g. 500ms (default: the scenario's)
   --horizon D      simulated time with arrivals, e.g. 10m (warm-up becomes D/20)
-  --out DIR        write results.json, runs.csv, summary.csv and report.html
+  --out DIR        write results.json, runs.csv, summary.csv, classes.csv, scaling.csv
+                   and report.html
   --json           print the results as JSON instead of the table
   --workers N      runs in parallel (default: number of CPUs)
   --quiet          no progress bar
-  A policy KIND:FILE runs a trained policy file, e.g. --policy sed,oracle,distr-lb:policy.slb
 
 Flags of train:
   -o FILE            where to save the policy (required)

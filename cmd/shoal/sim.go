@@ -14,6 +14,8 @@ import (
 	"github.com/shoal-project/shoal/experiment"
 	"github.com/shoal-project/shoal/experiment/report"
 	"github.com/shoal-project/shoal/scenario"
+	"github.com/shoal-project/shoal/workload"
+	"go.yaml.in/yaml/v3"
 )
 
 func cmdSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -28,6 +30,8 @@ func cmdSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	asJSON := fs.Bool("json", false, "")
 	workers := fs.Int("workers", 0, "")
 	quiet := fs.Bool("quiet", false, "")
+	arrivals := fs.String("arrivals", "", "")
+	slo := fs.Duration("slo", 0, "")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -48,10 +52,28 @@ func cmdSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *horizon > 0 {
 		sc.SetHorizon(*horizon)
 	}
+	if *load != 0 && *arrivals != "" {
+		return fmt.Errorf("sim: --load and --arrivals both set the arrivals; give one: %w", errUsage)
+	}
 	if *load != 0 {
 		if err := sc.SetLoad(*load); err != nil {
 			return fmt.Errorf("sim --load: %w", err)
 		}
+	}
+	if *arrivals != "" {
+		spec, err := parseArrivals(*arrivals)
+		if err == nil {
+			err = sc.SetArrivals(spec)
+		}
+		if err != nil {
+			return fmt.Errorf("sim --arrivals: %w", err)
+		}
+	}
+	if *slo < 0 {
+		return fmt.Errorf("sim: --slo must not be negative: %w", errUsage)
+	}
+	if *slo > 0 {
+		sc.SetSLO(*slo)
 	}
 	if err := sc.Validate(); err != nil {
 		return fmt.Errorf("sim: %w", err)
@@ -140,4 +162,16 @@ func (b *progressBar) done() {
 	if !b.last.IsZero() {
 		fmt.Fprint(b.w, "\r\033[K")
 	}
+}
+
+// parseArrivals reads an arrival process given as YAML, strictly, e.g.
+// '{kind: trace, trace: nasa, rate: 200, speedup: 60}'.
+func parseArrivals(text string) (workload.ProcessSpec, error) {
+	var spec workload.ProcessSpec
+	dec := yaml.NewDecoder(strings.NewReader(text))
+	dec.KnownFields(true)
+	if err := dec.Decode(&spec); err != nil {
+		return spec, fmt.Errorf("want an arrival process in YAML, like '{kind: trace, trace: nasa, rate: 200}': %s", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	return spec, nil
 }

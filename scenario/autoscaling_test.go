@@ -1,0 +1,90 @@
+package scenario
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/shoal-project/shoal/control/autoscale"
+	"github.com/shoal-project/shoal/workload"
+)
+
+// TestAutoscalersFromTheScenario: each kind gets one controller per managed
+// service (those with max_replicas), with the section's settings and the
+// service's replica bounds; "a+b" builds both; static builds none.
+func TestAutoscalersFromTheScenario(t *testing.T) {
+	sc, err := Load("testdata/good/autoscaled.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sc.ManagedServices(); len(got) != 1 || got[0] != "s" {
+		t.Fatalf("managed %v, want [s]", got)
+	}
+	ctls, err := sc.Autoscalers("hpa+kpa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ctls) != 2 {
+		t.Fatalf("%d controllers, want 2", len(ctls))
+	}
+	h, ok := ctls[0].(*autoscale.HPA)
+	if !ok {
+		t.Fatalf("first controller %T, want *autoscale.HPA", ctls[0])
+	}
+	hc := h.Config()
+	if hc.Service != "s" || hc.MinReplicas != 1 || hc.MaxReplicas != 6 || len(hc.Metrics) != 2 || hc.Metrics[1].Target != 8 ||
+		*hc.ScaleDown.StabilizationWindow != time.Minute || *hc.ScaleUp.StabilizationWindow != 0 {
+		t.Errorf("hpa config %+v", hc)
+	}
+	k := ctls[1].(*autoscale.KPA).Config()
+	if k.Service != "s" || k.TargetConcurrency != 2 || k.StableWindow != 30*time.Second || k.MaxScale != 6 || k.PanicThreshold != 2 {
+		t.Errorf("kpa config %+v", k)
+	}
+	if ctls, err := sc.Autoscalers("static"); err != nil || len(ctls) != 0 {
+		t.Errorf("static: %d controllers, %v", len(ctls), err)
+	}
+	for _, bad := range []string{"hpa+nope", "", "rr"} {
+		if _, err := sc.Autoscalers(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+func TestAutoscalerPolicyNames(t *testing.T) {
+	for name, want := range map[string]bool{"hpa": true, "kpa+hpa": true, "static": true, "hpa+": false, "lsq": false, "": false} {
+		if got := IsAutoscalerPolicy(name); got != want {
+			t.Errorf("IsAutoscalerPolicy(%q) = %v", name, got)
+		}
+	}
+}
+
+// TestSetArrivalsKeepsTheMix: the sources keep their shares of the new
+// total, and a replay without a rate is split by scale.
+func TestSetArrivalsKeepsTheMix(t *testing.T) {
+	sc, err := Embedded("trainticket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.SetArrivals(workload.ProcessSpec{Kind: "trace", Trace: "nasa", Rate: 800, Speedup: 60}); err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{480, 200, 80, 40} // 60/25/10/5 % of 800
+	for i, w := range want {
+		a := sc.Sources[i].Arrivals
+		if a.Kind != "trace" || a.Trace != "nasa" || math.Abs(a.Rate-w) > 1e-9 {
+			t.Errorf("source %d: %+v, want rate %g", i, a, w)
+		}
+	}
+	if err := sc.SetArrivals(workload.ProcessSpec{Kind: "series", Step: 10 * time.Second, Rates: []float64{200, 800}}); err != nil {
+		t.Fatal(err)
+	}
+	if a := sc.Sources[1].Arrivals; a.Rate != 0 || math.Abs(a.Scale-0.25) > 1e-9 {
+		t.Errorf("series: source 1 %+v, want scale 0.25", a)
+	}
+	if err := sc.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.SetArrivals(workload.ProcessSpec{Kind: "trace"}); err == nil {
+		t.Error("a trace without a name: no error")
+	}
+}
