@@ -82,7 +82,9 @@ func varies(x []float64) bool {
 	return len(x) > 0 && slices.ContainsFunc(x, func(v float64) bool { return v != x[0] })
 }
 
-func anyPositive(x []float64) bool { return slices.ContainsFunc(x, func(v float64) bool { return v > 0 }) }
+func anyPositive(x []float64) bool {
+	return slices.ContainsFunc(x, func(v float64) bool { return v > 0 })
+}
 
 // windowMeans averages a time series over about n equal windows, returning
 // each window's end time and mean; NaN values (no data) are skipped, and a
