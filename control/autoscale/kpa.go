@@ -163,7 +163,7 @@ func NewKPA(cfg KPAConfig) (*KPA, error) {
 	defDur(&cfg.ScaleToZeroGracePeriod, 30*time.Second)
 	defDur(&cfg.TickInterval, 2*time.Second)
 	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("new kpa: %w", err)
+		return nil, err
 	}
 	nStable := int64(cfg.StableWindow / kpaBucketSize)
 	nPanic := int64(cfg.PanicWindow / kpaBucketSize)
