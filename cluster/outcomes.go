@@ -16,7 +16,9 @@ type ServiceResult struct {
 	// BusyCPUSeconds is the CPU used over the window, core-seconds.
 	BusyCPUSeconds float64
 	// Cost prices the allocation with the config's prices.
-	Cost   float64
+	Cost float64
+	// Calls counts the calls that reached the service over the whole run.
+	Calls  int64
 	Series ServiceSeries
 }
 
@@ -179,6 +181,7 @@ func (smp *sampler) flushServices(now time.Duration) {
 		r.GBSeconds = (e.memMB - w.memMB) / 1024
 		r.BusyCPUSeconds = e.busy - w.busy
 		r.Cost = r.VCPUSeconds*cl.prices.VCPUSecond + r.GBSeconds*cl.prices.GBSecond
+		r.Calls = cl.services[i].totals().arrivals
 	}
 }
 
