@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -23,11 +24,15 @@ type Autoscaling struct {
 	HPA autoscale.HPAConfig `yaml:"hpa"`
 	// KPA is the Knative Pod Autoscaler.
 	KPA autoscale.KPAConfig `yaml:"kpa"`
+	// KEDA scales on the request rate (threshold: req/s per replica).
+	KEDA autoscale.KEDAConfig `yaml:"keda"`
+	// OpenFaaS scales on rps or in-flight requests per replica.
+	OpenFaaS autoscale.OpenFaaSConfig `yaml:"openfaas"`
 }
 
 // Autoscaler kinds a policy can name; "static" keeps the scenario's
 // configuration. A policy "a+b" runs several kinds together (hpa+vpa).
-var autoscalerKinds = []string{"static", "hpa", "kpa"}
+var autoscalerKinds = []string{"static", "hpa", "kpa", "keda", "openfaas"}
 
 // AutoscalerKinds lists the autoscaler kinds in order.
 func AutoscalerKinds() []string { return slices.Clone(autoscalerKinds) }
@@ -95,6 +100,14 @@ func (s *Scenario) autoscaler(kind, service string) (control.Controller, error) 
 		cfg := a.KPA
 		cfg.Service, cfg.MinScale, cfg.MaxScale = service, sv.MinReplicas, sv.MaxReplicas
 		return autoscale.NewKPA(cfg)
+	case "keda":
+		cfg := a.KEDA
+		cfg.Service, cfg.MinReplicaCount, cfg.MaxReplicaCount = service, sv.MinReplicas, sv.MaxReplicas
+		return autoscale.NewKEDA(cfg)
+	case "openfaas":
+		cfg := a.OpenFaaS
+		cfg.Service, cfg.MinReplicas, cfg.MaxReplicas = service, max(sv.MinReplicas, 1), sv.MaxReplicas
+		return autoscale.NewOpenFaaS(cfg)
 	}
 	return nil, nil
 }
@@ -116,6 +129,9 @@ func (s *Scenario) validateAutoscaling() error {
 		return errors.Join(errs...)
 	}
 	for _, kind := range autoscalerKinds {
+		if !s.autoscalerUsed(kind) {
+			continue
+		}
 		for _, name := range s.ManagedServices() {
 			if _, err := s.autoscaler(kind, name); err != nil {
 				errs = append(errs, prefixLines("autoscaling."+kind+".", err))
@@ -124,6 +140,24 @@ func (s *Scenario) validateAutoscaling() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// autoscalerUsed reports whether a kind is configured in the section or
+// named by the scenario's policies: the kinds checked at load time (KEDA,
+// for one, has no default threshold).
+func (s *Scenario) autoscalerUsed(kind string) bool {
+	for _, p := range s.Policies {
+		if IsAutoscalerPolicy(p) && slices.Contains(strings.Split(p, "+"), kind) {
+			return true
+		}
+	}
+	v := reflect.ValueOf(s.Autoscaling)
+	for i := range v.NumField() {
+		if strings.Split(v.Type().Field(i).Tag.Get("yaml"), ",")[0] == kind {
+			return !v.Field(i).IsZero()
+		}
+	}
+	return false
 }
 
 // prefixLines puts a field-path prefix on every line of a joined error.

@@ -147,7 +147,7 @@ func NewKEDA(cfg KEDAConfig) (*KEDA, error) {
 		cfg.Tolerance = 0.1
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("new keda: %w", err)
+		return nil, err
 	}
 	// getHPAMinReplicas: the HPA's minReplicas cannot be 0.
 	hpa, err := NewHPA(HPAConfig{

@@ -144,7 +144,7 @@ func NewOpenFaaS(cfg OpenFaaSConfig) (*OpenFaaS, error) {
 	defDur(&cfg.RPSWindow, 30*time.Second)
 	defDur(&cfg.CapacityWindow, 45*time.Second)
 	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("new openfaas: %w", err)
+		return nil, err
 	}
 	return &OpenFaaS{cfg: cfg, svc: serviceRef{name: cfg.Service}, acts: make([]control.Action, 0, 1)}, nil
 }
