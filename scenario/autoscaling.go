@@ -1,9 +1,11 @@
 package scenario
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/shoal-project/shoal/cluster"
 	"github.com/shoal-project/shoal/control"
 	"github.com/shoal-project/shoal/control/autoscale"
+	"go.yaml.in/yaml/v3"
 )
 
 // Autoscaling configures the production autoscalers that a comparison can
@@ -28,11 +31,91 @@ type Autoscaling struct {
 	KEDA autoscale.KEDAConfig `yaml:"keda"`
 	// OpenFaaS scales on rps or in-flight requests per replica.
 	OpenFaaS autoscale.OpenFaaSConfig `yaml:"openfaas"`
+	// VPA recommends (mode Off) or sets (Auto) CPU and memory limits.
+	VPA autoscale.VPAConfig `yaml:"vpa"`
+	// Overrides change some settings of a kind for one service, as an
+	// operator tunes each ScaledObject or function, e.g.
+	// {service: ts-auth-service, keda: {threshold: 6}}.
+	Overrides []Override `yaml:"overrides"`
+}
+
+// Override holds one service's settings that differ from the kinds'.
+// They are decoded, strictly, over the kind's settings when the
+// autoscaler is built.
+type Override struct {
+	Service  string    `yaml:"service"`
+	HPA      yaml.Node `yaml:"hpa"`
+	KPA      yaml.Node `yaml:"kpa"`
+	KEDA     yaml.Node `yaml:"keda"`
+	OpenFaaS yaml.Node `yaml:"openfaas"`
+	VPA      yaml.Node `yaml:"vpa"`
+}
+
+// node is the override of kind, nil when none is set.
+func (o *Override) node(kind string) *yaml.Node {
+	var n *yaml.Node
+	switch kind {
+	case "hpa":
+		n = &o.HPA
+	case "kpa":
+		n = &o.KPA
+	case "keda":
+		n = &o.KEDA
+	case "openfaas":
+		n = &o.OpenFaaS
+	case "vpa":
+		n = &o.VPA
+	}
+	if n == nil || n.Kind == 0 {
+		return nil
+	}
+	return n
+}
+
+// withOverride is a deep copy of base with the service's override of the
+// kind decoded over it.
+func withOverride[T any](base T, a *Autoscaling, kind, service string) (T, error) {
+	var out T
+	data, err := yaml.Marshal(base)
+	if err == nil {
+		err = strictDecode(data, &out)
+	}
+	if err != nil {
+		return out, fmt.Errorf("copy settings: %w", err)
+	}
+	for i := range a.Overrides {
+		o := &a.Overrides[i]
+		if n := o.node(kind); o.Service == service && n != nil {
+			data, err := yaml.Marshal(n)
+			if err == nil {
+				err = strictDecode(data, &out)
+			}
+			if err != nil {
+				return out, fmt.Errorf("overrides[%d].%s: %s", i, kind, yamlMessage(err))
+			}
+		}
+	}
+	return out, nil
+}
+
+// yamlMessage is a decoding error without the line numbers, which refer to
+// the re-encoded override, not to the file.
+func yamlMessage(err error) string {
+	msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "yaml: "), "unmarshal errors:\n")
+	return lineRef.ReplaceAllString(msg, "")
+}
+
+var lineRef = regexp.MustCompile(`(?m)^\s*line \d+: `)
+
+func strictDecode(data []byte, v any) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	return dec.Decode(v)
 }
 
 // Autoscaler kinds a policy can name; "static" keeps the scenario's
 // configuration. A policy "a+b" runs several kinds together (hpa+vpa).
-var autoscalerKinds = []string{"static", "hpa", "kpa", "keda", "openfaas"}
+var autoscalerKinds = []string{"static", "hpa", "kpa", "keda", "openfaas", "vpa"}
 
 // AutoscalerKinds lists the autoscaler kinds in order.
 func AutoscalerKinds() []string { return slices.Clone(autoscalerKinds) }
@@ -76,7 +159,7 @@ func (s *Scenario) Autoscalers(policy string) ([]control.Controller, error) {
 		for _, name := range s.ManagedServices() {
 			c, err := s.autoscaler(kind, name)
 			if err != nil {
-				return nil, fmt.Errorf("autoscaling.%s for %s: %w", kind, name, err)
+				return nil, fmt.Errorf("autoscaling for %s: %w", name, err)
 			}
 			if c != nil {
 				out = append(out, c)
@@ -93,23 +176,55 @@ func (s *Scenario) autoscaler(kind, service string) (control.Controller, error) 
 	a := &s.Autoscaling
 	switch kind {
 	case "hpa":
-		cfg := a.HPA
+		cfg, err := withOverride(a.HPA, a, kind, service)
+		if err != nil {
+			return nil, err
+		}
 		cfg.Service, cfg.MinReplicas, cfg.MaxReplicas = service, max(sv.MinReplicas, 1), sv.MaxReplicas
-		return autoscale.NewHPA(cfg)
+		c, err := autoscale.NewHPA(cfg)
+		return built(kind, c, err)
 	case "kpa":
-		cfg := a.KPA
+		cfg, err := withOverride(a.KPA, a, kind, service)
+		if err != nil {
+			return nil, err
+		}
 		cfg.Service, cfg.MinScale, cfg.MaxScale = service, sv.MinReplicas, sv.MaxReplicas
-		return autoscale.NewKPA(cfg)
+		c, err := autoscale.NewKPA(cfg)
+		return built(kind, c, err)
 	case "keda":
-		cfg := a.KEDA
+		cfg, err := withOverride(a.KEDA, a, kind, service)
+		if err != nil {
+			return nil, err
+		}
 		cfg.Service, cfg.MinReplicaCount, cfg.MaxReplicaCount = service, sv.MinReplicas, sv.MaxReplicas
-		return autoscale.NewKEDA(cfg)
+		c, err := autoscale.NewKEDA(cfg)
+		return built(kind, c, err)
 	case "openfaas":
-		cfg := a.OpenFaaS
+		cfg, err := withOverride(a.OpenFaaS, a, kind, service)
+		if err != nil {
+			return nil, err
+		}
 		cfg.Service, cfg.MinReplicas, cfg.MaxReplicas = service, max(sv.MinReplicas, 1), sv.MaxReplicas
-		return autoscale.NewOpenFaaS(cfg)
+		c, err := autoscale.NewOpenFaaS(cfg)
+		return built(kind, c, err)
+	case "vpa":
+		cfg, err := withOverride(a.VPA, a, kind, service)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Service = service
+		c, err := autoscale.NewVPA(cfg)
+		return built(kind, c, err)
 	}
 	return nil, nil
+}
+
+// built prefixes a constructor's field errors with the kind.
+func built[C control.Controller](kind string, c C, err error) (control.Controller, error) {
+	if err != nil {
+		return nil, prefixLines(kind+".", err)
+	}
+	return c, nil
 }
 
 // validateAutoscaling checks the section: known services with a replica
@@ -125,6 +240,12 @@ func (s *Scenario) validateAutoscaling() error {
 			errs = append(errs, fmt.Errorf("services[%d].max_replicas: service %q is autoscaled, so it needs max_replicas > 0", j, name))
 		}
 	}
+	managed := s.ManagedServices()
+	for i, o := range s.Autoscaling.Overrides {
+		if !slices.Contains(managed, o.Service) {
+			errs = append(errs, fmt.Errorf("autoscaling.overrides[%d].service: %q is not an autoscaled service", i, o.Service))
+		}
+	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
@@ -132,11 +253,14 @@ func (s *Scenario) validateAutoscaling() error {
 		if !s.autoscalerUsed(kind) {
 			continue
 		}
-		for _, name := range s.ManagedServices() {
+		for j, name := range managed {
 			if _, err := s.autoscaler(kind, name); err != nil {
-				errs = append(errs, prefixLines("autoscaling."+kind+".", err))
+				errs = append(errs, prefixLines("autoscaling.", err))
+				break
 			}
-			break // the settings are the same for every service
+			if j > 0 && !s.overridden(kind, name) {
+				continue // the kind's own settings were checked with the first service
+			}
 		}
 	}
 	return errors.Join(errs...)
@@ -158,6 +282,11 @@ func (s *Scenario) autoscalerUsed(kind string) bool {
 		}
 	}
 	return false
+}
+
+// overridden reports whether a service has an override of kind.
+func (s *Scenario) overridden(kind, service string) bool {
+	return slices.ContainsFunc(s.Autoscaling.Overrides, func(o Override) bool { return o.Service == service && o.node(kind) != nil })
 }
 
 // prefixLines puts a field-path prefix on every line of a joined error.

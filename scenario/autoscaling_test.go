@@ -40,6 +40,19 @@ func TestAutoscalersFromTheScenario(t *testing.T) {
 	if k.Service != "s" || k.TargetConcurrency != 2 || k.StableWindow != 30*time.Second || k.MaxScale != 6 || k.PanicThreshold != 2 {
 		t.Errorf("kpa config %+v", k)
 	}
+	ctls, err = sc.Autoscalers("keda+vpa")
+	if err != nil || len(ctls) != 2 {
+		t.Fatalf("keda+vpa: %d controllers, %v", len(ctls), err)
+	}
+	if k := ctls[0].(*autoscale.KEDA).Config(); k.Threshold != 7 || k.PollingInterval != 15*time.Second || k.MaxReplicaCount != 6 {
+		t.Errorf("keda with the override: %+v", k)
+	}
+	if v := ctls[1].(*autoscale.VPA).Config(); v.MinAllowedCPU != 0.5 || v.SampleInterval != 30*time.Second || v.Mode != "Auto" {
+		t.Errorf("vpa with the override: %+v", v)
+	}
+	if sc.Autoscaling.KEDA.Threshold != 6 {
+		t.Errorf("the override changed the shared settings: %+v", sc.Autoscaling.KEDA)
+	}
 	if ctls, err := sc.Autoscalers("static"); err != nil || len(ctls) != 0 {
 		t.Errorf("static: %d controllers, %v", len(ctls), err)
 	}

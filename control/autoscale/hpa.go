@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/shoal-project/shoal/control"
@@ -193,12 +194,8 @@ func NewHPA(cfg HPAConfig) (*HPA, error) {
 	if len(cfg.Metrics) == 0 {
 		cfg.Metrics = []HPAMetric{{Kind: MetricCPU, Target: 80}}
 	}
-	if cfg.ScaleUp == nil {
-		cfg.ScaleUp = DefaultScaleUp()
-	}
-	if cfg.ScaleDown == nil {
-		cfg.ScaleDown = DefaultScaleDown()
-	}
+	// Copy the rules before defaulting them: the caller's may be shared.
+	cfg.ScaleUp, cfg.ScaleDown = copyRules(cfg.ScaleUp, DefaultScaleUp), copyRules(cfg.ScaleDown, DefaultScaleDown)
 	if cfg.ScaleUp.StabilizationWindow == nil {
 		w := time.Duration(0)
 		cfg.ScaleUp.StabilizationWindow = &w
@@ -228,6 +225,16 @@ func NewHPA(cfg HPAConfig) (*HPA, error) {
 		return nil, err
 	}
 	return &HPA{cfg: cfg, svc: serviceRef{name: cfg.Service}, pods: map[int]*podTrack{}, next: cfg.SyncPeriod}, nil
+}
+
+// copyRules is a copy of r, or def() for nil.
+func copyRules(r *HPAScalingRules, def func() *HPAScalingRules) *HPAScalingRules {
+	if r == nil {
+		return def()
+	}
+	c := *r
+	c.Policies = slices.Clone(r.Policies)
+	return &c
 }
 
 // Validate reports every invalid field with its path.

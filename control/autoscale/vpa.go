@@ -302,7 +302,7 @@ func NewVPA(cfg VPAConfig) (*VPA, error) {
 	defDur(&cfg.PodLifetimeThreshold, 12*time.Hour)
 	defDur(&cfg.EvictAfterOOMThreshold, 10*time.Minute)
 	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("new vpa: %w", err)
+		return nil, err
 	}
 	v := &VPA{
 		cfg: cfg,
