@@ -1,8 +1,10 @@
 // Package autoscale holds the autoscalers that production uses today,
 // ported from their upstream sources so that every learned controller is
 // measured against them: Kubernetes HPA v2 (hpa.go), Knative KPA (kpa.go),
-// and later a VPA-style recommender, KEDA- and OpenFaaS-style scaling and
-// static configurations. Each is a control.Controller: every control
+// the VPA recommender and updater (vpa.go), KEDA's ScaledObject on a
+// request rate (keda.go) and the OpenFaaS Pro autoscaler (openfaas.go); a
+// static configuration is no controller at all. Each manages one service
+// and is a control.Controller: every control
 // period it reads the metrics.Snapshot of the period that ended and
 // returns control.SetReplicas (or SetResources) actions for the services
 // it manages, keeping its own sync period and history, with time as a
