@@ -51,11 +51,13 @@ func (r *Result) timeFigures() []report.Figure {
 		return f
 	}
 	note := "; one line per service that some policy scaled or resized"
+	figs = append(figs, per("Replicas over time (first seed)", "replicas", "Instances that exist (starting or ready), in windows of 1/200 of the run"+note, false,
+		func(s *cluster.ServiceSeries) []float64 { return s.Replicas }))
+	if r.resized() {
+		figs = append(figs, per("CPU limit per instance over time (first seed)", "cores", "Per-instance CPU limit"+note, false,
+			func(s *cluster.ServiceSeries) []float64 { return s.CPU }))
+	}
 	figs = append(figs,
-		per("Replicas over time (first seed)", "replicas", "Instances that exist (starting or ready), in windows of 1/200 of the run"+note, false,
-			func(s *cluster.ServiceSeries) []float64 { return s.Replicas }),
-		per("CPU limit per instance over time (first seed)", "cores", "Per-instance CPU limit"+note, false,
-			func(s *cluster.ServiceSeries) []float64 { return s.CPU }),
 		per("Service response time over time (first seed)", "mean response time (s)", "Mean response time of the service's calls (downstream calls included), in windows of 1/200 of the run"+note, true,
 			func(s *cluster.ServiceSeries) []float64 { return s.Latency }),
 	)
@@ -76,6 +78,18 @@ func (r *Result) scaledServices() []int {
 		}
 	}
 	return idx
+}
+
+// resized reports whether some policy changed a CPU limit in its first seed.
+func (r *Result) resized() bool {
+	for i := range r.Policies {
+		for k := range r.Policies[i].Services {
+			if varies(r.Policies[i].Services[k].Series.CPU) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func varies(x []float64) bool {
