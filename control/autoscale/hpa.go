@@ -95,7 +95,7 @@ type HPAScalingRules struct {
 	// Select chooses among the policies: SelectMax (default), SelectMin or
 	// SelectDisabled.
 	Select   string             `yaml:"select_policy"`
-	Policies []HPAScalingPolicy `yaml:"policies"`
+	Policies []HPAScalingPolicy `yaml:"policies,omitempty"` // omitempty: nil takes the defaults after a YAML round trip
 }
 
 // Policy selection.
@@ -227,14 +227,25 @@ func NewHPA(cfg HPAConfig) (*HPA, error) {
 	return &HPA{cfg: cfg, svc: serviceRef{name: cfg.Service}, pods: map[int]*podTrack{}, next: cfg.SyncPeriod}, nil
 }
 
-// copyRules is a copy of r, or def() for nil.
+// copyRules is the default rules with r's set fields copied over them, as
+// autoscaling/v2 defaults.go (copyHPAScalingRules) fills a behaviour field
+// by field; r, which may be shared, is not changed.
 func copyRules(r *HPAScalingRules, def func() *HPAScalingRules) *HPAScalingRules {
+	d := def()
 	if r == nil {
-		return def()
+		return d
 	}
-	c := *r
-	c.Policies = slices.Clone(r.Policies)
-	return &c
+	if r.Select != "" {
+		d.Select = r.Select
+	}
+	if r.StabilizationWindow != nil {
+		w := *r.StabilizationWindow
+		d.StabilizationWindow = &w
+	}
+	if r.Policies != nil {
+		d.Policies = slices.Clone(r.Policies)
+	}
+	return d
 }
 
 // Validate reports every invalid field with its path.

@@ -276,7 +276,7 @@ func TestHPAConfigErrorsNameTheField(t *testing.T) {
 		{HPAConfig{Service: "s", MaxReplicas: 3, Metrics: []HPAMetric{{Kind: MetricCPU}}}, "metrics[0].target"},
 		{HPAConfig{Service: "s", MaxReplicas: 3, ScaleUp: &HPAScalingRules{Policies: []HPAScalingPolicy{{Type: "Nodes", Value: 1, Period: time.Second}}}},
 			"scale_up.policies[0].type"},
-		{HPAConfig{Service: "s", MaxReplicas: 3, ScaleDown: &HPAScalingRules{}}, "scale_down.policies"},
+		{HPAConfig{Service: "s", MaxReplicas: 3, ScaleDown: &HPAScalingRules{Policies: []HPAScalingPolicy{}}}, "scale_down.policies"},
 		{HPAConfig{Service: "s", MaxReplicas: 3, Tolerance: 2}, "tolerance"},
 	} {
 		_, err := NewHPA(tc.cfg)
@@ -296,4 +296,27 @@ func equal(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// TestHPABehaviourDefaultsFieldByField: a behaviour that sets some fields
+// takes the defaults for the others (autoscaling/v2 copyHPAScalingRules),
+// and the caller's rules are not changed.
+func TestHPABehaviourDefaultsFieldByField(t *testing.T) {
+	w := time.Minute
+	down := &HPAScalingRules{StabilizationWindow: &w}
+	h, err := NewHPA(HPAConfig{Service: "s", MaxReplicas: 5, ScaleDown: down, ScaleUp: &HPAScalingRules{Select: SelectMin}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := h.Config()
+	if *c.ScaleDown.StabilizationWindow != time.Minute || c.ScaleDown.Select != SelectMax || len(c.ScaleDown.Policies) != 1 ||
+		c.ScaleDown.Policies[0] != (HPAScalingPolicy{Type: PolicyPercent, Value: 100, Period: 15 * time.Second}) {
+		t.Errorf("scale down %+v", c.ScaleDown)
+	}
+	if c.ScaleUp.Select != SelectMin || *c.ScaleUp.StabilizationWindow != 0 || len(c.ScaleUp.Policies) != 2 {
+		t.Errorf("scale up %+v", c.ScaleUp)
+	}
+	if down.Select != "" || down.Policies != nil {
+		t.Errorf("the caller's rules changed: %+v", down)
+	}
 }
