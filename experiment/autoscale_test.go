@@ -90,7 +90,7 @@ func TestAutoscalersInAComparison(t *testing.T) {
 			n++
 		}
 	}
-	if n != hpa.Runs[0].ScalingActions+countBefore(hpa.Runs[0], sc0(res)) {
+	if n != hpa.Runs[0].ScalingActions+countBefore(hpa.Runs[0], res.warmup()) {
 		t.Errorf("scaling.csv has %d hpa rows for seed 1, the run %d actions", n, hpa.Runs[0].ScalingActions)
 	}
 	if rows := readCSV(t, filepath.Join(dir, "classes.csv")); len(rows) != 1+5*2 {
@@ -110,7 +110,7 @@ func (r *Result) windowSeconds() float64 {
 	return (h - w).Seconds()
 }
 
-func sc0(r *Result) time.Duration { w, _ := time.ParseDuration(r.Warmup); return w }
+func (r *Result) warmup() time.Duration { w, _ := time.ParseDuration(r.Warmup); return w }
 
 // countBefore counts a run's scale events before the warm-up's end.
 func countBefore(run RunResult, warmup time.Duration) int {
