@@ -2,7 +2,6 @@ package autoscale
 
 import (
 	"math"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -22,13 +21,7 @@ type kedaSim struct {
 	now      time.Duration
 	replicas int
 	snap     metrics.Snapshot
-	acts     []kedaAct
-}
-
-// kedaAct is one SetReplicas decision.
-type kedaAct struct {
-	At       time.Duration
-	Replicas int
+	acts     []scaleAct
 }
 
 const kedaPeriod = time.Second
@@ -75,7 +68,7 @@ func (s *kedaSim) run(until time.Duration, rps func(time.Duration) float64) {
 				s.t.Fatalf("%v: %d replicas outside [0, %d]", s.now, r.Replicas, s.k.cfg.MaxReplicaCount)
 			}
 			s.replicas = r.Replicas
-			s.acts = append(s.acts, kedaAct{s.now, r.Replicas})
+			s.acts = append(s.acts, scaleAct{s.now, r.Replicas})
 		}
 	}
 }
@@ -92,29 +85,17 @@ func kedaSteps(rates []float64, at ...time.Duration) func(time.Duration) float64
 	}
 }
 
-func kedaSec(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
-
-func kedaCheck(t *testing.T, got, want []kedaAct) {
-	t.Helper()
-	if len(got) == 0 && len(want) == 0 {
-		return
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("decisions\n got %v\nwant %v", got, want)
-	}
-}
-
 // From zero, the first poll that sees requests scales to 1 (KEDA's
 // scaleFromZeroOrIdle); the HPA's next syncs then set ceil(rps / threshold)
 // within the default scale-up policies (+4 pods or +100% per 15 s).
 // Polls: 1s (creation), 31s, 61s; HPA syncs every 15 s.
 func TestKEDAScalesFromZeroThenOnRate(t *testing.T) {
 	s := newKEDASim(t, KEDAConfig{Threshold: 10, RateWindow: 10 * time.Second}, 0)
-	s.run(kedaSec(120), kedaSteps([]float64{0, 45, 95}, kedaSec(40), kedaSec(80)))
-	kedaCheck(t, s.acts, []kedaAct{
-		{kedaSec(61), 1},  // first poll after the requests began at 40 s
-		{kedaSec(75), 5},  // HPA: ceil(45 / 10)
-		{kedaSec(90), 10}, // HPA: ceil(95 / 10), +100% allowed
+	s.run(sec(120), kedaSteps([]float64{0, 45, 95}, sec(40), sec(80)))
+	checkActs(t, s.acts, []scaleAct{
+		{sec(61), 1},  // first poll after the requests began at 40 s
+		{sec(75), 5},  // HPA: ceil(45 / 10)
+		{sec(90), 10}, // HPA: ceil(95 / 10), +100% allowed
 	})
 }
 
@@ -124,11 +105,11 @@ func TestKEDAActivatesOnlyAtPolls(t *testing.T) {
 	for _, tc := range []struct {
 		poll time.Duration
 		at   time.Duration
-	}{{0, kedaSec(61)}, {10 * time.Second, kedaSec(41)}, {time.Minute, kedaSec(61)}, {2 * time.Minute, kedaSec(121)}} {
+	}{{0, sec(61)}, {10 * time.Second, sec(41)}, {time.Minute, sec(61)}, {2 * time.Minute, sec(121)}} {
 		// No HPA sync within the run.
 		s := newKEDASim(t, KEDAConfig{Threshold: 10, PollingInterval: tc.poll, RateWindow: 10 * time.Second, HPASyncPeriod: time.Hour}, 0)
-		s.run(kedaSec(130), kedaSteps([]float64{0, 3}, kedaSec(40)))
-		kedaCheck(t, s.acts, []kedaAct{{tc.at, 1}})
+		s.run(sec(130), kedaSteps([]float64{0, 3}, sec(40)))
+		checkActs(t, s.acts, []scaleAct{{tc.at, 1}})
 	}
 }
 
@@ -137,10 +118,10 @@ func TestKEDAActivatesOnlyAtPolls(t *testing.T) {
 // sync at 195 s) leaves the window, at 495 s.
 func TestKEDANoScaleDownInsideStabilisationWindow(t *testing.T) {
 	s := newKEDASim(t, KEDAConfig{Threshold: 10, RateWindow: 10 * time.Second}, 10)
-	s.run(kedaSec(494), kedaSteps([]float64{95, 15}, kedaSec(200)))
-	kedaCheck(t, s.acts, nil)
-	s.run(kedaSec(600), kedaSteps([]float64{95, 15}, kedaSec(200)))
-	kedaCheck(t, s.acts, []kedaAct{{kedaSec(495), 2}})
+	s.run(sec(494), kedaSteps([]float64{95, 15}, sec(200)))
+	checkActs(t, s.acts, nil)
+	s.run(sec(600), kedaSteps([]float64{95, 15}, sec(200)))
+	checkActs(t, s.acts, []scaleAct{{sec(495), 2}})
 }
 
 // The HPA's tolerance and the External AverageValue rule over all
@@ -173,13 +154,13 @@ func TestKEDAScalesToZeroOnlyAfterCooldown(t *testing.T) {
 	for _, tc := range []struct {
 		cooldown time.Duration
 		at       time.Duration
-	}{{0, kedaSec(421)}, {300 * time.Second, kedaSec(421)}, {60 * time.Second, kedaSec(181)}, {290 * time.Second, kedaSec(391)}} {
+	}{{0, sec(421)}, {300 * time.Second, sec(421)}, {60 * time.Second, sec(181)}, {290 * time.Second, sec(391)}} {
 		s := newKEDASim(t, KEDAConfig{Threshold: 10, RateWindow: 10 * time.Second, CooldownPeriod: tc.cooldown}, 1)
-		load := kedaSteps([]float64{5, 0}, kedaSec(100))
+		load := kedaSteps([]float64{5, 0}, sec(100))
 		s.run(tc.at-time.Second, load)
-		kedaCheck(t, s.acts, nil)
-		s.run(kedaSec(900), load)
-		kedaCheck(t, s.acts, []kedaAct{{tc.at, 0}})
+		checkActs(t, s.acts, nil)
+		s.run(sec(900), load)
+		checkActs(t, s.acts, []scaleAct{{tc.at, 0}})
 	}
 }
 
@@ -190,10 +171,10 @@ func TestKEDANeverActiveScalesToZeroAtOnce(t *testing.T) {
 	for _, tc := range []struct {
 		initial time.Duration
 		at      time.Duration
-	}{{0, kedaSec(1)}, {120 * time.Second, kedaSec(121)}} {
+	}{{0, sec(1)}, {120 * time.Second, sec(121)}} {
 		s := newKEDASim(t, KEDAConfig{Threshold: 10, InitialCooldownPeriod: tc.initial}, 3)
-		s.run(kedaSec(600), kedaSteps([]float64{0}))
-		kedaCheck(t, s.acts, []kedaAct{{tc.at, 0}})
+		s.run(sec(600), kedaSteps([]float64{0}))
+		checkActs(t, s.acts, []scaleAct{{tc.at, 0}})
 	}
 }
 
@@ -201,28 +182,28 @@ func TestKEDANeverActiveScalesToZeroAtOnce(t *testing.T) {
 // activity at zero scales to it, and it never goes to zero.
 func TestKEDAMinReplicaCount(t *testing.T) {
 	s := newKEDASim(t, KEDAConfig{Threshold: 10, MinReplicaCount: 2}, 0)
-	s.run(kedaSec(1000), kedaSteps([]float64{0}))
-	kedaCheck(t, s.acts, []kedaAct{{kedaSec(1), 2}})
+	s.run(sec(1000), kedaSteps([]float64{0}))
+	checkActs(t, s.acts, []scaleAct{{sec(1), 2}})
 
 	s = newKEDASim(t, KEDAConfig{Threshold: 10, MinReplicaCount: 2, RateWindow: 10 * time.Second}, 0)
-	s.run(kedaSec(1000), kedaSteps([]float64{5, 0}, kedaSec(100)))
-	kedaCheck(t, s.acts, []kedaAct{{kedaSec(1), 2}})
+	s.run(sec(1000), kedaSteps([]float64{5, 0}, sec(100)))
+	checkActs(t, s.acts, []scaleAct{{sec(1), 2}})
 }
 
 // The trigger is active only above activationThreshold.
 func TestKEDAActivationThreshold(t *testing.T) {
 	s := newKEDASim(t, KEDAConfig{Threshold: 10, ActivationThreshold: 5, RateWindow: 10 * time.Second}, 0)
-	s.run(kedaSec(300), kedaSteps([]float64{5}))
-	kedaCheck(t, s.acts, nil)
-	s.run(kedaSec(400), kedaSteps([]float64{6}))
-	kedaCheck(t, s.acts, []kedaAct{{kedaSec(301), 1}})
+	s.run(sec(300), kedaSteps([]float64{5}))
+	checkActs(t, s.acts, nil)
+	s.run(sec(400), kedaSteps([]float64{6}))
+	checkActs(t, s.acts, []scaleAct{{sec(301), 1}})
 }
 
 // maxReplicaCount bounds the HPA.
 func TestKEDAMaxReplicaCount(t *testing.T) {
 	s := newKEDASim(t, KEDAConfig{Threshold: 10, MaxReplicaCount: 4, RateWindow: 10 * time.Second}, 1)
-	s.run(kedaSec(300), kedaSteps([]float64{1000}))
-	kedaCheck(t, s.acts, []kedaAct{{kedaSec(15), 4}})
+	s.run(sec(300), kedaSteps([]float64{1000}))
+	checkActs(t, s.acts, []scaleAct{{sec(15), 4}})
 }
 
 // The rate counts requests refused for lack of capacity; the window's rate
@@ -235,19 +216,19 @@ func TestKEDARateWindow(t *testing.T) {
 		t.Fatalf("offered %v, want 10", got)
 	}
 	var w countWindow
-	w.add(0, kedaSec(4), 40, time.Minute) // 10/s
-	if got := w.rate(kedaSec(4), 10*time.Second); got != 10 {
+	w.add(0, sec(4), 40, time.Minute) // 10/s
+	if got := w.rate(sec(4), 10*time.Second); got != 10 {
 		t.Fatalf("rate over 4 s of a 10 s window: %v, want 10", got)
 	}
-	w.add(kedaSec(4), kedaSec(12), 16, time.Minute) // 2/s
+	w.add(sec(4), sec(12), 16, time.Minute) // 2/s
 	// Window [2 s, 12 s): 2 s of the first period (20) and the second (16).
-	if got := w.rate(kedaSec(12), 10*time.Second); math.Abs(got-3.6) > 1e-12 {
+	if got := w.rate(sec(12), 10*time.Second); math.Abs(got-3.6) > 1e-12 {
 		t.Fatalf("rate %v, want 3.6", got)
 	}
-	if got := w.max(kedaSec(12), 10*time.Second); got != 40 {
+	if got := w.max(sec(12), 10*time.Second); got != 40 {
 		t.Fatalf("max %v, want 40", got)
 	}
-	if got := w.max(kedaSec(14), 10*time.Second); got != 16 {
+	if got := w.max(sec(14), 10*time.Second); got != 16 {
 		t.Fatalf("max %v, want 16 (the 40 ended before the window)", got)
 	}
 }

@@ -2,7 +2,6 @@ package autoscale
 
 import (
 	"math"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -21,15 +20,9 @@ type kpaSim struct {
 	period   time.Duration
 	replicas int
 	snap     metrics.Snapshot
-	acts     []kpaAct
+	acts     []scaleAct
 	// panicAt records Panicking() after each tick time asked for.
 	panicAt map[time.Duration]bool
-}
-
-// kpaAct is one SetReplicas decision.
-type kpaAct struct {
-	At       time.Duration
-	Replicas int
 }
 
 const kpaPeriod = 500 * time.Millisecond
@@ -84,7 +77,7 @@ func (s *kpaSim) run(until time.Duration, load func(time.Duration) float64) {
 			if r.Replicas == s.replicas {
 				s.t.Fatalf("%v: SetReplicas to the current %d", s.now, r.Replicas)
 			}
-			s.acts = append(s.acts, kpaAct{s.now, r.Replicas})
+			s.acts = append(s.acts, scaleAct{s.now, r.Replicas})
 			s.replicas = r.Replicas
 		}
 		if _, ok := s.panicAt[s.now]; ok {
@@ -112,18 +105,6 @@ func kpaSteps(before float64, at time.Duration, after float64) func(time.Duratio
 	}
 }
 
-func kpaSec(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
-
-func kpaCheck(t *testing.T, got, want []kpaAct) {
-	t.Helper()
-	if len(got) == 0 && len(want) == 0 {
-		return
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("decisions:\n got  %v\n want %v", got, want)
-	}
-}
-
 // Desired pods = ceil(observed concurrency / (target × utilisation)), the
 // stable-mode rule of Scale (dspc). Worked examples: Knative docs
 // (config-autoscaler: containerConcurrency 10 at 70% keeps 7 requests per
@@ -146,12 +127,12 @@ func TestKPASteadyConcurrencyDesiredIsCeilOverTarget(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newKPASim(t, KPAConfig{TargetConcurrency: tc.target, TargetUtilization: tc.util}, tc.start)
-			s.run(kpaSec(200), kpaConst(tc.load))
+			s.run(sec(200), kpaConst(tc.load))
 			if s.replicas != tc.wanted {
 				t.Fatalf("replicas %d, want %d (decisions %v)", s.replicas, tc.wanted, s.acts)
 			}
 			for _, a := range s.acts {
-				if a.At > kpaSec(100) {
+				if a.At > sec(100) {
 					t.Fatalf("still changing after 100s of steady load: %v", s.acts)
 				}
 			}
@@ -170,14 +151,14 @@ func TestKPASteadyConcurrencyDesiredIsCeilOverTarget(t *testing.T) {
 func TestKPABurstPanicsAndScalesUpAtOnce(t *testing.T) {
 	t.Run("burst 7 to 70 on 1 pod", func(t *testing.T) {
 		s := newKPASim(t, KPAConfig{TargetConcurrency: 10}, 1)
-		s.watchPanic(kpaSec(120), kpaSec(122))
-		s.run(kpaSec(200), kpaSteps(7, kpaSec(120), 70))
+		s.watchPanic(sec(120), sec(122))
+		s.run(sec(200), kpaSteps(7, sec(120), 70))
 		// At 122 s the panic window holds 4 s at 7 and 2 s at 70: 28
 		// requests, 4 pods, ≥ 2 × 1 ready; the stable window alone
 		// would ask for ceil(9.1/7) = 2. Then 49 → 7 pods, 70 → 10.
-		kpaCheck(t, s.acts, []kpaAct{{kpaSec(122), 4}, {kpaSec(124), 7}, {kpaSec(126), 10}})
-		if s.panicAt[kpaSec(120)] || !s.panicAt[kpaSec(122)] {
-			t.Fatalf("panicking at 120 s %v, at 122 s %v; want false, true", s.panicAt[kpaSec(120)], s.panicAt[kpaSec(122)])
+		checkActs(t, s.acts, []scaleAct{{sec(122), 4}, {sec(124), 7}, {sec(126), 10}})
+		if s.panicAt[sec(120)] || !s.panicAt[sec(122)] {
+			t.Fatalf("panicking at 120 s %v, at 122 s %v; want false, true", s.panicAt[sec(120)], s.panicAt[sec(122)])
 		}
 	})
 	t.Run("exactly double on 1 pod panics", func(t *testing.T) {
@@ -186,25 +167,25 @@ func TestKPABurstPanicsAndScalesUpAtOnce(t *testing.T) {
 		// until 184 s; in stable mode they would go at 182 s, when the
 		// burst leaves the stable window.
 		s := newKPASim(t, KPAConfig{TargetConcurrency: 10}, 1)
-		s.watchPanic(kpaSec(122))
-		s.run(kpaSec(200), func(t time.Duration) float64 {
-			if t >= kpaSec(120) && t < kpaSec(122) {
+		s.watchPanic(sec(122))
+		s.run(sec(200), func(t time.Duration) float64 {
+			if t >= sec(120) && t < sec(122) {
 				return 14
 			}
 			return 7
 		})
-		kpaCheck(t, s.acts, []kpaAct{{kpaSec(122), 2}, {kpaSec(184), 1}})
-		if !s.panicAt[kpaSec(122)] {
+		checkActs(t, s.acts, []scaleAct{{sec(122), 2}, {sec(184), 1}})
+		if !s.panicAt[sec(122)] {
 			t.Fatal("not panicking at 122 s")
 		}
 	})
 	t.Run("rise 28 to 42 on 4 pods stays stable", func(t *testing.T) {
 		s := newKPASim(t, KPAConfig{TargetConcurrency: 10}, 4)
-		s.watchPanic(kpaSec(100), kpaSec(122), kpaSec(152))
-		s.run(kpaSec(200), kpaSteps(28, kpaSec(120), 42))
+		s.watchPanic(sec(100), sec(122), sec(152))
+		s.run(sec(200), kpaSteps(28, sec(120), 42))
 		// 6 pods wanted is 1.5 × 4 < 2: no panic. The stable average
 		// passes 28 at once (5 pods) and 35 after half the window.
-		kpaCheck(t, s.acts, []kpaAct{{kpaSec(122), 5}, {kpaSec(152), 6}})
+		checkActs(t, s.acts, []scaleAct{{sec(122), 5}, {sec(152), 6}})
 		for at, p := range s.panicAt {
 			if p {
 				t.Fatalf("panicking at %v", at)
@@ -222,27 +203,27 @@ func TestKPABurstPanicsAndScalesUpAtOnce(t *testing.T) {
 // un-panicking, maxScaleDown).
 func TestKPAPanicHoldsThenEndsAfterStableWindow(t *testing.T) {
 	s := newKPASim(t, KPAConfig{TargetConcurrency: 10}, 1)
-	s.watchPanic(kpaSec(130), kpaSec(160), kpaSec(182), kpaSec(184))
+	s.watchPanic(sec(130), sec(160), sec(182), sec(184))
 	// 70 requests from 120 s to 130 s, then 7 again. The condition last
 	// holds at 122 s (4 wanted on 1 ready pod).
-	s.run(kpaSec(260), func(t time.Duration) float64 {
-		if t >= kpaSec(120) && t < kpaSec(130) {
+	s.run(sec(260), func(t time.Duration) float64 {
+		if t >= sec(120) && t < sec(130) {
 			return 70
 		}
 		return 7
 	})
 	// At 184 s the stable window holds 6 s at 70 and 54 s at 7: 13.3
 	// requests, 2 pods, but at most halving: 10 → 5 → 2, then 1.
-	kpaCheck(t, s.acts, []kpaAct{
-		{kpaSec(122), 4}, {kpaSec(124), 7}, {kpaSec(126), 10},
-		{kpaSec(184), 5}, {kpaSec(186), 2}, {kpaSec(190), 1},
+	checkActs(t, s.acts, []scaleAct{
+		{sec(122), 4}, {sec(124), 7}, {sec(126), 10},
+		{sec(184), 5}, {sec(186), 2}, {sec(190), 1},
 	})
-	for _, at := range []time.Duration{kpaSec(130), kpaSec(160), kpaSec(182)} {
+	for _, at := range []time.Duration{sec(130), sec(160), sec(182)} {
 		if !s.panicAt[at] {
 			t.Fatalf("not panicking at %v", at)
 		}
 	}
-	if s.panicAt[kpaSec(184)] {
+	if s.panicAt[sec(184)] {
 		t.Fatal("still panicking at 184 s, > 122 s + 60 s")
 	}
 }
@@ -256,17 +237,17 @@ func TestKPAPanicExtendsWhileConditionHolds(t *testing.T) {
 	// ends at 216 s, not 184 s (a stable window after it began); in stable
 	// mode the burst leaves the stable window at 210 s.
 	s := newKPASim(t, KPAConfig{TargetConcurrency: 10, MaxScale: 2}, 1)
-	s.watchPanic(kpaSec(184), kpaSec(214), kpaSec(216))
-	s.run(kpaSec(260), func(t time.Duration) float64 {
-		if t >= kpaSec(120) && t < kpaSec(150) {
+	s.watchPanic(sec(184), sec(214), sec(216))
+	s.run(sec(260), func(t time.Duration) float64 {
+		if t >= sec(120) && t < sec(150) {
 			return 70
 		}
 		return 7
 	})
-	kpaCheck(t, s.acts, []kpaAct{{kpaSec(122), 2}, {kpaSec(216), 1}})
-	if !s.panicAt[kpaSec(184)] || !s.panicAt[kpaSec(214)] || s.panicAt[kpaSec(216)] {
+	checkActs(t, s.acts, []scaleAct{{sec(122), 2}, {sec(216), 1}})
+	if !s.panicAt[sec(184)] || !s.panicAt[sec(214)] || s.panicAt[sec(216)] {
 		t.Fatalf("panicking at 184 s, 214 s, 216 s: %v %v %v; want true true false",
-			s.panicAt[kpaSec(184)], s.panicAt[kpaSec(214)], s.panicAt[kpaSec(216)])
+			s.panicAt[sec(184)], s.panicAt[sec(214)], s.panicAt[sec(216)])
 	}
 }
 
@@ -281,19 +262,19 @@ func TestKPAScaleUpRate(t *testing.T) {
 		target float64
 		load   float64
 		start  int
-		want   []kpaAct
+		want   []scaleAct
 	}{
-		{"rate 2 doubles", 2, 10, 100, 1, []kpaAct{{kpaSec(0.5), 2}, {kpaSec(2), 4}, {kpaSec(4), 8}, {kpaSec(6), 10}}},
-		{"rate 1000 at once", 1000, 10, 100, 1, []kpaAct{{kpaSec(0.5), 10}}},
-		{"upstream example 1.1 from 2", 1.1, 1, 3, 2, []kpaAct{{kpaSec(0.5), 3}}},
-		{"rate 1.1 adds at least one", 1.1, 1, 10, 1, []kpaAct{
-			{kpaSec(0.5), 2}, {kpaSec(2), 3}, {kpaSec(4), 4}, {kpaSec(6), 5}, {kpaSec(8), 6},
-			{kpaSec(10), 7}, {kpaSec(12), 8}, {kpaSec(14), 9}, {kpaSec(16), 10}}},
+		{"rate 2 doubles", 2, 10, 100, 1, []scaleAct{{sec(0.5), 2}, {sec(2), 4}, {sec(4), 8}, {sec(6), 10}}},
+		{"rate 1000 at once", 1000, 10, 100, 1, []scaleAct{{sec(0.5), 10}}},
+		{"upstream example 1.1 from 2", 1.1, 1, 3, 2, []scaleAct{{sec(0.5), 3}}},
+		{"rate 1.1 adds at least one", 1.1, 1, 10, 1, []scaleAct{
+			{sec(0.5), 2}, {sec(2), 3}, {sec(4), 4}, {sec(6), 5}, {sec(8), 6},
+			{sec(10), 7}, {sec(12), 8}, {sec(14), 9}, {sec(16), 10}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newKPASim(t, KPAConfig{TargetConcurrency: tc.target, TargetUtilization: 1, MaxScaleUpRate: tc.rate}, tc.start)
-			s.run(kpaSec(60), kpaConst(tc.load))
-			kpaCheck(t, s.acts, tc.want)
+			s.run(sec(60), kpaConst(tc.load))
+			checkActs(t, s.acts, tc.want)
 		})
 	}
 }
@@ -306,16 +287,16 @@ func TestKPAScaleDownRate(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		rate float64
-		want []kpaAct
+		want []scaleAct
 	}{
-		{"rate 2 halves", 2, []kpaAct{{kpaSec(62), 8}, {kpaSec(64), 4}, {kpaSec(66), 2}, {kpaSec(68), 1}}},
-		{"rate 4 quarters", 4, []kpaAct{{kpaSec(62), 4}, {kpaSec(64), 1}}},
-		{"rate 1.5", 1.5, []kpaAct{{kpaSec(62), 10}, {kpaSec(64), 6}, {kpaSec(66), 4}, {kpaSec(68), 2}, {kpaSec(70), 1}}},
+		{"rate 2 halves", 2, []scaleAct{{sec(62), 8}, {sec(64), 4}, {sec(66), 2}, {sec(68), 1}}},
+		{"rate 4 quarters", 4, []scaleAct{{sec(62), 4}, {sec(64), 1}}},
+		{"rate 1.5", 1.5, []scaleAct{{sec(62), 10}, {sec(64), 6}, {sec(66), 4}, {sec(68), 2}, {sec(70), 1}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newKPASim(t, KPAConfig{TargetConcurrency: 10, MaxScaleDownRate: tc.rate, MinScale: 1}, 16)
-			s.run(kpaSec(120), kpaConst(0))
-			kpaCheck(t, s.acts, tc.want)
+			s.run(sec(120), kpaConst(0))
+			checkActs(t, s.acts, tc.want)
 		})
 	}
 }
@@ -339,48 +320,48 @@ func TestKPAScaleToZero(t *testing.T) {
 		name string
 		cfg  KPAConfig
 		load func(time.Duration) float64
-		want []kpaAct
+		want []scaleAct
 	}{
-		{"idle", KPAConfig{}, kpaSteps(7, kpaSec(100), 0), []kpaAct{{kpaSec(192), 0}}},
+		{"idle", KPAConfig{}, kpaSteps(7, sec(100), 0), []scaleAct{{sec(192), 0}}},
 		// Idle from the start: the stable average is 0 at once, but the
 		// service must first be active for the stable window (from 0.5 s,
 		// inactive at 62 s), then inactive for more than 30 s.
-		{"idle from the start", KPAConfig{}, kpaConst(0), []kpaAct{{kpaSec(94), 0}}},
-		{"min scale 1", KPAConfig{MinScale: 1}, kpaSteps(7, kpaSec(100), 0), nil},
+		{"idle from the start", KPAConfig{}, kpaConst(0), []scaleAct{{sec(94), 0}}},
+		{"min scale 1", KPAConfig{MinScale: 1}, kpaSteps(7, sec(100), 0), nil},
 		{"traffic back in the grace period", KPAConfig{}, func(t time.Duration) float64 {
-			if t >= kpaSec(100) && t < kpaSec(170) {
+			if t >= sec(100) && t < sec(170) {
 				return 0
 			}
 			return 7
 		}, nil},
-		{"longer grace period", KPAConfig{ScaleToZeroGracePeriod: 45 * time.Second}, kpaSteps(7, kpaSec(100), 0), []kpaAct{{kpaSec(206), 0}}},
-		{"shorter stable window", KPAConfig{StableWindow: 20 * time.Second}, kpaSteps(7, kpaSec(100), 0), []kpaAct{{kpaSec(152), 0}}},
+		{"longer grace period", KPAConfig{ScaleToZeroGracePeriod: 45 * time.Second}, kpaSteps(7, sec(100), 0), []scaleAct{{sec(206), 0}}},
+		{"shorter stable window", KPAConfig{StableWindow: 20 * time.Second}, kpaSteps(7, sec(100), 0), []scaleAct{{sec(152), 0}}},
 		{"request at zero", KPAConfig{}, func(t time.Duration) float64 {
 			switch {
-			case t < kpaSec(100):
+			case t < sec(100):
 				return 7
-			case t == kpaSec(300.5):
+			case t == sec(300.5):
 				return 20 // refused: 20 requests held by the activator, 3 pods
 			}
 			return 0
-		}, []kpaAct{{kpaSec(192), 0}, {kpaSec(301), 3}}},
+		}, []scaleAct{{sec(192), 0}, {sec(301), 3}}},
 		// Zero ready pods count as one: at most ceil(2 × 1) from zero.
 		{"request at zero, up rate 2", KPAConfig{MaxScaleUpRate: 2}, func(t time.Duration) float64 {
 			switch {
-			case t < kpaSec(100):
+			case t < sec(100):
 				return 7
-			case t == kpaSec(300.5):
+			case t == sec(300.5):
 				return 20
 			}
 			return 0
-		}, []kpaAct{{kpaSec(192), 0}, {kpaSec(301), 2}}},
+		}, []scaleAct{{sec(192), 0}, {sec(301), 2}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
 			cfg.TargetConcurrency = 10
 			s := newKPASim(t, cfg, 1)
-			s.run(kpaSec(320), tc.load)
-			kpaCheck(t, s.acts, tc.want)
+			s.run(sec(320), tc.load)
+			checkActs(t, s.acts, tc.want)
 		})
 	}
 }
@@ -391,17 +372,17 @@ func TestKPAScaleBounds(t *testing.T) {
 		name     string
 		min, max int
 		load     float64
-		want     []kpaAct
+		want     []scaleAct
 	}{
-		{"max 5 of 100 wanted", 0, 5, 1000, []kpaAct{{kpaSec(0.5), 5}}},
-		{"min 3 with no load", 3, 0, 0, []kpaAct{{kpaSec(0.5), 3}}},
-		{"min 3 max 3", 3, 3, 1000, []kpaAct{{kpaSec(0.5), 3}}},
-		{"within bounds", 2, 20, 100, []kpaAct{{kpaSec(0.5), 10}}},
+		{"max 5 of 100 wanted", 0, 5, 1000, []scaleAct{{sec(0.5), 5}}},
+		{"min 3 with no load", 3, 0, 0, []scaleAct{{sec(0.5), 3}}},
+		{"min 3 max 3", 3, 3, 1000, []scaleAct{{sec(0.5), 3}}},
+		{"within bounds", 2, 20, 100, []scaleAct{{sec(0.5), 10}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newKPASim(t, KPAConfig{TargetConcurrency: 10, TargetUtilization: 1, MinScale: tc.min, MaxScale: tc.max}, 1)
-			s.run(kpaSec(300), kpaConst(tc.load))
-			kpaCheck(t, s.acts, tc.want)
+			s.run(sec(300), kpaConst(tc.load))
+			checkActs(t, s.acts, tc.want)
 		})
 	}
 }
@@ -409,8 +390,8 @@ func TestKPAScaleBounds(t *testing.T) {
 // Decisions come every TickInterval only.
 func TestKPATickInterval(t *testing.T) {
 	s := newKPASim(t, KPAConfig{TargetConcurrency: 10, TargetUtilization: 1, MaxScaleUpRate: 2, TickInterval: 5 * time.Second}, 1)
-	s.run(kpaSec(60), kpaConst(100))
-	kpaCheck(t, s.acts, []kpaAct{{kpaSec(0.5), 2}, {kpaSec(5), 4}, {kpaSec(10), 8}, {kpaSec(15), 10}})
+	s.run(sec(60), kpaConst(100))
+	checkActs(t, s.acts, []scaleAct{{sec(0.5), 2}, {sec(5), 4}, {sec(10), 8}, {sec(15), 10}})
 }
 
 // The concurrency of a period: Little's law when calls are shorter than
@@ -431,7 +412,7 @@ func TestKPAConcurrencyEstimate(t *testing.T) {
 		{"nothing at zero", metrics.ServiceStats{Failures: metrics.Failures{Timeout: 2}}, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, ok := kpaConcurrency(kpaSec(0.5), &tc.st)
+			c, ok := kpaConcurrency(sec(0.5), &tc.st)
 			if math.Abs(c-tc.want) > 1e-12 || ok != tc.reported {
 				t.Fatalf("got %v %v, want %v %v", c, ok, tc.want, tc.reported)
 			}
@@ -444,7 +425,7 @@ func TestKPAWindowAverages(t *testing.T) {
 	rec := func(w *kpaBuckets, vals ...float64) {
 		for i, v := range vals {
 			if !math.IsNaN(v) {
-				w.record(kpaSec(float64(i)), kpaSec(float64(i+1)), v)
+				w.record(sec(float64(i)), sec(float64(i+1)), v)
 			}
 		}
 	}
@@ -452,20 +433,20 @@ func TestKPAWindowAverages(t *testing.T) {
 	// newest last, decay 0.6 → 5.544; reversed 9.072; linear 7.5.
 	w := newKPABuckets(4, 4)
 	rec(&w, 10, 10, 5, 5)
-	if got := w.weighted(kpaSec(4), 4, w.firstStable, 0.6); math.Abs(got-5.544) > 1e-9 {
+	if got := w.weighted(sec(4), 4, w.firstStable, 0.6); math.Abs(got-5.544) > 1e-9 {
 		t.Fatalf("weighted %v, want 5.544", got)
 	}
-	if got := w.linear(kpaSec(4), 4, w.firstStable); got != 7.5 {
+	if got := w.linear(sec(4), 4, w.firstStable); got != 7.5 {
 		t.Fatalf("linear %v, want 7.5", got)
 	}
 	// A second later the empty bucket of now takes the first weight:
 	// 5×0.24 + 5×0.096 + 10×0.0384.
-	if got := w.weighted(kpaSec(5), 4, w.firstStable, 0.6); math.Abs(got-2.064) > 1e-9 {
+	if got := w.weighted(sec(5), 4, w.firstStable, 0.6); math.Abs(got-2.064) > 1e-9 {
 		t.Fatalf("weighted a bucket later %v, want 2.064", got)
 	}
 	w = newKPABuckets(4, 4)
 	rec(&w, 5, 5, 10, 10)
-	if got := w.weighted(kpaSec(4), 4, w.firstStable, 0.6); math.Abs(got-9.072) > 1e-9 {
+	if got := w.weighted(sec(4), 4, w.firstStable, 0.6); math.Abs(got-9.072) > 1e-9 {
 		t.Fatalf("weighted reversed %v, want 9.072", got)
 	}
 	// computeSmoothingCoeff: 60 buckets hit the 0.2 floor; 6 do not.
@@ -481,53 +462,53 @@ func TestKPAWindowAverages(t *testing.T) {
 	// last write the window shrinks; a window without data restarts it.
 	w = newKPABuckets(60, 6)
 	rec(&w, 10, 10, 10)
-	if got := w.linear(kpaSec(3), 60, w.firstStable); got != 10 {
+	if got := w.linear(sec(3), 60, w.firstStable); got != 10 {
 		t.Fatalf("partial window %v, want 10", got)
 	}
 	w = newKPABuckets(60, 6)
 	rec(&w, 10, math.NaN(), 10)
-	if got := w.linear(kpaSec(3), 60, w.firstStable); got != 6.666666 {
+	if got := w.linear(sec(3), 60, w.firstStable); got != 6.666666 {
 		t.Fatalf("gap %v, want 6.666666", got)
 	}
-	if got := w.linear(kpaSec(10), 60, w.firstStable); got != 6.666666 {
+	if got := w.linear(sec(10), 60, w.firstStable); got != 6.666666 {
 		t.Fatalf("stale %v, want 6.666666", got)
 	}
 	// At 7 s the 6 s window holds buckets 1 to 6, of which 1 and 2 are
 	// before or at the last write.
-	if got := w.linear(kpaSec(7), 6, w.firstPanic); got != 5 {
+	if got := w.linear(sec(7), 6, w.firstPanic); got != 5 {
 		t.Fatalf("panic window %v, want 5", got)
 	}
-	if got := w.linear(kpaSec(8), 6, w.firstPanic); got != 10 {
+	if got := w.linear(sec(8), 6, w.firstPanic); got != 10 {
 		t.Fatalf("panic window %v, want 10", got)
 	}
-	if got := w.linear(kpaSec(9), 6, w.firstPanic); got != 0 {
+	if got := w.linear(sec(9), 6, w.firstPanic); got != 0 {
 		t.Fatalf("panic window a window after the last write %v, want 0", got)
 	}
-	if w.empty(kpaSec(63)) || !w.empty(kpaSec(64)) {
+	if w.empty(sec(63)) || !w.empty(sec(64)) {
 		t.Fatal("empty: want data until 60 buckets after the last write")
 	}
-	w.record(kpaSec(100), kpaSec(101), 4)
-	if got := w.linear(kpaSec(101), 60, w.firstStable); got != 4 {
+	w.record(sec(100), sec(101), 4)
+	if got := w.linear(sec(101), 60, w.firstStable); got != 4 {
 		t.Fatalf("after a window without data %v, want 4", got)
 	}
 	// Sub-second periods share a bucket by their time.
 	w = newKPABuckets(60, 6)
-	w.record(0, kpaSec(0.5), 2)
-	w.record(kpaSec(0.5), kpaSec(1), 6)
-	if got := w.linear(kpaSec(1), 60, w.firstStable); got != 4 {
+	w.record(0, sec(0.5), 2)
+	w.record(sec(0.5), sec(1), 6)
+	if got := w.linear(sec(1), 60, w.firstStable); got != 4 {
 		t.Fatalf("half-second periods %v, want 4", got)
 	}
 }
 
 // The weighted average reacts faster to a burst than the linear one.
 func TestKPAWeightedAverageFollowsBurstFaster(t *testing.T) {
-	run := func(weighted bool) []kpaAct {
+	run := func(weighted bool) []scaleAct {
 		s := newKPASim(t, KPAConfig{TargetConcurrency: 10, WeightedAverage: weighted}, 4)
-		s.run(kpaSec(200), kpaSteps(28, kpaSec(120), 42))
+		s.run(sec(200), kpaSteps(28, sec(120), 42))
 		return s.acts
 	}
 	lin, wei := run(false), run(true)
-	last := func(a []kpaAct) kpaAct { return a[len(a)-1] }
+	last := func(a []scaleAct) scaleAct { return a[len(a)-1] }
 	if len(lin) == 0 || len(wei) == 0 || last(lin).Replicas != 6 || last(wei).Replicas != 6 {
 		t.Fatalf("linear %v, weighted %v: want both at 6", lin, wei)
 	}
@@ -611,7 +592,7 @@ func TestKPAUnknownService(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap := metrics.Snapshot{Period: kpaPeriod, Services: []metrics.ServiceStats{kpaStats("other", 1, 1, 500, kpaPeriod)}}
-	if acts := k.Decide(kpaSec(0.5), &snap); len(acts) != 0 {
+	if acts := k.Decide(sec(0.5), &snap); len(acts) != 0 {
 		t.Fatalf("actions %v", acts)
 	}
 }

@@ -21,7 +21,7 @@ type faasSim struct {
 	now      time.Duration
 	replicas int
 	snap     metrics.Snapshot
-	acts     []kedaAct
+	acts     []scaleAct
 }
 
 // faasLoad is the load of one period.
@@ -68,7 +68,7 @@ func (s *faasSim) run(until time.Duration, load func(time.Duration) faasLoad) {
 				s.t.Fatalf("%v: %d replicas outside [0, %d]", s.now, r.Replicas, s.o.cfg.MaxReplicas)
 			}
 			s.replicas = r.Replicas
-			s.acts = append(s.acts, kedaAct{s.now, r.Replicas})
+			s.acts = append(s.acts, scaleAct{s.now, r.Replicas})
 		}
 	}
 }
@@ -91,7 +91,7 @@ func TestOpenFaaSDesiredRPS(t *testing.T) {
 		want int
 	}{{0, 1}, {10, 1}, {45, 1}, {46, 2}, {90, 2}, {100, 3}, {450, 10}, {451, 11}, {2000, 20}} {
 		s := newFaaSSim(t, OpenFaaSConfig{}, 1)
-		s.run(kedaSec(60), faasRPS([]float64{tc.rps}))
+		s.run(sec(60), faasRPS([]float64{tc.rps}))
 		if s.replicas != tc.want {
 			t.Errorf("%v rps: %d replicas (decisions %v), want %d", tc.rps, s.replicas, s.acts, tc.want)
 		}
@@ -106,11 +106,11 @@ func TestOpenFaaSDesiredRPS(t *testing.T) {
 // load the most in flight over the last 45 s. Polls every 15 s from 1 s.
 func TestOpenFaaSDesiredCapacity(t *testing.T) {
 	s := newFaaSSim(t, OpenFaaSConfig{Type: OpenFaaSCapacity, Target: 5, TargetProportion: 1}, 1)
-	s.run(kedaSec(300), faasInflight([]float64{15, 25, 0}, kedaSec(60), kedaSec(120)))
-	kedaCheck(t, s.acts, []kedaAct{
-		{kedaSec(1), 3},
-		{kedaSec(61), 5},
-		{kedaSec(166), 1}, // the 25 of the period ending at 120 s leaves the 45 s window
+	s.run(sec(300), faasInflight([]float64{15, 25, 0}, sec(60), sec(120)))
+	checkActs(t, s.acts, []scaleAct{
+		{sec(1), 3},
+		{sec(61), 5},
+		{sec(166), 1}, // the 25 of the period ending at 120 s leaves the 45 s window
 	})
 	// "target 100 with a proportion of 0.7": 90 in flight → 2; 70 is
 	// exactly the proportion of the target → 1; 71 → 2.
@@ -119,7 +119,7 @@ func TestOpenFaaSDesiredCapacity(t *testing.T) {
 		want     int
 	}{{90, 2}, {70, 1}, {71, 2}, {141, 3}} {
 		s := newFaaSSim(t, OpenFaaSConfig{Type: OpenFaaSCapacity, Target: 100, TargetProportion: 0.7}, 1)
-		s.run(kedaSec(30), faasInflight([]float64{tc.inflight}))
+		s.run(sec(30), faasInflight([]float64{tc.inflight}))
 		if s.replicas != tc.want {
 			t.Errorf("%v in flight: %d replicas, want %d", tc.inflight, s.replicas, tc.want)
 		}
@@ -132,7 +132,7 @@ func TestOpenFaaSBounds(t *testing.T) {
 		want int
 	}{{0, 2}, {100, 3}, {1000, 4}} {
 		s := newFaaSSim(t, OpenFaaSConfig{MinReplicas: 2, MaxReplicas: 4}, 3)
-		s.run(kedaSec(60), faasRPS([]float64{tc.rps}))
+		s.run(sec(60), faasRPS([]float64{tc.rps}))
 		if s.replicas != tc.want {
 			t.Errorf("%v rps: %d replicas, want %d", tc.rps, s.replicas, tc.want)
 		}
@@ -145,9 +145,9 @@ func TestOpenFaaSPollingInterval(t *testing.T) {
 	for _, tc := range []struct {
 		poll time.Duration
 		at   time.Duration
-	}{{0, kedaSec(16)}, {time.Minute, kedaSec(61)}, {5 * time.Second, kedaSec(11)}} {
+	}{{0, sec(16)}, {time.Minute, sec(61)}, {5 * time.Second, sec(11)}} {
 		s := newFaaSSim(t, OpenFaaSConfig{PollingInterval: tc.poll}, 1)
-		s.run(kedaSec(100), faasRPS([]float64{10, 4500}, kedaSec(10)))
+		s.run(sec(100), faasRPS([]float64{10, 4500}, sec(10)))
 		if len(s.acts) == 0 || s.acts[0].At != tc.at {
 			t.Errorf("poll %v: decisions %v, want the first at %v", tc.poll, s.acts, tc.at)
 		}
@@ -160,20 +160,20 @@ func TestOpenFaaSPollingInterval(t *testing.T) {
 func TestOpenFaaSScaleToZeroAfterZeroDuration(t *testing.T) {
 	for _, tc := range []struct {
 		cfg  OpenFaaSConfig
-		want []kedaAct
+		want []scaleAct
 	}{
-		{OpenFaaSConfig{Zero: true}, []kedaAct{{kedaSec(1006), 0}}}, // 100 s + 15m, next poll
-		{OpenFaaSConfig{Zero: true, ZeroDuration: 5 * time.Minute}, []kedaAct{{kedaSec(406), 0}}},
+		{OpenFaaSConfig{Zero: true}, []scaleAct{{sec(1006), 0}}}, // 100 s + 15m, next poll
+		{OpenFaaSConfig{Zero: true, ZeroDuration: 5 * time.Minute}, []scaleAct{{sec(406), 0}}},
 		{OpenFaaSConfig{}, nil},
 	} {
 		s := newFaaSSim(t, tc.cfg, 1)
-		load := faasRPS([]float64{10, 0}, kedaSec(100))
+		load := faasRPS([]float64{10, 0}, sec(100))
 		if len(tc.want) > 0 {
 			s.run(tc.want[0].At-time.Second, load)
-			kedaCheck(t, s.acts, nil)
+			checkActs(t, s.acts, nil)
 		}
-		s.run(kedaSec(3000), load)
-		kedaCheck(t, s.acts, tc.want)
+		s.run(sec(3000), load)
+		checkActs(t, s.acts, tc.want)
 	}
 }
 
@@ -181,8 +181,8 @@ func TestOpenFaaSScaleToZeroAfterZeroDuration(t *testing.T) {
 // arrives, between the autoscaler's turns (38 s is not a poll).
 func TestOpenFaaSScaleFromZero(t *testing.T) {
 	s := newFaaSSim(t, OpenFaaSConfig{Zero: true, MinReplicas: 2}, 0)
-	s.run(kedaSec(120), faasRPS([]float64{0, 1, 0}, kedaSec(37), kedaSec(38)))
-	kedaCheck(t, s.acts, []kedaAct{{kedaSec(38), 2}})
+	s.run(sec(120), faasRPS([]float64{0, 1, 0}, sec(37), sec(38)))
+	checkActs(t, s.acts, []scaleAct{{sec(38), 2}})
 }
 
 // com.openfaas.scale.down.window: scaling down goes only to the highest
@@ -190,15 +190,15 @@ func TestOpenFaaSScaleFromZero(t *testing.T) {
 // 100 s from 450 rps (10 replicas) to 90 rps (2); the recommendations of
 // 10 last until the poll at 91 s.
 func TestOpenFaaSScaleDownWindow(t *testing.T) {
-	load := faasRPS([]float64{450, 90, 450}, kedaSec(100), kedaSec(500))
+	load := faasRPS([]float64{450, 90, 450}, sec(100), sec(500))
 	s := newFaaSSim(t, OpenFaaSConfig{}, 1)
-	s.run(kedaSec(200), load)
-	kedaCheck(t, s.acts, []kedaAct{{kedaSec(1), 10}, {kedaSec(106), 9}, {kedaSec(121), 5}, {kedaSec(136), 2}})
+	s.run(sec(200), load)
+	checkActs(t, s.acts, []scaleAct{{sec(1), 10}, {sec(106), 9}, {sec(121), 5}, {sec(136), 2}})
 
 	s = newFaaSSim(t, OpenFaaSConfig{ScaleDownWindow: 5 * time.Minute}, 1)
-	s.run(kedaSec(600), load)
-	kedaCheck(t, s.acts, []kedaAct{{kedaSec(1), 10}, {kedaSec(391), 9}, {kedaSec(406), 5}, {kedaSec(421), 2},
-		{kedaSec(511), 5}, {kedaSec(526), 9}, {kedaSec(541), 10}}) // up at once, as the rate rises
+	s.run(sec(600), load)
+	checkActs(t, s.acts, []scaleAct{{sec(1), 10}, {sec(391), 9}, {sec(406), 5}, {sec(421), 2},
+		{sec(511), 5}, {sec(526), 9}, {sec(541), 10}}) // up at once, as the rate rises
 }
 
 func TestOpenFaaSConfigDefaults(t *testing.T) {
