@@ -25,11 +25,10 @@ type column struct {
 
 // pct shows a fraction as a percentage.
 func pct(f func(s *Summary) Stat) func(s *Summary) Stat {
-	return func(s *Summary) Stat {
-		st := f(s)
-		return Stat{Mean: 100 * st.Mean, CI95: 100 * st.CI95}
-	}
+	return func(s *Summary) Stat { return percent(f(s)) }
 }
+
+func percent(st Stat) Stat { return Stat{Mean: 100 * st.Mean, CI95: 100 * st.CI95} }
 
 // tableSpec is one table of the summary.
 type tableSpec struct {
@@ -72,10 +71,8 @@ var classColumns = []struct {
 	{"p50 (s)", func(c *ClassSummary) Stat { return c.P50 }},
 	{"p90 (s)", func(c *ClassSummary) Stat { return c.P90 }},
 	{"p99 (s)", func(c *ClassSummary) Stat { return c.P99 }},
-	{"success %", func(c *ClassSummary) Stat { return Stat{100 * c.Success.Mean, 100 * c.Success.CI95} }},
-	{"SLO violations %", func(c *ClassSummary) Stat {
-		return Stat{100 * c.SLOViolations.Mean, 100 * c.SLOViolations.CI95}
-	}},
+	{"success %", func(c *ClassSummary) Stat { return percent(c.Success) }},
+	{"SLO violations %", func(c *ClassSummary) Stat { return percent(c.SLOViolations) }},
 }
 
 // allColumns are the columns of every table.
