@@ -315,17 +315,7 @@ func TestKEDADecideAllocatesNothingInSteadyState(t *testing.T) {
 	}
 	snap := metrics.Snapshot{Period: kedaPeriod, Services: []metrics.ServiceStats{
 		kedaStats("a", 1, 3), kedaStats("s", 4, 40)}}
-	now := time.Duration(0)
-	step := func() {
-		now += kedaPeriod
-		if acts := k.Decide(now, &snap); len(acts) != 0 {
-			t.Fatalf("%v: actions %v", now, acts)
-		}
-	}
-	for range 600 {
-		step()
-	}
-	if a := testing.AllocsPerRun(600, step); a != 0 {
+	if a := steadyAllocs(t, k, &snap, kedaPeriod, 600); a != 0 {
 		t.Fatalf("%v allocations per Decide", a)
 	}
 }

@@ -575,11 +575,7 @@ func TestKPAConfigErrorsNameTheField(t *testing.T) {
 	}
 	// Every bad field is reported.
 	_, err := NewKPA(KPAConfig{TargetUtilization: 2, MinScale: -1})
-	for _, f := range []string{"service", "target_utilization", "min_scale"} {
-		if err == nil || !strings.Contains(err.Error(), f+":") {
-			t.Errorf("error %v does not name %s", err, f)
-		}
-	}
+	wantFieldErrors(t, err, "service", "target_utilization", "min_scale")
 	if _, err := NewKPA(ok); err != nil {
 		t.Fatal(err)
 	}
@@ -604,17 +600,7 @@ func TestKPADecideAllocatesNothingInSteadyState(t *testing.T) {
 	}
 	snap := metrics.Snapshot{Period: kpaPeriod, Services: []metrics.ServiceStats{
 		kpaStats("a", 1, 1, 3, kpaPeriod), kpaStats("s", 2, 2, 14, kpaPeriod)}}
-	now := time.Duration(0)
-	step := func() {
-		now += kpaPeriod
-		if acts := k.Decide(now, &snap); len(acts) != 0 {
-			t.Fatalf("%v: actions %v", now, acts)
-		}
-	}
-	for range 200 {
-		step()
-	}
-	if a := testing.AllocsPerRun(200, step); a != 0 {
+	if a := steadyAllocs(t, k, &snap, kpaPeriod, 200); a != 0 {
 		t.Fatalf("%v allocations per Decide", a)
 	}
 }

@@ -266,17 +266,7 @@ func TestOpenFaaSDecideAllocatesNothingInSteadyState(t *testing.T) {
 		}
 		snap := metrics.Snapshot{Period: kedaPeriod, Services: []metrics.ServiceStats{
 			faasStats("a", 1, faasLoad{3, 1}), faasStats("s", 3, faasLoad{120, 120})}}
-		now := time.Duration(0)
-		step := func() {
-			now += kedaPeriod
-			if acts := o.Decide(now, &snap); len(acts) != 0 {
-				t.Fatalf("%s %v: actions %v", typ, now, acts)
-			}
-		}
-		for range 300 {
-			step()
-		}
-		if a := testing.AllocsPerRun(300, step); a != 0 {
+		if a := steadyAllocs(t, o, &snap, kedaPeriod, 300); a != 0 {
 			t.Fatalf("%s: %v allocations per Decide", typ, a)
 		}
 	}

@@ -625,11 +625,7 @@ func TestVPAConfigErrorsNameTheField(t *testing.T) {
 	}
 	// Every bad field is reported.
 	_, err := NewVPA(VPAConfig{Mode: "x", TargetCPUPercentile: 2, MinSamples: -3})
-	for _, f := range []string{"service", "mode", "target_cpu_percentile", "min_samples"} {
-		if err == nil || !strings.Contains(err.Error(), f+":") {
-			t.Errorf("error %v does not name %s", err, f)
-		}
-	}
+	wantFieldErrors(t, err, "service", "mode", "target_cpu_percentile", "min_samples")
 	if _, err := NewVPA(ok); err != nil {
 		t.Fatal(err)
 	}
