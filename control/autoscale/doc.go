@@ -15,3 +15,15 @@
 //	acts := a.Decide(now, &snap)   // snap: the period that ended at now
 //	for _, x := range acts { cluster.Apply(now, x) }
 package autoscale
+
+import "time"
+
+// setDefault gives a zero setting its upstream default: as in the upstream
+// configurations, an unset field takes the default, so zero cannot be
+// asked for where the default is not zero.
+func setDefault[T int | float64 | time.Duration | string](v *T, d T) {
+	var zero T
+	if *v == zero {
+		*v = d
+	}
+}

@@ -188,9 +188,7 @@ type timestamped struct {
 
 // NewHPA returns an HPA for cfg with its defaults applied.
 func NewHPA(cfg HPAConfig) (*HPA, error) {
-	if cfg.MinReplicas == 0 {
-		cfg.MinReplicas = 1
-	}
+	setDefault(&cfg.MinReplicas, 1)
 	if len(cfg.Metrics) == 0 {
 		cfg.Metrics = []HPAMetric{{Kind: MetricCPU, Target: 80}}
 	}
@@ -209,18 +207,11 @@ func NewHPA(cfg HPAConfig) (*HPA, error) {
 			r.Select = SelectMax
 		}
 	}
-	if cfg.Tolerance == 0 {
-		cfg.Tolerance = 0.1
-	}
-	def := func(d *time.Duration, v time.Duration) {
-		if *d == 0 {
-			*d = v
-		}
-	}
-	def(&cfg.SyncPeriod, 15*time.Second)
-	def(&cfg.MetricWindow, 15*time.Second)
-	def(&cfg.CPUInitializationPeriod, 5*time.Minute)
-	def(&cfg.InitialReadinessDelay, 30*time.Second)
+	setDefault(&cfg.Tolerance, 0.1)
+	setDefault(&cfg.SyncPeriod, 15*time.Second)
+	setDefault(&cfg.MetricWindow, 15*time.Second)
+	setDefault(&cfg.CPUInitializationPeriod, 5*time.Minute)
+	setDefault(&cfg.InitialReadinessDelay, 30*time.Second)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -131,21 +131,12 @@ var _ control.Controller = (*KEDA)(nil)
 
 // NewKEDA returns a KEDA ScaledObject for cfg with its defaults applied.
 func NewKEDA(cfg KEDAConfig) (*KEDA, error) {
-	defDur := func(v *time.Duration, d time.Duration) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	if cfg.MaxReplicaCount == 0 {
-		cfg.MaxReplicaCount = kedaDefaultMaxReplicas
-	}
-	defDur(&cfg.PollingInterval, kedaDefaultPollingInterval)
-	defDur(&cfg.CooldownPeriod, kedaDefaultCooldownPeriod)
-	defDur(&cfg.RateWindow, kedaDefaultRateWindow)
-	defDur(&cfg.HPASyncPeriod, 15*time.Second)
-	if cfg.Tolerance == 0 {
-		cfg.Tolerance = 0.1
-	}
+	setDefault(&cfg.MaxReplicaCount, kedaDefaultMaxReplicas)
+	setDefault(&cfg.PollingInterval, kedaDefaultPollingInterval)
+	setDefault(&cfg.CooldownPeriod, kedaDefaultCooldownPeriod)
+	setDefault(&cfg.RateWindow, kedaDefaultRateWindow)
+	setDefault(&cfg.HPASyncPeriod, 15*time.Second)
+	setDefault(&cfg.Tolerance, 0.1)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -140,28 +140,18 @@ const (
 
 // NewKPA returns a KPA for cfg with its defaults applied.
 func NewKPA(cfg KPAConfig) (*KPA, error) {
-	defFloat := func(v *float64, d float64) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	defDur := func(v *time.Duration, d time.Duration) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	defFloat(&cfg.TargetConcurrency, 100)
-	defFloat(&cfg.TargetUtilization, 0.7)
-	defDur(&cfg.StableWindow, 60*time.Second)
+	setDefault(&cfg.TargetConcurrency, 100)
+	setDefault(&cfg.TargetUtilization, 0.7)
+	setDefault(&cfg.StableWindow, 60*time.Second)
 	// resources/metric.go MakeMetric: panic window = stable window ×
 	// panic-window-percentage (10%), rounded to the second, at least one
 	// bucket.
-	defDur(&cfg.PanicWindow, max(kpaBucketSize, (cfg.StableWindow/10).Round(time.Second)))
-	defFloat(&cfg.PanicThreshold, 2)
-	defFloat(&cfg.MaxScaleUpRate, 1000)
-	defFloat(&cfg.MaxScaleDownRate, 2)
-	defDur(&cfg.ScaleToZeroGracePeriod, 30*time.Second)
-	defDur(&cfg.TickInterval, 2*time.Second)
+	setDefault(&cfg.PanicWindow, max(kpaBucketSize, (cfg.StableWindow/10).Round(time.Second)))
+	setDefault(&cfg.PanicThreshold, 2)
+	setDefault(&cfg.MaxScaleUpRate, 1000)
+	setDefault(&cfg.MaxScaleDownRate, 2)
+	setDefault(&cfg.ScaleToZeroGracePeriod, 30*time.Second)
+	setDefault(&cfg.TickInterval, 2*time.Second)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -119,30 +119,15 @@ var _ control.Controller = (*OpenFaaS)(nil)
 // NewOpenFaaS returns an OpenFaaS autoscaler for cfg with its defaults
 // applied.
 func NewOpenFaaS(cfg OpenFaaSConfig) (*OpenFaaS, error) {
-	defDur := func(v *time.Duration, d time.Duration) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	if cfg.MinReplicas == 0 {
-		cfg.MinReplicas = 1
-	}
-	if cfg.MaxReplicas == 0 {
-		cfg.MaxReplicas = 20
-	}
-	if cfg.Type == "" {
-		cfg.Type = OpenFaaSRPS
-	}
-	if cfg.Target == 0 {
-		cfg.Target = 50
-	}
-	if cfg.TargetProportion == 0 {
-		cfg.TargetProportion = 0.90
-	}
-	defDur(&cfg.ZeroDuration, 15*time.Minute)
-	defDur(&cfg.PollingInterval, 15*time.Second)
-	defDur(&cfg.RPSWindow, 30*time.Second)
-	defDur(&cfg.CapacityWindow, 45*time.Second)
+	setDefault(&cfg.MinReplicas, 1)
+	setDefault(&cfg.MaxReplicas, 20)
+	setDefault(&cfg.Type, OpenFaaSRPS)
+	setDefault(&cfg.Target, 50)
+	setDefault(&cfg.TargetProportion, 0.90)
+	setDefault(&cfg.ZeroDuration, 15*time.Minute)
+	setDefault(&cfg.PollingInterval, 15*time.Second)
+	setDefault(&cfg.RPSWindow, 30*time.Second)
+	setDefault(&cfg.CapacityWindow, 45*time.Second)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

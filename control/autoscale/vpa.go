@@ -266,41 +266,27 @@ type vpaPod struct {
 
 // NewVPA returns a VPA for cfg with its defaults applied.
 func NewVPA(cfg VPAConfig) (*VPA, error) {
-	defFloat := func(v *float64, d float64) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	defDur := func(v *time.Duration, d time.Duration) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	if cfg.Mode == "" {
-		cfg.Mode = VPAModeAuto
-	}
-	defFloat(&cfg.TargetCPUPercentile, 0.9)
-	defFloat(&cfg.LowerBoundCPUPercentile, 0.5)
-	defFloat(&cfg.UpperBoundCPUPercentile, 0.95)
-	defFloat(&cfg.TargetMemoryPercentile, 0.9)
-	defFloat(&cfg.LowerBoundMemoryPercentile, 0.5)
-	defFloat(&cfg.UpperBoundMemoryPercentile, 0.95)
-	defFloat(&cfg.SafetyMarginFraction, 0.15)
-	defFloat(&cfg.PodMinCPUMillicores, 25)
-	defFloat(&cfg.PodMinMemoryMB, 250)
-	defDur(&cfg.CPUHistogramDecayHalfLife, 24*time.Hour)
-	defDur(&cfg.MemoryHistogramDecayHalfLife, 24*time.Hour)
-	defDur(&cfg.MemoryAggregationInterval, 24*time.Hour)
-	defFloat(&cfg.OOMBumpUpRatio, 1.2)
-	defFloat(&cfg.OOMMinBumpUpMB, 100)
-	defDur(&cfg.SampleInterval, time.Minute)
-	defDur(&cfg.UpdateInterval, time.Minute)
-	if cfg.MinSamples == 0 {
-		cfg.MinSamples = 1
-	}
-	defFloat(&cfg.UpdateThreshold, 0.1)
-	defDur(&cfg.PodLifetimeThreshold, 12*time.Hour)
-	defDur(&cfg.EvictAfterOOMThreshold, 10*time.Minute)
+	setDefault(&cfg.Mode, VPAModeAuto)
+	setDefault(&cfg.TargetCPUPercentile, 0.9)
+	setDefault(&cfg.LowerBoundCPUPercentile, 0.5)
+	setDefault(&cfg.UpperBoundCPUPercentile, 0.95)
+	setDefault(&cfg.TargetMemoryPercentile, 0.9)
+	setDefault(&cfg.LowerBoundMemoryPercentile, 0.5)
+	setDefault(&cfg.UpperBoundMemoryPercentile, 0.95)
+	setDefault(&cfg.SafetyMarginFraction, 0.15)
+	setDefault(&cfg.PodMinCPUMillicores, 25)
+	setDefault(&cfg.PodMinMemoryMB, 250)
+	setDefault(&cfg.CPUHistogramDecayHalfLife, 24*time.Hour)
+	setDefault(&cfg.MemoryHistogramDecayHalfLife, 24*time.Hour)
+	setDefault(&cfg.MemoryAggregationInterval, 24*time.Hour)
+	setDefault(&cfg.OOMBumpUpRatio, 1.2)
+	setDefault(&cfg.OOMMinBumpUpMB, 100)
+	setDefault(&cfg.SampleInterval, time.Minute)
+	setDefault(&cfg.UpdateInterval, time.Minute)
+	setDefault(&cfg.MinSamples, 1)
+	setDefault(&cfg.UpdateThreshold, 0.1)
+	setDefault(&cfg.PodLifetimeThreshold, 12*time.Hour)
+	setDefault(&cfg.EvictAfterOOMThreshold, 10*time.Minute)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
