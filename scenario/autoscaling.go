@@ -172,55 +172,41 @@ func (s *Scenario) Autoscalers(policy string) ([]control.Controller, error) {
 // autoscaler builds one kind's controller for one service (nil: static).
 func (s *Scenario) autoscaler(kind, service string) (control.Controller, error) {
 	i := slices.IndexFunc(s.Services, func(sv cluster.Service) bool { return sv.Name == service })
-	sv := &s.Services[i]
+	lo, hi := s.Services[i].MinReplicas, s.Services[i].MaxReplicas
 	a := &s.Autoscaling
 	switch kind {
 	case "hpa":
-		cfg, err := withOverride(a.HPA, a, kind, service)
-		if err != nil {
-			return nil, err
-		}
-		cfg.Service, cfg.MinReplicas, cfg.MaxReplicas = service, max(sv.MinReplicas, 1), sv.MaxReplicas
-		c, err := autoscale.NewHPA(cfg)
-		return built(kind, c, err)
+		return build(a, kind, service, a.HPA, autoscale.NewHPA, func(c *autoscale.HPAConfig) {
+			c.Service, c.MinReplicas, c.MaxReplicas = service, max(lo, 1), hi
+		})
 	case "kpa":
-		cfg, err := withOverride(a.KPA, a, kind, service)
-		if err != nil {
-			return nil, err
-		}
-		cfg.Service, cfg.MinScale, cfg.MaxScale = service, sv.MinReplicas, sv.MaxReplicas
-		c, err := autoscale.NewKPA(cfg)
-		return built(kind, c, err)
+		return build(a, kind, service, a.KPA, autoscale.NewKPA, func(c *autoscale.KPAConfig) {
+			c.Service, c.MinScale, c.MaxScale = service, lo, hi
+		})
 	case "keda":
-		cfg, err := withOverride(a.KEDA, a, kind, service)
-		if err != nil {
-			return nil, err
-		}
-		cfg.Service, cfg.MinReplicaCount, cfg.MaxReplicaCount = service, sv.MinReplicas, sv.MaxReplicas
-		c, err := autoscale.NewKEDA(cfg)
-		return built(kind, c, err)
+		return build(a, kind, service, a.KEDA, autoscale.NewKEDA, func(c *autoscale.KEDAConfig) {
+			c.Service, c.MinReplicaCount, c.MaxReplicaCount = service, lo, hi
+		})
 	case "openfaas":
-		cfg, err := withOverride(a.OpenFaaS, a, kind, service)
-		if err != nil {
-			return nil, err
-		}
-		cfg.Service, cfg.MinReplicas, cfg.MaxReplicas = service, max(sv.MinReplicas, 1), sv.MaxReplicas
-		c, err := autoscale.NewOpenFaaS(cfg)
-		return built(kind, c, err)
+		return build(a, kind, service, a.OpenFaaS, autoscale.NewOpenFaaS, func(c *autoscale.OpenFaaSConfig) {
+			c.Service, c.MinReplicas, c.MaxReplicas = service, max(lo, 1), hi
+		})
 	case "vpa":
-		cfg, err := withOverride(a.VPA, a, kind, service)
-		if err != nil {
-			return nil, err
-		}
-		cfg.Service = service
-		c, err := autoscale.NewVPA(cfg)
-		return built(kind, c, err)
+		return build(a, kind, service, a.VPA, autoscale.NewVPA, func(c *autoscale.VPAConfig) { c.Service = service })
 	}
 	return nil, nil
 }
 
-// built prefixes a constructor's field errors with the kind.
-func built[C control.Controller](kind string, c C, err error) (control.Controller, error) {
+// build makes one controller: the kind's settings with the service's
+// override, the service's name and bounds, and the constructor's field
+// errors prefixed with the kind.
+func build[T any, C control.Controller](a *Autoscaling, kind, service string, base T, ctor func(T) (C, error), bind func(*T)) (control.Controller, error) {
+	cfg, err := withOverride(base, a, kind, service)
+	if err != nil {
+		return nil, err
+	}
+	bind(&cfg)
+	c, err := ctor(cfg)
 	if err != nil {
 		return nil, prefixLines(kind+".", err)
 	}
@@ -275,13 +261,9 @@ func (s *Scenario) autoscalerUsed(kind string) bool {
 			return true
 		}
 	}
-	v := reflect.ValueOf(s.Autoscaling)
-	for i := range v.NumField() {
-		if strings.Split(v.Type().Field(i).Tag.Get("yaml"), ",")[0] == kind {
-			return !v.Field(i).IsZero()
-		}
-	}
-	return false
+	a := &s.Autoscaling
+	settings := map[string]any{"hpa": a.HPA, "kpa": a.KPA, "keda": a.KEDA, "openfaas": a.OpenFaaS, "vpa": a.VPA}[kind]
+	return settings != nil && !reflect.ValueOf(settings).IsZero()
 }
 
 // overridden reports whether a service has an override of kind.
