@@ -121,7 +121,7 @@ func (cl *Cluster) Apply(now time.Duration, a control.Action) error {
 		}
 		if cur, _ := s.replicas(); cur != n {
 			s.setReplicas(n)
-			cl.recordScale(now, s, n)
+			cl.recordScale(now, s)
 		}
 	case control.SetResources:
 		s, err := cl.service(a.Service)
@@ -133,7 +133,7 @@ func (cl *Cluster) Apply(now time.Duration, a control.Action) error {
 		}
 		if (a.CPU > 0 && a.CPU != s.cpuLimit) || (a.MemoryMB > 0 && a.MemoryMB != s.memLimit) {
 			s.setResources(a.CPU, a.MemoryMB)
-			cl.recordScale(now, s, s.targetReplicas())
+			cl.recordScale(now, s)
 		}
 	case control.SetConcurrency:
 		s, err := cl.service(a.Service)
@@ -145,7 +145,7 @@ func (cl *Cluster) Apply(now time.Duration, a control.Action) error {
 		}
 		if s.concurrency != a.Limit {
 			s.concurrency = a.Limit
-			cl.recordScale(now, s, s.targetReplicas())
+			cl.recordScale(now, s)
 		}
 		for _, in := range s.slots {
 			if in != nil {
@@ -159,7 +159,7 @@ func (cl *Cluster) Apply(now time.Duration, a control.Action) error {
 		}
 		if s.brownout != a.On {
 			s.brownout = a.On
-			cl.recordScale(now, s, s.targetReplicas())
+			cl.recordScale(now, s)
 		}
 	case control.SetRouteWeights:
 		return fmt.Errorf("set route weights: %w", ErrUnsupported)

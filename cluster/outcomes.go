@@ -104,7 +104,7 @@ func (s *service) keepPeriod() { s.observed = s.totals() }
 
 // busyTotal is the CPU the service used since the start, core-seconds.
 func (s *service) busyTotal(now time.Duration) float64 {
-	b := s.busyGone
+	b := s.goneBusyTotal
 	for _, in := range s.slots {
 		if in != nil {
 			b += in.cpu.busyUntil(now)
@@ -186,15 +186,10 @@ func (smp *sampler) flushServices(now time.Duration) {
 }
 
 // recordScale notes s's configuration after an action at now.
-func (cl *Cluster) recordScale(now time.Duration, s *service, replicas int) {
-	cl.scaling = append(cl.scaling, ScaleEvent{At: now, Service: s.name, Replicas: replicas, CPU: s.cpuLimit,
-		MemoryMB: s.memLimit, Concurrency: s.concurrency, Brownout: s.brownout})
-}
-
-// targetReplicas is the number of instances not on their way out.
-func (s *service) targetReplicas() int {
+func (cl *Cluster) recordScale(now time.Duration, s *service) {
 	n, _ := s.replicas()
-	return n
+	cl.scaling = append(cl.scaling, ScaleEvent{At: now, Service: s.name, Replicas: n, CPU: s.cpuLimit,
+		MemoryMB: s.memLimit, Concurrency: s.concurrency, Brownout: s.brownout})
 }
 
 // Resources sums the services' window figures.

@@ -29,13 +29,13 @@ type service struct {
 	lbs    []*lbPoint  // every LB point in front of the service
 	nextID int
 
-	period    metrics.ServiceStats // counters of the current period
-	goneBusy  float64              // busy core-seconds this period of instances now gone
-	allocCPU  metrics.TimeAverage  // cores allocated
-	allocMem  metrics.TimeAverage  // MB allocated
-	costShown float64              // cost already reported
-	observed  serviceTotals        // counters of the periods Observe has closed
-	busyGone  float64              // busy core-seconds of instances now gone, since the start
+	period        metrics.ServiceStats // counters of the current period
+	goneBusy      float64              // busy core-seconds this period of instances now gone
+	allocCPU      metrics.TimeAverage  // cores allocated
+	allocMem      metrics.TimeAverage  // MB allocated
+	costShown     float64              // cost already reported
+	observed      serviceTotals        // counters of the periods Observe has closed
+	goneBusyTotal float64              // busy core-seconds of instances now gone, since the start
 }
 
 // lbPoint is a load balancer in front of a service with its own view.
@@ -156,7 +156,7 @@ func (s *service) setState(in *instance, st int) {
 		}
 		// Keep its busy time of the period for Observe.
 		s.goneBusy += in.cpu.busyUntil(now) - in.busyObs
-		s.busyGone += in.cpu.busyUntil(now)
+		s.goneBusyTotal += in.cpu.busyUntil(now)
 		s.slots[in.slot] = nil
 		for _, p := range s.lbs {
 			p.view.Weights[in.slot] = 0
