@@ -1,10 +1,12 @@
 package proxy
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/shoal-project/shoal/buildinfo"
 )
 
 // metrics are the proxy's Prometheus metrics, in their own registry.
@@ -59,7 +61,13 @@ func newMetrics(p *Proxy) *metrics {
 		Help: "The online learner's reward for the last period (unscaled)."})
 	m.updates = prometheus.NewGauge(prometheus.GaugeOpts{Name: "shoal_proxy_agent_updates",
 		Help: "Gradient updates of the online learner so far."})
-	m.reg.MustRegister(m.requests, m.errors, m.retries, m.ejections, m.duration, m.headers, m.decisions, m.decideTime,
+	bi := buildinfo.Read()
+	build := prometheus.NewGauge(prometheus.GaugeOpts{Name: "shoal_build_info",
+		Help: "Always 1; the labels say which build of shoal is running (as 'shoal version').",
+		ConstLabels: prometheus.Labels{"version": bi.Version, "revision": bi.Revision,
+			"modified": strconv.FormatBool(bi.Dirty), "goversion": bi.Go}})
+	build.Set(1)
+	m.reg.MustRegister(build, m.requests, m.errors, m.retries, m.ejections, m.duration, m.headers, m.decisions, m.decideTime,
 		m.learnTime, m.reward, m.updates,
 		&stateCollector{p: p}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shoal-project/shoal/buildinfo"
 )
 
 func TestForwardsHeadersAndPath(t *testing.T) {
@@ -253,6 +255,11 @@ func TestAdminEndpoints(t *testing.T) {
 	}
 	if n := scrapeValue(t, rp.admin, `shoal_proxy_request_duration_seconds_count{backend="`+a.url()+`"}`); n != 3 {
 		t.Fatalf("duration count %v, want 3", n)
+	}
+	bi := buildinfo.Read()
+	if n := scrapeValue(t, rp.admin, fmt.Sprintf(`shoal_build_info{goversion="%s",modified="%t",revision="%s",version="%s"}`,
+		bi.Go, bi.Dirty, bi.Revision, bi.Version)); n != 1 {
+		t.Fatalf("shoal_build_info %v, want 1 with the labels of %+v", n, bi)
 	}
 	a.kill()
 	for i := 0; i < 4; i++ { // eject the only backend

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -16,19 +15,46 @@ import (
 	"github.com/shoal-project/shoal/backend"
 	"github.com/shoal-project/shoal/scenario"
 	"github.com/shoal-project/shoal/workload"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // backendShutdownTimeout bounds how long in-flight requests may take to
 // finish once the backend is asked to stop.
 const backendShutdownTimeout = 10 * time.Second
 
-// cmdBackend serves an emulated server (package backend) on --listen until
-// ctx is cancelled, then shuts down gracefully: in-flight requests finish.
-func cmdBackend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg, listen, err := backendFlags(args, stderr)
-	if err != nil {
-		return err
+func (cl *cli) backend() *cobra.Command {
+	var a backendArgs
+	cmd := &cobra.Command{
+		Use:   "backend [flags]",
+		Short: "Emulate a server of given cores and speed (HTTP test backend)",
+		Long: `Serve HTTP as an emulated server: each request needs CPU work (core-seconds at
+speed 1) and optionally I/O, served by processor sharing of --cores at --speed, as
+the simulator's instances serve calls. A request header X-Shoal-Demand: cpu=0.25,io=0.01
+sets that request's demand (common random numbers). Responses carry X-Shoal-Demand
+and X-Shoal-Service-Time (seconds at the server). GET /healthz and GET /stats (JSON)
+report health and counters. SIGTERM stops it after up to 10 s of drain.
+
+DIST is exp:MEAN, det:VALUE, lognormal:MEAN:CV, uniform:MIN:MAX,
+pareto:ALPHA:MIN:MAX or none, in seconds.`,
+		Example: `  shoal backend --listen 127.0.0.1:8081 --cores 2 --cpu exp:0.01
+  shoal backend --scenario lb-moderate-cpu --instance 3 --listen 127.0.0.1:0`,
+		Args: cobra.NoArgs,
 	}
+	a.register(cmd.Flags())
+	cmd.RunE = cl.action(func(cmd *cobra.Command, _ []string) error {
+		cfg, err := a.config(cmd.Flags(), cl.stderr)
+		if err != nil {
+			return err
+		}
+		return serveBackend(cmd.Context(), cfg, a.listen, cl.stdout)
+	})
+	return cmd
+}
+
+// serveBackend serves an emulated server (package backend) on listen until
+// ctx is cancelled, then shuts down gracefully: in-flight requests finish.
+func serveBackend(ctx context.Context, cfg backend.Config, listen string, stdout io.Writer) error {
 	srv, err := backend.New(cfg)
 	if err != nil {
 		return err
@@ -58,105 +84,96 @@ func cmdBackend(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return nil
 }
 
-// backendFlags turns the command line of 'shoal backend' into the server's
-// configuration and the address to listen on. Explicit flags override what
-// --scenario gives.
-func backendFlags(args []string, stderr io.Writer) (backend.Config, string, error) {
-	fs := flag.NewFlagSet("backend", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	listen := fs.String("listen", "127.0.0.1:8081", "")
-	cores := fs.Float64("cores", 1, "")
-	speed := fs.Float64("speed", 1, "")
-	ioSpeed := fs.Float64("io-speed", 1, "")
-	ioParallelism := fs.Int("io-parallelism", 0, "")
-	phases := fs.Int("phases", 1, "")
-	cpu := fs.String("cpu", "exp:0.01", "")
-	ioDist := fs.String("io", "none", "")
-	concurrency := fs.Int("concurrency", 0, "")
-	queue := fs.Int("queue", 0, "")
-	scenarioArg := fs.String("scenario", "", "")
-	instance := fs.Int("instance", 0, "")
-	seed := fs.Uint64("seed", 1, "")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return backend.Config{}, "", err
-	}
-	if len(pos) > 0 {
-		return backend.Config{}, "", fmt.Errorf("backend: unexpected argument %q (the settings are flags): %w", pos[0], errUsage)
-	}
+// backendArgs are the flags of 'shoal backend'.
+type backendArgs struct {
+	listen, cpu, io, scenario          string
+	cores, speed, ioSpeed              float64
+	ioParallelism, phases, concurrency int
+	queue, instance                    int
+	seed                               uint64
+}
+
+func (a *backendArgs) register(f *pflag.FlagSet) {
+	f.StringVar(&a.listen, "listen", "127.0.0.1:8081", "`address` to listen on; port 0 picks a free port, which the first line printed shows")
+	f.Float64Var(&a.cores, "cores", 1, "CPU limit in cores, shared by processor sharing (fractions allowed)")
+	f.Float64Var(&a.speed, "speed", 1, "CPU speed: work done per core-second")
+	f.Float64Var(&a.ioSpeed, "io-speed", 1, "I/O speed factor")
+	f.IntVar(&a.ioParallelism, "io-parallelism", 0, "I/O phases served at full speed before they share (0: I/O is a pure delay)")
+	f.IntVar(&a.phases, "phases", 1, "alternating CPU and I/O phases per request, CPU first")
+	f.StringVar(&a.cpu, "cpu", "exp:0.01", "CPU demand in core-seconds at speed 1, a `DIST`")
+	f.StringVar(&a.io, "io", "none", "I/O demand in seconds at I/O speed 1, a `DIST`")
+	f.IntVar(&a.concurrency, "concurrency", 0, "requests in service at once (0: unlimited)")
+	f.IntVar(&a.queue, "queue", 0, "requests waiting beyond --concurrency (0: reject at the limit; -1 unbounded); a full queue answers 429")
+	f.StringVar(&a.scenario, "scenario", "", "take cores, speed, I/O settings, concurrency, queue and demand from a `scenario` (name or file)")
+	f.IntVar(&a.instance, "instance", 0, "with --scenario: emulate instance N (from 0) of its first service; explicit flags override its settings")
+	f.Uint64Var(&a.seed, "seed", 1, "seed of the demand stream")
+}
+
+// config turns the parsed flags into the server's configuration. Explicit
+// flags override what --scenario gives.
+func (a *backendArgs) config(fs *pflag.FlagSet, stderr io.Writer) (backend.Config, error) {
 	for _, f := range []struct {
 		name string
 		x    float64
-	}{{"cores", *cores}, {"speed", *speed}, {"io-speed", *ioSpeed}} {
+	}{{"cores", a.cores}, {"speed", a.speed}, {"io-speed", a.ioSpeed}} {
 		if !(f.x > 0) || math.IsInf(f.x, 0) {
-			return backend.Config{}, "", fmt.Errorf("backend: --%s must be > 0, got %v: %w", f.name, f.x, errUsage)
+			return backend.Config{}, usagef("--%s must be > 0, got %v", f.name, f.x)
 		}
 	}
 	switch {
-	case *ioParallelism < 0:
-		return backend.Config{}, "", fmt.Errorf("backend: --io-parallelism must be >= 0, got %d: %w", *ioParallelism, errUsage)
-	case *phases < 1:
-		return backend.Config{}, "", fmt.Errorf("backend: --phases must be >= 1, got %d: %w", *phases, errUsage)
-	case *concurrency < 0:
-		return backend.Config{}, "", fmt.Errorf("backend: --concurrency must be >= 0 (0 = no limit), got %d: %w", *concurrency, errUsage)
-	case *queue < -1:
-		return backend.Config{}, "", fmt.Errorf("backend: --queue must be >= -1 (-1 = unbounded), got %d: %w", *queue, errUsage)
-	case *instance < 0:
-		return backend.Config{}, "", fmt.Errorf("backend: --instance must be >= 0, got %d: %w", *instance, errUsage)
-	case flagSet(fs, "instance") && *scenarioArg == "":
-		return backend.Config{}, "", fmt.Errorf("backend: --instance needs --scenario: %w", errUsage)
+	case a.ioParallelism < 0:
+		return backend.Config{}, usagef("--io-parallelism must be >= 0, got %d", a.ioParallelism)
+	case a.phases < 1:
+		return backend.Config{}, usagef("--phases must be >= 1, got %d", a.phases)
+	case a.concurrency < 0:
+		return backend.Config{}, usagef("--concurrency must be >= 0 (0 = no limit), got %d", a.concurrency)
+	case a.queue < -1:
+		return backend.Config{}, usagef("--queue must be >= -1 (-1 = unbounded), got %d", a.queue)
+	case a.instance < 0:
+		return backend.Config{}, usagef("--instance must be >= 0, got %d", a.instance)
+	case fs.Changed("instance") && a.scenario == "":
+		return backend.Config{}, usagef("--instance needs --scenario")
 	}
-	cpuSpec, err := parseDistFlag(*cpu)
+	cpuSpec, err := parseDistFlag(a.cpu)
 	if err != nil {
-		return backend.Config{}, "", fmt.Errorf("backend: --cpu: %v: %w", err, errUsage)
+		return backend.Config{}, usagef("--cpu: %v", err)
 	}
-	ioSpec, err := parseDistFlag(*ioDist)
+	ioSpec, err := parseDistFlag(a.io)
 	if err != nil {
-		return backend.Config{}, "", fmt.Errorf("backend: --io: %v: %w", err, errUsage)
+		return backend.Config{}, usagef("--io: %v", err)
 	}
 
-	cfg := backend.Config{Cores: *cores, Speed: *speed, IOSpeed: *ioSpeed, IOParallelism: *ioParallelism,
-		Phases: *phases, CPU: cpuSpec, IO: ioSpec, Concurrency: *concurrency, Queue: *queue, Seed: *seed}
-	if *scenarioArg != "" {
-		sc, err := backendFromScenario(*scenarioArg, *instance, stderr)
+	cfg := backend.Config{Cores: a.cores, Speed: a.speed, IOSpeed: a.ioSpeed, IOParallelism: a.ioParallelism,
+		Phases: a.phases, CPU: cpuSpec, IO: ioSpec, Concurrency: a.concurrency, Queue: a.queue, Seed: a.seed}
+	if a.scenario != "" {
+		sc, err := backendFromScenario(a.scenario, a.instance, stderr)
 		if err != nil {
-			return backend.Config{}, "", err
+			return backend.Config{}, err
 		}
-		if !flagSet(fs, "cores") {
-			cfg.Cores = sc.Cores
-		}
-		if !flagSet(fs, "speed") {
-			cfg.Speed = sc.Speed
-		}
-		if !flagSet(fs, "io-speed") {
-			cfg.IOSpeed = sc.IOSpeed
-		}
-		if !flagSet(fs, "io-parallelism") {
-			cfg.IOParallelism = sc.IOParallelism
-		}
-		if !flagSet(fs, "phases") {
-			cfg.Phases = sc.Phases
-		}
-		if !flagSet(fs, "cpu") {
-			cfg.CPU = sc.CPU
-		}
-		if !flagSet(fs, "io") {
-			cfg.IO = sc.IO
-		}
-		if !flagSet(fs, "concurrency") {
-			cfg.Concurrency = sc.Concurrency
-		}
-		if !flagSet(fs, "queue") {
-			cfg.Queue = sc.Queue
-		}
+		fromScenario(fs, "cores", &cfg.Cores, sc.Cores)
+		fromScenario(fs, "speed", &cfg.Speed, sc.Speed)
+		fromScenario(fs, "io-speed", &cfg.IOSpeed, sc.IOSpeed)
+		fromScenario(fs, "io-parallelism", &cfg.IOParallelism, sc.IOParallelism)
+		fromScenario(fs, "phases", &cfg.Phases, sc.Phases)
+		fromScenario(fs, "cpu", &cfg.CPU, sc.CPU)
+		fromScenario(fs, "io", &cfg.IO, sc.IO)
+		fromScenario(fs, "concurrency", &cfg.Concurrency, sc.Concurrency)
+		fromScenario(fs, "queue", &cfg.Queue, sc.Queue)
 	}
-	if flagSet(fs, "queue") && *queue != 0 && cfg.Concurrency == 0 {
-		return backend.Config{}, "", fmt.Errorf("backend: --queue needs --concurrency (requests queue only beyond the limit): %w", errUsage)
+	if fs.Changed("queue") && a.queue != 0 && cfg.Concurrency == 0 {
+		return backend.Config{}, usagef("--queue needs --concurrency (requests queue only beyond the limit)")
 	}
 	if err := cfg.Validate(); err != nil {
-		return backend.Config{}, "", fmt.Errorf("backend: %w", err)
+		return backend.Config{}, fmt.Errorf("backend: %w", err)
 	}
-	return cfg, *listen, nil
+	return cfg, nil
+}
+
+// fromScenario sets *dst to the scenario's value unless the flag was given.
+func fromScenario[T any](fs *pflag.FlagSet, flag string, dst *T, v T) {
+	if !fs.Changed(flag) {
+		*dst = v
+	}
 }
 
 // backendFromScenario is the configuration of instance i of a scenario's
@@ -174,8 +191,8 @@ func backendFromScenario(arg string, i int, stderr io.Writer) (backend.Config, e
 	svc := &sc.Services[0]
 	insts := svc.InitialInstances()
 	if i >= len(insts) {
-		return backend.Config{}, fmt.Errorf("backend: --instance %d: service %q of scenario %s has instances 0 to %d: %w",
-			i, svc.Name, sc.Name, len(insts)-1, errUsage)
+		return backend.Config{}, usagef("--instance %d: service %q of scenario %s has instances 0 to %d",
+			i, svc.Name, sc.Name, len(insts)-1)
 	}
 	in := insts[i]
 	cfg := backend.Config{Cores: in.CPU, Speed: in.Speed, IOSpeed: in.IOSpeed, IOParallelism: svc.IOParallelism,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/shoal-project/shoal/backend"
 	"github.com/shoal-project/shoal/workload"
+	"github.com/spf13/pflag"
 )
 
 // TestBackendFlags: the command line becomes the server's configuration;
@@ -44,7 +45,7 @@ func TestBackendFlags(t *testing.T) {
 		{[]string{"--scenario", "mm1"},
 			backend.Config{Cores: 1, Speed: 1, IOSpeed: 1, CPU: exp(0.1), Seed: 1}, "127.0.0.1:8081"},
 	} {
-		got, listen, err := backendFlags(tc.args, io.Discard)
+		got, listen, err := parseBackendFlags(tc.args)
 		if err != nil {
 			t.Errorf("%v: %v", tc.args, err)
 			continue
@@ -53,6 +54,19 @@ func TestBackendFlags(t *testing.T) {
 			t.Errorf("%v:\n got %+v on %s\nwant %+v on %s", tc.args, got, listen, tc.want, tc.listen)
 		}
 	}
+}
+
+// parseBackendFlags is the configuration and address that 'shoal backend'
+// would serve with these flags.
+func parseBackendFlags(args []string) (backend.Config, string, error) {
+	var a backendArgs
+	fs := pflag.NewFlagSet("backend", pflag.ContinueOnError)
+	a.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return backend.Config{}, "", err
+	}
+	cfg, err := a.config(fs, io.Discard)
+	return cfg, a.listen, err
 }
 
 func equalBackendConfig(a, b backend.Config) bool {
@@ -72,10 +86,10 @@ func TestBackendFlagErrors(t *testing.T) {
 		want  string
 		usage bool
 	}{
-		{[]string{"extra"}, `unexpected argument "extra"`, true},
-		{[]string{"--bogus"}, "flag provided but not defined: -bogus", true},
+		{[]string{"extra"}, `unknown command "extra" for "shoal backend"`, true},
+		{[]string{"--bogus"}, "unknown flag: --bogus", true},
 		{[]string{"--cores", "0"}, "--cores must be > 0, got 0", true},
-		{[]string{"--cores", "x"}, `invalid value "x" for flag -cores`, true},
+		{[]string{"--cores", "x"}, `invalid argument "x" for "--cores" flag`, true},
 		{[]string{"--speed", "-1"}, "--speed must be > 0, got -1", true},
 		{[]string{"--io-speed", "NaN"}, "--io-speed must be > 0, got NaN", true},
 		{[]string{"--io-parallelism", "-1"}, "--io-parallelism must be >= 0", true},
@@ -96,7 +110,7 @@ func TestBackendFlagErrors(t *testing.T) {
 		{[]string{"--io", "none:1"}, "none takes 0 parameters, got 1", true},
 		{[]string{"--scenario", "no-such-scenario"}, "no-such-scenario", false},
 	} {
-		_, _, err := backendFlags(tc.args, io.Discard)
+		_, err := runCLI(t, append([]string{"backend"}, tc.args...)...)
 		if err == nil {
 			t.Errorf("%v: no error, want %q", tc.args, tc.want)
 			continue
@@ -159,7 +173,7 @@ func TestBackendServes(t *testing.T) {
 	out := &lineWriter{first: make(chan string, 1)}
 	exited := make(chan error, 1)
 	go func() {
-		exited <- cmdBackend(ctx, []string{"--listen", "127.0.0.1:0", "--cores", "2", "--speed", "2", "--concurrency", "4", "--queue", "8"}, out, io.Discard)
+		exited <- run(ctx, []string{"backend", "--listen", "127.0.0.1:0", "--cores", "2", "--speed", "2", "--concurrency", "4", "--queue", "8"}, out, io.Discard)
 	}()
 	var line string
 	select {

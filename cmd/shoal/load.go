@@ -4,93 +4,106 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/shoal-project/shoal/loadgen"
 	"github.com/shoal-project/shoal/workload"
+	"github.com/spf13/cobra"
 )
 
-// cmdLoad sends open-loop load to a URL and prints what it measured.
-func cmdLoad(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("load", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	rate := fs.Float64("rate", 0, "")
-	arrivals := fs.String("arrivals", "poisson", "")
-	trace := fs.String("trace", "", "")
-	speedup := fs.Float64("speedup", 0, "")
-	start := fs.Duration("start", 0, "")
-	duration := fs.Duration("duration", 10*time.Second, "")
-	requests := fs.Int("requests", 0, "")
-	inFlight := fs.Int("max-in-flight", 0, "")
-	timeout := fs.Duration("timeout", 30*time.Second, "")
-	method := fs.String("method", http.MethodGet, "")
-	seed := fs.Uint64("seed", 1, "")
-	warmup := fs.Duration("warmup", 0, "")
-	asJSON := fs.Bool("json", false, "")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
+func (cl *cli) load() *cobra.Command {
+	var (
+		rate, speedup                    float64
+		arrivals, trace, method          string
+		start, duration, timeout, warmup time.Duration
+		requests, inFlight               int
+		seed                             uint64
+		asJSON                           bool
+	)
+	cmd := &cobra.Command{
+		Use:   "load URL... --rate R",
+		Short: "Send open-loop HTTP load and print latency percentiles",
+		Long: `Send open-loop HTTP load to one or more URLs and print the latency percentiles,
+throughput and failures. Several URLs share the load: each request goes to one at
+random (Poisson arrivals stay Poisson at each). Latency is measured from each
+request's scheduled start, so a slow server cannot hide its delay (no coordinated
+omission). Ctrl-C stops early and prints what was measured.`,
+		Example: `  shoal load http://127.0.0.1:8080/ --rate 200 --duration 30s
+  shoal load http://127.0.0.1:8080/ --arrivals trace --trace nasa --speedup 60 --rate 300 --json`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("want one or more URLs")
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.Float64Var(&rate, "rate", 0, "mean arrival rate, requests per second (for a trace: rescales it; 0 keeps its own)")
+	f.StringVar(&arrivals, "arrivals", "poisson", "arrival process: poisson, constant or trace")
+	f.StringVar(&trace, "trace", "", "with --arrivals trace: nasa, wikipedia, alibaba, azure-llm or a `file`")
+	f.Float64Var(&speedup, "speedup", 0, "with a trace: compress trace time this many times")
+	f.DurationVar(&start, "start", 0, "with a trace: where the replay starts")
+	f.DurationVar(&duration, "duration", 10*time.Second, "arrivals stop after this long")
+	f.IntVar(&requests, "requests", 0, "send at most N requests (alone: no time limit)")
+	f.IntVar(&inFlight, "max-in-flight", 0, "requests in flight at most, further arrivals are dropped (default 10000)")
+	f.DurationVar(&timeout, "timeout", 30*time.Second, "timeout per request")
+	f.StringVar(&method, "method", http.MethodGet, "HTTP method")
+	f.Uint64Var(&seed, "seed", 1, "seed of the arrival schedule")
+	f.DurationVar(&warmup, "warmup", 0, "requests scheduled in the first D are sent but not measured")
+	f.BoolVar(&asJSON, "json", false, "print the summary as JSON (times in seconds)")
+	cmd.RunE = cl.action(func(cmd *cobra.Command, urls []string) error {
+		if duration < 0 || requests < 0 || inFlight < 0 || timeout <= 0 {
+			return usagef("--duration, --requests and --max-in-flight must not be negative, --timeout must be positive")
+		}
+		var p workload.Process
+		var err error
+		switch arrivals {
+		case "constant":
+			p, err = workload.NewConstant(rate)
+		case "poisson":
+			p, err = workload.NewPoisson(rate)
+		case "trace":
+			spec := workload.ProcessSpec{Kind: workload.KindTrace, Trace: trace, Speedup: speedup, Start: start, Loop: true}
+			p, err = spec.BuildWith(rate, workload.NewTraces("")) // BuildWith validates the spec
+		default:
+			return usagef("--arrivals %q: want poisson, constant or trace", arrivals)
+		}
+		if err != nil {
+			return fmt.Errorf("load: %w", err)
+		}
+		cfg := loadgen.Config{URLs: urls, Method: method, Arrivals: p, Duration: duration, Requests: requests, MaxInFlight: inFlight,
+			Seed: seed, Warmup: warmup}
+		if requests > 0 && !cmd.Flags().Changed("duration") {
+			cfg.Duration = 0
+		}
+		client := &http.Client{Timeout: timeout, Transport: &http.Transport{MaxIdleConnsPerHost: 1024}}
+		res, err := loadgen.Run(cmd.Context(), cfg, client)
+		switch {
+		case res != nil && asJSON:
+			out := struct {
+				URLs     []string `json:"urls"`
+				Arrivals string   `json:"arrivals"`
+				Seed     uint64   `json:"seed"`
+				loadgen.Summary
+			}{urls, arrivals, seed, res.Summary()}
+			enc := json.NewEncoder(cl.stdout)
+			enc.SetIndent("", "  ")
+			if werr := enc.Encode(out); werr != nil {
+				return werr
+			}
+		case res != nil:
+			fmt.Fprintf(cl.stdout, "load %s: %s arrivals, seed %d\n", strings.Join(urls, " "), arrivals, seed)
+			if werr := res.WriteSummary(cl.stdout); werr != nil {
+				return werr
+			}
+		}
+		if errors.Is(err, context.Canceled) {
+			return nil // interrupted: the summary of what was sent is the answer
+		}
 		return err
-	}
-	if len(pos) == 0 {
-		return fmt.Errorf("load: want one or more URLs: %w", errUsage)
-	}
-	if *duration < 0 || *requests < 0 || *inFlight < 0 || *timeout <= 0 {
-		return fmt.Errorf("load: --duration, --requests and --max-in-flight must not be negative, --timeout must be positive: %w", errUsage)
-	}
-	var p workload.Process
-	switch *arrivals {
-	case "constant":
-		p, err = workload.NewConstant(*rate)
-	case "poisson":
-		p, err = workload.NewPoisson(*rate)
-	case "trace":
-		spec := workload.ProcessSpec{Kind: workload.KindTrace, Trace: *trace, Speedup: *speedup, Start: *start, Loop: true}
-		p, err = spec.BuildWith(*rate, workload.NewTraces("")) // BuildWith validates the spec
-	default:
-		return fmt.Errorf("load: --arrivals %q: want poisson, constant or trace: %w", *arrivals, errUsage)
-	}
-	if err != nil {
-		return fmt.Errorf("load: %w", err)
-	}
-	cfg := loadgen.Config{URLs: pos, Method: *method, Arrivals: p, Duration: *duration, Requests: *requests, MaxInFlight: *inFlight,
-		Seed: *seed, Warmup: *warmup}
-	if *requests > 0 && !flagSet(fs, "duration") {
-		cfg.Duration = 0
-	}
-	client := &http.Client{Timeout: *timeout, Transport: &http.Transport{MaxIdleConnsPerHost: 1024}}
-	res, err := loadgen.Run(ctx, cfg, client)
-	switch {
-	case res != nil && *asJSON:
-		out := struct {
-			URLs     []string `json:"urls"`
-			Arrivals string   `json:"arrivals"`
-			Seed     uint64   `json:"seed"`
-			loadgen.Summary
-		}{pos, *arrivals, *seed, res.Summary()}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if werr := enc.Encode(out); werr != nil {
-			return werr
-		}
-	case res != nil:
-		fmt.Fprintf(stdout, "load %s: %s arrivals, seed %d\n", strings.Join(pos, " "), *arrivals, *seed)
-		if werr := res.WriteSummary(stdout); werr != nil {
-			return werr
-		}
-	}
-	if errors.Is(err, context.Canceled) {
-		return nil // interrupted: the summary of what was sent is the answer
-	}
-	return err
-}
-
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
+	})
+	return cmd
 }

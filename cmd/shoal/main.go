@@ -1,16 +1,10 @@
-// Command shoal is Shoal's command line: it lists and dumps scenarios and
-// compares policies on them in the simulator.
+// Command shoal is Shoal's command line: it simulates services and the
+// policies that manage them, trains learned controllers, reproduces the
+// papers' experiments, and runs the real data plane (a load balancer, an
+// emulated backend and a load generator). `shoal help` is the overview and
+// `shoal CMD --help` the usage of each command.
 //
-//	shoal scenarios                          list the embedded scenarios
-//	shoal scenarios dump NAME [-o FILE]      write one to edit and run
-//	shoal sim SCENARIO|FILE [flags]          compare policies on the same arrivals
-//	shoal train distr-lb SCENARIO -o FILE    learn load-balancing weights, save the policy
-//	shoal experiment distr-lb NAME|all       reproduce the Distr-LB paper's experiments
-//	shoal load URL... --rate R [flags]       open-loop HTTP load, latency percentiles
-//	shoal proxy -c FILE                      HTTP load balancer (selectors, Distr-LB agent)
-//	shoal backend [flags]                    emulated server of given cores and speed
-//
-// See README.md for the scenario format and every flag.
+// Exit codes: 0 ok, 1 the run failed, 2 the command line is wrong.
 package main
 
 import (
@@ -22,153 +16,128 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/spf13/cobra"
 )
 
 // errUsage marks errors in the command line: exit code 2.
 var errUsage = errors.New("usage")
 
+// usageError is a command-line error with the command whose help answers it.
+type usageError struct {
+	command string // e.g. "shoal sim"
+	err     error
+}
+
+func (e *usageError) Error() string   { return strings.TrimSuffix(e.err.Error(), ": "+errUsage.Error()) }
+func (e *usageError) Unwrap() []error { return []error{e.err, errUsage} }
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	os.Exit(exitCode(run(ctx, os.Args[1:], os.Stdout, os.Stderr), os.Stderr))
+}
+
+// exitCode reports err on stderr and returns the process's exit code:
+// 0 ok, 1 the run failed, 2 a usage error (with a pointer to the help).
+func exitCode(err error, stderr io.Writer) int {
+	var ue *usageError
 	switch {
 	case err == nil:
-	case errors.Is(err, errUsage):
-		fmt.Fprintln(os.Stderr, "shoal:", strings.TrimSuffix(err.Error(), ": usage"))
-		fmt.Fprintln(os.Stderr, "run 'shoal help' for usage")
-		os.Exit(2)
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintln(stderr, "shoal:", ue)
+		fmt.Fprintf(stderr, "run '%s --help' for usage\n", ue.command)
+		return 2
 	default:
-		fmt.Fprintln(os.Stderr, "shoal:", err)
-		os.Exit(1)
+		fmt.Fprintln(stderr, "shoal:", err)
+		return 1
 	}
 }
 
-const usage = `Shoal: learning-based resource management of cloud-native services.
-
-Usage:
-  shoal scenarios                        list the embedded scenarios
-  shoal scenarios dump NAME [-o FILE]    print an embedded scenario (to edit and run)
-  shoal sim SCENARIO|FILE [flags]        compare policies on the same arrivals
-  shoal train distr-lb|centr-lb|qmix-lb SCENARIO -o FILE [flags]
-                                         learn LB weights in the simulator, save the policy
-  shoal experiment distr-lb NAME|all [flags]
-                                         train and compare as the Distr-LB paper does:
-                                         table3, misconfigured, large, sweep, ablation
-  shoal load URL... --rate R [flags]     send open-loop HTTP load, print latency percentiles
-  shoal proxy -c FILE [--log-level L]    HTTP/1.1 load balancer running a selector or a
-                                         Distr-LB policy; SIGHUP reloads, SIGTERM drains
-  shoal backend [flags]                  emulate a server of given cores and speed (HTTP test backend)
-  shoal help                             this text
-
-Flags of sim:
-  --policy a,b,c   policies to compare (default: the scenario's list): request selectors
-                   (rr, lsq, sed, ...), autoscalers set up in the scenario's autoscaling
-                   section (static, hpa, kpa, vpa, keda, openfaas; a+b runs both), or
-                   KIND:FILE, a trained policy file, e.g. distr-lb:policy.slb
-  --seeds N        seeds per policy (default: the scenario's); run i uses seed+i
-  --seed N         root seed (default: the scenario's)
-  --load X         offered load as a fraction of capacity (load-balancing scenarios)
-  --arrivals A     every source's arrival process, in YAML, keeping the sources' mix; e.g.
-                   '{kind: trace, trace: nasa, rate: 200, speedup: 60}' or
-                   '{kind: series, step: 10s, rates: [200, 400, 800]}'
-  --slo D          response-time target of every class, e.g. 500ms (default: the scenario's)
-  --horizon D      simulated time with arrivals, e.g. 10m (warm-up becomes D/20)
-  --out DIR        write results.json, runs.csv, summary.csv, classes.csv, scaling.csv
-                   and report.html
-  --json           print the results as JSON instead of the table
-  --workers N      runs in parallel (default: number of CPUs)
-  --quiet          no progress bar
-
-Flags of train:
-  -o FILE            where to save the policy (required)
-  --reward R         vbf (default), vbf+log, jain, pbf or makespan
-  --episodes N       training episodes (default 60), after one with random weights
-  --episode-steps N  control periods per episode (default 200)
-  --seed N           training seed (default 1); training systems never reuse evaluation seeds
-  --no-gru           plain SAC on the newest observation (ablation)
-  --estimate E       what rewards measure per server: backlog (default) or duration (the paper's)
-  --load X           offered load as a fraction of capacity
-  --curve FILE       write the learning curve as CSV
-  --quiet            no per-episode progress
-
-Flags of experiment distr-lb:
-  --out DIR          results (default out/distr-lb); policies in DIR/policies are reused
-  --episodes N       training episodes per policy (default 60)
-  --seeds N          evaluation seeds (default: the scenario's, 5)
-  --horizon D        evaluation horizon (default: the scenario's)
-  --train-seed N     training seed (default 1)
-  --quiet            no progress lines
-
-Flags of load:
-  --rate R           mean arrival rate, requests per second (for a trace: rescales it; 0 keeps its own)
-  --arrivals A       poisson (default), constant or trace
-  --trace T          with --arrivals trace: nasa, wikipedia, alibaba, azure-llm or a file
-  --speedup X        with a trace: compress trace time X times; --start D: where replay starts
-  --duration D       arrivals stop after D (default 10s)
-  --requests N       at most N requests (alone: no time limit)
-  --max-in-flight N  requests in flight at most (default 10000); further arrivals are dropped
-  --timeout D        per request (default 30s)
-  --method M         HTTP method (default GET)
-  --seed N           seed of the arrival schedule (default 1)
-  --warmup D         requests scheduled in the first D are sent but not measured
-  --json             print the summary as JSON (times in seconds)
-  Several URLs share the load: each request goes to one at random (Poisson
-  arrivals stay Poisson at each). Latency is measured from each request's
-  scheduled start (no coordinated omission).
-
-Flags of backend:
-  --listen ADDR         address to listen on (default 127.0.0.1:8081; port 0 picks a free port,
-                        the line printed at start shows it)
-  --cores N             CPU limit in cores, shared by processor sharing (default 1; fractions allowed)
-  --speed X             CPU speed: work done per core-second (default 1)
-  --io-speed X          I/O speed factor (default 1)
-  --io-parallelism N    I/O phases served at full speed before they share (default 0: I/O is a pure delay)
-  --phases N            alternating CPU and I/O phases per request, CPU first (default 1)
-  --cpu DIST            CPU demand in core-seconds at speed 1 (default exp:0.01)
-  --io DIST             I/O demand in seconds at I/O speed 1 (default none)
-  --concurrency N       requests in service at once (default 0: unlimited)
-  --queue N             requests waiting beyond --concurrency (default 0: reject at the limit;
-                        -1 unbounded); a full queue answers 429
-  --scenario S          take cores, speed, I/O settings, concurrency and queue from instance
-  --instance N          --instance N (from 0) of the first service of scenario S (a name or a
-                        file), and the demand of the first class entering that service;
-                        explicit flags override them
-  --seed N              seed of the demand stream (default 1)
-  DIST is exp:MEAN, det:VALUE, lognormal:MEAN:CV, uniform:MIN:MAX, pareto:ALPHA:MIN:MAX or none
-  (seconds). A request header X-Shoal-Demand: cpu=0.25,io=0.01 sets that request's demand
-  (common random numbers). Responses carry X-Shoal-Demand and X-Shoal-Service-Time (seconds
-  at the server); GET /healthz, GET /stats (JSON). SIGTERM stops it after up to 10 s of drain.
-
-Flags of proxy:
-  -c FILE            configuration (YAML; see README "HTTP load balancer")
-  --log-level L      debug, info (default), warn or error
-  SIGHUP reloads the file without dropping requests (listen and admin cannot change);
-  SIGTERM or Ctrl-C stops accepting and drains requests in flight (timeouts.shutdown).
-`
-
+// run executes one command line. An error in the command line (an unknown
+// command or flag, a bad flag value, missing arguments) comes back as a
+// *usageError naming the command whose --help explains it.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return fmt.Errorf("no command: %w", errUsage)
+	cli := &cli{args: args, stdout: stdout, stderr: stderr}
+	root := cli.root()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.InitDefaultCompletionCmd(args...)
+	if c, rest, err := root.Find(args); err == nil && c != root && len(rest) == 1 && rest[0] == "help" {
+		c.InitDefaultHelpFlag()
+		return c.Help() // `shoal sim help` as `shoal sim --help`
 	}
-	switch args[0] {
-	case "sim":
-		return cmdSim(ctx, args[1:], stdout, stderr)
-	case "scenarios":
-		return cmdScenarios(args[1:], stdout)
-	case "train":
-		return cmdTrain(ctx, args[1:], stdout, stderr)
-	case "experiment":
-		return cmdExperiment(ctx, args[1:], stdout, stderr)
-	case "load":
-		return cmdLoad(ctx, args[1:], stdout)
-	case "proxy":
-		return cmdProxy(ctx, args[1:], stderr)
-	case "backend":
-		return cmdBackend(ctx, args[1:], stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+	c, err := root.ExecuteContextC(ctx)
+	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("unknown command %q: %w", args[0], errUsage)
+	if !cli.ran || errors.Is(err, errUsage) {
+		// Cobra's own errors (unknown command or flag, bad flag value) come
+		// before the command runs.
+		return &usageError{command: c.CommandPath(), err: err}
+	}
+	return err
+}
+
+// cli builds the command tree for one run; ran records whether a command's
+// action started, which separates usage errors from failed runs.
+type cli struct {
+	args           []string // the command line, for reports
+	stdout, stderr io.Writer
+	ran            bool
+}
+
+// action wraps a command's body so that errors it returns count as failed
+// runs unless they wrap errUsage.
+func (cl *cli) action(f func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		cl.ran = true
+		return f(cmd, args)
+	}
+}
+
+const overview = `Shoal: learning-based resource management of cloud-native services.
+
+Shoal simulates services, load balancers and autoscalers fast enough to train
+controllers in minutes, compares every policy against today's heuristics on the
+same arrivals, and runs the same controllers in a real HTTP load balancer.
+
+Exit codes: 0 ok, 1 the run failed, 2 the command line is wrong.
+Docs: README.md, docs/DESIGN.md (architecture), docs/PAPERS.md (the five papers).`
+
+func (cl *cli) root() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "shoal",
+		Short: "Learning-based resource management of cloud-native services",
+		Long:  overview,
+		Example: `  shoal scenarios
+  shoal sim lb-moderate-cpu --out out/lb-moderate-cpu
+  shoal train distr-lb lb-moderate-cpu -o distr.slb
+  shoal sim lb-moderate-cpu --policy sed,distr-lb:distr.slb`,
+		Version:       version(),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.Flags().Bool("version", false, "print the version (as 'shoal version') and exit")
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
+	root.AddGroup(&cobra.Group{ID: "sim", Title: "Simulate, learn and reproduce:"},
+		&cobra.Group{ID: "real", Title: "The real data plane:"})
+	for _, c := range []*cobra.Command{cl.scenarios(), cl.sim(), cl.train(), cl.experiment()} {
+		c.GroupID = "sim"
+		root.AddCommand(c)
+	}
+	for _, c := range []*cobra.Command{cl.proxy(), cl.backend(), cl.load()} {
+		c.GroupID = "real"
+		root.AddCommand(c)
+	}
+	root.AddCommand(cl.version())
+	return root
+}
+
+// usagef is a usage error of the command line.
+func usagef(format string, a ...any) error {
+	return fmt.Errorf(format+": %w", append(a, errUsage)...)
 }

@@ -94,11 +94,12 @@ func TestBadCommandLines(t *testing.T) {
 		usage bool
 		want  string
 	}{
-		{[]string{}, true, "no command"},
 		{[]string{"frobnicate"}, true, `unknown command "frobnicate"`},
 		{[]string{"sim"}, true, "want one scenario"},
-		{[]string{"sim", "mm1", "--seeds"}, true, "flag needs an argument"},
-		{[]string{"sim", "mm1", "--bogus"}, true, "flag provided but not defined"},
+		{[]string{"sim", "mm1", "--seeds"}, true, "flag needs an argument: --seeds"},
+		{[]string{"sim", "mm1", "--seeds", "x"}, true, `invalid argument "x" for "--seeds" flag`},
+		{[]string{"sim", "mm1", "--bogus"}, true, "unknown flag: --bogus"},
+		{[]string{"sim", "mm1", "--seeds", "-1"}, true, "--seeds, --workers and --horizon must not be negative"},
 		{[]string{"sim", "nope"}, false, `no embedded scenario "nope"`},
 		{[]string{"sim", "./missing.yaml"}, false, "no such file"},
 		{[]string{"sim", "mm1", "--policy", "zzz"}, false, `unknown policy "zzz"`},

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,25 +12,42 @@ import (
 
 	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/proxy"
+	"github.com/spf13/cobra"
 )
 
-// cmdProxy runs the HTTP load balancer until ctx is done (SIGTERM or
+func (cl *cli) proxy() *cobra.Command {
+	var file, level string
+	cmd := &cobra.Command{
+		Use:   "proxy -c FILE",
+		Short: "HTTP/1.1 load balancer running a selector or a Distr-LB policy",
+		Long: `Run the HTTP/1.1 load balancer configured by FILE (YAML; README, "HTTP load
+balancer"): backends with weights, health checks and outlier ejection, a request
+selector (rr, wcmp, lsq, sed, p2c, ...) or a trained Distr-LB agent, and an admin
+listener with /metrics for Prometheus.
+
+SIGHUP reloads the file without dropping requests (listen and admin cannot change);
+SIGTERM or Ctrl-C stops accepting and drains the requests in flight.`,
+		Example: `  shoal proxy -c proxy.yaml
+  shoal proxy -c proxy.yaml --log-level debug`,
+		Args: cobra.NoArgs,
+	}
+	cmd.Flags().StringVarP(&file, "config", "c", "", "configuration `FILE` (YAML, required)")
+	cmd.Flags().StringVar(&level, "log-level", "info", "log level: debug, info, warn or error")
+	cmd.RunE = cl.action(func(cmd *cobra.Command, _ []string) error {
+		if file == "" {
+			return usagef("-c FILE is required (the proxy's configuration)")
+		}
+		return runProxy(cmd.Context(), file, level, cl.stderr)
+	})
+	return cmd
+}
+
+// runProxy runs the HTTP load balancer until ctx is done (SIGTERM or
 // SIGINT: graceful drain); SIGHUP reloads the configuration file.
-func cmdProxy(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("proxy", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	file := fs.String("c", "", "")
-	level := fs.String("log-level", "info", "")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 0 || *file == "" {
-		return fmt.Errorf("proxy: want -c FILE and nothing else: %w", errUsage)
-	}
+func runProxy(ctx context.Context, file, level string, stderr io.Writer) error {
 	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(*level)); err != nil {
-		return fmt.Errorf("proxy: --log-level %q: want debug, info, warn or error: %w", *level, errUsage)
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return usagef("--log-level %q: want debug, info, warn or error", level)
 	}
 	if os.Getenv("GOGC") == "" {
 		// A proxy allocates per request and has memory to spare: collecting
@@ -42,13 +58,13 @@ func cmdProxy(ctx context.Context, args []string, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv}))
 	selectors := lb.Classical()
 	delete(selectors, "oracle") // it needs the simulator's perfect knowledge
-	cfg, err := proxy.LoadConfig(*file, selectors.Names())
+	cfg, err := proxy.LoadConfig(file, selectors.Names())
 	if err != nil {
 		return err
 	}
 	p, err := proxy.New(cfg, proxy.Options{Logger: log, Selectors: selectors})
 	if err != nil {
-		return fmt.Errorf("proxy config %s: %w", *file, err)
+		return fmt.Errorf("proxy config %s: %w", file, err)
 	}
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -59,7 +75,7 @@ func cmdProxy(ctx context.Context, args []string, stderr io.Writer) error {
 			case <-ctx.Done():
 				return
 			case <-hup:
-				cfg, err := proxy.LoadConfig(*file, selectors.Names())
+				cfg, err := proxy.LoadConfig(file, selectors.Names())
 				if err == nil {
 					err = p.Reload(cfg)
 				}

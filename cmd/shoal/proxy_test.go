@@ -18,14 +18,39 @@ import (
 	"time"
 )
 
-// buildShoal builds the command into dir.
+var built struct {
+	sync.Once
+	bin string
+	err error
+}
+
+// buildShoal builds the command once per test process, stamped with the
+// VCS revision where there is one (as 'go build' in a clone does).
 func buildShoal(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "shoal")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.Do(func() {
+		dir, err := os.MkdirTemp("", "shoal-test-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.bin = filepath.Join(dir, "shoal")
+		if out, err := exec.Command("go", "build", "-buildvcs=auto", "-o", built.bin, ".").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return bin
+	return built.bin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.bin != "" {
+		os.RemoveAll(filepath.Dir(built.bin))
+	}
+	os.Exit(code)
 }
 
 func freePort(t *testing.T) string {

@@ -1,67 +1,89 @@
 package main
 
 import (
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"text/tabwriter"
 
 	"github.com/shoal-project/shoal/scenario"
+	"github.com/spf13/cobra"
 )
 
-func cmdScenarios(args []string, stdout io.Writer) error {
-	if len(args) == 0 {
-		list, err := scenario.List()
+func (cl *cli) scenarios() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "scenarios",
+		Short: "List the embedded scenarios",
+		Long: `List the scenarios embedded in the binary, each with its description. Any of them
+runs by name in 'shoal sim' and 'shoal train'; 'shoal scenarios dump' writes one
+out as a file to edit and run (see README, "Scenario files").`,
+		Example: "  shoal scenarios\n  shoal scenarios dump trainticket -o tt.yaml",
+		RunE: cl.action(func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown subcommand %q (want dump, or nothing to list)", args[0])
+			}
+			list, err := scenario.List()
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(cl.stdout, 0, 0, 2, ' ', 0)
+			for _, s := range list {
+				fmt.Fprintf(tw, "%s\t%s\n", s.Name, s.Description)
+			}
+			return tw.Flush()
+		}),
+	}
+	cmd.AddCommand(cl.scenariosDump())
+	return cmd
+}
+
+func (cl *cli) scenariosDump() *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "dump NAME",
+		Short: "Print an embedded scenario, comments included, to edit and run",
+		Example: `  shoal scenarios dump mm1
+  shoal scenarios dump trainticket -o tt.yaml && shoal sim tt.yaml`,
+		Args:              exactArgs(1, "one scenario name (from 'shoal scenarios')"),
+		ValidArgsFunction: completeScenarios,
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "write to `FILE` instead of standard output")
+	cmd.RunE = cl.action(func(_ *cobra.Command, args []string) error {
+		raw, err := scenario.Raw(args[0])
 		if err != nil {
 			return err
 		}
-		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		for _, s := range list {
-			fmt.Fprintf(tw, "%s\t%s\n", s.Name, s.Description)
+		if out == "" {
+			_, err = cl.stdout.Write(raw)
+			return err
 		}
-		return tw.Flush()
-	}
-	if args[0] != "dump" {
-		return fmt.Errorf("scenarios: unknown subcommand %q (want dump): %w", args[0], errUsage)
-	}
-	fs := flag.NewFlagSet("scenarios dump", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	out := fs.String("o", "", "output file (default: standard output)")
-	pos, err := parseInterleaved(fs, args[1:])
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return fmt.Errorf("scenarios dump: want one scenario name, got %d: %w", len(pos), errUsage)
-	}
-	raw, err := scenario.Raw(pos[0])
-	if err != nil {
-		return err
-	}
-	if *out == "" {
-		_, err = stdout.Write(raw)
-		return err
-	}
-	if err := os.WriteFile(*out, raw, 0o644); err != nil {
-		return fmt.Errorf("scenarios dump: %w", err)
-	}
-	return nil
+		return os.WriteFile(out, raw, 0o644)
+	})
+	return cmd
 }
 
-// parseInterleaved parses flags that may come before or after positional
-// arguments, returning the positional ones.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, fmt.Errorf("%s: %v: %w", fs.Name(), err, errUsage)
+// exactArgs accepts exactly n positional arguments, described by what.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usagef("want %s, got %d arguments", what, len(args))
 		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
+		return nil
 	}
+}
+
+// completeScenarios completes the names of the embedded scenarios; files
+// complete as files.
+func completeScenarios(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	list, err := scenario.List()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	names := make([]string, len(list))
+	for i, s := range list {
+		names[i] = s.Name + "\t" + s.Description
+	}
+	return names, cobra.ShellCompDirectiveDefault
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,112 +13,131 @@ import (
 	"github.com/shoal-project/shoal/experiment/report"
 	"github.com/shoal-project/shoal/scenario"
 	"github.com/shoal-project/shoal/workload"
+	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 )
 
-func cmdSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	policy := fs.String("policy", "", "")
-	seeds := fs.Int("seeds", 0, "")
-	seed := fs.Uint64("seed", 0, "")
-	load := fs.Float64("load", 0, "")
-	horizon := fs.Duration("horizon", 0, "")
-	out := fs.String("out", "", "")
-	asJSON := fs.Bool("json", false, "")
-	workers := fs.Int("workers", 0, "")
-	quiet := fs.Bool("quiet", false, "")
-	arrivals := fs.String("arrivals", "", "")
-	slo := fs.Duration("slo", 0, "")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return err
+func (cl *cli) sim() *cobra.Command {
+	var (
+		policy, out, arrivals string
+		seeds, workers        int
+		seed                  uint64
+		load                  float64
+		horizon, slo          time.Duration
+		asJSON, quiet         bool
+	)
+	cmd := &cobra.Command{
+		Use:   "sim SCENARIO|FILE",
+		Short: "Compare policies on a scenario, on the same arrivals",
+		Long: `Run every policy on a scenario (a name from 'shoal scenarios' or a scenario file)
+for several seeds, on the same arrivals and demands (common random numbers), and
+print the requests and resources tables with 95% confidence intervals over seeds.
+
+Policies are request selectors (rr, ecmp, wcmp, lsq, sed, p2c, oracle, ...),
+autoscalers set up in the scenario's autoscaling section (static, hpa, kpa, vpa,
+keda, openfaas; a+b runs both together), or KIND:FILE, a trained policy file
+(e.g. distr-lb:policy.slb from 'shoal train').`,
+		Example: `  shoal sim lb-moderate-cpu --out out/lb-moderate-cpu
+  shoal sim trainticket --policy hpa,kpa --arrivals '{kind: trace, trace: nasa, rate: 300, speedup: 60}' --horizon 10m
+  shoal sim lb-moderate-cpu --policy sed,distr-lb:distr.slb --load 0.95 --seeds 10`,
+		Args:              exactArgs(1, "one scenario (a name from 'shoal scenarios' or a file)"),
+		ValidArgsFunction: completeScenarios,
 	}
-	if len(pos) != 1 {
-		return fmt.Errorf("sim: want one scenario (a name from 'shoal scenarios' or a file), got %d: %w", len(pos), errUsage)
-	}
-	sc, err := scenario.Lookup(pos[0])
-	if err != nil {
-		return err
-	}
-	if *seeds < 0 || *workers < 0 || *horizon < 0 {
-		return fmt.Errorf("sim: --seeds, --workers and --horizon must not be negative: %w", errUsage)
-	}
-	if *seed != 0 {
-		sc.Seed = *seed
-	}
-	if *horizon > 0 {
-		sc.SetHorizon(*horizon)
-	}
-	if *load != 0 && *arrivals != "" {
-		return fmt.Errorf("sim: --load and --arrivals both set the arrivals; give one: %w", errUsage)
-	}
-	if *load != 0 {
-		if err := sc.SetLoad(*load); err != nil {
-			return fmt.Errorf("sim --load: %w", err)
-		}
-	}
-	if *arrivals != "" {
-		spec, err := parseArrivals(*arrivals)
-		if err == nil {
-			err = sc.SetArrivals(spec)
-		}
+	f := cmd.Flags()
+	f.StringVar(&policy, "policy", "", "comma-separated `policies` to compare (default: the scenario's list)")
+	f.IntVar(&seeds, "seeds", 0, "seeds per policy; run i uses seed+i (default: the scenario's)")
+	f.Uint64Var(&seed, "seed", 0, "root seed (default: the scenario's)")
+	f.Float64Var(&load, "load", 0, "offered load as a fraction of capacity, in (0, 10] (load-balancing scenarios)")
+	f.StringVar(&arrivals, "arrivals", "", "every source's arrival process in `YAML`, keeping the sources' mix, e.g.\n'{kind: series, step: 10s, rates: [200, 400, 800]}'")
+	f.DurationVar(&slo, "slo", 0, "response-time target of every class, e.g. 500ms (default: the scenario's)")
+	f.DurationVar(&horizon, "horizon", 0, "simulated time with arrivals, e.g. 10m; the warm-up becomes horizon/20 (default: the scenario's)")
+	f.StringVar(&out, "out", "", "write results.json, runs.csv, summary.csv, classes.csv, scaling.csv and report.html to `DIR`")
+	f.BoolVar(&asJSON, "json", false, "print the results as JSON instead of the tables")
+	f.IntVar(&workers, "workers", 0, "runs in parallel (default: the number of CPUs)")
+	f.BoolVar(&quiet, "quiet", false, "no progress bar")
+	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
+		sc, err := scenario.Lookup(args[0])
 		if err != nil {
-			return fmt.Errorf("sim --arrivals: %w", err)
-		}
-	}
-	if *slo < 0 {
-		return fmt.Errorf("sim: --slo must not be negative: %w", errUsage)
-	}
-	if *slo > 0 {
-		sc.SetSLO(*slo)
-	}
-	if err := sc.Validate(); err != nil {
-		return fmt.Errorf("sim: %w", err)
-	}
-	cmp := experiment.Comparison{
-		Scenario:  sc,
-		Seeds:     *seeds,
-		Selectors: lb.Classical(),
-		Workers:   *workers,
-	}
-	if *policy != "" {
-		cmp.Policies, cmp.Learned, err = learnedPolicies(strings.Split(*policy, ","))
-		if err != nil {
-			return fmt.Errorf("sim: %w", err)
-		}
-	}
-	if !*quiet && isTerminal(os.Stderr) && stderr == os.Stderr {
-		bar := newProgressBar(stderr)
-		cmp.Progress = bar.update
-		defer bar.done()
-	}
-	res, err := cmp.Run(ctx)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		err = res.WriteJSON(stdout)
-	} else {
-		err = res.WriteTable(stdout)
-	}
-	if err != nil {
-		return err
-	}
-	if *out != "" {
-		meta := []report.KV{{Key: "command", Value: "shoal " + strings.Join(args0(args), " ")}}
-		if err := res.WriteFiles(*out, meta); err != nil {
 			return err
 		}
-		if !*asJSON {
-			fmt.Fprintf(stdout, "wrote %s/{results.json,runs.csv,summary.csv,classes.csv,scaling.csv,report.html}\n", strings.TrimSuffix(*out, "/"))
+		if seeds < 0 || workers < 0 || horizon < 0 {
+			return usagef("--seeds, --workers and --horizon must not be negative")
 		}
-	}
-	return nil
+		if seed != 0 {
+			sc.Seed = seed
+		}
+		if horizon > 0 {
+			sc.SetHorizon(horizon)
+		}
+		if load != 0 && arrivals != "" {
+			return usagef("--load and --arrivals both set the arrivals; give one")
+		}
+		if load != 0 {
+			if err := sc.SetLoad(load); err != nil {
+				return fmt.Errorf("sim --load: %w", err)
+			}
+		}
+		if arrivals != "" {
+			spec, err := parseArrivals(arrivals)
+			if err == nil {
+				err = sc.SetArrivals(spec)
+			}
+			if err != nil {
+				return fmt.Errorf("sim --arrivals: %w", err)
+			}
+		}
+		if slo < 0 {
+			return usagef("--slo must not be negative")
+		}
+		if slo > 0 {
+			sc.SetSLO(slo)
+		}
+		if err := sc.Validate(); err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+		cmp := experiment.Comparison{
+			Scenario:  sc,
+			Seeds:     seeds,
+			Selectors: lb.Classical(),
+			Workers:   workers,
+		}
+		if policy != "" {
+			cmp.Policies, cmp.Learned, err = learnedPolicies(strings.Split(policy, ","))
+			if err != nil {
+				return fmt.Errorf("sim: %w", err)
+			}
+		}
+		if !quiet && cl.stderr == os.Stderr && isTerminal(os.Stderr) {
+			bar := newProgressBar(cl.stderr)
+			cmp.Progress = bar.update
+			defer bar.done()
+		}
+		res, err := cmp.Run(cmd.Context())
+		if err != nil {
+			return err
+		}
+		if asJSON {
+			err = res.WriteJSON(cl.stdout)
+		} else {
+			err = res.WriteTable(cl.stdout)
+		}
+		if err != nil {
+			return err
+		}
+		if out == "" {
+			return nil
+		}
+		meta := []report.KV{{Key: "command", Value: "shoal " + strings.Join(cl.args, " ")}}
+		if err := res.WriteFiles(out, meta); err != nil {
+			return err
+		}
+		if !asJSON {
+			fmt.Fprintf(cl.stdout, "wrote %s/{results.json,runs.csv,summary.csv,classes.csv,scaling.csv,report.html}\n", strings.TrimSuffix(out, "/"))
+		}
+		return nil
+	})
+	return cmd
 }
-
-// args0 is the sim command line as given, for the report.
-func args0(args []string) []string { return append([]string{"sim"}, args...) }
 
 func isTerminal(f *os.File) bool {
 	st, err := f.Stat()

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,83 +12,122 @@ import (
 	"github.com/shoal-project/shoal/control/lb/lbenv"
 	"github.com/shoal-project/shoal/experiment"
 	"github.com/shoal-project/shoal/scenario"
+	"github.com/spf13/cobra"
 )
 
-// cmdTrain trains a learned controller in the simulator and saves it.
-func cmdTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return fmt.Errorf("train: want what to train (distr-lb, centr-lb or qmix-lb): %w", errUsage)
-	}
-	switch args[0] {
-	case "distr-lb", "centr-lb", "qmix-lb":
-		return trainLB(ctx, lbenv.Algorithm(args[0]), args[1:], stdout, stderr)
-	}
-	return fmt.Errorf("train: unknown learner %q (want distr-lb, centr-lb or qmix-lb): %w", args[0], errUsage)
+// learners are the algorithms 'shoal train' knows, with what each learns.
+var learners = []struct{ name, short string }{
+	{"distr-lb", "Distr-LB: one SAC+GRU agent per load balancer learns backend weights (the paper's method)"},
+	{"centr-lb", "Centr-LB: one central SAC agent sets every balancer's weights (the paper's comparison)"},
+	{"qmix-lb", "QMix-LB: value-decomposition agents with discretised weights (the paper's comparison)"},
 }
 
-func trainLB(ctx context.Context, alg lbenv.Algorithm, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("train", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	out := fs.String("o", "", "")
-	reward := fs.String("reward", "vbf", "")
-	episodes := fs.Int("episodes", 0, "")
-	steps := fs.Int("episode-steps", 0, "")
-	seed := fs.Uint64("seed", 1, "")
-	noGRU := fs.Bool("no-gru", false, "")
-	estimate := fs.String("estimate", "backlog", "")
-	load := fs.Float64("load", 0, "")
-	curve := fs.String("curve", "", "")
-	quiet := fs.Bool("quiet", false, "")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return err
+func (cl *cli) train() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "train LEARNER SCENARIO -o FILE [flags]",
+		Short: "Train a learned controller in the simulator and save the policy",
+		Long: `Train a learned controller on a scenario in the simulator and save the policy
+file, which 'shoal sim --policy LEARNER:FILE' and 'shoal proxy' load.`,
+		Example: `  shoal train distr-lb lb-moderate-cpu -o distr.slb
+  shoal train distr-lb --help`,
+		RunE: cl.action(func(_ *cobra.Command, args []string) error {
+			names := make([]string, len(learners))
+			for i, l := range learners {
+				names[i] = l.name
+			}
+			if len(args) == 0 {
+				return usagef("want what to train (%s)", strings.Join(names, ", "))
+			}
+			return usagef("unknown learner %q (want %s)", args[0], strings.Join(names, ", "))
+		}),
 	}
-	if len(pos) != 1 {
-		return fmt.Errorf("train %s: want one scenario, got %d: %w", alg, len(pos), errUsage)
+	// Let an unknown learner's flags through to the error that names it.
+	cmd.FParseErrWhitelist.UnknownFlags = true
+	for _, l := range learners {
+		cmd.AddCommand(cl.trainLB(lbenv.Algorithm(l.name), l.short))
 	}
-	if *out == "" {
-		return fmt.Errorf("train %s: -o FILE is required (where to save the policy): %w", alg, errUsage)
+	return cmd
+}
+
+func (cl *cli) trainLB(alg lbenv.Algorithm, short string) *cobra.Command {
+	var (
+		out, reward, estimate, curve string
+		episodes, steps              int
+		seed                         uint64
+		noGRU, quiet                 bool
+		load                         float64
+	)
+	cmd := &cobra.Command{
+		Use:   string(alg) + " SCENARIO -o FILE",
+		Short: short,
+		Long: short + `.
+
+Training runs episodes of the scenario in the simulator, after one with random
+weights, and prints one line per episode (returns, mean and p99 response time).
+The policy file records the scenario, reward, seed and training provenance.`,
+		Example: fmt.Sprintf(`  shoal train %[1]s lb-moderate-cpu -o %[1]s.slb
+  shoal train %[1]s lb-moderate-cpu -o %[1]s.slb --episodes 120 --load 0.95 --curve curve.csv
+  shoal sim lb-moderate-cpu --policy sed,%[1]s:%[1]s.slb`, alg),
+		Args:              exactArgs(1, "one scenario"),
+		ValidArgsFunction: completeScenarios,
 	}
-	if *episodes < 0 || *steps < 0 {
-		return fmt.Errorf("train %s: --episodes and --episode-steps must not be negative: %w", alg, errUsage)
-	}
-	sc, err := scenario.Lookup(pos[0])
-	if err != nil {
-		return err
-	}
-	if *load != 0 {
-		if err := sc.SetLoad(*load); err != nil {
-			return fmt.Errorf("train --load: %w", err)
+	f := cmd.Flags()
+	f.StringVarP(&out, "output", "o", "", "where to save the policy `FILE` (required)")
+	f.StringVar(&reward, "reward", "vbf", "reward: vbf, vbf+log, jain, pbf or makespan")
+	f.IntVar(&episodes, "episodes", 0, "training episodes after the random one (default 60)")
+	f.IntVar(&steps, "episode-steps", 0, "control periods per episode (default 200)")
+	f.Uint64Var(&seed, "seed", 1, "training seed; training systems never reuse evaluation seeds")
+	f.BoolVar(&noGRU, "no-gru", false, "plain SAC on the newest observation (ablation)")
+	f.StringVar(&estimate, "estimate", "backlog", "what rewards measure per server: backlog, or duration (the paper's)")
+	f.Float64Var(&load, "load", 0, "offered load as a fraction of capacity (default: the scenario's)")
+	f.StringVar(&curve, "curve", "", "write the learning curve as CSV to `FILE`")
+	f.BoolVar(&quiet, "quiet", false, "no per-episode progress")
+	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
+		if out == "" {
+			return usagef("-o FILE is required (where to save the policy)")
 		}
-	}
-	start := time.Now()
-	cfg := lbenv.TrainConfig{Algorithm: alg, Reward: lb.Reward(*reward), Episodes: *episodes,
-		EpisodeSteps: *steps, Seed: *seed, NoGRU: *noGRU, Estimate: lb.Estimate(*estimate)}
-	if !*quiet {
-		cfg.Progress = func(e lbenv.Episode) {
-			el := time.Since(start).Seconds()
-			fmt.Fprintf(stderr, "episode %3d  return %s  mean %.3f s  p99 %.3f s  %d steps  %.1f steps/s\n",
-				e.Index, fmtReturns(e.Returns), e.Mean, e.P99, e.EnvSteps, float64(e.EnvSteps)/el)
+		if episodes < 0 || steps < 0 {
+			return usagef("--episodes and --episode-steps must not be negative")
 		}
-	}
-	tr, err := lbenv.Train(ctx, sc, cfg)
-	if err != nil {
-		return fmt.Errorf("train %s: %w", alg, err)
-	}
-	wall := time.Since(start).Seconds()
-	tr.Policy.Provenance.WallSeconds = wall
-	tr.Policy.Provenance.StepsPerSecond = float64(tr.EnvSteps) / wall
-	if err := writeFileAtomic(*out, tr.Policy.Write); err != nil {
-		return err
-	}
-	if *curve != "" {
-		if err := writeFileAtomic(*curve, func(w io.Writer) error { return experiment.WriteCurve(w, tr.Curve) }); err != nil {
+		sc, err := scenario.Lookup(args[0])
+		if err != nil {
 			return err
 		}
-	}
-	fmt.Fprintf(stdout, "trained %s on %s (reward %s, seed %d): %d episodes, %d environment steps in %.1f s (%.1f steps/s); wrote %s\n",
-		alg, sc.Name, tr.Policy.Provenance.Reward, *seed, len(tr.Curve), tr.EnvSteps, wall, tr.Policy.Provenance.StepsPerSecond, *out)
-	return nil
+		if load != 0 {
+			if err := sc.SetLoad(load); err != nil {
+				return fmt.Errorf("train --load: %w", err)
+			}
+		}
+		start := time.Now()
+		cfg := lbenv.TrainConfig{Algorithm: alg, Reward: lb.Reward(reward), Episodes: episodes,
+			EpisodeSteps: steps, Seed: seed, NoGRU: noGRU, Estimate: lb.Estimate(estimate)}
+		if !quiet {
+			cfg.Progress = func(e lbenv.Episode) {
+				el := time.Since(start).Seconds()
+				fmt.Fprintf(cl.stderr, "episode %3d  return %s  mean %.3f s  p99 %.3f s  %d steps  %.1f steps/s\n",
+					e.Index, fmtReturns(e.Returns), e.Mean, e.P99, e.EnvSteps, float64(e.EnvSteps)/el)
+			}
+		}
+		tr, err := lbenv.Train(cmd.Context(), sc, cfg)
+		if err != nil {
+			return fmt.Errorf("train %s: %w", alg, err)
+		}
+		wall := time.Since(start).Seconds()
+		tr.Policy.Provenance.WallSeconds = wall
+		tr.Policy.Provenance.StepsPerSecond = float64(tr.EnvSteps) / wall
+		if err := writeFileAtomic(out, tr.Policy.Write); err != nil {
+			return err
+		}
+		if curve != "" {
+			if err := writeFileAtomic(curve, func(w io.Writer) error { return experiment.WriteCurve(w, tr.Curve) }); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(cl.stdout, "trained %s on %s (reward %s, seed %d): %d episodes, %d environment steps in %.1f s (%.1f steps/s); wrote %s\n",
+			alg, sc.Name, tr.Policy.Provenance.Reward, seed, len(tr.Curve), tr.EnvSteps, wall, tr.Policy.Provenance.StepsPerSecond, out)
+		return nil
+	})
+	return cmd
 }
 
 func fmtReturns(r []float64) string {
