@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/shoal-project/shoal/control/lb"
-	"github.com/shoal-project/shoal/control/lb/lbenv"
+	"github.com/shoal-project/shoal/envs/lbenv"
 )
 
 // The Distr-LB issue's experiments (shared/papers/distr-lb-markov-potential-game.txt, section 4).

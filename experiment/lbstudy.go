@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/shoal-project/shoal/control/lb"
-	"github.com/shoal-project/shoal/control/lb/lbenv"
+	"github.com/shoal-project/shoal/envs/lbenv"
 	"github.com/shoal-project/shoal/experiment/report"
 	"github.com/shoal-project/shoal/metrics"
 	"github.com/shoal-project/shoal/scenario"

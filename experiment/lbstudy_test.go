@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/shoal-project/shoal/control/lb"
-	"github.com/shoal-project/shoal/control/lb/lbenv"
+	"github.com/shoal-project/shoal/envs/lbenv"
 )
 
 // TestLBStudyTrainsOnceAndReports: a study trains each learner once, saves

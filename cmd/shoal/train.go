@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/shoal-project/shoal/control/lb"
-	"github.com/shoal-project/shoal/control/lb/lbenv"
+	"github.com/shoal-project/shoal/envs/lbenv"
 	"github.com/shoal-project/shoal/experiment"
 	"github.com/shoal-project/shoal/scenario"
 	"github.com/spf13/cobra"

@@ -103,7 +103,7 @@ func EvaluateCTDE(env MultiEnv, l MultiLearner, episodes int, rng *rand.Rand) (m
 // Discrete(len(table)): action k stands for the environment action
 // table[k], which must belong to every agent's action space. It lets
 // discrete-action learners such as QMIX drive environments with box actions
-// (the load-balancer weights of control/lb/lbenv, for example). The table
+// (the load-balancer weights of envs/lbenv, for example). The table
 // is copied.
 func DiscreteActions(env MultiEnv, table [][]float64) (MultiEnv, error) {
 	spec := env.Spec()

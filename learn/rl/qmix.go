@@ -55,7 +55,7 @@ import (
 // the episode length (load-balancing episodes run for hundreds of control
 // periods) and decorrelate the minibatch; the price is that an agent sees at
 // most SeqLen steps of history. To feed previous actions as the paper does,
-// put them into the observation (control/lb/lbenv does).
+// put them into the observation (envs/lbenv does).
 //
 // Agents have separate networks by default (load balancers see different
 // traffic); ShareParams uses one network for all, with the agent's one-hot
