@@ -1,0 +1,106 @@
+package drpc
+
+import (
+	"math"
+
+	"github.com/shoal-project/shoal/control"
+	"github.com/shoal-project/shoal/metrics"
+)
+
+// An action per deployment is four numbers in [-1, 1] (the actor's tanh):
+// CPU, memory and horizontal scaling, and brownout.
+const (
+	aCPU = iota
+	aMemory
+	aReplicas
+	aBrownout
+	ActionDim
+)
+
+// Steps are the sizes of one scaling action (Algorithm 2's Cpu_step and
+// Memory_step; the paper adds [Horizontal_Scaling], i.e. ±1 replica).
+type Steps struct {
+	CPU      float64 `json:"cpu"`      // cores per replica per action
+	Memory   float64 `json:"memory"`   // MB per replica per action
+	Replicas int     `json:"replicas"` // replicas per action at |a| = 1
+}
+
+// threshold is Algorithm 2's: a component acts only when |a| > 0.5.
+const threshold = 0.5
+
+// memoryHeadroom keeps a memory limit above the memory in use, so that a
+// scale-down does not OOM-kill what runs (a guard rail the paper leaves to
+// the operator).
+const memoryHeadroom = 1.25
+
+// Decision is one deployment's target after the guard rails.
+type Decision struct {
+	Replicas      int
+	CPU, Memory   float64
+	Brownout      bool
+	changedScale  bool
+	changedSize   bool
+	changedBrown  bool
+	ClippedByRail bool // a rail changed what the action asked for
+}
+
+// Guard turns action a of deployment d, whose state is s and brownout
+// state brown, into a guarded decision (Algorithm 2 with the guard rails:
+// min/max replicas and resources, step limits, no scale to 0 unless
+// browned out, memory above what is in use). Training and the run-time
+// controller both use it, so a policy learns under the rails it runs with.
+func Guard(d *Deployment, st Steps, s *metrics.ServiceStats, brown bool, a []float64) Decision {
+	dec := Decision{Replicas: s.Replicas, CPU: s.CPULimit, Memory: s.MemoryLimit, Brownout: brown}
+	if d.Optional && math.Abs(a[aBrownout]) > threshold {
+		dec.Brownout = a[aBrownout] > 0
+		dec.changedBrown = dec.Brownout != brown
+	}
+	if x := a[aCPU]; math.Abs(x) > threshold && st.CPU > 0 {
+		want := s.CPULimit + clip(x, -1, 1)*st.CPU
+		dec.CPU = clip(want, d.CPUMin, d.CPUMax)
+		dec.ClippedByRail = dec.ClippedByRail || dec.CPU != want
+	}
+	if x := a[aMemory]; math.Abs(x) > threshold && st.Memory > 0 && d.MemoryMax > 0 {
+		want := s.MemoryLimit + clip(x, -1, 1)*st.Memory
+		floor := d.MemoryMin
+		if s.Replicas > 0 {
+			floor = math.Max(floor, memoryHeadroom*s.MemoryUse/float64(s.Replicas))
+		}
+		dec.Memory = clip(want, math.Min(floor, d.MemoryMax), d.MemoryMax)
+		dec.ClippedByRail = dec.ClippedByRail || dec.Memory != want
+	}
+	if x := a[aReplicas]; math.Abs(x) > threshold {
+		want := s.Replicas + int(math.Round(clip(x, -1, 1)*float64(max(st.Replicas, 1))))
+		lo := max(d.MinReplicas, 1)
+		if dec.Brownout {
+			lo = 0
+		}
+		dec.Replicas = min(max(want, lo), d.MaxReplicas)
+		dec.ClippedByRail = dec.ClippedByRail || dec.Replicas != want
+	}
+	dec.changedScale = dec.Replicas != s.Replicas
+	dec.changedSize = dec.CPU != s.CPULimit || dec.Memory != s.MemoryLimit
+	return dec
+}
+
+// Actions appends the control actions that carry out dec for deployment
+// name to dst.
+func (dec *Decision) Actions(dst []control.Action, name string, s *metrics.ServiceStats) []control.Action {
+	if dec.changedBrown {
+		dst = append(dst, control.SetBrownout{Service: name, On: dec.Brownout})
+	}
+	if dec.changedSize {
+		var cpu, mem float64
+		if dec.CPU != s.CPULimit {
+			cpu = dec.CPU
+		}
+		if dec.Memory != s.MemoryLimit {
+			mem = dec.Memory
+		}
+		dst = append(dst, control.SetResources{Service: name, CPU: cpu, MemoryMB: mem})
+	}
+	if dec.changedScale {
+		dst = append(dst, control.SetReplicas{Service: name, Replicas: dec.Replicas})
+	}
+	return dst
+}

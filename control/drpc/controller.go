@@ -1,0 +1,249 @@
+package drpc
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/shoal-project/shoal/control"
+	"github.com/shoal-project/shoal/learn/nn"
+	"github.com/shoal-project/shoal/metrics"
+)
+
+// Forecaster predicts the ingress request rate: Next records the rate of
+// the period that ended and returns the forecast rate over the current
+// one (1: no change expected).
+type Forecaster interface {
+	Next(rate float64) (ratio float64)
+}
+
+// Options are what a controller is built with besides its policy.
+type Options struct {
+	// Fallback are the controllers that take over a deployment when the
+	// policy cannot be trusted with it (inputs outside the trained range):
+	// the scenario's HPA, one per deployment. They are called every period
+	// so that their own history stays current; only the actions for
+	// deployments in fallback are applied. Without them such a deployment
+	// is left as it is.
+	Fallback []control.Controller
+	// Forecast, if set, is the workload predictor whose forecast the
+	// students read (default: none, the current rate).
+	Forecast Forecaster
+	// Teacher makes the central teacher act for every deployment at every
+	// period instead of the students (Algorithm 1, stage 1, without
+	// exploration): the teacher-alone comparison of the paper's Fig. 3d.
+	Teacher bool
+}
+
+// Stats counts what a controller did.
+type Stats struct {
+	Decisions int // deployment decisions made by the policy
+	Fallbacks int // deployment decisions left to the fallback
+	Clipped   int // decisions a guard rail changed
+	Notified  int // periods in which the retraining notifier fired
+}
+
+// Controller runs a DRPC policy: every period it observes, lets each
+// deployment's student decide when its own period is due, and passes every
+// decision through the guard rails. It implements control.Controller and
+// allocates nothing per decision in steady state.
+type Controller struct {
+	pol      *Policy
+	opt      Options
+	obs      *Observer
+	notifier *Notifier
+	preds    []*nn.MLPPredictor[float32]
+	teacher  *nn.MLPPredictor[float32]
+	in, out  []float32
+	act      []float64
+	fallback []bool
+	acts     []control.Action
+	stats    Stats
+	reward   float64
+}
+
+// NewController returns a controller running pol.
+func NewController(pol *Policy, opt Options) (*Controller, error) {
+	for i, d := range pol.Deployments {
+		if d.Period <= 0 || time.Duration(d.Period)%time.Duration(pol.Period) != 0 {
+			return nil, fmt.Errorf("deployments[%d].period: %v is not a multiple of the control period %v", i, time.Duration(d.Period), time.Duration(pol.Period))
+		}
+	}
+	c := &Controller{pol: pol, opt: opt, obs: NewObserver(pol.Deployments, pol.Ingress, time.Duration(pol.Reward.RTMax)),
+		notifier: NewNotifier(pol.Notifier.NPR, pol.Notifier.TH), preds: make([]*nn.MLPPredictor[float32], len(pol.Deployments)),
+		teacher: pol.teacher.NewPredictor(), in: make([]float32, TeacherInput(len(pol.Deployments))),
+		out: make([]float32, ActionDim), act: make([]float64, ActionDim), fallback: make([]bool, len(pol.Deployments))}
+	for i := range c.preds {
+		c.preds[i] = pol.students[i].NewPredictor()
+	}
+	return c, nil
+}
+
+// Stats returns the counts so far.
+func (c *Controller) Stats() Stats { return c.stats }
+
+// Reward is the application's reward of the last period (equation 3,
+// averaged over the deployments), the notifier's input.
+func (c *Controller) Reward() float64 { return c.reward }
+
+// Decide implements control.Controller.
+func (c *Controller) Decide(now time.Duration, snap *metrics.Snapshot) []control.Action {
+	c.acts = c.acts[:0]
+	ratio := 1.0
+	ok := c.obs.Observe(snap, 1)
+	if ok && c.opt.Forecast != nil {
+		ratio = c.opt.Forecast.Next(c.obs.IngressRate())
+		c.obs.Observe(snap, ratio)
+	}
+	for i := range c.fallback {
+		c.fallback[i] = !ok
+	}
+	if ok {
+		c.reward = SystemReward(c.pol.Reward, c.obs, snap)
+		if c.notifier.Add(c.reward) {
+			c.stats.Notified++
+		}
+		c.decideAll(now, snap)
+	}
+	return c.applyFallback(now, snap)
+}
+
+// decideAll lets every deployment whose period is due decide.
+func (c *Controller) decideAll(now time.Duration, snap *metrics.Snapshot) {
+	for i := range c.pol.Deployments {
+		d := &c.pol.Deployments[i]
+		if !c.opt.Teacher && now%time.Duration(d.Period) != 0 {
+			continue
+		}
+		if !c.inRange(i) {
+			c.fallback[i] = true
+			c.stats.Fallbacks++
+			continue
+		}
+		c.policyAction(i)
+		s := c.obs.Service(snap, i)
+		dec := Guard(d, c.pol.Steps, s, c.obs.brownout[i], c.act)
+		c.stats.Decisions++
+		if dec.ClippedByRail {
+			c.stats.Clipped++
+		}
+		c.obs.SetBrownout(i, dec.Brownout)
+		c.acts = dec.Actions(c.acts, d.Name, s)
+	}
+}
+
+// policyAction sets c.act to deployment i's action from its student, or
+// from the teacher.
+func (c *Controller) policyAction(i int) {
+	local := c.obs.Local(i)
+	if c.opt.Teacher {
+		TeacherInputOf(c.in, local, c.obs.Global(), i)
+		c.teacher.Predict(c.out, c.in)
+	} else {
+		for k, v := range local {
+			c.in[k] = float32(v)
+		}
+		c.preds[i].Predict(c.out, c.in[:LocalFeatures])
+	}
+	for k, v := range c.out {
+		c.act[k] = float64(v)
+	}
+}
+
+// inRange reports whether deployment i's inputs are inside what the policy
+// was trained on.
+func (c *Controller) inRange(i int) bool {
+	lo, hi := c.pol.Low, c.pol.High
+	if lo == nil {
+		return true
+	}
+	for k, v := range c.obs.Local(i) {
+		if v < lo[k] || v > hi[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// applyFallback runs the fallback controllers and keeps their actions for
+// the deployments in fallback.
+func (c *Controller) applyFallback(now time.Duration, snap *metrics.Snapshot) []control.Action {
+	for _, f := range c.opt.Fallback {
+		for _, a := range f.Decide(now, snap) {
+			if i := c.deployment(serviceOf(a)); i >= 0 && c.fallback[i] {
+				c.acts = append(c.acts, a)
+			}
+		}
+	}
+	return c.acts
+}
+
+func (c *Controller) deployment(name string) int {
+	for i := range c.pol.Deployments {
+		if c.pol.Deployments[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// serviceOf is the service an autoscaling action is about.
+func serviceOf(a control.Action) string {
+	switch a := a.(type) {
+	case control.SetReplicas:
+		return a.Service
+	case control.SetResources:
+		return a.Service
+	case control.SetBrownout:
+		return a.Service
+	case control.SetConcurrency:
+		return a.Service
+	}
+	return ""
+}
+
+// TeacherInputOf fills dst (float32, TeacherInput(n) long) with deployment
+// i's local features, the global ones and the one-hot identity.
+func TeacherInputOf(dst []float32, local, global []float64, i int) {
+	for k, v := range local {
+		dst[k] = float32(v)
+	}
+	for k, v := range global {
+		dst[LocalFeatures+k] = float32(v)
+	}
+	id := dst[LocalFeatures+GlobalFeatures:]
+	clear(id)
+	id[i] = 1
+}
+
+// SystemReward is equation 3 for the application: the QoS term of the
+// ingress response time over each deployment's utilisation term, averaged
+// over the deployments.
+func SystemReward(r Reward, o *Observer, snap *metrics.Snapshot) float64 {
+	qos := r.QoS(o.ingressMean(snap), o.global[gErrors])
+	sum := 0.0
+	for i := range o.deps {
+		sum += DeploymentReward(r, qos, o.Service(snap, i), o.Local(i))
+	}
+	return sum / float64(max(len(o.deps), 1))
+}
+
+// DeploymentReward is equation 3 for one deployment with the
+// application's QoS term.
+func DeploymentReward(r Reward, qos float64, s *metrics.ServiceStats, local []float64) float64 {
+	return r.Of(qos, r.Util(local[fCPUUtil], local[fMemoryUtil], s.MemoryLimit > 0))
+}
+
+// ingressMean is the mean response time of the ingress services' calls
+// completed in the last period, seconds.
+func (o *Observer) ingressMean(snap *metrics.Snapshot) float64 {
+	var n int64
+	var sum float64
+	for _, k := range o.ingIdx {
+		n += snap.Services[k].Latency.Count
+		sum += snap.Services[k].Latency.Sum
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}

@@ -1,0 +1,210 @@
+package drpc
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/shoal-project/shoal/learn/nn"
+)
+
+// PolicyFormat names DRPC policy files in their header.
+const PolicyFormat = "shoal-drpc-policy"
+
+const policyVersion = 1
+
+// A policy file is one JSON header line (a Policy without its weights)
+// followed by one learn/nn parameter file holding the students' weights
+// and the teacher's actor, under an architecture string derived from the
+// header, so a header that does not match its weights is refused.
+
+// Policy is a trained DRPC policy: one student network per deployment, the
+// central teacher's actor, and everything needed to run them.
+type Policy struct {
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	// Algorithm is "drpc".
+	Algorithm string `json:"algorithm"`
+	// Period is the control period the policy was trained with.
+	Period      Duration     `json:"period"`
+	Deployments []Deployment `json:"deployments"`
+	// Ingress names the services whose response time is the application's.
+	Ingress []string `json:"ingress"`
+	Steps   Steps    `json:"steps"`
+	Reward  Reward   `json:"reward"`
+	// StudentHidden and TeacherHidden are the hidden widths of the networks.
+	StudentHidden []int `json:"student_hidden"`
+	TeacherHidden []int `json:"teacher_hidden"`
+	// Low and High bound every local feature as seen in training, widened
+	// by a margin; inputs outside them send a deployment to the fallback.
+	Low  []float64 `json:"low"`
+	High []float64 `json:"high"`
+	// Notifier is Algorithm 4's setting.
+	Notifier NotifierConfig `json:"notifier"`
+	// Provenance records how the policy was trained.
+	Provenance Provenance `json:"provenance"`
+
+	students []*nn.MLP[float32]
+	teacher  *nn.MLP[float32]
+}
+
+// NotifierConfig sets the retraining notifier: NPR rewards, threshold TH.
+type NotifierConfig struct {
+	NPR int     `json:"npr"`
+	TH  float64 `json:"th"`
+}
+
+// Provenance records a policy's training.
+type Provenance struct {
+	Scenario     string  `json:"scenario"`
+	Seed         uint64  `json:"seed"`
+	Episodes     int     `json:"episodes"`
+	EnvSteps     int     `json:"env_steps"`
+	Updates      int     `json:"updates"`
+	WallSeconds  float64 `json:"wall_seconds"`
+	TeacherScore float64 `json:"teacher_score"` // mean reward of the teacher on the validation run
+	StudentScore float64 `json:"student_score"` // mean reward of the students on the validation run
+	ImitationMSE float64 `json:"imitation_mse"` // the students' mean squared error against the teacher
+}
+
+// TeacherInput is the teacher's input length for n deployments: the local
+// and global features and a one-hot deployment identity.
+func TeacherInput(n int) int { return LocalFeatures + GlobalFeatures + n }
+
+// NewPolicy returns a policy with freshly initialised networks.
+func NewPolicy(p Policy, rng *rand.Rand) (*Policy, error) {
+	p.Format, p.Version, p.Algorithm = PolicyFormat, policyVersion, "drpc"
+	if err := p.init(rng); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+func (p *Policy) init(rng *rand.Rand) error {
+	switch {
+	case p.Format != PolicyFormat:
+		return fmt.Errorf("format %q, want %s", p.Format, PolicyFormat)
+	case p.Version != policyVersion:
+		return fmt.Errorf("version %d, this build reads %d", p.Version, policyVersion)
+	case len(p.Deployments) == 0:
+		return errors.New("deployments: none")
+	case len(p.StudentHidden) == 0 || len(p.TeacherHidden) == 0:
+		return errors.New("student_hidden, teacher_hidden: need at least one hidden layer each")
+	case p.Period <= 0:
+		return errors.New("period: must be > 0")
+	}
+	if len(p.Low) != LocalFeatures || len(p.High) != LocalFeatures {
+		p.Low, p.High = nil, nil // no range recorded: no range check
+	}
+	p.students = make([]*nn.MLP[float32], len(p.Deployments))
+	for i := range p.students {
+		p.students[i] = nn.NewMLP[float32](rng, "student", sizes(LocalFeatures, p.StudentHidden, ActionDim), nn.ReLU, nn.Tanh)
+	}
+	p.teacher = nn.NewMLP[float32](rng, "actor", sizes(TeacherInput(len(p.Deployments)), p.TeacherHidden, ActionDim), nn.ReLU, nn.Tanh)
+	return nil
+}
+
+func sizes(in int, hidden []int, out int) []int {
+	return append(append([]int{in}, hidden...), out)
+}
+
+// Student returns deployment i's network.
+func (p *Policy) Student(i int) *nn.MLP[float32] { return p.students[i] }
+
+// Teacher returns the central teacher's actor.
+func (p *Policy) Teacher() *nn.MLP[float32] { return p.teacher }
+
+// SetTeacher copies the weights of a trained actor of the same shape into
+// the policy's teacher.
+func (p *Policy) SetTeacher(actor *nn.MLP[float32]) error {
+	if actor.Arch() != p.teacher.Arch() {
+		return fmt.Errorf("teacher: actor %s, policy wants %s", actor.Arch(), p.teacher.Arch())
+	}
+	nn.HardCopy(p.teacher.Params(), actor.Params())
+	return nil
+}
+
+// Parameters is the number of weights of one student (the paper's has 643).
+func (p *Policy) Parameters() int {
+	n := 0
+	for _, w := range p.students[0].Params() {
+		n += len(w.Value.Data)
+	}
+	return n
+}
+
+func (p *Policy) arch() string {
+	names := make([]string, len(p.Deployments))
+	for i, d := range p.Deployments {
+		names[i] = d.Name
+	}
+	return fmt.Sprintf("%s/v%d students[%s] %s teacher %s", PolicyFormat, policyVersion, strings.Join(names, ","),
+		p.students[0].Arch(), p.teacher.Arch())
+}
+
+func (p *Policy) state() []*nn.Node[float32] {
+	var st []*nn.Node[float32]
+	for _, s := range p.students {
+		st = append(st, s.Params()...)
+	}
+	return append(st, p.teacher.Params()...)
+}
+
+// Write writes the policy file.
+func (p *Policy) Write(w io.Writer) error {
+	head, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("policy: %w", err)
+	}
+	if _, err := w.Write(append(head, '\n')); err != nil {
+		return fmt.Errorf("policy: %w", err)
+	}
+	return nn.Save(w, p.arch(), p.state())
+}
+
+// maxHeader bounds the JSON header line.
+const maxHeader = 1 << 20
+
+// ReadPolicy reads a policy file written by Write.
+func ReadPolicy(r io.Reader) (*Policy, error) {
+	br := bufio.NewReaderSize(r, maxHeader)
+	line, err := br.ReadSlice('\n')
+	if err != nil {
+		return nil, fmt.Errorf("policy: header: %w (not a %s file?)", err, PolicyFormat)
+	}
+	p := &Policy{}
+	dec := json.NewDecoder(strings.NewReader(string(line)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(p); err != nil {
+		return nil, fmt.Errorf("policy: header: %w (not a %s file?)", err, PolicyFormat)
+	}
+	if err := p.init(rand.New(rand.NewPCG(0, 0))); err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	if err := nn.Load(br, p.arch(), p.state()); err != nil {
+		return nil, fmt.Errorf("policy: weights: %w", err)
+	}
+	return p, nil
+}
+
+// Duration is a time.Duration written as "500ms" in JSON.
+type Duration time.Duration
+
+// MarshalJSON implements json.Marshaler.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	*d = Duration(v)
+	return err
+}

@@ -1,0 +1,54 @@
+package drpc
+
+import (
+	"math"
+	"time"
+)
+
+// Reward holds the settings of DRPC's reward, r = R_qos(rt) / R_util(u)
+// (section V-C 1, equations 1-3).
+type Reward struct {
+	// RTMax is the tolerated response time RT_max of equation 1 (the
+	// scenario's SLO; the paper does not publish its value).
+	RTMax Duration `json:"rt_max"`
+	// CPUTarget and MemoryTarget are U^pred, the ideal utilisation of
+	// equation 2. The paper reports about 60% CPU and 75% memory once
+	// converged (section VI-C 7); those are the defaults.
+	CPUTarget    float64 `json:"cpu_target"`
+	MemoryTarget float64 `json:"memory_target"`
+}
+
+// DefaultReward is the paper's reward with RT_max = slo.
+func DefaultReward(slo time.Duration) Reward {
+	return Reward{RTMax: Duration(slo), CPUTarget: 0.6, MemoryTarget: 0.75}
+}
+
+// QoS is equation 1 for mean response time rt (seconds): 1 within RT_max,
+// then exp(-((rt-RT_max)/RT_max)²). Requests that failed earn nothing: the
+// result is scaled by the share that succeeded (failures are timeouts under
+// overload in the paper, so an unscaled mean of the successes would reward
+// dropping requests).
+func (r Reward) QoS(rt, failedShare float64) float64 {
+	q := 1.0
+	if max := time.Duration(r.RTMax).Seconds(); max > 0 && rt > max {
+		x := (rt - max) / max
+		q = math.Exp(-x * x)
+	}
+	return q * (1 - clip(failedShare, 0, 1))
+}
+
+// Util is equation 2 for one deployment (K = 1 machine, R = 2 resources:
+// CPU and memory): 1 + Σ_r |U^pred_r - u_r|³. Memory counts only where it
+// is limited.
+func (r Reward) Util(cpu, mem float64, memLimited bool) float64 {
+	d := math.Abs(r.CPUTarget - cpu)
+	u := 1 + d*d*d
+	if memLimited {
+		d = math.Abs(r.MemoryTarget - mem)
+		u += d * d * d
+	}
+	return u
+}
+
+// Of is equation 3: R_qos / R_util.
+func (r Reward) Of(qos, util float64) float64 { return qos / util }

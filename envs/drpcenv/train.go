@@ -1,0 +1,515 @@
+// Package drpcenv trains DRPC (Bai et al., IEEE TSC 2024; docs/PAPERS.md)
+// in the simulator: the central TD3 teacher explores the whole application
+// with actions for every deployment at once (Algorithm 1 stage 1,
+// Algorithm 3), then one student per deployment imitates it (section V-D,
+// equation 9). The run-time controller is control/drpc; the algorithms are
+// learn/rl's TD3 and behaviour cloning.
+//
+// The teacher is one actor shared by all deployments (parameter sharing):
+// its input is a deployment's own features, the application-wide ones and
+// the deployment's one-hot identity, its output that deployment's action,
+// and every deployment's transition, rewarded by equation 3 with the
+// application's QoS term over the deployment's utilisation term, trains it.
+// This keeps the action space per decision at four numbers while the
+// teacher still acts on all deployments in every step (the paper's point
+// against FIRM's one action per step) and still sees the global state.
+package drpcenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/shoal-project/shoal/cluster"
+	"github.com/shoal-project/shoal/control"
+	"github.com/shoal-project/shoal/control/drpc"
+	"github.com/shoal-project/shoal/control/lb"
+	"github.com/shoal-project/shoal/learn/nn"
+	"github.com/shoal-project/shoal/learn/rl"
+	"github.com/shoal-project/shoal/metrics"
+	"github.com/shoal-project/shoal/scenario"
+	"github.com/shoal-project/shoal/workload"
+)
+
+// Config sets a training run. Zero fields take the defaults of
+// DefaultConfig.
+type Config struct {
+	// Seed seeds the networks, the exploration and every episode's system
+	// seed (training systems have the top bit set, so they never coincide
+	// with evaluation seeds).
+	Seed uint64
+	// Episodes bounds the teacher's episodes; Deadline, if set (with Now),
+	// stops them earlier. With a deadline the number of episodes depends on
+	// the machine's speed; it is recorded in the policy's provenance.
+	Episodes int
+	Deadline time.Time
+	Now      func() time.Time
+	// EpisodeLength is the simulated time of an episode.
+	EpisodeLength time.Duration
+	// Period is the decision period of teacher and students.
+	Period time.Duration
+	// Arrivals draws each episode's arrival process (every source's, keeping
+	// the scenario's mix); default: Surges.
+	Arrivals func(rng *rand.Rand) workload.ProcessSpec
+	// Validation is the arrival process of the validation episode.
+	Validation workload.ProcessSpec
+	// TD3 configures the teacher.
+	TD3 rl.TD3Config
+	// UpdatesPerStep is the teacher's gradient updates per decision period.
+	UpdatesPerStep int
+	// StudentHidden are the students' hidden widths.
+	StudentHidden []int
+	// ImitationEpisodes are the final episodes whose states (visited by the
+	// teacher, then by the students, labelled by the teacher: DAgger) train
+	// the students.
+	ImitationEpisodes int
+	// Steps are the sizes of one scaling action.
+	Steps drpc.Steps
+	// Reward sets equations 1-3 (default: drpc.DefaultReward(the scenario's SLO)).
+	Reward drpc.Reward
+	// Progress, if set, is called after every episode.
+	Progress func(Episode)
+}
+
+// DefaultConfig returns the defaults: 10-minute episodes decided every 5 s
+// (a pod starts in up to 60 s, so a decision's effect is 12 steps away at
+// most), a 128-128 teacher updated 4 times per period after 2,000 random
+// transitions (50 periods of the 40 TrainTicket deployments), 16-16
+// students (the paper's student has 643 parameters; this one 580), and
+// action steps of one replica, 0.1 core and 64 MB.
+func DefaultConfig() Config {
+	td3 := rl.DefaultTD3Config()
+	td3.Hidden = []int{128, 128}
+	td3.LearningStarts = 2000
+	td3.BufferSize = 200_000
+	td3.Gamma = 0.95
+	td3.LR = 3e-4
+	return Config{Episodes: 30, EpisodeLength: 10 * time.Minute, Period: 5 * time.Second, TD3: td3,
+		UpdatesPerStep: 4, StudentHidden: []int{16, 16}, ImitationEpisodes: 3,
+		Steps: drpc.Steps{CPU: 0.1, Memory: 64, Replicas: 1}}
+}
+
+// Episode is one training episode's learning-curve point.
+type Episode struct {
+	Index  int    // 1-based
+	Phase  string // "teacher", "imitation" (teacher acts, states recorded) or "dagger" (students act)
+	Reward float64
+	// SLOViolations is the share of the episode's requests that failed or
+	// took longer than the SLO.
+	SLOViolations float64
+	Steps         int // decision periods so far
+	Updates       int // teacher updates so far
+}
+
+// Trained is the outcome of a training run.
+type Trained struct {
+	Policy *drpc.Policy
+	Curve  []Episode
+}
+
+// Train learns a DRPC policy for the scenario's autoscaled services.
+func Train(ctx context.Context, sc *scenario.Scenario, cfg Config) (*Trained, error) {
+	cfg = withDefaults(cfg, sc)
+	t, err := newTrainer(ctx, sc, cfg)
+	if err != nil {
+		return nil, err
+	}
+	for ep := 1; ep <= cfg.Episodes; ep++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if !cfg.Deadline.IsZero() && ep > 1 && cfg.Now().After(cfg.Deadline) {
+			break
+		}
+		if err := t.episode(ep, phaseTeacher); err != nil {
+			return nil, err
+		}
+	}
+	for k := 0; k < cfg.ImitationEpisodes; k++ {
+		phase := phaseImitation
+		if k > 0 {
+			phase = phaseDAgger
+		}
+		if err := t.episode(len(t.curve)+1, phase); err != nil {
+			return nil, err
+		}
+		if err := t.fitStudents(); err != nil {
+			return nil, err
+		}
+	}
+	if err := t.finish(); err != nil {
+		return nil, err
+	}
+	return &Trained{Policy: t.pol, Curve: t.curve}, nil
+}
+
+func withDefaults(cfg Config, sc *scenario.Scenario) Config {
+	def := DefaultConfig()
+	if cfg.Episodes <= 0 {
+		cfg.Episodes = def.Episodes
+	}
+	if cfg.EpisodeLength <= 0 {
+		cfg.EpisodeLength = def.EpisodeLength
+	}
+	if cfg.Period <= 0 {
+		cfg.Period = def.Period
+	}
+	if len(cfg.TD3.Hidden) == 0 {
+		cfg.TD3 = def.TD3
+	}
+	if cfg.UpdatesPerStep <= 0 {
+		cfg.UpdatesPerStep = def.UpdatesPerStep
+	}
+	if len(cfg.StudentHidden) == 0 {
+		cfg.StudentHidden = def.StudentHidden
+	}
+	if cfg.ImitationEpisodes <= 0 {
+		cfg.ImitationEpisodes = def.ImitationEpisodes
+	}
+	if cfg.Steps == (drpc.Steps{}) {
+		cfg.Steps = def.Steps
+	}
+	if cfg.Reward == (drpc.Reward{}) {
+		cfg.Reward = drpc.DefaultReward(sc.SLO)
+	}
+	if cfg.Arrivals == nil {
+		cfg.Arrivals = Surges(sc)
+	}
+	if cfg.Validation.Kind == "" {
+		cfg.Validation = Surge(sc, 4)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return cfg
+}
+
+const (
+	phaseTeacher   = "teacher"
+	phaseImitation = "imitation"
+	phaseDAgger    = "dagger"
+)
+
+// trainer holds a training run's state.
+type trainer struct {
+	ctx   context.Context
+	sc    *scenario.Scenario
+	cfg   Config
+	rng   *rand.Rand
+	pol   *drpc.Policy
+	td3   *rl.TD3
+	steps int
+	curve []Episode
+	// low and high track the range of every local feature seen.
+	low, high []float64
+	// The students' data set: per deployment, local features and the
+	// teacher's deterministic action.
+	dataObs, dataAct [][][]float64
+}
+
+func newTrainer(ctx context.Context, sc *scenario.Scenario, cfg Config) (*trainer, error) {
+	deps, err := Deployments(sc, cfg.Period)
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6472706365)) // "drpce"
+	pol, err := drpc.NewPolicy(drpc.Policy{Period: drpc.Duration(cfg.Period), Deployments: deps, Ingress: Ingress(sc),
+		Steps: cfg.Steps, Reward: cfg.Reward, StudentHidden: cfg.StudentHidden, TeacherHidden: cfg.TD3.Hidden,
+		Notifier: drpc.NotifierConfig{NPR: 60, TH: 0.5},
+		Provenance: drpc.Provenance{Scenario: sc.Name, Seed: cfg.Seed}}, rng)
+	if err != nil {
+		return nil, fmt.Errorf("drpcenv: %w", err)
+	}
+	n := len(deps)
+	spec := rl.Spec{ID: "drpc/" + sc.Name, Observation: rl.UniformBox(drpc.TeacherInput(n), -10, 10),
+		Action: rl.UniformBox(drpc.ActionDim, -1, 1)}
+	td3, err := rl.NewTD3(spec, cfg.TD3, rng)
+	if err != nil {
+		return nil, fmt.Errorf("drpcenv: %w", err)
+	}
+	t := &trainer{ctx: ctx, sc: sc, cfg: cfg, rng: rng, pol: pol, td3: td3,
+		low: make([]float64, drpc.LocalFeatures), high: make([]float64, drpc.LocalFeatures),
+		dataObs: make([][][]float64, n), dataAct: make([][][]float64, n)}
+	for k := range t.low {
+		t.low[k], t.high[k] = math.Inf(1), math.Inf(-1)
+	}
+	return t, nil
+}
+
+// Deployments are the scenario's autoscaled services with their guard
+// rails: the service's min/max replicas, CPU from half to twice its limit,
+// memory from its idle use plus 10% to twice its limit.
+func Deployments(sc *scenario.Scenario, period time.Duration) ([]drpc.Deployment, error) {
+	var deps []drpc.Deployment
+	for _, name := range sc.ManagedServices() {
+		i := slices.IndexFunc(sc.Services, func(s cluster.Service) bool { return s.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("drpcenv: autoscaled service %q is not in the scenario", name)
+		}
+		s := sc.Services[i]
+		cpu := s.CPU
+		if cpu == 0 {
+			cpu = 1
+		}
+		d := drpc.Deployment{Name: name, MinReplicas: s.MinReplicas, MaxReplicas: s.MaxReplicas,
+			CPUMin: cpu / 2, CPUMax: 2 * cpu, Period: drpc.Duration(period)}
+		if s.MemoryMB > 0 {
+			d.MemoryMin, d.MemoryMax = math.Min(1.1*s.MemoryBaseMB, s.MemoryMB), 2*s.MemoryMB
+		}
+		deps = append(deps, d)
+	}
+	if len(deps) == 0 {
+		return nil, errors.New("drpcenv: the scenario autoscales no service (set max_replicas)")
+	}
+	return deps, nil
+}
+
+// Ingress are the services the scenario's requests enter: the roots of
+// its classes.
+func Ingress(sc *scenario.Scenario) []string {
+	var names []string
+	for _, c := range sc.Classes {
+		if !slices.Contains(names, c.Call.Service) {
+			names = append(names, c.Call.Service)
+		}
+	}
+	return names
+}
+
+// episode runs one episode in the given phase: the teacher explores and
+// learns, or (imitation, dagger) the teacher or the students act and the
+// teacher labels the visited states for the students.
+func (t *trainer) episode(index int, phase string) error {
+	seed := t.rng.Uint64() | 1<<63
+	spec := t.cfg.Arrivals(t.rng)
+	w, err := newWorld(t.sc, spec, seed, t.cfg)
+	if err != nil {
+		return err
+	}
+	n := len(t.pol.Deployments)
+	obs := drpc.NewObserver(t.pol.Deployments, t.pol.Ingress, time.Duration(t.cfg.Reward.RTMax))
+	x := make([][]float64, n)    // teacher inputs of the current period
+	next := make([][]float64, n) // of the next one
+	acts := make([][]float64, n)
+	brown := make([]bool, n)
+	in32 := make([]float32, drpc.TeacherInput(n))
+	var students []*nn.MLPPredictor[float32]
+	if phase == phaseDAgger {
+		for i := range n {
+			students = append(students, t.pol.Student(i).NewPredictor())
+		}
+	}
+	out32 := make([]float32, drpc.ActionDim)
+	var sumReward float64
+	periods := int(t.cfg.EpisodeLength / t.cfg.Period)
+	var snap metrics.Snapshot
+	w.cl.Observe(&snap) // the first period starts here
+	w.cl.RunUntil(t.cfg.Period)
+	w.cl.Observe(&snap)
+	if !obs.Observe(&snap, 1) {
+		return errors.New("drpcenv: a deployment is missing from the snapshot")
+	}
+	t.inputs(x, obs)
+	var buf []control.Action
+	for step := 1; step <= periods; step++ {
+		if err := t.ctx.Err(); err != nil {
+			return err
+		}
+		now := time.Duration(step) * t.cfg.Period
+		buf = buf[:0]
+		for i := range n {
+			a := t.act(phase, i, x[i], obs.Local(i), in32, out32, students)
+			acts[i] = append(acts[i][:0], a...)
+			if phase != phaseTeacher {
+				t.record(i, obs.Local(i), x[i], in32, out32)
+			}
+			s := obs.Service(&snap, i)
+			dec := drpc.Guard(&t.pol.Deployments[i], t.cfg.Steps, s, brown[i], acts[i])
+			brown[i] = dec.Brownout
+			obs.SetBrownout(i, dec.Brownout)
+			buf = dec.Actions(buf, t.pol.Deployments[i].Name, s)
+		}
+		for _, a := range buf {
+			if err := w.cl.Apply(now, a); err != nil {
+				return fmt.Errorf("drpcenv: %w", err)
+			}
+		}
+		w.cl.RunUntil(now + t.cfg.Period)
+		w.cl.Observe(&snap)
+		if !obs.Observe(&snap, 1) {
+			return errors.New("drpcenv: a deployment is missing from the snapshot")
+		}
+		t.inputs(next, obs)
+		qos := t.cfg.Reward.QoS(ingressMean(&snap, t.pol.Ingress), obs.Global()[2])
+		for i := range n {
+			r := drpc.DeploymentReward(t.cfg.Reward, qos, obs.Service(&snap, i), obs.Local(i))
+			sumReward += r / float64(n)
+			if phase == phaseTeacher {
+				t.td3.Replay().Add(x[i], acts[i], r, next[i], false)
+			}
+		}
+		x, next = next, x
+		t.steps++
+		if phase == phaseTeacher && t.td3.Replay().Len() >= t.cfg.TD3.LearningStarts {
+			for range t.cfg.UpdatesPerStep {
+				t.td3.Update()
+			}
+		}
+	}
+	w.cl.Drain(time.Minute)
+	res := w.cl.Results()
+	e := Episode{Index: index, Phase: phase, Reward: sumReward / float64(periods), Steps: t.steps,
+		Updates: t.td3.Updates, SLOViolations: sloViolations(res)}
+	t.curve = append(t.curve, e)
+	if t.cfg.Progress != nil {
+		t.cfg.Progress(e)
+	}
+	return nil
+}
+
+// act is deployment i's action in the phase: the teacher explores (uniform
+// before learning starts, Gaussian noise after), or acts deterministically
+// (imitation), or the student acts (dagger).
+func (t *trainer) act(phase string, i int, x, local []float64, in32, out32 []float32, students []*nn.MLPPredictor[float32]) []float64 {
+	switch phase {
+	case phaseTeacher:
+		if t.td3.Replay().Len() < t.cfg.TD3.LearningStarts {
+			a := make([]float64, drpc.ActionDim)
+			for k := range a {
+				a[k] = 2*t.rng.Float64() - 1
+			}
+			return a
+		}
+		return t.td3.Act(x, false)
+	case phaseDAgger:
+		for k, v := range local {
+			in32[k] = float32(v)
+		}
+		students[i].Predict(out32, in32[:drpc.LocalFeatures])
+		a := make([]float64, drpc.ActionDim)
+		for k, v := range out32 {
+			a[k] = float64(v)
+		}
+		return a
+	}
+	return t.td3.Act(x, true)
+}
+
+// record adds deployment i's local features, labelled with the teacher's
+// deterministic action, to the students' data set, and widens the trained
+// feature range.
+func (t *trainer) record(i int, local, x []float64, in32, out32 []float32) {
+	a := t.td3.Act(x, true)
+	t.dataObs[i] = append(t.dataObs[i], slices.Clone(local))
+	t.dataAct[i] = append(t.dataAct[i], slices.Clone(a))
+	for k, v := range local {
+		t.low[k], t.high[k] = math.Min(t.low[k], v), math.Max(t.high[k], v)
+	}
+}
+
+// inputs fills the teacher's input of every deployment from the observer.
+func (t *trainer) inputs(dst [][]float64, obs *drpc.Observer) {
+	in32 := make([]float32, drpc.TeacherInput(len(dst)))
+	for i := range dst {
+		drpc.TeacherInputOf(in32, obs.Local(i), obs.Global(), i)
+		if dst[i] == nil {
+			dst[i] = make([]float64, len(in32))
+		}
+		for k, v := range in32 {
+			dst[i][k] = float64(v)
+		}
+	}
+}
+
+// fitStudents trains every deployment's student on its data set
+// (equation 9: the mean squared error between the teacher's and the
+// student's outputs).
+func (t *trainer) fitStudents() error {
+	bc := rl.DefaultBCConfig()
+	bc.Hidden, bc.Epochs = t.cfg.StudentHidden, 30
+	spec := rl.Spec{Observation: rl.UniformBox(drpc.LocalFeatures, -10, 10), Action: rl.UniformBox(drpc.ActionDim, -1, 1)}
+	var sum float64
+	for i := range t.pol.Deployments {
+		b, err := rl.NewBC(spec, bc, t.rng)
+		if err != nil {
+			return fmt.Errorf("drpcenv: %w", err)
+		}
+		loss, err := b.Fit(t.dataObs[i], t.dataAct[i])
+		if err != nil {
+			return fmt.Errorf("drpcenv: student %s: %w", t.pol.Deployments[i].Name, err)
+		}
+		sum += loss
+		nn.HardCopy(t.pol.Student(i).Params(), b.Net().Params())
+	}
+	t.pol.Provenance.ImitationMSE = sum / float64(len(t.pol.Deployments))
+	return nil
+}
+
+// finish copies the teacher into the policy and records the trained range
+// (widened by a quarter of its width) and the provenance.
+func (t *trainer) finish() error {
+	if err := t.pol.SetTeacher(t.td3.Actor()); err != nil {
+		return err
+	}
+	t.pol.Low = make([]float64, drpc.LocalFeatures)
+	t.pol.High = make([]float64, drpc.LocalFeatures)
+	for k := range t.low {
+		m := 0.25*(t.high[k]-t.low[k]) + 0.05
+		t.pol.Low[k], t.pol.High[k] = t.low[k]-m, t.high[k]+m
+	}
+	pr := &t.pol.Provenance
+	pr.Episodes, pr.EnvSteps, pr.Updates = len(t.curve), t.steps, t.td3.Updates
+	for _, e := range t.curve {
+		switch e.Phase {
+		case phaseImitation:
+			pr.TeacherScore = e.Reward
+		case phaseDAgger:
+			pr.StudentScore = e.Reward
+		}
+	}
+	return nil
+}
+
+// world is one episode's simulated cluster.
+type world struct{ cl *cluster.Cluster }
+
+func newWorld(sc *scenario.Scenario, spec workload.ProcessSpec, seed uint64, cfg Config) (*world, error) {
+	cp := *sc
+	cp.Sources = slices.Clone(sc.Sources)
+	if err := cp.SetArrivals(spec); err != nil {
+		return nil, fmt.Errorf("drpcenv: arrivals: %w", err)
+	}
+	cl, err := cluster.New(&cp.Config, cluster.Options{Seed: seed, Selectors: lb.Classical(), Traces: sc.Traces(),
+		Horizon: cfg.EpisodeLength + cfg.Period, SamplePeriod: 10 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("drpcenv: %w", err)
+	}
+	return &world{cl: cl}, nil
+}
+
+func ingressMean(snap *metrics.Snapshot, ingress []string) float64 {
+	var n int64
+	var sum float64
+	for i := range snap.Services {
+		if slices.Contains(ingress, snap.Services[i].Name) {
+			n += snap.Services[i].Latency.Count
+			sum += snap.Services[i].Latency.Sum
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// sloViolations is the share of requests that failed or missed their SLO.
+func sloViolations(r *cluster.Results) float64 {
+	if n := r.SLOArrivals(); n > 0 {
+		return float64(r.SLOViolations()) / float64(n)
+	}
+	return 0
+}
