@@ -219,7 +219,7 @@ func newTrainer(ctx context.Context, sc *scenario.Scenario, cfg Config) (*traine
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6472706365)) // "drpce"
 	pol, err := drpc.NewPolicy(drpc.Policy{Period: drpc.Duration(cfg.Period), Deployments: deps, Ingress: Ingress(sc),
 		Steps: cfg.Steps, Reward: cfg.Reward, StudentHidden: cfg.StudentHidden, TeacherHidden: cfg.TD3.Hidden,
-		Notifier: drpc.NotifierConfig{NPR: 60, TH: 0.5},
+		Notifier:   drpc.NotifierConfig{NPR: 60, TH: 0.5},
 		Provenance: drpc.Provenance{Scenario: sc.Name, Seed: cfg.Seed}}, rng)
 	if err != nil {
 		return nil, fmt.Errorf("drpcenv: %w", err)
