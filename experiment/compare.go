@@ -158,7 +158,11 @@ func (c *Comparison) runOne(ctx context.Context, policy string, seed uint64, sel
 		if err != nil {
 			return nil, err
 		}
-		run = controlLoop(cl, ctls, sc.ControlPeriod)
+		period := sc.ControlPeriod
+		if learned.Period > 0 {
+			period = learned.Period
+		}
+		run = controlLoop(cl, ctls, period)
 	}
 	const steps = 50
 	for i := 1; i <= steps; i++ {

@@ -6,8 +6,10 @@ import (
 
 	"github.com/shoal-project/shoal/cluster"
 	"github.com/shoal-project/shoal/control"
+	"github.com/shoal-project/shoal/control/drpc"
 	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/metrics"
+	"github.com/shoal-project/shoal/scenario"
 )
 
 // Learned is a policy driven by controllers: every LB point runs a
@@ -18,6 +20,27 @@ type Learned struct {
 	Selector string
 	// New builds one run's controllers and connects them to the cluster.
 	New func(cl *cluster.Cluster) ([]control.Controller, error)
+	// Period, if set, is the control period of these controllers instead
+	// of the scenario's (a trained policy observes periods of the length it
+	// was trained with).
+	Period time.Duration
+}
+
+// DRPCPolicy runs a trained DRPC policy: its students decide for the
+// scenario's autoscaled services, with the scenario's HPA as the fallback
+// for deployments whose inputs leave the trained range.
+func DRPCPolicy(p *drpc.Policy, sc *scenario.Scenario) Learned {
+	return Learned{Period: time.Duration(p.Period), New: func(*cluster.Cluster) ([]control.Controller, error) {
+		hpa, err := sc.Autoscalers("hpa")
+		if err != nil {
+			return nil, fmt.Errorf("drpc fallback: %w", err)
+		}
+		c, err := drpc.NewController(p, drpc.Options{Fallback: hpa})
+		if err != nil {
+			return nil, err
+		}
+		return []control.Controller{c}, nil
+	}}
 }
 
 // LBPolicy runs a trained load-balancing policy: fresh agents per run, each

@@ -102,7 +102,7 @@ keda, openfaas; a+b runs both together), or KIND:FILE, a trained policy file
 			Workers:   workers,
 		}
 		if policy != "" {
-			cmp.Policies, cmp.Learned, err = learnedPolicies(strings.Split(policy, ","))
+			cmp.Policies, cmp.Learned, err = learnedPolicies(strings.Split(policy, ","), sc)
 			if err != nil {
 				return fmt.Errorf("sim: %w", err)
 			}

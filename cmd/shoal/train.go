@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoal-project/shoal/control/drpc"
 	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/envs/lbenv"
 	"github.com/shoal-project/shoal/experiment"
@@ -20,6 +21,7 @@ var learners = []struct{ name, short string }{
 	{"distr-lb", "Distr-LB: one SAC+GRU agent per load balancer learns backend weights (the paper's method)"},
 	{"centr-lb", "Centr-LB: one central SAC agent sets every balancer's weights (the paper's comparison)"},
 	{"qmix-lb", "QMix-LB: value-decomposition agents with discretised weights (the paper's comparison)"},
+	{"drpc", "DRPC: a TD3 teacher and per-deployment students scale replicas, CPU, memory and brownout"},
 }
 
 func (cl *cli) train() *cobra.Command {
@@ -44,6 +46,10 @@ file, which 'shoal sim --policy LEARNER:FILE' and 'shoal proxy' load.`,
 	// Let an unknown learner's flags through to the error that names it.
 	cmd.FParseErrWhitelist.UnknownFlags = true
 	for _, l := range learners {
+		if l.name == "drpc" {
+			cmd.AddCommand(cl.trainDRPC(l.short))
+			continue
+		}
 		cmd.AddCommand(cl.trainLB(lbenv.Algorithm(l.name), l.short))
 	}
 	return cmd
@@ -159,7 +165,7 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 // learnedPolicies resolves the KIND:FILE entries of --policy to learned
 // policies, keyed by their name in the results (KIND, or the whole entry
 // when KIND appears twice), and returns the policy list with those names.
-func learnedPolicies(specs []string) ([]string, map[string]experiment.Learned, error) {
+func learnedPolicies(specs []string, sc *scenario.Scenario) ([]string, map[string]experiment.Learned, error) {
 	kinds := map[string]int{}
 	for _, s := range specs {
 		if k, _, ok := strings.Cut(s, ":"); ok {
@@ -174,31 +180,39 @@ func learnedPolicies(specs []string) ([]string, map[string]experiment.Learned, e
 			names[i] = s
 			continue
 		}
-		p, err := readPolicy(file)
+		l, err := readLearned(kind, file, sc)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--policy %s: %w", s, err)
-		}
-		if p.Algorithm != kind {
-			return nil, nil, fmt.Errorf("--policy %s: the file holds a %s policy, not %s", s, p.Algorithm, kind)
 		}
 		names[i] = kind
 		if kinds[kind] > 1 {
 			names[i] = s
 		}
-		learned[names[i]] = experiment.LBPolicy(p)
+		learned[names[i]] = l
 	}
 	return names, learned, nil
 }
 
-func readPolicy(path string) (*lb.Policy, error) {
+// readLearned reads the policy file of a KIND:FILE entry of --policy.
+func readLearned(kind, path string, sc *scenario.Scenario) (experiment.Learned, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return experiment.Learned{}, err
 	}
 	defer f.Close()
+	if kind == "drpc" {
+		p, err := drpc.ReadPolicy(f)
+		if err != nil {
+			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
+		}
+		return experiment.DRPCPolicy(p, sc), nil
+	}
 	p, err := lb.ReadPolicy(f)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
 	}
-	return p, nil
+	if p.Algorithm != kind {
+		return experiment.Learned{}, fmt.Errorf("the file holds a %s policy, not %s", p.Algorithm, kind)
+	}
+	return experiment.LBPolicy(p), nil
 }

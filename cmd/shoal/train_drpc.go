@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/shoal-project/shoal/envs/drpcenv"
+	"github.com/shoal-project/shoal/scenario"
+	"github.com/spf13/cobra"
+)
+
+func (cl *cli) trainDRPC(short string) *cobra.Command {
+	var (
+		out            string
+		budget, length time.Duration
+		period         time.Duration
+		episodes       int
+		seed           uint64
+		quiet          bool
+	)
+	cmd := &cobra.Command{
+		Use:   "drpc SCENARIO -o FILE",
+		Short: short,
+		Long: short + `.
+
+The central TD3 teacher explores the scenario's autoscaled services in the
+simulator, acting on every deployment at once each period (DRPC Algorithms 1
+and 3), until --episodes or --budget runs out; then one small student per
+deployment learns to imitate it (DAgger: the teacher labels the states the
+students visit). The policy file holds the students, the teacher and the
+guard rails; 'shoal sim SCENARIO --policy drpc:FILE' runs it, with the
+scenario's HPA as the fallback for deployments whose inputs leave the
+trained range.`,
+		Example: `  shoal train drpc trainticket -o drpc.policy --budget 12m
+  shoal sim trainticket --policy hpa,kpa,drpc:drpc.policy --seeds 5`,
+		Args:              exactArgs(1, "one scenario"),
+		ValidArgsFunction: completeScenarios,
+	}
+	f := cmd.Flags()
+	f.StringVarP(&out, "output", "o", "", "where to save the policy `FILE` (required)")
+	f.DurationVar(&budget, "budget", 12*time.Minute, "wall time for the teacher's episodes (the students' imitation comes after)")
+	f.IntVar(&episodes, "episodes", 200, "teacher episodes at most")
+	f.DurationVar(&length, "episode-length", 10*time.Minute, "simulated time per episode")
+	f.DurationVar(&period, "period", 5*time.Second, "decision period of teacher and students")
+	f.Uint64Var(&seed, "seed", 1, "training seed; training systems never reuse evaluation seeds")
+	f.BoolVar(&quiet, "quiet", false, "no per-episode progress")
+	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
+		if out == "" {
+			return usagef("-o FILE is required (where to save the policy)")
+		}
+		if budget <= 0 || episodes <= 0 || length <= 0 || period <= 0 {
+			return usagef("--budget, --episodes, --episode-length and --period must be positive")
+		}
+		sc, err := scenario.Lookup(args[0])
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		cfg := drpcenv.DefaultConfig()
+		cfg.Seed, cfg.Episodes, cfg.EpisodeLength, cfg.Period = seed, episodes, length, period
+		cfg.Deadline, cfg.Now = start.Add(budget), time.Now
+		if !quiet {
+			cfg.Progress = func(e drpcenv.Episode) {
+				fmt.Fprintf(cl.stderr, "episode %3d %-9s reward %.3f  SLO violations %5.1f%%  %d steps  %d updates  %s\n",
+					e.Index, e.Phase, e.Reward, 100*e.SLOViolations, e.Steps, e.Updates, time.Since(start).Round(time.Second))
+			}
+		}
+		tr, err := drpcenv.Train(cmd.Context(), sc, cfg)
+		if err != nil {
+			return fmt.Errorf("train drpc: %w", err)
+		}
+		tr.Policy.Provenance.WallSeconds = time.Since(start).Seconds()
+		if err := writeFileAtomic(out, tr.Policy.Write); err != nil {
+			return err
+		}
+		p := tr.Policy.Provenance
+		fmt.Fprintf(cl.stdout, "trained drpc on %s (seed %d): %d episodes, %d decision periods, %d teacher updates in %.0f s; teacher reward %.3f, students %.3f (imitation MSE %.4f); %d parameters per student; wrote %s\n",
+			sc.Name, seed, p.Episodes, p.EnvSteps, p.Updates, p.WallSeconds, p.TeacherScore, p.StudentScore, p.ImitationMSE, tr.Policy.Parameters(), out)
+		return nil
+	})
+	return cmd
+}

@@ -1,0 +1,215 @@
+package drpc
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/shoal-project/shoal/control"
+	"github.com/shoal-project/shoal/metrics"
+)
+
+// TestNotifierFollowsAlgorithm4: no verdict before npr rewards, then
+// retraining exactly when the average of the last npr is below TH.
+func TestNotifierFollowsAlgorithm4(t *testing.T) {
+	n := NewNotifier(3, 0.5)
+	for i, tc := range []struct {
+		r    float64
+		want bool
+	}{
+		{0.1, false}, {0.1, false}, // fewer than npr: never (line 8)
+		{0.1, true},  // average 0.1 < 0.5
+		{0.9, true},  // (0.1+0.1+0.9)/3 = 0.37
+		{0.9, false}, // (0.1+0.9+0.9)/3 = 0.63: the oldest left the ring
+		{0.0, false}, // (0.9+0.9+0)/3 = 0.6
+		{0.0, true},  // 0.3
+	} {
+		if got := n.Add(tc.r); got != tc.want {
+			t.Errorf("reward %d (%v): retrain %v, want %v (average %v)", i, tc.r, got, tc.want, n.Average())
+		}
+	}
+	n.Reset()
+	if n.Add(0) {
+		t.Error("after Reset the history must fill again")
+	}
+}
+
+// TestRewardEquations checks equations 1-3 at known points.
+func TestRewardEquations(t *testing.T) {
+	r := DefaultReward(500 * time.Millisecond)
+	for _, tc := range []struct{ rt, failed, want float64 }{
+		{0.2, 0, 1},
+		{0.5, 0, 1},
+		{1.0, 0, math.Exp(-1)}, // ((1-0.5)/0.5)² = 1
+		{1.5, 0, math.Exp(-4)}, // ((1.5-0.5)/0.5)² = 4
+		{0.2, 0.25, 0.75},      // a quarter failed
+		{1.0, 0.5, math.Exp(-1) / 2},
+	} {
+		if got := r.QoS(tc.rt, tc.failed); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("QoS(%v, %v) = %v, want %v", tc.rt, tc.failed, got, tc.want)
+		}
+	}
+	// Equation 2: 1 + |0.6-u_cpu|³ + |0.75-u_mem|³.
+	if got, want := r.Util(0.6, 0.75, true), 1.0; got != want {
+		t.Errorf("Util at the targets = %v, want %v", got, want)
+	}
+	if got, want := r.Util(0.1, 0.25, true), 1+0.125+0.125; math.Abs(got-want) > 1e-12 {
+		t.Errorf("Util(0.1, 0.25) = %v, want %v", got, want)
+	}
+	if got, want := r.Util(1.0, 0, false), 1+0.4*0.4*0.4; math.Abs(got-want) > 1e-12 {
+		t.Errorf("Util without a memory limit = %v, want %v", got, want)
+	}
+	if got := r.Of(0.5, 1.25); got != 0.4 {
+		t.Errorf("equation 3: %v, want 0.4", got)
+	}
+}
+
+// TestGuardRails: Algorithm 2's threshold, steps and bounds, and the rails.
+func TestGuardRails(t *testing.T) {
+	d := Deployment{Name: "s", MinReplicas: 1, MaxReplicas: 5, CPUMin: 0.25, CPUMax: 1, MemoryMin: 100, MemoryMax: 1000}
+	opt := d
+	opt.MinReplicas, opt.Optional = 0, true
+	st := Steps{CPU: 0.1, Memory: 64, Replicas: 1}
+	s := metrics.ServiceStats{Name: "s", Replicas: 1, Ready: 1, CPULimit: 0.5, MemoryLimit: 500, MemoryUse: 300}
+	for _, tc := range []struct {
+		name  string
+		d     Deployment
+		s     metrics.ServiceStats
+		brown bool
+		a     [ActionDim]float64
+		want  Decision
+	}{
+		{"below the threshold nothing moves", d, s, false, [4]float64{0.5, -0.5, 0.49, 0}, Decision{Replicas: 1, CPU: 0.5, Memory: 500}},
+		{"one step up each", d, s, false, [4]float64{1, 1, 1, 0}, Decision{Replicas: 2, CPU: 0.6, Memory: 564}},
+		{"not below one replica", d, s, false, [4]float64{0, 0, -1, 0}, Decision{Replicas: 1, CPU: 0.5, Memory: 500, ClippedByRail: true}},
+		{"memory stays above use x 1.25", d, s, false, [4]float64{0, -1, 0, 0}, Decision{Replicas: 1, CPU: 0.5, Memory: 436}},
+		{"memory floor", d, metrics.ServiceStats{Replicas: 1, CPULimit: 0.5, MemoryLimit: 400, MemoryUse: 310}, false, [4]float64{0, -1, 0, 0},
+			Decision{Replicas: 1, CPU: 0.5, Memory: 387.5, ClippedByRail: true}},
+		{"cpu floor", d, metrics.ServiceStats{Replicas: 1, CPULimit: 0.3, MemoryLimit: 500}, false, [4]float64{-1, 0, 0, 0},
+			Decision{Replicas: 1, CPU: 0.25, Memory: 500, ClippedByRail: true}},
+		{"max replicas", d, metrics.ServiceStats{Replicas: 5, CPULimit: 0.5, MemoryLimit: 500}, false, [4]float64{0, 0, 1, 0},
+			Decision{Replicas: 5, CPU: 0.5, Memory: 500, ClippedByRail: true}},
+		{"brownout ignored unless optional", d, s, false, [4]float64{0, 0, -1, 1}, Decision{Replicas: 1, CPU: 0.5, Memory: 500, ClippedByRail: true}},
+		{"optional and browned out: to zero", opt, s, false, [4]float64{0, 0, -1, 1}, Decision{Replicas: 0, CPU: 0.5, Memory: 500, Brownout: true}},
+		{"optional, not browned out: one stays", opt, s, true, [4]float64{0, 0, -1, -1}, Decision{Replicas: 1, CPU: 0.5, Memory: 500, ClippedByRail: true}},
+	} {
+		got := Guard(&tc.d, st, &tc.s, tc.brown, tc.a[:])
+		got.changedScale, got.changedSize, got.changedBrown = false, false, false
+		if math.Abs(got.CPU-tc.want.CPU) < 1e-12 {
+			got.CPU = tc.want.CPU
+		}
+		if got != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func testPolicy(t testing.TB) *Policy {
+	deps := []Deployment{{Name: "front", MinReplicas: 1, MaxReplicas: 10, CPUMin: 0.25, CPUMax: 2, Period: Duration(time.Second)},
+		{Name: "back", MinReplicas: 1, MaxReplicas: 10, CPUMin: 0.25, CPUMax: 2, Period: Duration(2 * time.Second)}}
+	p, err := NewPolicy(Policy{Period: Duration(time.Second), Deployments: deps, Ingress: []string{"front"},
+		Steps: Steps{CPU: 0.1, Replicas: 1}, Reward: DefaultReward(time.Second), StudentHidden: []int{16, 16},
+		TeacherHidden: []int{32}, Notifier: NotifierConfig{NPR: 5, TH: 0.5}}, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func testSnapshot(at time.Duration, rate int64) *metrics.Snapshot {
+	return &metrics.Snapshot{At: at, Period: time.Second, Services: []metrics.ServiceStats{
+		{Name: "front", Replicas: 2, Ready: 2, CPULimit: 0.5, Arrivals: rate, Completions: rate, CPUUse: 0.6,
+			Latency: metrics.LatencySum{Count: rate, Sum: 0.1 * float64(rate), Max: 0.3}},
+		{Name: "back", Replicas: 3, Ready: 3, CPULimit: 0.5, Arrivals: 2 * rate, Completions: 2 * rate, CPUUse: 1.2,
+			Latency: metrics.LatencySum{Count: 2 * rate, Sum: 0.05 * float64(rate), Max: 0.2}},
+	}}
+}
+
+// recorder is a fallback that asks for 7 replicas of every service.
+type recorder struct{ calls int }
+
+func (r *recorder) Decide(time.Duration, *metrics.Snapshot) []control.Action {
+	r.calls++
+	return []control.Action{control.SetReplicas{Service: "front", Replicas: 7}, control.SetReplicas{Service: "back", Replicas: 7}}
+}
+
+// TestControllerPeriodsAndFallback: each student decides at its own
+// period; a deployment whose inputs leave the trained range gets the
+// fallback's actions, and only it.
+func TestControllerPeriodsAndFallback(t *testing.T) {
+	p := testPolicy(t)
+	fb := &recorder{}
+	c, err := NewController(p, Options{Fallback: []control.Controller{fb}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Decide(time.Second, testSnapshot(time.Second, 100))
+	if s := c.Stats(); s.Decisions != 1 || s.Fallbacks != 0 || fb.calls != 1 {
+		t.Fatalf("at 1 s: %+v, fallback called %d times; want one decision (back decides every 2 s)", s, fb.calls)
+	}
+	c.Decide(2*time.Second, testSnapshot(2*time.Second, 100))
+	if s := c.Stats(); s.Decisions != 3 {
+		t.Fatalf("at 2 s: %d decisions, want 3", s.Decisions)
+	}
+	// A trained range that excludes back's rate sends back, and only back, to the fallback.
+	p.Low, p.High = make([]float64, LocalFeatures), make([]float64, LocalFeatures)
+	for k := range p.Low {
+		p.Low[k], p.High[k] = -100, 100
+	}
+	p.High[fRate] = math.Log1p(150)
+	acts := c.Decide(4*time.Second, testSnapshot(4*time.Second, 100))
+	if s := c.Stats(); s.Fallbacks != 1 {
+		t.Fatalf("fallbacks %d, want 1", s.Fallbacks)
+	}
+	var fallbackActs int
+	for _, a := range acts {
+		if r, ok := a.(control.SetReplicas); ok && r.Replicas == 7 {
+			if r.Service != "back" {
+				t.Errorf("fallback action for %s, which is in range", r.Service)
+			}
+			fallbackActs++
+		}
+	}
+	if fallbackActs != 1 {
+		t.Errorf("%d fallback actions applied, want 1 (for back): %v", fallbackActs, acts)
+	}
+	// A snapshot without the deployments leaves everything to the fallback.
+	acts = c.Decide(6*time.Second, &metrics.Snapshot{Period: time.Second})
+	if len(acts) != 2 {
+		t.Errorf("missing services: %v, want the fallback's two actions", acts)
+	}
+}
+
+// TestControllerDecisionAllocatesNothing: a period of decisions by the
+// students allocates nothing once warm.
+func TestControllerDecisionAllocatesNothing(t *testing.T) {
+	c, err := NewController(testPolicy(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := testSnapshot(2*time.Second, 100)
+	c.Decide(2*time.Second, snap)
+	if n := testing.AllocsPerRun(100, func() { c.Decide(2*time.Second, snap) }); n != 0 {
+		t.Errorf("%v allocations per period, want 0", n)
+	}
+}
+
+// BenchmarkStudentDecision is one deployment's decision: features, the
+// student network and the guard rails (the paper's 6e-5 s of CPU).
+func BenchmarkStudentDecision(b *testing.B) {
+	c, err := NewController(testPolicy(b), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	snap := testSnapshot(time.Second, 100)
+	c.Decide(time.Second, snap)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		c.policyAction(0)
+		s := c.obs.Service(snap, 0)
+		dec := Guard(&c.pol.Deployments[0], c.pol.Steps, s, false, c.act)
+		c.acts = dec.Actions(c.acts[:0], "front", s)
+	}
+}
