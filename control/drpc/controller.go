@@ -2,10 +2,13 @@ package drpc
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/shoal-project/shoal/control"
 	"github.com/shoal-project/shoal/learn/nn"
+	"github.com/shoal-project/shoal/learn/rl"
 	"github.com/shoal-project/shoal/metrics"
 )
 
@@ -32,6 +35,16 @@ type Options struct {
 	// period instead of the students (Algorithm 1, stage 1, without
 	// exploration): the teacher-alone comparison of the paper's Fig. 3d.
 	Teacher bool
+	// Retrain, if > 0, is how many periods the teacher takes over when the
+	// notifier fires (Algorithm 1, line 14 then lines 3-9): it acts for
+	// every deployment, every deployment records its state and the
+	// teacher's action, and then each student is refreshed by imitation on
+	// what it recorded. The teacher itself is not fine-tuned online (the
+	// policy file holds its actor, not its critics). 0: the notifier only
+	// counts.
+	Retrain int
+	// Seed seeds the students' refresh.
+	Seed uint64
 }
 
 // Stats counts what a controller did.
@@ -40,6 +53,7 @@ type Stats struct {
 	Fallbacks int // deployment decisions left to the fallback
 	Clipped   int // decisions a guard rail changed
 	Notified  int // periods in which the retraining notifier fired
+	Retrained int // retraining rounds completed (students refreshed)
 }
 
 // Controller runs a DRPC policy: every period it observes, lets each
@@ -59,6 +73,11 @@ type Controller struct {
 	acts     []control.Action
 	stats    Stats
 	reward   float64
+	// Retraining: periods left with the teacher in charge, and what each
+	// deployment recorded meanwhile.
+	teaching       int
+	recObs, recAct [][][]float64
+	rng            *rand.Rand
 }
 
 // NewController returns a controller running pol.
@@ -74,6 +93,10 @@ func NewController(pol *Policy, opt Options) (*Controller, error) {
 		out: make([]float32, ActionDim), act: make([]float64, ActionDim), fallback: make([]bool, len(pol.Deployments))}
 	for i := range c.preds {
 		c.preds[i] = pol.students[i].NewPredictor()
+	}
+	if opt.Retrain > 0 {
+		c.recObs, c.recAct = make([][][]float64, len(pol.Deployments)), make([][][]float64, len(pol.Deployments))
+		c.rng = rand.New(rand.NewPCG(opt.Seed, 0x72657472)) // "retr"
 	}
 	return c, nil
 }
@@ -101,8 +124,16 @@ func (c *Controller) Decide(now time.Duration, snap *metrics.Snapshot) []control
 		c.reward = SystemReward(c.pol.Reward, c.obs, snap)
 		if c.notifier.Add(c.reward) {
 			c.stats.Notified++
+			if c.opt.Retrain > 0 && c.teaching == 0 {
+				c.teaching = c.opt.Retrain
+			}
 		}
 		c.decideAll(now, snap)
+		if c.teaching > 0 {
+			if c.teaching--; c.teaching == 0 {
+				c.refreshStudents()
+			}
+		}
 	}
 	return c.applyFallback(now, snap)
 }
@@ -111,7 +142,8 @@ func (c *Controller) Decide(now time.Duration, snap *metrics.Snapshot) []control
 func (c *Controller) decideAll(now time.Duration, snap *metrics.Snapshot) {
 	for i := range c.pol.Deployments {
 		d := &c.pol.Deployments[i]
-		if !c.opt.Teacher && now%time.Duration(d.Period) != 0 {
+		teacher := c.opt.Teacher || c.teaching > 0
+		if !teacher && now%time.Duration(d.Period) != 0 {
 			continue
 		}
 		if !c.inRange(i) {
@@ -119,7 +151,11 @@ func (c *Controller) decideAll(now time.Duration, snap *metrics.Snapshot) {
 			c.stats.Fallbacks++
 			continue
 		}
-		c.policyAction(i)
+		c.policyAction(i, teacher)
+		if c.teaching > 0 {
+			c.recObs[i] = append(c.recObs[i], slices.Clone(c.obs.Local(i)))
+			c.recAct[i] = append(c.recAct[i], slices.Clone(c.act))
+		}
 		s := c.obs.Service(snap, i)
 		dec := Guard(d, c.pol.Steps, s, c.obs.brownout[i], c.act)
 		c.stats.Decisions++
@@ -133,9 +169,9 @@ func (c *Controller) decideAll(now time.Duration, snap *metrics.Snapshot) {
 
 // policyAction sets c.act to deployment i's action from its student, or
 // from the teacher.
-func (c *Controller) policyAction(i int) {
+func (c *Controller) policyAction(i int, teacher bool) {
 	local := c.obs.Local(i)
-	if c.opt.Teacher {
+	if teacher {
 		TeacherInputOf(c.in, local, c.obs.Global(), i)
 		c.teacher.Predict(c.out, c.in)
 	} else {
@@ -147,6 +183,26 @@ func (c *Controller) policyAction(i int) {
 	for k, v := range c.out {
 		c.act[k] = float64(v)
 	}
+}
+
+// refreshStudents fits every student on the states it recorded while the
+// teacher was in charge, labelled with the teacher's actions (equation 9),
+// and clears the notifier's history.
+func (c *Controller) refreshStudents() {
+	spec := rl.Spec{Observation: rl.UniformBox(LocalFeatures, -10, 10), Action: rl.UniformBox(ActionDim, -1, 1)}
+	cfg := rl.DefaultBCConfig()
+	cfg.Hidden, cfg.Epochs = c.pol.StudentHidden, 10
+	for i := range c.pol.Deployments {
+		if len(c.recObs[i]) == 0 {
+			continue
+		}
+		if b, err := rl.NewBCOn(spec, cfg, c.pol.students[i], c.rng); err == nil {
+			b.Fit(c.recObs[i], c.recAct[i]) // shapes are the policy's own: cannot fail
+		}
+		c.recObs[i], c.recAct[i] = c.recObs[i][:0], c.recAct[i][:0]
+	}
+	c.notifier.Reset()
+	c.stats.Retrained++
 }
 
 // inRange reports whether deployment i's inputs are inside what the policy

@@ -207,9 +207,53 @@ func BenchmarkStudentDecision(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		c.policyAction(0)
+		c.policyAction(0, false)
 		s := c.obs.Service(snap, 0)
 		dec := Guard(&c.pol.Deployments[0], c.pol.Steps, s, false, c.act)
 		c.acts = dec.Actions(c.acts[:0], "front", s)
 	}
+}
+
+// TestRetrainingRefreshesStudents: when the average reward of the last npr
+// periods falls below TH, the teacher takes over for Retrain periods and
+// then the students are refit on what they recorded, which changes them.
+func TestRetrainingRefreshesStudents(t *testing.T) {
+	p := testPolicy(t)
+	c, err := NewController(p, Options{Retrain: 3, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := make([]float32, LocalFeatures)
+	before := p.Student(0).NewPredictor().Predict(make([]float32, ActionDim), in)
+	before = append([]float32(nil), before...)
+	slow := func(at time.Duration) *metrics.Snapshot {
+		s := testSnapshot(at, 100)
+		s.Services[0].Latency.Sum = 5 * float64(s.Services[0].Latency.Count) // 5 s: QoS e^-16
+		return s
+	}
+	for k := 1; k <= 5; k++ {
+		c.Decide(time.Duration(k)*time.Second, slow(time.Duration(k)*time.Second))
+	}
+	if s := c.Stats(); s.Notified != 1 || c.teaching != 2 {
+		t.Fatalf("after 5 bad periods: %+v, teaching %d; want one notification and the teacher in charge", s, c.teaching)
+	}
+	for k := 6; k <= 7; k++ {
+		c.Decide(time.Duration(k)*time.Second, testSnapshot(time.Duration(k)*time.Second, 100))
+	}
+	if s := c.Stats(); s.Retrained != 1 || c.teaching != 0 {
+		t.Fatalf("after the teacher's periods: %+v, teaching %d", s, c.teaching)
+	}
+	after := p.Student(0).NewPredictor().Predict(make([]float32, ActionDim), in)
+	if equalF32(before, after) {
+		t.Error("the refresh left student 0 unchanged")
+	}
+}
+
+func equalF32(a, b []float32) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return len(a) == len(b)
 }

@@ -82,14 +82,32 @@ func NewBC(spec Spec, cfg BCConfig, rng *rand.Rand) (*BC, error) {
 		}
 		b.outDim = spec.Action.Dim()
 	}
-	b.net = newMLP(rng, "bc", b.obsDim, cfg.Hidden, b.outDim, nn.ReLU, outAct)
+	return b.withNet(newMLP(rng, "bc", b.obsDim, cfg.Hidden, b.outDim, nn.ReLU, outAct)), nil
+}
+
+// NewBCOn returns a behaviour-cloning learner that trains net, an existing
+// policy network of spec's shape (tanh output for box actions), for example
+// a deployed student refreshed on new expert data.
+func NewBCOn(spec Spec, cfg BCConfig, net *nn.MLP[float32], rng *rand.Rand) (*BC, error) {
+	b, err := NewBC(spec, cfg, rng)
+	if err != nil {
+		return nil, err
+	}
+	if net.In() != b.obsDim || net.Out() != b.outDim {
+		return nil, fmt.Errorf("new bc: network %d -> %d, spec wants %d -> %d", net.In(), net.Out(), b.obsDim, b.outDim)
+	}
+	return b.withNet(net), nil
+}
+
+func (b *BC) withNet(net *nn.MLP[float32]) *BC {
+	b.net = net
 	adam := nn.DefaultAdam()
-	adam.LR = cfg.LR
+	adam.LR = b.Config.LR
 	b.opt = nn.NewAdam(b.net.Params(), adam)
 	b.pred = b.net.NewPredictor()
 	b.obs32, b.out = make([]float32, b.obsDim), make([]float32, b.outDim)
-	b.act = make([]float64, spec.Action.Dim())
-	return b, nil
+	b.act = make([]float64, b.spec.Action.Dim())
+	return b
 }
 
 // Fit trains on the data set of expert observations obs[i] and actions
