@@ -1,0 +1,2 @@
+// Package forecast is DRPC's Workload Predictor (section V-B).
+package forecast
