@@ -263,7 +263,7 @@ func TestReadRejects(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name, file, want string
-		is             error
+		is               error
 	}{
 		{"not a forecaster", "hello\n", "header", nil},
 		{"no header line", "{}", "header", nil},
