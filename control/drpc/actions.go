@@ -28,9 +28,9 @@ type Steps struct {
 // threshold is Algorithm 2's: a component acts only when |a| > 0.5.
 const threshold = 0.5
 
-// memoryHeadroom keeps a memory limit above the memory in use, so that a
-// scale-down does not OOM-kill what runs (a guard rail the paper leaves to
-// the operator).
+// memoryHeadroom keeps a memory limit above the memory in use by the
+// fullest replica, so that a scale-down does not OOM-kill what runs (a
+// guard rail the paper leaves to the operator).
 const memoryHeadroom = 1.25
 
 // Decision is one deployment's target after the guard rails.
@@ -62,10 +62,7 @@ func Guard(d *Deployment, st Steps, s *metrics.ServiceStats, brown bool, a []flo
 	}
 	if x := a[aMemory]; math.Abs(x) > threshold && st.Memory > 0 && d.MemoryMax > 0 {
 		want := s.MemoryLimit + clip(x, -1, 1)*st.Memory
-		floor := d.MemoryMin
-		if s.Replicas > 0 {
-			floor = math.Max(floor, memoryHeadroom*s.MemoryUse/float64(s.Replicas))
-		}
+		floor := math.Max(d.MemoryMin, memoryHeadroom*peakMemory(s))
 		dec.Memory = clip(want, math.Min(floor, d.MemoryMax), d.MemoryMax)
 		dec.ClippedByRail = dec.ClippedByRail || dec.Memory != want
 	}
@@ -81,6 +78,20 @@ func Guard(d *Deployment, st Steps, s *metrics.ServiceStats, brown bool, a []flo
 	dec.changedScale = dec.Replicas != s.Replicas
 	dec.changedSize = dec.CPU != s.CPULimit || dec.Memory != s.MemoryLimit
 	return dec
+}
+
+// peakMemory is the memory in use by the fullest replica (cAdvisor's
+// container_memory_working_set_bytes per pod), or the mean when per-replica
+// figures are missing.
+func peakMemory(s *metrics.ServiceStats) float64 {
+	peak := 0.0
+	for i := range s.Instances {
+		peak = math.Max(peak, s.Instances[i].MemoryUse)
+	}
+	if peak == 0 && s.Replicas > 0 {
+		peak = s.MemoryUse / float64(s.Replicas)
+	}
+	return peak
 }
 
 // Actions appends the control actions that carry out dec for deployment

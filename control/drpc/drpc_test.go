@@ -38,6 +38,7 @@ func TestNotifierFollowsAlgorithm4(t *testing.T) {
 // TestRewardEquations checks equations 1-3 at known points.
 func TestRewardEquations(t *testing.T) {
 	r := DefaultReward(500 * time.Millisecond)
+	r.UtilWeight = 1 // the paper's
 	for _, tc := range []struct{ rt, failed, want float64 }{
 		{0.2, 0, 1},
 		{0.5, 0, 1},
@@ -59,6 +60,10 @@ func TestRewardEquations(t *testing.T) {
 	}
 	if got, want := r.Util(1.0, 0, false), 1+0.4*0.4*0.4; math.Abs(got-want) > 1e-12 {
 		t.Errorf("Util without a memory limit = %v, want %v", got, want)
+	}
+	r.UtilWeight = 8
+	if got, want := r.Util(0.2, 0, false), 1+8*0.4*0.4*0.4; math.Abs(got-want) > 1e-12 {
+		t.Errorf("Util with weight 8 = %v, want %v", got, want)
 	}
 	if got := r.Of(0.5, 1.25); got != 0.4 {
 		t.Errorf("equation 3: %v, want 0.4", got)

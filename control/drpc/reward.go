@@ -16,11 +16,18 @@ type Reward struct {
 	// converged (section VI-C 7); those are the defaults.
 	CPUTarget    float64 `json:"cpu_target"`
 	MemoryTarget float64 `json:"memory_target"`
+	// UtilWeight multiplies the distance term of equation 2,
+	// 1 + w Σ_r |U^pred_r - u_r|³. The paper's is 1. With it a deployment
+	// at 20% CPU against a 60% target loses only 6% of its reward, so the
+	// teacher learns to over-provision (measured: 3.8x the vCPU-seconds of
+	// the HPA under DRPC's surge); DefaultReward's 8 makes the same gap
+	// cost a third, about what a response time 1.3 x RT_max costs.
+	UtilWeight float64 `json:"util_weight"`
 }
 
 // DefaultReward is the paper's reward with RT_max = slo.
 func DefaultReward(slo time.Duration) Reward {
-	return Reward{RTMax: Duration(slo), CPUTarget: 0.6, MemoryTarget: 0.75}
+	return Reward{RTMax: Duration(slo), CPUTarget: 0.6, MemoryTarget: 0.75, UtilWeight: 8}
 }
 
 // QoS is equation 1 for mean response time rt (seconds): 1 within RT_max,
@@ -38,16 +45,16 @@ func (r Reward) QoS(rt, failedShare float64) float64 {
 }
 
 // Util is equation 2 for one deployment (K = 1 machine, R = 2 resources:
-// CPU and memory): 1 + Σ_r |U^pred_r - u_r|³. Memory counts only where it
-// is limited.
+// CPU and memory): 1 + w Σ_r |U^pred_r - u_r|³. Memory counts only where
+// it is limited.
 func (r Reward) Util(cpu, mem float64, memLimited bool) float64 {
 	d := math.Abs(r.CPUTarget - cpu)
-	u := 1 + d*d*d
+	sum := d * d * d
 	if memLimited {
 		d = math.Abs(r.MemoryTarget - mem)
-		u += d * d * d
+		sum += d * d * d
 	}
-	return u
+	return 1 + r.UtilWeight*sum
 }
 
 // Of is equation 3: R_qos / R_util.
