@@ -278,15 +278,14 @@ func SystemReward(r Reward, o *Observer, snap *metrics.Snapshot) float64 {
 	qos := r.QoS(o.ingressMean(snap), o.global[gErrors])
 	sum := 0.0
 	for i := range o.deps {
-		sum += DeploymentReward(r, qos, o.Service(snap, i), o.Local(i))
+		sum += o.Reward(r, qos, snap, i)
 	}
 	return sum / float64(max(len(o.deps), 1))
 }
 
-// DeploymentReward is equation 3 for one deployment with the
-// application's QoS term.
-func DeploymentReward(r Reward, qos float64, s *metrics.ServiceStats, local []float64) float64 {
-	return r.Of(qos, r.Util(local[fCPUUtil], local[fMemoryUtil], s.MemoryLimit > 0))
+// Reward is equation 3 for deployment i with the application's QoS term.
+func (o *Observer) Reward(r Reward, qosApp float64, snap *metrics.Snapshot, i int) float64 {
+	return r.Deployment(qosApp, &o.deps[i], o.Service(snap, i), o.local[i][fCPUUtil], o.local[i][fMemoryUtil])
 }
 
 // ingressMean is the mean response time of the ingress services' calls

@@ -38,6 +38,9 @@ type Deployment struct {
 	// the control period (the paper's asynchronous, per-deployment
 	// frequencies, section V-D).
 	Period Duration `json:"period"`
+	// RTMax is the deployment's own tolerated mean response time, the
+	// RT_max of its local QoS term (see Reward.Local); 0: none.
+	RTMax Duration `json:"rt_max"`
 }
 
 // Features per deployment. The local ones are what the deployment's own

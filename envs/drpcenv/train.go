@@ -216,6 +216,9 @@ func newTrainer(ctx context.Context, sc *scenario.Scenario, cfg Config) (*traine
 	if err != nil {
 		return nil, err
 	}
+	if err := setLocalRTMax(sc, deps, cfg); err != nil {
+		return nil, err
+	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6472706365)) // "drpce"
 	pol, err := drpc.NewPolicy(drpc.Policy{Period: drpc.Duration(cfg.Period), Deployments: deps, Ingress: Ingress(sc),
 		Steps: cfg.Steps, Reward: cfg.Reward, StudentHidden: cfg.StudentHidden, TeacherHidden: cfg.TD3.Hidden,
@@ -266,6 +269,35 @@ func Deployments(sc *scenario.Scenario, period time.Duration) ([]drpc.Deployment
 		return nil, errors.New("drpcenv: the scenario autoscales no service (set max_replicas)")
 	}
 	return deps, nil
+}
+
+// LocalSlack is how many times its mean response time in the scenario as
+// configured (at its own rates, its own replicas and limits) a deployment
+// may take before its local QoS term falls (Reward.Local).
+const LocalSlack = 3
+
+// setLocalRTMax sets every deployment's RT_max to LocalSlack times its mean
+// response time over the second and third minute of the scenario as
+// configured (a system seed of its own; at least 5 ms).
+func setLocalRTMax(sc *scenario.Scenario, deps []drpc.Deployment, cfg Config) error {
+	cl, err := cluster.New(&sc.Config, cluster.Options{Seed: 1<<63 | 0x62617365, Selectors: lb.Classical(), // "base"
+		Traces: sc.Traces(), Horizon: 3 * time.Minute})
+	if err != nil {
+		return fmt.Errorf("drpcenv: %w", err)
+	}
+	var snap metrics.Snapshot
+	cl.RunUntil(time.Minute)
+	cl.Observe(&snap)
+	cl.RunUntil(3 * time.Minute)
+	cl.Observe(&snap)
+	for i := range deps {
+		for _, s := range snap.Services {
+			if s.Name == deps[i].Name {
+				deps[i].RTMax = drpc.Duration(max(time.Duration(LocalSlack*s.Latency.Mean()*1e9), 5*time.Millisecond))
+			}
+		}
+	}
+	return nil
 }
 
 // Ingress are the services the scenario's requests enter: the roots of
@@ -346,7 +378,7 @@ func (t *trainer) episode(index int, phase string) error {
 		t.inputs(next, obs)
 		qos := t.cfg.Reward.QoS(ingressMean(&snap, t.pol.Ingress), obs.Global()[2])
 		for i := range n {
-			r := drpc.DeploymentReward(t.cfg.Reward, qos, obs.Service(&snap, i), obs.Local(i))
+			r := obs.Reward(t.cfg.Reward, qos, &snap, i)
 			sumReward += r / float64(n)
 			if phase == phaseTeacher {
 				t.td3.Replay().Add(x[i], acts[i], r, next[i], false)
