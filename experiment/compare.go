@@ -47,6 +47,10 @@ type Comparison struct {
 	// Progress, if set, is called with the fraction of the work done
 	// (0..1), from the runner's goroutines, serialised.
 	Progress func(done float64)
+	// OnRun, if set, is called with every run's outcome and controllers as
+	// it finishes, from the runner's goroutines (concurrently), for figures
+	// the summary does not keep.
+	OnRun func(policy string, seed uint64, r *cluster.Results, ctls []control.Controller)
 }
 
 // Run executes every (policy, seed) pair and summarises the results. It
@@ -153,8 +157,9 @@ func (c *Comparison) runOne(ctx context.Context, policy string, seed uint64, sel
 		return nil, err
 	}
 	run := func(until time.Duration) error { cl.RunUntil(until); return nil }
+	var ctls []control.Controller
 	if isLearned {
-		ctls, err := learned.New(cl)
+		ctls, err = learned.New(cl)
 		if err != nil {
 			return nil, err
 		}
@@ -179,6 +184,9 @@ func (c *Comparison) runOne(ctx context.Context, policy string, seed uint64, sel
 	r := cl.Results()
 	if !r.Little.OK() {
 		return nil, fmt.Errorf("little's law does not hold: L=%g, lambda*W=%g (relative error %g): a simulator bug", r.Little.L, r.Little.Lambda*r.Little.W, r.Little.RelErr)
+	}
+	if c.OnRun != nil {
+		c.OnRun(policy, seed, r, ctls)
 	}
 	return r, nil
 }

@@ -30,17 +30,7 @@ type Learned struct {
 // scenario's autoscaled services, with the scenario's HPA as the fallback
 // for deployments whose inputs leave the trained range.
 func DRPCPolicy(p *drpc.Policy, sc *scenario.Scenario) Learned {
-	return Learned{Period: time.Duration(p.Period), New: func(*cluster.Cluster) ([]control.Controller, error) {
-		hpa, err := sc.Autoscalers("hpa")
-		if err != nil {
-			return nil, fmt.Errorf("drpc fallback: %w", err)
-		}
-		c, err := drpc.NewController(p, drpc.Options{Fallback: hpa})
-		if err != nil {
-			return nil, err
-		}
-		return []control.Controller{c}, nil
-	}}
+	return drpcLearned(p, sc, drpc.Options{})
 }
 
 // LBPolicy runs a trained load-balancing policy: fresh agents per run, each

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -21,13 +22,75 @@ tables, CSV files and HTML reports.`,
 		Example: "  shoal experiment distr-lb table3\n  shoal experiment distr-lb all --out out/distr-lb",
 		RunE: cl.action(func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usagef("want a paper (distr-lb)")
+				return usagef("want a paper (distr-lb or drpc)")
 			}
-			return usagef("unknown paper %q (want distr-lb)", args[0])
+			return usagef("unknown paper %q (want distr-lb or drpc)", args[0])
 		}),
 	}
 	cmd.FParseErrWhitelist.UnknownFlags = true
-	cmd.AddCommand(cl.experimentDistrLB())
+	cmd.AddCommand(cl.experimentDistrLB(), cl.experimentDRPC())
+	return cmd
+}
+
+func (cl *cli) experimentDRPC() *cobra.Command {
+	var (
+		out       string
+		seeds     int
+		budget    time.Duration
+		trainSeed uint64
+		quiet     bool
+	)
+	names := experiment.DRPCStudyNames()
+	cmd := &cobra.Command{
+		Use:   "drpc NAME|all",
+		Short: "DRPC paper: " + strings.Join(names, ", "),
+		Long: `Train DRPC on TrainTicket (or reuse DIR/policies), then compare it with the
+Kubernetes HPA, the Knative KPA and its own teacher acting alone, as the DRPC paper
+does: Fig. 3 (successful requests/s, failure rate and mean response time over five
+periods), Table 4 (response-time percentiles), the scalability fit and the
+computation table, each with 95% intervals over seeds. NAME is one of
+` + strings.Join(names, ", ") + `, or all:
+  surge        DRPC's motivating surge, 200 to 800 req/s within a minute
+  paper        the paper's 5000-minute Alibaba workload (scenario trainticket-alibaba)
+  mixchange    users move from searching to buying; the retraining notifier
+  sensitivity  policies trained with equation 2's weight 1 (the paper's), 8 and 30
+The FIRM-like and CoScal-like baselines are not built yet.`,
+		Example: `  shoal experiment drpc surge --budget 12m
+  shoal experiment drpc all --out out/drpc --seeds 5`,
+		Args:      exactArgs(1, "one study name or all"),
+		ValidArgs: append(names, "all"),
+	}
+	f := cmd.Flags()
+	f.StringVar(&out, "out", "out/drpc", "results `DIR`; policies in DIR/policies are reused")
+	f.IntVar(&seeds, "seeds", 5, "evaluation seeds")
+	f.DurationVar(&budget, "budget", 12*time.Minute, "wall time of each policy's teacher training")
+	f.Uint64Var(&trainSeed, "train-seed", 1, "training seed")
+	f.BoolVar(&quiet, "quiet", false, "no progress lines")
+	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
+		if seeds <= 0 || budget <= 0 {
+			return usagef("--seeds and --budget must be positive")
+		}
+		studies := names
+		if args[0] != "all" {
+			if !slices.Contains(names, args[0]) {
+				return usagef("unknown drpc experiment %q (known: %s, all)", args[0], strings.Join(names, ", "))
+			}
+			studies = []string{args[0]}
+		}
+		for _, n := range studies {
+			s := experiment.DRPCStudies()[n]
+			s.Dir, s.PolicyDir = filepath.Join(out, n), filepath.Join(out, "policies")
+			s.Seeds, s.TrainSeed, s.Budget, s.Now = seeds, trainSeed, budget, time.Now
+			if !quiet {
+				s.Log = cl.stderr
+			}
+			if err := s.Run(cmd.Context(), cl.stdout); err != nil {
+				return err
+			}
+			fmt.Fprintf(cl.stdout, "wrote %s (report.html, drpc.json, summary.csv)\n\n", s.Dir)
+		}
+		return nil
+	})
 	return cmd
 }
 

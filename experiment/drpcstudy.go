@@ -1,0 +1,197 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/shoal-project/shoal/control/drpc"
+	"github.com/shoal-project/shoal/envs/drpcenv"
+	"github.com/shoal-project/shoal/experiment/report"
+	"github.com/shoal-project/shoal/scenario"
+	"github.com/shoal-project/shoal/workload"
+)
+
+// DRPCStudy reproduces one of the DRPC paper's comparisons: it trains a
+// DRPC policy on the training workloads (or reuses one from PolicyDir),
+// then runs the baselines, the teacher alone and DRPC on the study's
+// workload, the same arrivals for every policy.
+type DRPCStudy struct {
+	Name string
+	// Scenario is the application (TrainTicket) and its workload.
+	Scenario string
+	// Arrivals, if set, replaces every source's arrivals, keeping the mix.
+	Arrivals *workload.ProcessSpec
+	// Horizon of the evaluation (0: the scenario's).
+	Horizon time.Duration
+	// Weights, if set, trains one policy per equation-2 weight and compares
+	// them (the sensitivity study); otherwise one policy with the default.
+	Weights []float64
+	// Retrain lets the students hand over to the teacher when the
+	// notifier fires (the mix-change study).
+	Retrain bool
+
+	Dir, PolicyDir string
+	Seeds          int
+	TrainSeed      uint64
+	Budget         time.Duration // wall time of each policy's teacher training
+	Now            func() time.Time
+	Log            io.Writer
+}
+
+// DRPCStudies are the studies of `shoal experiment drpc`, by name.
+func DRPCStudies() map[string]DRPCStudy {
+	tt, _ := scenario.Lookup("trainticket")
+	surge := drpcenv.Surge(tt, 4)
+	return map[string]DRPCStudy{
+		"surge":       {Name: "surge", Scenario: "trainticket", Arrivals: &surge, Horizon: 10 * time.Minute},
+		"paper":       {Name: "paper", Scenario: "trainticket-alibaba"},
+		"mixchange":   {Name: "mixchange", Scenario: "trainticket-mixchange", Retrain: true},
+		"sensitivity": {Name: "sensitivity", Scenario: "trainticket", Arrivals: &surge, Horizon: 10 * time.Minute, Weights: []float64{1, 8, 30}},
+	}
+}
+
+// DRPCStudyNames lists the studies, sorted.
+func DRPCStudyNames() []string {
+	var names []string
+	for n := range DRPCStudies() {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Run trains (or loads) the policies, compares, and writes the tables,
+// results and report into Dir.
+func (s DRPCStudy) Run(ctx context.Context, w io.Writer) error {
+	sc, err := scenario.Lookup(s.Scenario)
+	if err != nil {
+		return fmt.Errorf("drpc %s: %w", s.Name, err)
+	}
+	train, err := scenario.Lookup("trainticket") // the training application, at its own rates
+	if err != nil {
+		return err
+	}
+	if s.Arrivals != nil {
+		if err := sc.SetArrivals(*s.Arrivals); err != nil {
+			return fmt.Errorf("drpc %s: arrivals: %w", s.Name, err)
+		}
+	}
+	if s.Horizon > 0 {
+		sc.SetHorizon(s.Horizon)
+	}
+	weights := s.Weights
+	if len(weights) == 0 {
+		weights = []float64{drpc.DefaultReward(train.SLO).UtilWeight}
+	}
+	learned := map[string]Learned{"hpa": TimedAutoscalers(sc, "hpa"), "kpa": TimedAutoscalers(sc, "kpa")}
+	params := map[string]int{}
+	policies := []string{"hpa", "kpa"}
+	for _, wt := range weights {
+		p, err := s.policy(ctx, train, wt)
+		if err != nil {
+			return err
+		}
+		name := "drpc"
+		if len(s.Weights) > 0 {
+			name = fmt.Sprintf("drpc/w=%g", wt)
+		} else {
+			learned["teacher"] = DRPCTeacher(p, sc)
+			params["teacher"] = teacherParams(p)
+			policies = append(policies, "teacher")
+		}
+		learned[name] = drpcLearned(p, sc, drpc.Options{Retrain: retrainPeriods(s.Retrain), Seed: s.TrainSeed})
+		params[name] = p.Parameters()
+		policies = append(policies, name)
+	}
+	cmp := Comparison{Scenario: sc, Policies: policies, Learned: learned, Seeds: s.Seeds}
+	s.logf("%s: evaluating %v on %s, %d seeds", s.Name, policies, sc.Name, max(s.Seeds, sc.Seeds))
+	res, figs, err := DRPCComparison(ctx, cmp, params)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "drpc %s: %s\n", s.Name, res.Header())
+	if err := WriteDRPCTables(w, figs); err != nil {
+		return err
+	}
+	meta := []report.KV{{Key: "study", Value: "drpc " + s.Name}, {Key: "training seed", Value: fmt.Sprint(s.TrainSeed)}}
+	if err := res.WriteFiles(s.Dir, meta); err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(s.Dir, "drpc.json"), func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(figs)
+	})
+}
+
+// retrainPeriods is how long the teacher takes over when the notifier
+// fires in the mix-change study: two minutes of 5 s periods.
+func retrainPeriods(on bool) int {
+	if on {
+		return 24
+	}
+	return 0
+}
+
+func teacherParams(p *drpc.Policy) int {
+	n := 0
+	for _, w := range p.Teacher().Params() {
+		n += len(w.Value.Data)
+	}
+	return n
+}
+
+// policy loads the study's policy for weight wt from PolicyDir, or trains
+// and saves it.
+func (s DRPCStudy) policy(ctx context.Context, sc *scenario.Scenario, wt float64) (*drpc.Policy, error) {
+	file := filepath.Join(s.PolicyDir, fmt.Sprintf("drpc-w%g-seed%d.policy", wt, s.TrainSeed))
+	if f, err := os.Open(file); err == nil {
+		defer f.Close()
+		p, err := drpc.ReadPolicy(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		s.logf("reusing %s", file)
+		return p, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	cfg := drpcenv.DefaultConfig()
+	cfg.Seed, cfg.Episodes = s.TrainSeed, 1000
+	cfg.Reward = drpc.DefaultReward(sc.SLO)
+	cfg.Reward.UtilWeight = wt
+	if s.Budget > 0 && s.Now != nil {
+		cfg.Deadline, cfg.Now = s.Now().Add(s.Budget), s.Now
+	}
+	cfg.Progress = func(e drpcenv.Episode) {
+		s.logf("train w=%g: episode %d %s reward %.3f SLO violations %.1f%%", wt, e.Index, e.Phase, e.Reward, 100*e.SLOViolations)
+	}
+	start := time.Now()
+	tr, err := drpcenv.Train(ctx, sc, cfg)
+	if err != nil {
+		return nil, err
+	}
+	tr.Policy.Provenance.WallSeconds = time.Since(start).Seconds()
+	if err := os.MkdirAll(s.PolicyDir, 0o755); err != nil {
+		return nil, err
+	}
+	tmp := file + ".tmp" // renamed into place: an interrupted run leaves no half-written policy
+	if err := writeFile(tmp, tr.Policy.Write); err != nil {
+		return nil, err
+	}
+	return tr.Policy, os.Rename(tmp, file)
+}
+
+func (s DRPCStudy) logf(format string, a ...any) {
+	if s.Log != nil {
+		fmt.Fprintf(s.Log, format+"\n", a...)
+	}
+}
