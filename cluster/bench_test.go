@@ -56,13 +56,19 @@ func BenchmarkCallGraph(b *testing.B) {
 // TestSteadyStateAllocs checks that, once warm, simulating requests and
 // observing the system allocate nothing.
 func TestSteadyStateAllocs(t *testing.T) {
-	for name, cfg := range map[string]*Config{"lb farm": lbFarm(0.8), "call graph": crnCfg()} {
+	users := crnCfg()
+	// Retries of 429s, and per-try timeouts too long to start a retry storm.
+	users.Services[1].Concurrency, users.Services[1].Queue = 2, 1
+	users.Services[1].Route = Route{PerTryTimeout: 200 * time.Millisecond, Retries: 2, RetryOn: []string{"timeout", "429"}}
+	users.Sources = append(users.Sources, Source{Name: "users", Class: "page", Users: Users{Count: 20},
+		Think: workload.DistSpec{Dist: "exp", Mean: 0.1}})
+	for name, cfg := range map[string]*Config{"lb farm": lbFarm(0.8), "call graph": crnCfg(), "retries and users": users} {
 		cl, err := New(cfg, Options{Seed: 1, Policy: "lsq", Horizon: time.Hour, SamplePeriod: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var snap metrics.Snapshot
-		cl.RunUntil(10 * time.Second)
+		cl.RunUntil(time.Minute) // long enough for the pools to reach their high-water marks
 		cl.Observe(&snap)
 		before := cl.Results().ArrivedAll
 		allocs := testing.AllocsPerRun(20, func() {
@@ -71,6 +77,9 @@ func TestSteadyStateAllocs(t *testing.T) {
 		})
 		if n := cl.Results().ArrivedAll - before; allocs != 0 || n < 100 {
 			t.Errorf("%s: %v allocations per 100 ms (%d requests)", name, allocs, n)
+		}
+		if name == "retries and users" && snap.Services[1].Retries == 0 {
+			t.Errorf("%s: no retries", name)
 		}
 	}
 }

@@ -2,9 +2,12 @@ package cluster
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"time"
 
 	"github.com/shoal-project/shoal/control/lb"
+	"github.com/shoal-project/shoal/metrics"
 	"github.com/shoal-project/shoal/sim"
 	"github.com/shoal-project/shoal/workload"
 )
@@ -32,7 +35,8 @@ func New(cfg *Config, opt Options) (*Cluster, error) {
 		opt.Traces = workload.NewTraces("")
 	}
 	streams := sim.NewStreams(opt.Seed)
-	cl := &Cluster{opt: opt, svcByName: map[string]*service{}, lbByName: map[string]*lbPoint{}, prices: cfg.Prices, slo: cfg.SLO}
+	cl := &Cluster{opt: opt, svcByName: map[string]*service{}, lbByName: map[string]*lbPoint{}, prices: cfg.Prices, slo: cfg.SLO,
+		retryRng: streams.Stream("retries")}
 	if cl.prices == (Prices{}) {
 		cl.prices = DefaultPrices()
 	}
@@ -52,6 +56,7 @@ func New(cfg *Config, opt Options) (*Cluster, error) {
 			cl: cl, idx: i, name: sc.Name, cfg: sc, loc: cl.locOrFirst(sc.Location),
 			cpuLimit: or(sc.CPU, 1), memLimit: sc.MemoryMB, memBase: sc.MemoryBaseMB, memPerCall: sc.MemoryPerCallMB,
 			concurrency: sc.Concurrency, queueLimit: sc.Queue, minReplicas: sc.MinReplicas, maxReplicas: sc.MaxReplicas,
+			route: sc.Route.resolve(),
 		}
 		s.period.Name = sc.Name
 		cl.services = append(cl.services, s)
@@ -152,7 +157,7 @@ func (cl *Cluster) buildClass(c *Class, path string) (*class, error) {
 	if slo == 0 {
 		slo = cl.slo
 	}
-	return &class{name: c.Name, timeout: c.Timeout, slo: slo, root: root}, nil
+	return &class{name: c.Name, timeout: c.Timeout, slo: slo, root: root, period: metrics.ClassStats{Name: c.Name}}, nil
 }
 
 func (cl *Cluster) buildCall(c *Call, path string) (*callNode, error) {
@@ -185,9 +190,29 @@ func (cl *Cluster) buildCall(c *Call, path string) (*callNode, error) {
 }
 
 func (cl *Cluster) buildSources(cfg *Config, streams sim.Streams) error {
+	classes := map[string]*class{}
+	for _, c := range cl.classes {
+		classes[c.name] = c
+	}
 	for i := range cfg.Sources {
 		sc := &cfg.Sources[i]
 		path := fmt.Sprintf("sources[%d]", i)
+		src := &source{cl: cl, name: sc.Name, class: classes[sc.Class]}
+		src.ev = simEvent(src, 0)
+		if sc.LB != "" {
+			src.lb = cl.lbByName[sc.LB]
+			src.loc = src.lb.loc
+		}
+		if sc.Location != "" {
+			src.loc = cl.locIndex(sc.Location)
+		}
+		cl.sources = append(cl.sources, src)
+		if sc.Users.IsSet() {
+			if err := src.buildUsers(sc, classes, streams.Stream("source/"+sc.Name+"/users")); err != nil {
+				return fmt.Errorf("%s.%w", path, err)
+			}
+			continue
+		}
 		var rate float64
 		if i < len(cl.opt.Rates) {
 			rate = cl.opt.Rates[i]
@@ -196,29 +221,62 @@ func (cl *Cluster) buildSources(cfg *Config, streams sim.Streams) error {
 		if err != nil {
 			return fmt.Errorf("%s.arrivals: %w", path, err)
 		}
-		var cls *class
-		for j, c := range cfg.Classes {
-			if c.Name == sc.Class {
-				cls = cl.classes[j]
-			}
-		}
-		src := &source{cl: cl, name: sc.Name, class: cls, proc: proc,
-			arrRng: streams.Stream("source/" + sc.Name + "/arrivals"),
-			reqRng: streams.Stream("source/" + sc.Name + "/requests")}
-		src.ev = simEvent(src, 0)
-		if sc.LB != "" {
-			src.lb = cl.lbByName[sc.LB]
-			src.loc = src.lb.loc
-		} else {
-			src.lb = cls.root.svc.lb
-		}
-		if sc.Location != "" {
-			src.loc = cl.locIndex(sc.Location)
-		}
-		cl.sources = append(cl.sources, src)
+		src.proc = proc
+		src.arrRng = streams.Stream("source/" + sc.Name + "/arrivals")
+		src.reqRng = streams.Stream("source/" + sc.Name + "/requests")
 		if first, ok := proc.Next(0, src.arrRng); ok && first < cl.opt.Horizon {
 			cl.k.Schedule(&src.ev, first)
 		}
+	}
+	return nil
+}
+
+// buildUsers makes a closed-loop source's users, each with its own stream
+// seeded from st, and starts the ones the level includes at time 0.
+func (s *source) buildUsers(sc *Source, classes map[string]*class, st *rand.Rand) error {
+	visit := sc.Visit
+	if len(visit) == 0 {
+		visit = []string{sc.Class}
+	}
+	for _, name := range visit {
+		s.visit = append(s.visit, classes[name])
+	}
+	d, err := sc.Think.BuildWith(s.cl.opt.Traces)
+	if err != nil {
+		return fmt.Errorf("think: %w", err)
+	}
+	if !(d.Mean() > 0) {
+		return fmt.Errorf("think: mean must be > 0, got %g", d.Mean())
+	}
+	s.think = d
+	n := sc.Users.Count
+	if sc.Users.Over != nil {
+		p, err := sc.Users.Over.BuildWith(0, s.cl.opt.Traces)
+		if err != nil {
+			return fmt.Errorf("users: %w", err)
+		}
+		var ok bool
+		if s.level, ok = p.(*workload.SeriesReplay); !ok {
+			return fmt.Errorf("users: must be a rate series (kind series, or a trace of rates), got recorded instants")
+		}
+		n = int(math.Round(s.level.Peak()))
+	}
+	s.users = make([]*user, n)
+	for k := range s.users {
+		u := &user{src: s, idx: k, idle: true}
+		u.pcg.Seed(st.Uint64(), st.Uint64())
+		u.rng = rand.New(&u.pcg)
+		u.ev = simEvent(u, 0)
+		s.users[k] = u
+	}
+	if s.level != nil {
+		s.setLevel(0)
+		return nil
+	}
+	s.active = n
+	for _, u := range s.users {
+		u.idle = false
+		u.done(0)
 	}
 	return nil
 }

@@ -14,7 +14,8 @@ const (
 	evArrive  = iota // the request reaches the instance (after half the RTT)
 	evIODone         // a pure-delay I/O phase ends
 	evRespond        // the response reaches the caller (after the other half of the RTT)
-	evTimeout        // the client's timeout (root calls only)
+	evGiveUp         // the caller's per-try or route timeout (on tev)
+	evRetry          // the back-off before a retry ends
 )
 
 // Where a call is at its instance.
@@ -36,22 +37,79 @@ const (
 	failNoCapacity
 )
 
-// call is one call to a service, pooled. The root call of a request also
-// carries the request's state.
+// countFailure adds one failure of the given kind to f.
+func countFailure(f *metrics.Failures, kind uint8) {
+	switch kind {
+	case failTimeout:
+		f.Timeout++
+	case failRejected:
+		f.Rejected++
+	case failOOM:
+		f.OOM++
+	case failNoCapacity:
+		f.NoCapacity++
+	}
+}
+
+// request is one request of a class from its arrival to its outcome: the
+// client's side, which outlives retried root attempts. Pooled.
+type request struct {
+	cl       *Cluster
+	class    *class
+	user     *user // the closed-loop user waiting for the outcome (nil: open loop)
+	start    time.Duration
+	counted  bool // arrived after warm-up: counts in the results
+	timedOut bool
+	tev      sim.Event // the client's timeout
+}
+
+// Handle implements sim.Handler: the client's timeout.
+func (r *request) Handle(now time.Duration, _ int) {
+	r.timedOut = true
+	r.class.period.Failures.Timeout++
+	if r.counted {
+		r.cl.res.Failures.Timeout++
+		r.class.failures.Timeout++
+	}
+	if r.user != nil {
+		r.user.done(now)
+	}
+}
+
+func (cl *Cluster) newRequest() *request {
+	if n := len(cl.freeReqs); n > 0 {
+		r := cl.freeReqs[n-1]
+		cl.freeReqs = cl.freeReqs[:n-1]
+		return r
+	}
+	r := &request{cl: cl}
+	r.tev.Handler = r
+	return r
+}
+
+func (cl *Cluster) freeRequest(r *request) {
+	*r = request{cl: cl, tev: sim.Event{Handler: r}}
+	cl.freeReqs = append(cl.freeReqs, r)
+}
+
+// call is one attempt of a call to a service, pooled.
 //
 // Life of a call: start (demand sampled, LB point picks an instance, in-flight
 // counted) → arrive at the instance after half the RTT (admit, queue or
 // reject) → local phases → stages of child calls → respond (release the
 // admission slot) → deliver to the caller after the other half of the RTT
 // (the LB point counts the completion) → the parent continues, or the request
-// ends. A call whose instance is OOM-killed while it waits for children
-// responds at once with the failure; its children finish in the background
-// and are discarded (the call object lives on as a "zombie" until they are
-// back).
+// ends; a failed attempt may be retried instead. A call whose instance is
+// OOM-killed while it waits for children responds at once with the failure;
+// its children finish in the background and are discarded (the call object
+// lives on as a "zombie" until they are back). An attempt its caller gave up
+// on (a per-try or route timeout) is abandoned: it loses its caller, and its
+// work goes on and is discarded.
 type call struct {
 	cl     *Cluster
 	id     uint64
-	parent *call
+	parent *call    // the call waiting for it (nil: a root or abandoned attempt)
+	req    *request // the request of a root attempt (nil: not a root, or abandoned)
 	node   *callNode
 
 	inst *instance
@@ -62,11 +120,14 @@ type call struct {
 	fail uint8 // why it failed (failNone when it did not)
 
 	held      bool          // holds an admission slot at inst
+	degraded  bool          // an optional call below it was skipped or failed
 	repliedAt time.Duration // when the instance answered (task duration ends)
 	replied   bool          // responded: its caller no longer waits on its work
 	delivered bool          // the response reached the caller; freed once no child is pending
 
-	start     time.Duration // when the call was made
+	start     time.Duration // when the attempt was sent
+	deadline  time.Duration // the route timeout of all attempts (0 = none)
+	attempt   int32         // 0, then n for the n-th retry
 	cpu, io   float64       // total demand of this call's local work
 	phase     int32         // next phase: even = CPU, odd = I/O
 	pending   int32         // outstanding child calls of the current stage
@@ -75,21 +136,19 @@ type call struct {
 	hidx      int     // index in a psQueue heap
 	aidx      int     // index in the instance's admitted list
 	ev        sim.Event
+	tev       sim.Event // the caller's per-try or route timeout
 
 	// pcg is the own random stream of a call with stages: its demands, its
 	// probabilistic and choice stages and its children's demands and seeds.
-	// It is seeded from the creator's stream (the source's for a root, the
-	// parent's for a child) in a fixed order, so the whole request is common
-	// random numbers across policies, whatever the timing. A leaf call draws
-	// its demand from its creator's stream and needs no stream of its own.
-	pcg rand.PCG
-	rng *rand.Rand // over pcg
-
-	// root only
-	class    *class
-	counted  bool // arrived after warm-up: counts in the results
-	timedOut bool
-	tev      sim.Event
+	// It is seeded (seed) from the creator's stream (the source's or user's
+	// for a root, the parent's for a child) in a fixed order, so the whole
+	// request is common random numbers across policies, whatever the
+	// timing; a retry reseeds it and replays the same call tree. A leaf call
+	// draws its demand from its creator's stream and needs no stream of its
+	// own.
+	pcg  rand.PCG
+	seed [2]uint64
+	rng  *rand.Rand // over pcg
 }
 
 func (cl *Cluster) newCall() *call {
@@ -102,11 +161,11 @@ func (cl *Cluster) newCall() *call {
 		c.rng = rand.New(&c.pcg)
 		c.ev.Handler = c
 		c.tev.Handler = c
-		c.tev.Arg = evTimeout
+		c.tev.Arg = evGiveUp
 	}
 	cl.nextID++
 	c.id = cl.nextID
-	c.hidx, c.aidx = -1, -1
+	c.hidx, c.aidx, c.slot = -1, -1, -1
 	c.start = cl.k.Now()
 	return c
 }
@@ -116,7 +175,7 @@ func (cl *Cluster) freeCall(c *call) {
 	*c = call{cl: cl, rng: rng}
 	c.ev.Handler = c
 	c.tev.Handler = c
-	c.tev.Arg = evTimeout
+	c.tev.Arg = evGiveUp
 	cl.free = append(cl.free, c)
 }
 
@@ -134,13 +193,37 @@ func (c *call) Handle(now time.Duration, arg int) {
 		c.inst.runPhase(c)
 	case evRespond:
 		c.cl.deliver(c)
-	case evTimeout:
-		c.timedOut = true
-		if c.counted {
-			c.cl.res.Failures.Timeout++
-			c.class.failures.Timeout++
-		}
+	case evGiveUp:
+		c.cl.giveUp(c)
+	case evRetry:
+		c.cl.resend(c)
 	}
+}
+
+// arrive starts a request of class cls from a client at location from,
+// through LB point p, with demands drawn from rng; u is the closed-loop
+// user waiting for it, if any.
+func (cl *Cluster) arrive(cls *class, p *lbPoint, from int32, rng *rand.Rand, u *user) {
+	now := cl.k.Now()
+	r := cl.newRequest()
+	r.class, r.user, r.start = cls, u, now
+	r.counted = now >= cl.opt.Warmup
+	if r.counted {
+		cl.res.Arrivals++
+		cls.arrivals++
+	}
+	cls.period.Arrivals++
+	cl.requests.arrivals++
+	cl.res.ArrivedAll++
+	cl.inSystem.add(now, 1)
+	cl.liveStarts += secs(now)
+	if cls.timeout > 0 {
+		cl.k.After(&r.tev, cls.timeout)
+	}
+	c := cl.newCall()
+	c.req = r
+	c.node = cls.root
+	cl.start(c, p, from, rng)
 }
 
 // call makes a downstream call of parent.
@@ -151,14 +234,29 @@ func (cl *Cluster) call(parent *call, n *callNode) {
 	cl.start(c, n.svc.lb, parent.inst.loc, parent.rng)
 }
 
-// start sends call c from location from through LB point p. Its demand and,
-// if it has stages, the seed of its own stream come from rng, its creator's
-// stream (the source's for a root call, the parent's for a child), at its
-// creation; a leaf call needs no stream of its own.
+// start sends the first attempt of call c from location from through LB
+// point p. Its demand and, if it has stages, the seed of its own stream
+// come from rng, its creator's stream (the source's or user's for a root
+// call, the parent's for a child), at its creation.
 func (cl *Cluster) start(c *call, p *lbPoint, from int32, rng *rand.Rand) {
+	if len(c.node.stages) > 0 {
+		c.seed = [2]uint64{rng.Uint64(), rng.Uint64()}
+	}
+	c.demand(rng)
+	c.from = from
+	c.lbp = p
+	if t := c.node.svc.route.timeout; t > 0 {
+		c.deadline = cl.k.Now() + t
+	}
+	cl.send(c)
+}
+
+// demand seeds the own stream of a call with stages and samples the call's
+// demand: from that stream, or from rng, its creator's, for a leaf.
+func (c *call) demand(rng *rand.Rand) {
 	n := c.node
 	if len(n.stages) > 0 {
-		c.pcg.Seed(rng.Uint64(), rng.Uint64())
+		c.pcg.Seed(c.seed[0], c.seed[1])
 		rng = c.rng
 	}
 	if n.cpu != nil {
@@ -167,14 +265,35 @@ func (cl *Cluster) start(c *call, p *lbPoint, from int32, rng *rand.Rand) {
 	if n.io != nil {
 		c.io = n.io.Sample(rng)
 	}
-	c.from = from
-	c.lbp = p
+}
+
+// skipDraws consumes from rng what a call to n would have drawn, so that a
+// call skipped by brownout leaves its siblings' demands as they were.
+func (n *callNode) skipDraws(rng *rand.Rand) {
+	if len(n.stages) > 0 {
+		rng.Uint64()
+		rng.Uint64()
+		return
+	}
+	if n.cpu != nil {
+		n.cpu.Sample(rng)
+	}
+	if n.io != nil {
+		n.io.Sample(rng)
+	}
+}
+
+// send makes an attempt of call c: its LB point picks an instance, the
+// caller's per-try or route timeout starts, and the call travels there.
+func (cl *Cluster) send(c *call) {
+	now := cl.k.Now()
+	c.start = now
 	if cl.onStart != nil {
 		cl.onStart(c)
 	}
+	p := c.lbp
 	j := p.sel.Select(&p.view, lb.Request{CPU: c.cpu, IO: c.io})
 	if j < 0 || j >= len(p.svc.slots) || p.svc.slots[j] == nil {
-		c.slot = -1
 		p.svc.period.Failures.NoCapacity++
 		c.fail = failNoCapacity
 		cl.respond(c)
@@ -184,11 +303,18 @@ func (cl *Cluster) start(c *call, p *lbPoint, from int32, rng *rand.Rand) {
 	p.view.InFlight[j]++
 	p.stats[j].Sent++
 	if p.fb != nil {
-		p.fb.Sent(cl.k.Now(), j)
+		p.fb.Sent(now, j)
+	}
+	if rt := &p.svc.route; rt.perTry > 0 || c.deadline > 0 {
+		at := c.deadline
+		if rt.perTry > 0 && (at == 0 || now+rt.perTry < at) {
+			at = now + rt.perTry
+		}
+		cl.k.Schedule(&c.tev, at)
 	}
 	inst := p.svc.slots[j]
 	c.inst = inst
-	if d := cl.rtt[from][inst.loc]; d > 0 {
+	if d := cl.rtt[c.from][inst.loc]; d > 0 {
 		inst.transit++
 		c.ev.Arg = evArrive
 		cl.k.After(&c.ev, d/2)
@@ -197,18 +323,88 @@ func (cl *Cluster) start(c *call, p *lbPoint, from int32, rng *rand.Rand) {
 	inst.arrive(c)
 }
 
+// giveUp is the caller's per-try or route timeout of attempt c: the LB point
+// lets go of it, the service counts a Timeout, and the caller retries or
+// takes the failure. The attempt is abandoned: its work goes on and is
+// discarded.
+func (cl *Cluster) giveUp(c *call) {
+	c.node.svc.period.Failures.Timeout++
+	cl.lbDone(c)
+	p, r := c.parent, c.req
+	c.parent, c.req = nil, nil
+	if !cl.retry(c, p, r, failTimeout) {
+		cl.settle(p, r, c.node, failTimeout, false)
+	}
+}
+
+// retry sends call c again, to its caller p (or request r), if its route
+// allows: retries left, kind in retry_on, the route timeout not passed, and
+// the caller still waiting. The new attempt has the same demand and call
+// tree and goes to a fresh pick of the LB point after Envoy's back-off.
+func (cl *Cluster) retry(c, p *call, r *request, kind uint8) bool {
+	rt := &c.node.svc.route
+	now := cl.k.Now()
+	if int(c.attempt) >= rt.retries || rt.retryOn&(1<<kind) == 0 || (p != nil && p.replied) ||
+		(c.deadline > 0 && now >= c.deadline) {
+		return false
+	}
+	n := cl.newCall()
+	n.parent, n.req, n.node, n.lbp, n.from = p, r, c.node, c.lbp, c.from
+	n.attempt, n.deadline, n.seed = c.attempt+1, c.deadline, c.seed
+	if len(n.node.stages) > 0 {
+		n.demand(nil)
+	} else {
+		n.cpu, n.io = c.cpu, c.io
+	}
+	c.node.svc.period.Retries++
+	at := now + backoff(n.attempt, cl.retryRng)
+	if n.deadline > 0 && at > n.deadline {
+		at = n.deadline
+	}
+	n.ev.Arg = evRetry
+	cl.k.Schedule(&n.ev, at)
+	return true
+}
+
+// Envoy's retry back-off (envoy/source/common/common/backoff_strategy.cc,
+// JitteredExponentialBackOffStrategy, with the router's defaults): retry n
+// waits a uniform random whole number of milliseconds below (2^n - 1) x
+// 25 ms, at most 250 ms (ten times the base); the factor stops growing
+// once it passes the maximum. The router doc's "the first retry will be
+// delayed randomly between 0-24ms, the 2nd between 0-74ms, the 3rd between
+// 0-174ms".
+const (
+	backoffBaseMs = 25
+	backoffMaxMs  = 10 * backoffBaseMs
+)
+
+func backoff(n int32, rng *rand.Rand) time.Duration {
+	span := uint64(backoffBaseMs)
+	for k := int32(1); k < n && span <= backoffMaxMs; k++ {
+		span = 2*span + backoffBaseMs // (2^(k+1) - 1) x base
+	}
+	return time.Duration(min(rng.Uint64N(span), backoffMaxMs)) * time.Millisecond
+}
+
+// resend sends retry c after its back-off, or fails it with a timeout when
+// the route timeout ran out meanwhile or its caller is gone (OOM-killed).
+func (cl *Cluster) resend(c *call) {
+	expired := c.deadline > 0 && cl.k.Now() >= c.deadline
+	if expired || (c.parent != nil && c.parent.replied) {
+		if expired {
+			c.node.svc.period.Failures.Timeout++
+		}
+		c.fail = failTimeout
+		cl.respond(c)
+		return
+	}
+	cl.send(c)
+}
+
 // refuse ends a call at its instance without serving it.
 func (cl *Cluster) refuse(c *call, kind uint8) {
 	c.fail = kind
-	f := &c.lbp.svc.period.Failures
-	switch kind {
-	case failRejected:
-		f.Rejected++
-	case failOOM:
-		f.OOM++
-	case failNoCapacity:
-		f.NoCapacity++
-	}
+	countFailure(&c.lbp.svc.period.Failures, kind)
 	cl.respond(c)
 }
 
@@ -235,41 +431,73 @@ func (cl *Cluster) respond(c *call) {
 }
 
 // deliver hands the response of c to its caller: the LB point counts it, and
-// the parent continues, or the request ends.
+// the caller retries, or takes the outcome.
 func (cl *Cluster) deliver(c *call) {
-	if p := c.lbp; p != nil && c.slot >= 0 {
-		// A slot reused by a new instance belongs to it: stale responses of
-		// the old one do not touch its counts.
-		if p.svc.slots[c.slot] == c.inst {
-			p.view.InFlight[c.slot]--
-			st := &p.stats[c.slot]
-			st.Completions++
-			if c.fail == failNone {
-				st.Latency.Add(secs(cl.k.Now() - c.start))
-			}
-			if p.fb != nil {
-				now := cl.k.Now()
-				p.fb.Done(now, int(c.slot), c.repliedAt-c.start, now-c.start)
-			}
-		}
-		c.slot = -1
+	cl.k.Cancel(&c.tev)
+	cl.lbDone(c)
+	p, r := c.parent, c.req
+	c.parent, c.req = nil, nil
+	waited := p != nil || r != nil // not abandoned
+	if waited && c.fail != failNone && cl.retry(c, p, r, c.fail) {
+		waited = false
 	}
-	p := c.parent
-	if p == nil {
-		cl.finishRequest(c)
+	fail, degraded, n := c.fail, c.degraded, c.node
+	cl.release(c)
+	if waited {
+		cl.settle(p, r, n, fail, degraded)
+	}
+}
+
+// lbDone tells the LB point of attempt c that it is over: its response is
+// back, or the caller gave up on it.
+func (cl *Cluster) lbDone(c *call) {
+	p := c.lbp
+	if p == nil || c.slot < 0 {
 		return
 	}
-	c.parent = nil
-	if c.fail != failNone && !c.node.optional && p.fail == failNone && !p.replied {
-		p.fail = c.fail
+	// A slot reused by a new instance belongs to it: stale responses of the
+	// old one do not touch its counts.
+	if p.svc.slots[c.slot] == c.inst {
+		now := cl.k.Now()
+		p.view.InFlight[c.slot]--
+		st := &p.stats[c.slot]
+		st.Completions++
+		task := now - c.start
+		if c.replied {
+			task = c.repliedAt - c.start
+			if c.fail == failNone {
+				st.Latency.Add(secs(now - c.start))
+			}
+		}
+		if p.fb != nil {
+			p.fb.Done(now, int(c.slot), task, now-c.start)
+		}
 	}
-	cl.release(c)
+	c.slot = -1
+}
+
+// settle hands the outcome of a call to node n to its caller: the parent
+// continues with its stages, or the request r ends. A failed optional call,
+// or a degraded one, degrades the parent; a failed required call fails it.
+func (cl *Cluster) settle(p *call, r *request, n *callNode, fail uint8, degraded bool) {
+	if r != nil {
+		cl.finishRequest(r, fail, degraded)
+		return
+	}
 	if p.replied { // p was killed and answered already: discard
 		p.pending--
 		if p.pending == 0 && p.delivered {
 			cl.freeCall(p)
 		}
 		return
+	}
+	switch {
+	case fail == failNone:
+		p.degraded = p.degraded || degraded
+	case n.optional:
+		p.degraded = true
+	case p.fail == failNone:
+		p.fail = fail
 	}
 	p.pending--
 	if p.pending == 0 {
@@ -286,45 +514,54 @@ func (cl *Cluster) release(c *call) {
 	}
 }
 
-// finishRequest records a request whose response reached the client.
-func (cl *Cluster) finishRequest(c *call) {
+// finishRequest records the outcome of request r, whose response reached
+// the client (or whose root call failed for good).
+func (cl *Cluster) finishRequest(r *request, fail uint8, degraded bool) {
 	now := cl.k.Now()
-	cl.k.Cancel(&c.tev)
+	cl.k.Cancel(&r.tev)
 	cl.inSystem.add(now, -1)
-	cl.liveStarts -= secs(c.start)
-	cl.res.sojourn += secs(now - c.start)
+	cl.liveStarts -= secs(r.start)
+	lat := secs(now - r.start)
+	cl.res.sojourn += lat
 	cl.res.finished++
-	ok := c.fail == failNone && !c.timedOut
+	ok := fail == failNone && !r.timedOut
 	if ok && now >= cl.opt.Warmup && now <= cl.opt.Horizon {
 		cl.res.doneInWindow++
 	}
-	cl.requests.record(ok, secs(now-c.start), c.class.slo)
-	if c.counted {
-		cls := c.class
-		switch {
-		case c.timedOut: // counted when the client gave up
-		case c.fail != failNone:
-			var f metrics.Failures
-			switch c.fail {
-			case failRejected:
-				f.Rejected = 1
-			case failOOM:
-				f.OOM = 1
-			case failNoCapacity:
-				f.NoCapacity = 1
-			}
-			cl.res.Failures.Add(f)
-			cls.failures.Add(f)
-		default:
-			cls.latency.Record(secs(now - c.start)) // merged into Results.Latency by Drain
+	cls := r.class
+	cl.requests.record(ok, lat, cls.slo)
+	switch per := &cls.period; {
+	case r.timedOut: // counted when the client gave up
+	case fail != failNone:
+		countFailure(&per.Failures, fail)
+		if r.counted {
+			countFailure(&cl.res.Failures, fail)
+			countFailure(&cls.failures, fail)
+		}
+	default:
+		per.Completions++
+		per.Latency.Add(lat)
+		per.LatencyHist.Record(lat)
+		if degraded {
+			per.Degraded++
+		}
+		if r.counted {
+			cls.latency.Record(lat) // merged into Results.Latency by Drain
 			cl.res.Completed++
-			if cls.slo > 0 && now-c.start > cls.slo {
+			if degraded {
+				cls.degraded++
+				cl.res.Degraded++
+			}
+			if cls.slo > 0 && now-r.start > cls.slo {
 				cls.slow++
 			}
 		}
 	}
-	if cl.onFinish != nil {
-		cl.onFinish(c)
+	if r.user != nil && !r.timedOut {
+		r.user.done(now)
 	}
-	cl.release(c)
+	if cl.onFinish != nil {
+		cl.onFinish(r, fail, degraded)
+	}
+	cl.freeRequest(r)
 }

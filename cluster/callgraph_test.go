@@ -1,10 +1,13 @@
 package cluster
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/shoal-project/shoal/control"
+	"github.com/shoal-project/shoal/workload"
 )
 
 // graph is a configuration whose class "c" executes root on services a..e
@@ -102,39 +105,99 @@ func TestProbabilisticCalls(t *testing.T) {
 	}
 }
 
-// TestBrownout checks that brownout of the caller cuts its optional calls
-// (and only those) and that turning it off restores them.
+// TestBrownout checks callee-side brownout: calls to a browned-out optional
+// service are skipped (in plain and choice stages), the request is degraded,
+// not failed, turning it off restores the calls, and only optional services
+// can be browned out.
 func TestBrownout(t *testing.T) {
 	root := Call{Service: "a", CPU: det(0.125), Stages: []Stage{
 		{Calls: []Call{{Service: "b", CPU: det(0.5), Optional: true}, {Service: "c", CPU: det(0.25)}}},
 		{Choice: true, Calls: []Call{{Service: "d", CPU: det(0.25), Optional: true}}},
 	}}
-	cl := build(t, graph(root), Options{Seed: 1})
+	cfg := graph(root)
+	cfg.Services[1].Optional, cfg.Services[3].Optional = true, true // b, d
+	cl := build(t, cfg, Options{Seed: 1})
 	fin := record(cl)
 	feed(cl, 0, sec(1), sec(3), sec(5))
 	cl.RunUntil(sec(2))
-	if err := cl.Apply(cl.Now(), control.SetBrownout{Service: "a", On: true}); err != nil {
-		t.Fatal(err)
+	apply(t, cl, control.SetBrownout{Service: "b", On: true})
+	apply(t, cl, control.SetBrownout{Service: "d", On: true})
+	s := observe(cl, sec(4))
+	if b, d := svcStats(t, s, "b"), svcStats(t, s, "d"); b.Skipped != 1 || d.Skipped != 1 || !b.Brownout || !d.Brownout {
+		t.Errorf("while browned out: b skipped %d (brownout %v), d skipped %d (brownout %v); want 1 each", b.Skipped, b.Brownout, d.Skipped, d.Brownout)
 	}
-	cl.RunUntil(sec(4))
-	if err := cl.Apply(cl.Now(), control.SetBrownout{Service: "a", On: false}); err != nil {
-		t.Fatal(err)
+	if a := svcStats(t, s, "a"); a.Degraded != 1 {
+		t.Errorf("a answered %d degraded calls, want 1", a.Degraded)
 	}
-	drain(t, cl)
+	if c := s.Classes[0]; c.Arrivals != 2 || c.Completions != 2 || c.Degraded != 1 {
+		t.Errorf("class period: %d arrivals, %d completions, %d degraded; want 2, 2, 1", c.Arrivals, c.Completions, c.Degraded)
+	}
+	apply(t, cl, control.SetBrownout{Service: "b", On: false})
+	apply(t, cl, control.SetBrownout{Service: "d", On: false})
+	r := drain(t, cl)
 	want := []time.Duration{sec(0.875), sec(0.375), sec(0.875)}
 	for i, d := range *fin {
-		if !near(d.latency(), want[i], 2) || d.fail != failNone {
-			t.Errorf("request %d: latency %v fail %d, want %v", i, d.latency(), d.fail, want[i])
+		if !near(d.latency(), want[i], 2) || d.fail != failNone || d.degraded != (i == 1) {
+			t.Errorf("request %d: latency %v fail %d degraded %v, want %v, degraded only the second", i, d.latency(), d.fail, d.degraded, want[i])
 		}
 	}
-	s := observe(cl, cl.Now())
-	for svc, n := range map[string]int64{"a": 3, "b": 2, "c": 3, "d": 2} {
+	if r.Completed != 3 || r.Degraded != 1 || r.Classes[0].Degraded != 1 || r.Failures.Total() != 0 {
+		t.Errorf("completed %d, degraded %d (class %d), failures %+v; want 3, 1, 1, none", r.Completed, r.Degraded, r.Classes[0].Degraded, r.Failures)
+	}
+	s = observe(cl, cl.Now())
+	for svc, n := range map[string]int64{"a": 1, "b": 1, "c": 1, "d": 1} {
 		if got := svcStats(t, s, svc).Arrivals; got != n {
-			t.Errorf("%s: %d calls, want %d", svc, got, n)
+			t.Errorf("%s: %d calls after brownout, want %d", svc, got, n)
 		}
+	}
+	if err := cl.Apply(cl.Now(), control.SetBrownout{Service: "c", On: true}); err == nil || !contains(err.Error(), `"c"`) {
+		t.Errorf("brownout of a service that is not optional: %v", err)
 	}
 	if err := cl.Apply(cl.Now(), control.SetBrownout{Service: "zz"}); err == nil {
 		t.Error("brownout of an unknown service: no error")
+	}
+}
+
+// TestBrownoutKeepsCommonRandomNumbers checks that skipping a call leaves
+// the demands of the others as they were: the calls to the services that
+// are never browned out are the same, demand for demand, with and without
+// brownout.
+func TestBrownoutKeepsCommonRandomNumbers(t *testing.T) {
+	exp := func(m float64) workload.DistSpec { return workload.DistSpec{Dist: "exp", Mean: m} }
+	root := Call{Service: "a", CPU: exp(0.01), Stages: []Stage{
+		{Calls: []Call{
+			{Service: "b", CPU: exp(0.01), Optional: true, Prob: 0.5},
+			{Service: "c", CPU: exp(0.01), Stages: []Stage{{Calls: []Call{{Service: "d", CPU: exp(0.01)}}}}},
+			{Service: "b", Optional: true, Stages: []Stage{{Calls: []Call{{Service: "e", CPU: exp(0.01)}}}}},
+		}},
+		{Calls: []Call{{Service: "d", IO: exp(0.01)}}},
+	}}
+	run := func(brownout bool) []string {
+		cfg := graph(root)
+		cfg.Services[1].Optional = true
+		cfg.Sources[0].Arrivals = poisson(50)
+		cl := build(t, cfg, Options{Seed: 3, Horizon: 20 * time.Second})
+		var calls []string
+		cl.onStart = func(c *call) {
+			if s := c.node.svc.name; s != "b" && s != "e" {
+				calls = append(calls, fmt.Sprintf("%s %.17g %.17g", s, c.cpu, c.io))
+			}
+		}
+		if brownout {
+			cl.RunUntil(5 * time.Second)
+			apply(t, cl, control.SetBrownout{Service: "b", On: true})
+		}
+		cl.RunUntil(20 * time.Second)
+		r := drain(t, cl)
+		if brownout != (r.Degraded > 0) {
+			t.Errorf("brownout %v: %d degraded requests", brownout, r.Degraded)
+		}
+		slices.Sort(calls)
+		return calls
+	}
+	a, b := run(false), run(true)
+	if len(a) < 1000 || !slices.Equal(a, b) {
+		t.Errorf("brownout changed the other calls: %d vs %d", len(a), len(b))
 	}
 }
 
@@ -161,11 +224,11 @@ func TestFailurePropagation(t *testing.T) {
 			{Calls: []Call{{Service: "b", CPU: det(1)}}},
 			{Calls: []Call{{Service: "c", CPU: det(0.5)}}},
 		}}, 1, 1, 0},
-		{"optional rejected does not", Call{Service: "a", Stages: []Stage{
+		{"optional rejected does not, but degrades it", Call{Service: "a", Stages: []Stage{
 			{Calls: []Call{{Service: "b", CPU: det(1), Optional: true}}},
 			{Calls: []Call{{Service: "c", CPU: det(0.5)}}},
 		}}, 0, 2, sec(0.5)},
-		{"required under optional does not", Call{Service: "a", Stages: []Stage{
+		{"required under optional does not, but degrades it", Call{Service: "a", Stages: []Stage{
 			{Calls: []Call{{Service: "d", Optional: true, Stages: []Stage{{Calls: []Call{{Service: "b", CPU: det(1)}}}}}}},
 			{Calls: []Call{{Service: "c", CPU: det(0.5)}}},
 		}}, 0, 2, sec(0.5)},
@@ -181,6 +244,9 @@ func TestFailurePropagation(t *testing.T) {
 			r := drain(t, cl)
 			if r.Failures.Rejected != tc.fails || r.Failures.Total() != tc.fails || r.Completed != 2-tc.fails {
 				t.Errorf("failures %+v, completed %d; want %d rejected", r.Failures, r.Completed, tc.fails)
+			}
+			if wantDeg := 1 - tc.fails; r.Degraded != wantDeg || r.Classes[0].Degraded != wantDeg {
+				t.Errorf("%d degraded (class %d), want %d", r.Degraded, r.Classes[0].Degraded, wantDeg)
 			}
 			s := observe(cl, cl.Now())
 			if got := svcStats(t, s, "c").Arrivals; got != tc.cCalls {

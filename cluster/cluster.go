@@ -1,8 +1,10 @@
 // Package cluster is the simulated system: locations with round-trip times,
 // nodes, services with call graphs, instances served by processor sharing of
 // their CPU limit with alternating CPU and I/O phases, memory and OOM kills,
-// concurrency limits with queues or 429s, cold starts, client timeouts, and
-// load-balancing points that pick instances with a control/lb Selector.
+// concurrency limits with queues or 429s, cold starts, client timeouts,
+// per-call timeouts and retries, brownout of optional services, open-loop
+// sources and closed-loop users, and load-balancing points that pick
+// instances with a control/lb Selector.
 //
 // It implements the telemetry and actuation contract (metrics.Snapshot,
 // control.Action), so controllers drive it exactly as they drive a real
@@ -29,9 +31,20 @@
 //     on the way back (exactly, to the nanosecond).
 //   - A failed required call fails its caller, which answers after the
 //     current stage without making later stages (fail fast); the failure
-//     climbs to the request. An optional call's failure is ignored, and so
-//     is anything that fails below it. Brownout of a service cuts its
-//     optional calls.
+//     climbs to the request. An optional call's failure, and anything that
+//     fails below it, only degrades its caller. Brownout of an optional
+//     service skips every call to it (drawing the skipped call's random
+//     numbers all the same) and degrades the callers; a request that
+//     completes degraded counts as degraded, not failed.
+//   - A call follows its service's route (Istio's timeout and retries): the
+//     caller gives up on an attempt after the per-try timeout, which counts
+//     a Timeout at the service, and the attempt's work goes on in the
+//     background and is discarded; the LB point counts it done at once.
+//     Failed and given-up attempts of the kinds in retry_on are sent again
+//     after Envoy's jittered back-off (its own "retries" random stream), to
+//     a fresh pick, with the same demand and call tree; the route timeout
+//     bounds all attempts. A request whose root call fails this way ends
+//     then, while its abandoned work goes on.
 //   - An OOM kill fails every call admitted or queued at the instance at
 //     once, including calls waiting for their children (whose work goes on
 //     in the background and is discarded); the instance is down in every LB
@@ -49,6 +62,10 @@
 //     their creator's stream. So the same seed gives every policy the same
 //     arrivals, demands and call trees (common random numbers), and
 //     observing a run does not change it.
+//   - Closed-loop users each have their own stream for their think times
+//     and their requests, so a user's j-th request is the same for every
+//     policy; when it is sent depends on the response times. A user waits
+//     for its request's outcome, or its class's timeout, then thinks.
 package cluster
 
 import (
@@ -107,6 +124,8 @@ type Cluster struct {
 	scaling   []ScaleEvent
 
 	free     []*call
+	freeReqs []*request
+	retryRng *rand.Rand // the jitter of retry back-offs
 	nextID   uint64
 	inSystem countIntegral // requests in progress (arrived, response not back)
 	res      Results
@@ -120,7 +139,7 @@ type Cluster struct {
 	// onStart, when set (tests only), sees every call once its demand is drawn.
 	onStart func(c *call)
 	// onFinish, when set (tests only), sees every request as it ends.
-	onFinish func(c *call)
+	onFinish func(r *request, fail uint8, degraded bool)
 }
 
 type class struct {
@@ -130,8 +149,10 @@ type class struct {
 	root     *callNode
 	latency  metrics.Histogram
 	failures metrics.Failures
-	arrivals int64 // counted requests (after the warm-up)
-	slow     int64 // of them, completed later than the SLO
+	arrivals int64              // counted requests (after the warm-up)
+	slow     int64              // of them, completed later than the SLO
+	degraded int64              // of them, completed without some optional call
+	period   metrics.ClassStats // telemetry of the current period
 }
 
 type callNode struct {
@@ -157,46 +178,103 @@ type node struct {
 	usedMemory  float64
 }
 
-// source is an open-loop arrival stream.
+// source is an open-loop arrival stream, or closed-loop users.
 type source struct {
 	cl      *Cluster
 	name    string
 	class   *class
-	lb      *lbPoint
+	lb      *lbPoint // nil: the implicit LB point of the class's root service
 	loc     int32
 	proc    workload.Process
 	arrRng  *rand.Rand
 	reqRng  *rand.Rand
 	ev      sim.Event
 	arrived int64
+
+	// Closed loop: the users, the classes of a visit, the think time, the
+	// number of users over time (nil: all of them) and now.
+	users  []*user
+	visit  []*class
+	think  workload.Dist
+	level  *workload.SeriesReplay
+	step   int // the level's current bucket
+	active int
 }
 
-// Handle implements sim.Handler: one arrival.
+// Handle implements sim.Handler: an arrival, or for closed-loop users a step
+// of their number.
 func (s *source) Handle(now time.Duration, _ int) {
 	cl := s.cl
 	if now >= cl.opt.Horizon {
 		return
 	}
+	if s.users != nil {
+		s.setLevel(now)
+		return
+	}
 	s.arrived++
-	c := cl.newCall()
-	c.class = s.class
-	c.node = s.class.root
-	c.counted = now >= cl.opt.Warmup
-	if c.counted {
-		cl.res.Arrivals++
-		s.class.arrivals++
-	}
-	cl.requests.arrivals++
-	cl.res.ArrivedAll++
-	cl.inSystem.add(now, 1)
-	cl.liveStarts += secs(now)
-	if s.class.timeout > 0 {
-		cl.k.After(&c.tev, s.class.timeout)
-	}
 	if next, ok := s.proc.Next(now, s.arrRng); ok && next < cl.opt.Horizon {
 		cl.k.Schedule(&s.ev, next)
 	}
-	cl.start(c, s.lb, s.loc, s.reqRng)
+	cl.arrive(s.class, s.entry(s.class), s.loc, s.reqRng, nil)
+}
+
+// entry is the LB point requests of class c enter through.
+func (s *source) entry(c *class) *lbPoint {
+	if s.lb != nil {
+		return s.lb
+	}
+	return c.root.svc.lb
+}
+
+// setLevel sets the number of users to the level series' current bucket:
+// users it includes again start thinking; the others stop after their
+// current request. It schedules the next bucket.
+func (s *source) setLevel(now time.Duration) {
+	s.active = min(int(math.Round(s.level.BucketRate(s.step))), len(s.users))
+	for _, u := range s.users[:s.active] {
+		if u.idle {
+			u.idle = false
+			u.done(now)
+		}
+	}
+	s.step++
+	if next := time.Duration(s.step) * s.level.Step(); next < s.cl.opt.Horizon {
+		s.cl.k.Schedule(&s.ev, next)
+	}
+}
+
+// user is one closed-loop user. Its own random stream gives its think times
+// and its requests' demands, in a fixed order (think, request, think, ...),
+// so its j-th request is the same for every policy.
+type user struct {
+	src  *source
+	idx  int  // position among the source's users
+	next int  // the visit's next class
+	idle bool // beyond the number of users: waits to be included again
+	pcg  rand.PCG
+	rng  *rand.Rand
+	ev   sim.Event
+}
+
+// done is the outcome of the user's request (or its timeout): it thinks.
+func (u *user) done(now time.Duration) {
+	z := time.Duration(math.Round(u.src.think.Sample(u.rng) * 1e9))
+	if at := now + z; at < u.src.cl.opt.Horizon {
+		u.src.cl.k.Schedule(&u.ev, at)
+	}
+}
+
+// Handle implements sim.Handler: the think time is over.
+func (u *user) Handle(now time.Duration, _ int) {
+	s := u.src
+	if u.idx >= s.active {
+		u.idle = true
+		return
+	}
+	c := s.visit[u.next]
+	u.next = (u.next + 1) % len(s.visit)
+	s.cl.arrive(c, s.entry(c), s.loc, u.rng, u)
 }
 
 // Now is the current simulated time.
@@ -276,8 +354,14 @@ func (cl *Cluster) LBNames() []string {
 	return names
 }
 
-// SourceRate is the mean arrival rate of source i in req/s.
-func (cl *Cluster) SourceRate(i int) float64 { return cl.sources[i].proc.MeanRate() }
+// SourceRate is the mean arrival rate of source i in req/s (0 for
+// closed-loop users, whose rate depends on the response times).
+func (cl *Cluster) SourceRate(i int) float64 {
+	if p := cl.sources[i].proc; p != nil {
+		return p.MeanRate()
+	}
+	return 0
+}
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 

@@ -88,6 +88,46 @@ type Service struct {
 	// Selector picks instances for calls through the implicit LB point
 	// (default "rr", as Kubernetes Services and Envoy do by default).
 	Selector string `yaml:"selector"`
+
+	// Optional marks a service that brownout can deactivate (CoScal, DRPC
+	// Alg. 2): control.SetBrownout then skips every call to it, and the
+	// requests that miss it count as degraded, not failed. Every call to an
+	// optional service must be an optional call.
+	Optional bool `yaml:"optional"`
+
+	// Route is how callers reach the service, as a service mesh sets it.
+	Route `yaml:",inline"`
+}
+
+// Route is the timeout and retry policy of the calls to a service, as an
+// Istio VirtualService's HTTP route to that destination sets them
+// (networking.istio.io/v1 HTTPRoute.timeout and HTTPRoute.retries: HTTPRetry
+// attempts, perTryTimeout and retryOn), carried out by the caller's Envoy.
+//
+// A caller waits at most PerTryTimeout for an attempt. When it gives up, the
+// attempt counts a Timeout failure at the service and its work goes on and
+// is discarded. A failed or timed-out attempt whose kind is in RetryOn is
+// sent again, while retries remain, after Envoy's jittered exponential
+// back-off, to a fresh pick of the LB point, with the same demand and call
+// tree. Timeout bounds all the attempts together. Zero values mean none.
+type Route struct {
+	// Timeout bounds the time from the first attempt to the answer
+	// (HTTPRoute.timeout; 0 = none, Istio's default).
+	Timeout time.Duration `yaml:"timeout"`
+	// Retries is how many times a failed attempt is sent again
+	// (HTTPRetry.attempts; 0 = none).
+	Retries int `yaml:"retries"`
+	// PerTryTimeout bounds each attempt (HTTPRetry.perTryTimeout; 0 = only
+	// Timeout bounds it).
+	PerTryTimeout time.Duration `yaml:"per_try_timeout"`
+	// RetryOn lists the failures that are retried: timeout, 429, oom,
+	// no_capacity. Default: no_capacity, the failures Istio's default
+	// retryOn covers ("connect-failure,refused-stream,unavailable,
+	// cancelled,retriable-status-codes" with 503): a refused connection or
+	// no ready instance. Envoy's 5xx, gateway-error and reset cover a
+	// per-try timeout (timeout) and an instance killed mid-call (oom);
+	// 429 needs retriable-status-codes with 429.
+	RetryOn []string `yaml:"retry_on"`
 }
 
 // InstanceSpec overrides a service's per-instance values for one instance.
@@ -142,8 +182,9 @@ type Call struct {
 	// Prob is the probability the call is made (default 1). In a Choice
 	// stage, the relative weight of this alternative.
 	Prob float64 `yaml:"prob"`
-	// Optional calls can be cut by brownout of the caller's service, and
-	// their failure does not fail the request.
+	// Optional calls do not fail their caller when they fail, nor when
+	// they are skipped because the service is browned out: the request is
+	// then degraded. Every call to an optional service is optional.
 	Optional bool `yaml:"optional"`
 	// Stages run after the local work, in order; the calls of one stage run
 	// in parallel (fan-out).
@@ -165,9 +206,12 @@ type LBPoint struct {
 	Location string `yaml:"location"` // where clients reach it (default: the first location)
 }
 
-// Source is an open-loop stream of requests of one class.
+// Source is where requests come from: an open-loop arrival process of one
+// class, or closed-loop users.
 type Source struct {
-	Name  string `yaml:"name"`
+	Name string `yaml:"name"`
+	// Class is the class of the requests (of a closed-loop source: the
+	// visit [class]).
 	Class string `yaml:"class"`
 	// LB is the explicit LB point the requests enter through; empty means
 	// the implicit LB point of the class's root service.
@@ -176,8 +220,49 @@ type Source struct {
 	Location string `yaml:"location"`
 	// Share is this source's fraction of the scenario's total rate when a
 	// load level sets the rate (default 1/number of sources).
-	Share    float64              `yaml:"share"`
+	Share float64 `yaml:"share"`
+	// Arrivals is the arrival process of an open-loop source.
 	Arrivals workload.ProcessSpec `yaml:"arrivals"`
+
+	// Users makes the source closed-loop, as Locust drives a system (DRPC,
+	// IV-A): each user sends a request, waits for its outcome (success,
+	// failure, or its class's timeout), thinks, and sends the next. A user
+	// starts with a think time.
+	Users Users `yaml:"users"`
+	// Think is a user's think time in seconds (Locust's wait_time), with a
+	// mean > 0.
+	Think workload.DistSpec `yaml:"think"`
+	// Visit lists the classes a user requests in turn, over and over
+	// (Locust's SequentialTaskSet); instead of class.
+	Visit []string `yaml:"visit"`
+}
+
+// Users is the number of closed-loop users: a count (users: 50), or a count
+// over time given as a rate series or trace replay whose rate is read as
+// the number of users (users: {kind: series, step: 5m, rates: [50, 120]}),
+// rounded. Users beyond the count finish their request and wait until the
+// count includes them again.
+type Users struct {
+	Count int
+	Over  *workload.ProcessSpec
+}
+
+// IsSet reports whether the source is closed-loop.
+func (u Users) IsSet() bool { return u.Count != 0 || u.Over != nil }
+
+// UnmarshalYAML reads a count or a process spec (the yaml package's
+// function-style Unmarshaler, so that decoding stays strict).
+func (u *Users) UnmarshalYAML(unmarshal func(any) error) error {
+	*u = Users{}
+	if err := unmarshal(&u.Count); err == nil {
+		return nil
+	}
+	var spec workload.ProcessSpec
+	if err := unmarshal(&spec); err != nil {
+		return err
+	}
+	u.Over = &spec
+	return nil
 }
 
 // Prices value allocated resources per second.

@@ -65,6 +65,7 @@ type done struct {
 	start, end time.Duration
 	fail       uint8
 	timedOut   bool
+	degraded   bool
 }
 
 func (d done) latency() time.Duration { return d.end - d.start }
@@ -72,8 +73,8 @@ func (d done) latency() time.Duration { return d.end - d.start }
 // record collects the requests as they finish, in finishing order.
 func record(cl *Cluster) *[]done {
 	var out []done
-	cl.onFinish = func(c *call) {
-		out = append(out, done{start: c.start, end: cl.k.Now(), fail: c.fail, timedOut: c.timedOut})
+	cl.onFinish = func(r *request, fail uint8, degraded bool) {
+		out = append(out, done{start: r.start, end: cl.k.Now(), fail: fail, timedOut: r.timedOut, degraded: degraded})
 	}
 	return &out
 }

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"math"
+	"math/rand/v2"
 	"time"
 
 	"github.com/shoal-project/shoal/sim"
@@ -153,7 +154,8 @@ func (in *instance) runPhase(c *call) {
 
 // nextStage makes the downstream calls of c's current stage, or responds
 // when no stage is left. A failed required call fails c: it responds after
-// the stage without making the later ones (fail fast).
+// the stage without making the later ones (fail fast). A call to a
+// browned-out service is skipped, which degrades c.
 func (in *instance) nextStage(c *call) {
 	cl := in.svc.cl
 	stages := c.node.stages
@@ -166,21 +168,14 @@ func (in *instance) nextStage(c *call) {
 			x := rng.Float64() * st.probSum
 			for i, n := range st.calls {
 				if x -= n.prob; x < 0 || i == len(st.calls)-1 {
-					if !(n.optional && in.svc.brownout) {
-						c.pending++
-						cl.call(c, n)
-					}
+					in.makeCall(c, n, rng)
 					break
 				}
 			}
 		} else {
 			for _, n := range st.calls {
-				if n.optional && in.svc.brownout {
-					continue
-				}
 				if n.prob >= 1 || rng.Float64() < n.prob {
-					c.pending++
-					cl.call(c, n)
+					in.makeCall(c, n, rng)
 				}
 			}
 		}
@@ -192,6 +187,18 @@ func (in *instance) nextStage(c *call) {
 		c.stage++
 	}
 	cl.respond(c)
+}
+
+// makeCall makes c's call to n, or skips it if n's service is browned out.
+func (in *instance) makeCall(c *call, n *callNode, rng *rand.Rand) {
+	if s := n.svc; s.brownout {
+		s.period.Skipped++
+		c.degraded = true
+		n.skipDraws(rng)
+		return
+	}
+	c.pending++
+	in.svc.cl.call(c, n)
 }
 
 // leave releases the admission slot of a call that is done at this instance.
@@ -206,8 +213,13 @@ func (in *instance) leave(c *call) {
 	in.calls = in.calls[:last]
 	c.aidx = -1
 	s.period.Completions++
-	if c.fail == failNone {
-		s.period.Latency.Add(secs(s.cl.k.Now() - c.start))
+	if c.fail == failNone && (c.parent != nil || c.req != nil) { // answered, to a caller still waiting
+		lat := secs(s.cl.k.Now() - c.start)
+		s.period.Latency.Add(lat)
+		s.period.LatencyHist.Record(lat)
+		if c.degraded {
+			s.period.Degraded++
+		}
 	}
 	in.admitQueued()
 	in.maybeGone()

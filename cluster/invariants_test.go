@@ -61,7 +61,10 @@ func checkInvariants(cl *Cluster) error {
 	return nil
 }
 
-// actionCfg is a small system with every lifecycle feature switched on.
+// actionCfg is a small system with every lifecycle feature switched on:
+// RTT, nodes, cold starts, queues, OOM kills, client, per-try and route
+// timeouts with retries, an optional service (c, which brownout can cut),
+// open-loop sources and closed-loop users.
 func actionCfg() *Config {
 	exp := func(m float64) workload.DistSpec { return workload.DistSpec{Dist: "exp", Mean: m} }
 	return &Config{
@@ -69,24 +72,27 @@ func actionCfg() *Config {
 		Nodes:     []Node{{Name: "n", CPU: 4, Count: 2}, {Name: "m", Location: "y", CPU: 3, MemoryMB: 2000}},
 		Services: []Service{
 			{Name: "a", Replicas: 2, MaxReplicas: 6, ColdStart: 20 * time.Millisecond, Concurrency: 3, Queue: 2},
-			{Name: "b", Location: "y", MemoryMB: 300, MemoryBaseMB: 100, MemoryPerCallMB: 40, OOMRestart: 30 * time.Millisecond, MinReplicas: 1},
-			{Name: "c", IOParallelism: 1, CPU: 0.5, ColdStart: 10 * time.Millisecond},
+			{Name: "b", Location: "y", MemoryMB: 300, MemoryBaseMB: 100, MemoryPerCallMB: 40, OOMRestart: 30 * time.Millisecond, MinReplicas: 1,
+				Route: Route{Timeout: 60 * time.Millisecond, PerTryTimeout: 25 * time.Millisecond, Retries: 2, RetryOn: []string{"timeout", "oom", "no_capacity"}}},
+			{Name: "c", IOParallelism: 1, CPU: 0.5, ColdStart: 10 * time.Millisecond, Optional: true,
+				Route: Route{PerTryTimeout: 15 * time.Millisecond, Retries: 1, RetryOn: []string{"timeout", "429"}}},
 		},
 		LBs: []LBPoint{{Name: "l1", Service: "a"}, {Name: "l2", Service: "a", Location: "y"}},
 		Classes: []Class{{Name: "k", Timeout: 100 * time.Millisecond, Call: Call{Service: "a", CPU: exp(0.005), Stages: []Stage{
 			{Calls: []Call{{Service: "b", CPU: exp(0.01), IO: exp(0.01), Phases: 2}, {Service: "c", IO: exp(0.01), Optional: true}}},
-			{Choice: true, Calls: []Call{{Service: "c", CPU: exp(0.002)}, {Service: "b", CPU: exp(0.002), Prob: 0.3}}},
+			{Choice: true, Calls: []Call{{Service: "c", CPU: exp(0.002), Optional: true}, {Service: "b", CPU: exp(0.002), Prob: 0.3}}},
 		}}}},
 		Sources: []Source{
 			{Name: "s1", Class: "k", LB: "l1", Arrivals: poisson(150)},
 			{Name: "s2", Class: "k", LB: "l2", Arrivals: poisson(100)},
+			{Name: "users", Class: "k", Users: Users{Count: 5}, Think: exp(0.05)},
 		},
 	}
 }
 
 // runActions drives actionCfg with actions decoded from data, checking the
 // invariants after every step, and that everything drains back to the pool.
-func runActions(t *testing.T, data []byte, seed uint64) {
+func runActions(t *testing.T, data []byte, seed uint64) *Results {
 	policies := []string{"lsq", "p2c", "wcmp", "oracle", "sed"}
 	cfg := actionCfg()
 	const horizon = 2 * time.Second
@@ -166,10 +172,13 @@ func runActions(t *testing.T, data []byte, seed uint64) {
 			t.Fatalf("a call never went back to the pool (%d calls seen, %d pooled)", len(seen), len(pooled))
 		}
 	}
+	return r
 }
 
-// TestActionsInvariants runs a few fixed action scripts.
+// TestActionsInvariants runs a few fixed action scripts, which retry and
+// degrade requests.
 func TestActionsInvariants(t *testing.T) {
+	var retries, degraded int64
 	for i, script := range []string{
 		"",
 		"\x00\x05\x10\x00\x01\x10\x01\x03\x20\x05\x00\x30\x00\x00\x40\x00\x06\x10",
@@ -178,9 +187,14 @@ func TestActionsInvariants(t *testing.T) {
 	} {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			for seed := uint64(0); seed < 5; seed++ {
-				runActions(t, []byte(script), seed)
+				r := runActions(t, []byte(script), seed)
+				retries += r.Retries()
+				degraded += r.Degraded
 			}
 		})
+	}
+	if retries == 0 || degraded == 0 {
+		t.Errorf("%d retries, %d degraded requests: the scripts should exercise both", retries, degraded)
 	}
 }
 

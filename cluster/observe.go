@@ -22,6 +22,8 @@ func (cl *Cluster) Observe(snap *metrics.Snapshot) {
 		st := &snap.Services[i]
 		insts := st.Instances[:0]
 		*st = s.period
+		st.P50, st.P95 = st.LatencyHist.Quantile(0.5), st.LatencyHist.Quantile(0.95)
+		st.Brownout = s.brownout
 		st.Replicas, st.Ready = s.replicas()
 		st.CPULimit, st.MemoryLimit = s.cpuLimit, s.memLimit
 		for _, in := range s.slots {
@@ -57,6 +59,13 @@ func (cl *Cluster) Observe(snap *metrics.Snapshot) {
 		s.costShown = cost
 		s.keepPeriod()
 		s.period = metrics.ServiceStats{Name: s.name}
+	}
+	snap.Classes = resize(snap.Classes, len(cl.classes))
+	for i, c := range cl.classes {
+		st := &snap.Classes[i]
+		*st = c.period
+		st.P50, st.P95 = st.LatencyHist.Quantile(0.5), st.LatencyHist.Quantile(0.95)
+		c.period = metrics.ClassStats{Name: c.name}
 	}
 	snap.LBs = resize(snap.LBs, len(cl.lbs))
 	for i, p := range cl.lbs {
@@ -156,6 +165,9 @@ func (cl *Cluster) Apply(now time.Duration, a control.Action) error {
 		s, err := cl.service(a.Service)
 		if err != nil {
 			return fmt.Errorf("set brownout: %w", err)
+		}
+		if !s.cfg.Optional {
+			return fmt.Errorf("set brownout: service %q is not optional (only a service marked optional: true can be browned out)", a.Service)
 		}
 		if s.brownout != a.On {
 			s.brownout = a.On

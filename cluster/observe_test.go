@@ -180,3 +180,48 @@ func TestObserveRemaining(t *testing.T) {
 	}
 	drain(t, cl)
 }
+
+// TestObserveClassesAndQuantiles checks the per-class telemetry (what the
+// ingress sees of each route) and the latency quantiles of services and
+// classes, on a deterministic schedule.
+func TestObserveClassesAndQuantiles(t *testing.T) {
+	cfg := &Config{
+		Services: []Service{{Name: "s", CPU: 64}},
+		Classes: []Class{
+			{Name: "fast", Call: Call{Service: "s", CPU: det(0.1)}},
+			{Name: "slow", Timeout: time.Second, Call: Call{Service: "s", CPU: det(2)}},
+		},
+		Sources: []Source{
+			{Name: "a", Class: "fast", Arrivals: poisson(1)},
+			{Name: "b", Class: "slow", Arrivals: poisson(1)},
+		},
+	}
+	cl := build(t, cfg, Options{Seed: 1})
+	var at []time.Duration
+	for i := 0; i < 9; i++ {
+		at = append(at, sec(0.1*float64(i)))
+	}
+	feed(cl, 0, at...)
+	feed(cl, 1, sec(0.5))
+	s := observe(cl, sec(4))
+	fast, slow := s.Classes[0], s.Classes[1]
+	if fast.Name != "fast" || fast.Arrivals != 9 || fast.Completions != 9 || math.Abs(fast.Latency.Mean()-0.1) > 1e-9 {
+		t.Errorf("fast: %+v", fast)
+	}
+	if q := fast.P95; math.Abs(q/0.1-1) > 1.0/32 {
+		t.Errorf("fast p95 %g, want 0.1 within a bucket", q)
+	}
+	if slow.Arrivals != 1 || slow.Completions != 0 || slow.Failures.Timeout != 1 || slow.Latency.Count != 0 {
+		t.Errorf("slow: %+v", slow)
+	}
+	// The service sees 9 calls of 0.1 s and the slow one of 2 s (the client
+	// gave up, the service did not): p50 0.1, p95 2.
+	st := svcStats(t, s, "s")
+	if st.Completions != 10 || math.Abs(st.P50/0.1-1) > 1.0/32 || math.Abs(st.P95/2-1) > 1.0/32 {
+		t.Errorf("service: %d completions, p50 %g, p95 %g", st.Completions, st.P50, st.P95)
+	}
+	s = observe(cl, sec(5))
+	if c := s.Classes[0]; c.Arrivals != 0 || c.Completions != 0 || c.P50 != 0 || c.LatencyHist.Count() != 0 {
+		t.Errorf("the next period is not empty: %+v", c)
+	}
+}

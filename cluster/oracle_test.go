@@ -49,13 +49,13 @@ func TestEstimateCompletion(t *testing.T) {
 			var probeLatency time.Duration
 			est := math.NaN()
 			cl.onStart = func(c *call) { // the probe's demand is drawn, the Oracle has not picked yet
-				if c.parent == nil && c.class.name == "probe" {
+				if c.req != nil && c.req.class.name == "probe" {
 					est = cl.lbs[0].EstimateCompletion(0, lb.Request{CPU: c.cpu, IO: c.io})
 				}
 			}
-			cl.onFinish = func(c *call) {
-				if c.class.name == "probe" {
-					probeLatency = cl.k.Now() - c.start
+			cl.onFinish = func(r *request, _ uint8, _ bool) {
+				if r.class.name == "probe" {
+					probeLatency = cl.k.Now() - r.start
 				}
 			}
 			feed(cl, 0, tc.before...)

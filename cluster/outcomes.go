@@ -17,9 +17,10 @@ type ServiceResult struct {
 	BusyCPUSeconds float64
 	// Cost prices the allocation with the config's prices.
 	Cost float64
-	// Calls counts the calls that reached the service over the whole run.
-	Calls  int64
-	Series ServiceSeries
+	// Calls counts the calls that reached the service over the whole run,
+	// and Retries the attempts sent again to it.
+	Calls, Retries int64
+	Series         ServiceSeries
 }
 
 // Utilisation is the CPU used over the CPU allocated in the window (NaN
@@ -83,8 +84,8 @@ func (t *requestTotals) record(ok bool, latency float64, slo time.Duration) {
 // serviceTotals are a service's counters since the start: what Observe
 // has reset so far plus the current period.
 type serviceTotals struct {
-	arrivals, completions, failed, latCount int64
-	latSum                                  float64
+	arrivals, completions, failed, latCount, retries int64
+	latSum                                           float64
 }
 
 func (s *service) totals() serviceTotals {
@@ -95,6 +96,7 @@ func (s *service) totals() serviceTotals {
 	t.failed += p.Failures.Total()
 	t.latCount += p.Latency.Count
 	t.latSum += p.Latency.Sum
+	t.retries += p.Retries
 	return t
 }
 
@@ -181,7 +183,8 @@ func (smp *sampler) flushServices(now time.Duration) {
 		r.GBSeconds = (e.memMB - w.memMB) / 1024
 		r.BusyCPUSeconds = e.busy - w.busy
 		r.Cost = r.VCPUSeconds*cl.prices.VCPUSecond + r.GBSeconds*cl.prices.GBSecond
-		r.Calls = cl.services[i].totals().arrivals
+		t := cl.services[i].totals()
+		r.Calls, r.Retries = t.arrivals, t.retries
 	}
 }
 
@@ -201,6 +204,15 @@ func (r *Results) Resources() (vcpuSeconds, gbSeconds, busyCPUSeconds float64) {
 		busyCPUSeconds += s.BusyCPUSeconds
 	}
 	return
+}
+
+// Retries sums the services' retries.
+func (r *Results) Retries() int64 {
+	var n int64
+	for i := range r.Services {
+		n += r.Services[i].Retries
+	}
+	return n
 }
 
 // ScalingActions counts the scale events inside the measurement window.

@@ -16,6 +16,9 @@ type Results struct {
 	Arrivals   int64 // requests that arrived after the warm-up
 	ArrivedAll int64 // requests that arrived, warm-up included
 	Completed  int64 // of the Arrivals, completed successfully
+	// Degraded counts the completed requests that missed some optional call
+	// (browned out, or failed).
+	Degraded   int64
 	Failures   metrics.Failures
 	Unfinished int64         // requests still in progress when the drain limit ran out
 	Window     time.Duration // measurement window: horizon minus warm-up
@@ -58,6 +61,7 @@ type ClassResult struct {
 	Latency  metrics.Histogram
 	Failures metrics.Failures
 	Slow     int64 // requests completed later than the SLO
+	Degraded int64 // requests completed without some optional call
 }
 
 // Completed is the number of requests completed successfully.
@@ -198,7 +202,7 @@ func (s *sampler) flush(cl *Cluster) {
 	r.Fairness = metrics.Jain(util)
 	r.Latency.Reset()
 	for i, c := range cl.classes {
-		r.Classes[i] = ClassResult{Name: c.name, SLO: c.slo, Arrivals: c.arrivals, Latency: c.latency, Failures: c.failures, Slow: c.slow}
+		r.Classes[i] = ClassResult{Name: c.name, SLO: c.slo, Arrivals: c.arrivals, Latency: c.latency, Failures: c.failures, Slow: c.slow, Degraded: c.degraded}
 		r.Latency.Merge(&c.latency)
 	}
 	s.flushServices(now)

@@ -21,6 +21,7 @@ type service struct {
 	concurrency         int
 	queueLimit          int
 	brownout            bool
+	route               route
 	minReplicas         int
 	maxReplicas         int
 
@@ -36,6 +37,28 @@ type service struct {
 	costShown     float64              // cost already reported
 	observed      serviceTotals        // counters of the periods Observe has closed
 	goneBusyTotal float64              // busy core-seconds of instances now gone, since the start
+}
+
+// route is a Route resolved: retryOn has bit 1<<kind for each retried
+// failure kind.
+type route struct {
+	timeout, perTry time.Duration
+	retries         int
+	retryOn         uint8
+}
+
+// retryKinds are the names of the failure kinds retry_on accepts.
+var retryKinds = map[string]uint8{"timeout": failTimeout, "429": failRejected, "oom": failOOM, "no_capacity": failNoCapacity}
+
+func (r *Route) resolve() route {
+	out := route{timeout: r.Timeout, perTry: r.PerTryTimeout, retries: r.Retries, retryOn: 1 << failNoCapacity}
+	if len(r.RetryOn) > 0 {
+		out.retryOn = 0
+		for _, name := range r.RetryOn {
+			out.retryOn |= 1 << retryKinds[name]
+		}
+	}
+	return out
 }
 
 // lbPoint is a load balancer in front of a service with its own view.

@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/shoal-project/shoal/workload"
 )
 
 // Validate checks the configuration and returns every problem found, each
@@ -45,9 +47,10 @@ func (c *Config) Validate() error {
 			v.bad(p+".count", "must be in [0, %d], got %d", maxCount, n.Count)
 		}
 	}
-	services := map[string]bool{}
+	services, optional := map[string]bool{}, map[string]bool{}
 	for i := range c.Services {
 		c.validateService(v, i, services, knownLoc)
+		optional[c.Services[i].Name] = c.Services[i].Optional
 	}
 	if c.SLO < 0 {
 		v.bad("slo", "must be >= 0 (0: none), got %v", c.SLO)
@@ -63,7 +66,10 @@ func (c *Config) Validate() error {
 		if cl.SLO < 0 {
 			v.bad(p+".slo", "must be >= 0 (0: the config's), got %v", cl.SLO)
 		}
-		validateCall(v, &cl.Call, p+".call", services, nil)
+		if optional[cl.Call.Service] {
+			v.bad(p+".call.service", "service %q is optional: a request cannot start at a service brownout can skip", cl.Call.Service)
+		}
+		validateCall(v, &cl.Call, p+".call", services, optional, nil)
 	}
 	lbs := map[string]bool{}
 	for i, l := range c.LBs {
@@ -79,22 +85,41 @@ func (c *Config) Validate() error {
 		s := &c.Sources[i]
 		p := fmt.Sprintf("sources[%d]", i)
 		v.name(p, s.Name, sources)
-		if !classes[s.Class] {
-			v.bad(p+".class", "unknown class %q", s.Class)
+		visit := []string{s.Class}
+		switch {
+		case s.Users.IsSet():
+			c.validateUsers(v, s, p, classes)
+			if len(s.Visit) > 0 {
+				visit = s.Visit
+			}
+		case s.Class == "" && len(s.Visit) > 0:
+			v.bad(p+".visit", "only for closed-loop users (set users), or give the class")
+		default:
+			if !classes[s.Class] {
+				v.bad(p+".class", "unknown class %q", s.Class)
+			}
+			if len(s.Visit) > 0 {
+				v.bad(p+".visit", "only for closed-loop users (set users)")
+			}
+			if s.Think.Dist != "" {
+				v.bad(p+".think", "only for closed-loop users (set users)")
+			}
+			if err := s.Arrivals.Validate(p + ".arrivals"); err != nil {
+				v.errs = append(v.errs, err)
+			}
 		}
 		if s.LB != "" && !lbs[s.LB] {
 			v.bad(p+".lb", "unknown lb %q", s.LB)
-		} else if s.LB != "" && classes[s.Class] {
-			lbSvc, root := c.lbService(s.LB), c.classRoot(s.Class)
-			if lbSvc != root {
-				v.bad(p+".lb", "lb %q is in front of service %q, but class %q starts at service %q", s.LB, lbSvc, s.Class, root)
+		} else if s.LB != "" {
+			lbSvc := c.lbService(s.LB)
+			for _, name := range visit {
+				if root := c.classRoot(name); classes[name] && lbSvc != root {
+					v.bad(p+".lb", "lb %q is in front of service %q, but class %q starts at service %q", s.LB, lbSvc, name, root)
+				}
 			}
 		}
 		knownLoc(p+".location", s.Location)
 		v.nonNegative(p+".share", s.Share)
-		if err := s.Arrivals.Validate(p + ".arrivals"); err != nil {
-			v.errs = append(v.errs, err)
-		}
 	}
 	if len(c.Sources) == 0 {
 		v.bad("sources", "at least one source is needed")
@@ -156,6 +181,7 @@ func (c *Config) validateService(v *validator, i int, names map[string]bool, kno
 	if s.ColdStart < 0 {
 		v.bad(p+".cold_start", "must be >= 0, got %v", s.ColdStart)
 	}
+	validateRoute(v, &s.Route, p)
 	for j, in := range s.Instances {
 		q := fmt.Sprintf("%s.instances[%d]", p, j)
 		v.nonNegative(q+".cpu", in.CPU)
@@ -197,6 +223,43 @@ func (c *Config) location(name string) string {
 	return c.Locations[0].Name
 }
 
+// validateUsers checks a closed-loop source.
+func (c *Config) validateUsers(v *validator, s *Source, p string, classes map[string]bool) {
+	u := s.Users
+	switch {
+	case u.Over != nil:
+		if err := u.Over.Validate(p + ".users"); err != nil {
+			v.errs = append(v.errs, err)
+		}
+		if k := u.Over.Kind; k != "" && k != workload.KindSeries && k != workload.KindTrace {
+			v.bad(p+".users.kind", "must be series or trace (a number of users over time), got %q", k)
+		}
+	case u.Count < 0 || u.Count > maxCount:
+		v.bad(p+".users", "must be in [1, %d], got %d", maxCount, u.Count)
+	}
+	if s.Arrivals.Kind != "" {
+		v.bad(p+".arrivals", "must be unset for closed-loop users (users sets the load)")
+	}
+	if s.Think.Dist == "" {
+		v.bad(p+".think", "must be set: users need a think time (Locust's wait_time), or a user whose requests fail at once would spin")
+	} else if err := s.Think.Validate(p + ".think"); err != nil {
+		v.errs = append(v.errs, err)
+	}
+	switch {
+	case s.Class != "" && len(s.Visit) > 0:
+		v.bad(p+".visit", "cannot be combined with class (a visit of one class is the class)")
+	case s.Class == "" && len(s.Visit) == 0:
+		v.bad(p+".class", "must name the class of the users' requests (or set visit)")
+	case s.Class != "" && !classes[s.Class]:
+		v.bad(p+".class", "unknown class %q", s.Class)
+	}
+	for j, name := range s.Visit {
+		if !classes[name] {
+			v.bad(fmt.Sprintf("%s.visit[%d]", p, j), "unknown class %q", name)
+		}
+	}
+}
+
 // lbService is the service of the LB point called name ("" if unknown).
 func (c *Config) lbService(name string) string {
 	for _, l := range c.LBs {
@@ -219,12 +282,15 @@ func (c *Config) classRoot(name string) string {
 
 // validateCall checks a call and its stages; onPath holds the services on
 // the way from the root, to find cycles.
-func validateCall(v *validator, c *Call, path string, services map[string]bool, onPath []string) {
+func validateCall(v *validator, c *Call, path string, services, optional map[string]bool, onPath []string) {
 	if !services[c.Service] {
 		v.bad(path+".service", "unknown service %q", c.Service)
 	} else if slices.Contains(onPath, c.Service) {
 		v.bad(path+".service", "call graph has a cycle: %s -> %s", strings.Join(onPath, " -> "), c.Service)
 		return
+	}
+	if len(onPath) > 0 && optional[c.Service] && !c.Optional {
+		v.bad(path+".optional", "must be true: service %q is optional (brownout can skip it)", c.Service)
 	}
 	if c.CPU.Dist != "" {
 		if err := c.CPU.Validate(path + ".cpu"); err != nil {
@@ -250,7 +316,32 @@ func validateCall(v *validator, c *Call, path string, services map[string]bool, 
 			v.bad(sp+".calls", "a stage needs at least one call")
 		}
 		for j := range st.Calls {
-			validateCall(v, &st.Calls[j], fmt.Sprintf("%s.calls[%d]", sp, j), services, onPath)
+			validateCall(v, &st.Calls[j], fmt.Sprintf("%s.calls[%d]", sp, j), services, optional, onPath)
+		}
+	}
+}
+
+// maxRetries bounds a route's retries.
+const maxRetries = 100
+
+func validateRoute(v *validator, r *Route, p string) {
+	if r.Timeout < 0 {
+		v.bad(p+".timeout", "must be >= 0 (0: none), got %v", r.Timeout)
+	}
+	if r.PerTryTimeout < 0 {
+		v.bad(p+".per_try_timeout", "must be >= 0 (0: none), got %v", r.PerTryTimeout)
+	} else if r.Timeout > 0 && r.PerTryTimeout > r.Timeout {
+		v.bad(p+".per_try_timeout", "must be at most timeout (%v), got %v", r.Timeout, r.PerTryTimeout)
+	}
+	if r.Retries < 0 || r.Retries > maxRetries {
+		v.bad(p+".retries", "must be in [0, %d], got %d", maxRetries, r.Retries)
+	}
+	if len(r.RetryOn) > 0 && r.Retries == 0 {
+		v.bad(p+".retry_on", "not used without retries")
+	}
+	for j, name := range r.RetryOn {
+		if _, ok := retryKinds[name]; !ok {
+			v.bad(fmt.Sprintf("%s.retry_on[%d]", p, j), "must be one of timeout, 429, oom, no_capacity, got %q", name)
 		}
 	}
 }

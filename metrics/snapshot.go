@@ -11,7 +11,10 @@ type Snapshot struct {
 	At       time.Duration // end of the period, since the start of the run
 	Period   time.Duration // length of the period
 	Services []ServiceStats
-	LBs      []LBStats
+	// Classes are the request classes as the ingress sees them: each
+	// route's requests, in the order of the system's classes.
+	Classes []ClassStats
+	LBs     []LBStats
 }
 
 // Failures counts requests that failed, by kind.
@@ -49,7 +52,37 @@ type ServiceStats struct {
 	MemoryUse   float64    // memory in use at the end of the period, MB, all instances
 	Cost        float64    // price of the resources allocated during the period
 	Latency     LatencySum // response time of the calls completed in the period, seconds
-	Instances   []InstanceStats
+	// LatencyHist is the distribution of those response times (Istio's
+	// istio_request_duration_milliseconds per destination service), and
+	// P50 and P95 are its quantiles, seconds (0 when none completed).
+	LatencyHist LatencyHist
+	P50, P95    float64
+	// Retries counts the attempts its callers sent again after a failed or
+	// timed-out one (Envoy's upstream_rq_retry).
+	Retries int64
+	// Degraded counts the calls it answered successfully without some of
+	// their optional calls (browned out, or failed).
+	Degraded int64
+	// Skipped counts the calls its callers did not make because it is
+	// browned out; Brownout is whether it is at the end of the period.
+	Skipped   int64
+	Brownout  bool
+	Instances []InstanceStats
+}
+
+// ClassStats is one request class's telemetry over the period, as the
+// ingress gateway sees its route: what a workload forecaster needs.
+type ClassStats struct {
+	Name     string
+	Arrivals int64 // requests that arrived
+	// Completions counts the requests completed successfully, degraded
+	// ones included; Degraded counts those missing an optional part.
+	Completions int64
+	Degraded    int64
+	Failures    Failures   // requests that failed (a timeout when the client gave up)
+	Latency     LatencySum // response time of the completions, seconds
+	LatencyHist LatencyHist
+	P50, P95    float64 // quantiles of LatencyHist, seconds (0 when none completed)
 }
 
 // LatencySum is a cheap latency summary: count, sum and maximum, seconds.

@@ -15,6 +15,9 @@ import (
 // the mix weighted by the sources' shares. It is defined for single-tier
 // scenarios (root calls without downstream stages), the load-balancing ones.
 func (s *Scenario) Capacity() (float64, error) {
+	if err := s.openLoop("load"); err != nil {
+		return 0, err
+	}
 	shares := s.shares()
 	var svc string
 	var cpu, io float64
@@ -89,6 +92,17 @@ func (s *Scenario) SetLoad(load float64) error {
 	return nil
 }
 
+// openLoop reports an error naming what (load, arrivals) if a source is
+// closed-loop: its users, not an arrival rate, set its load.
+func (s *Scenario) openLoop(what string) error {
+	for i, src := range s.Sources {
+		if src.Users.IsSet() {
+			return fmt.Errorf("%s: sources[%d] (%s) has closed-loop users, whose number sets the load, not an arrival rate; edit the scenario's users instead", what, i, src.Name)
+		}
+	}
+	return nil
+}
+
 // shares are the sources' normalised shares (equal when none is set).
 func (s *Scenario) shares() []float64 {
 	out := make([]float64, len(s.Sources))
@@ -138,6 +152,9 @@ func means(c *cluster.Call) ([2]float64, error) {
 // process keeps the scenario's total, and a replay (trace, series) or MMPP
 // keeps its own rate, split the same way (scale, or the phases' rates).
 func (s *Scenario) SetArrivals(spec workload.ProcessSpec) error {
+	if err := s.openLoop("arrivals"); err != nil {
+		return err
+	}
 	shares := s.shares()
 	total := 0.0
 	for _, src := range s.Sources {

@@ -195,8 +195,22 @@ func (s *Scenario) Validate() error {
 func (s *Scenario) checkTraces() error {
 	var errs []error
 	for i := range s.Sources {
-		if _, err := s.Sources[i].Arrivals.BuildWith(0, s.Traces()); err != nil {
-			errs = append(errs, fmt.Errorf("sources[%d].arrivals: %w", i, err))
+		src := &s.Sources[i]
+		switch {
+		case src.Users.Over != nil:
+			if _, err := src.Users.Over.BuildWith(0, s.Traces()); err != nil {
+				errs = append(errs, fmt.Errorf("sources[%d].users: %w", i, err))
+			}
+		case src.Users.IsSet():
+		default:
+			if _, err := src.Arrivals.BuildWith(0, s.Traces()); err != nil {
+				errs = append(errs, fmt.Errorf("sources[%d].arrivals: %w", i, err))
+			}
+		}
+		if src.Think.Trace != "" {
+			if _, err := src.Think.BuildWith(s.Traces()); err != nil {
+				errs = append(errs, fmt.Errorf("sources[%d].think: %w", i, err))
+			}
 		}
 	}
 	for i := range s.Classes {

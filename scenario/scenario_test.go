@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shoal-project/shoal/cluster"
+	"github.com/shoal-project/shoal/workload"
 )
 
 func TestBadFilesNameTheProblem(t *testing.T) {
@@ -152,5 +155,41 @@ func TestSetHorizon(t *testing.T) {
 	sc.SetHorizon(10 * time.Hour)
 	if sc.Warmup != 30*time.Minute || sc.Drain != 10*time.Hour || sc.SamplePeriod != 18*time.Second {
 		t.Fatalf("warmup %v drain %v sample %v", sc.Warmup, sc.Drain, sc.SamplePeriod)
+	}
+}
+
+// TestClosedLoopFile decodes closed-loop users (a count and a series), a
+// visit, a route and an optional service, and runs them: the visit sets the
+// mix, and load and arrival overrides are refused.
+func TestClosedLoopFile(t *testing.T) {
+	sc, err := Load("testdata/good/closed-loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shop, browse := sc.Sources[0], sc.Sources[1]
+	if shop.Users.Count != 20 || shop.Users.Over != nil || browse.Users.Over == nil || browse.Users.Over.Rates[1] != 40 {
+		t.Fatalf("users %+v and %+v", shop.Users, browse.Users)
+	}
+	if rt := sc.Services[1].Route; !reflect.DeepEqual(rt.RetryOn, []string{"timeout", "429", "no_capacity"}) || rt.PerTryTimeout != 500*time.Millisecond {
+		t.Fatalf("route %+v", rt)
+	}
+	sc.SetHorizon(3 * time.Minute)
+	cl, err := cluster.New(&sc.Config, cluster.Options{Seed: 1, Traces: sc.Traces(), Horizon: sc.Horizon})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.RunUntil(sc.Horizon)
+	cl.Drain(sc.Drain)
+	r := cl.Results()
+	query, buy := r.Classes[0].Arrivals, r.Classes[1].Arrivals
+	// 20 shoppers make 2 queries per purchase (about 1200 in 3 min); 10, 40
+	// then 10 browsers each query every 2 s for a minute (1800).
+	if buy < 1000 || query < 2*buy+1500 || !r.Little.OK() {
+		t.Errorf("%d queries, %d purchases; little %+v", query, buy, r.Little)
+	}
+	for _, err := range []error{sc.SetLoad(0.5), sc.SetArrivals(workload.ProcessSpec{Kind: "poisson", Rate: 10})} {
+		if err == nil || !strings.Contains(err.Error(), "sources[0] (shoppers) has closed-loop users") {
+			t.Errorf("override of closed-loop users: %v", err)
+		}
 	}
 }

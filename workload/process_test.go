@@ -3,6 +3,7 @@ package workload
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -258,6 +259,14 @@ func TestSeriesReplayBuckets(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if r.Step() != time.Duration(c.step*1e9) || r.Peak() != slices.Max(c.rates) {
+				t.Errorf("step %v, peak %v; want %vs, %v", r.Step(), r.Peak(), c.step, slices.Max(c.rates))
+			}
+			for i := range 2 * len(c.rates) { // the second pass of the loop
+				if got, want := r.BucketRate(i), c.rates[i%len(c.rates)]; math.Abs(got-want) > 1e-9 {
+					t.Errorf("bucket %d: rate %v, want %v", i, got, want)
+				}
+			}
 			mean := 0.0
 			for _, v := range c.rates {
 				mean += v
@@ -310,6 +319,9 @@ func TestSeriesReplayEnds(t *testing.T) {
 		total += len(at)
 	}
 	within(t, "arrivals per pass", float64(total)/reps, 7, math.Sqrt(7.0/reps), 5)
+	if r, _ := NewSeriesReplay(s, ReplayOptions{}); r.BucketRate(2) != 4 || r.BucketRate(3) != 0 || r.BucketRate(-1) != 0 {
+		t.Errorf("bucket rates %v, %v, %v; want 4, then 0 after the end and before the start", r.BucketRate(2), r.BucketRate(3), r.BucketRate(-1))
+	}
 	// Relative shapes need a rate.
 	if _, err := NewSeriesReplay(&RateSeries{Step: time.Second, Values: []float64{1}, Relative: true}, ReplayOptions{}); err == nil {
 		t.Error("relative series without target or scale: want an error")

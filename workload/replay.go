@@ -200,6 +200,24 @@ func (r *SeriesReplay) Rate(t time.Duration) float64 {
 	return r.values[i] * r.factor
 }
 
+// Step returns the simulated length of one bucket, rounded to the nanosecond.
+func (r *SeriesReplay) Step() time.Duration { return time.Duration(math.Round(r.step * 1e9)) }
+
+// BucketRate returns the replayed rate of bucket i (from the start of the window, counting the
+// passes of a loop) in requests per second; 0 after the end.
+func (r *SeriesReplay) BucketRate(i int) float64 {
+	if r.loop && i >= 0 {
+		i %= len(r.values)
+	}
+	if i < 0 || i >= len(r.values) {
+		return 0
+	}
+	return r.values[i] * r.factor
+}
+
+// Peak returns the highest replayed rate in requests per second.
+func (r *SeriesReplay) Peak() float64 { return slices.Max(r.values) * r.factor }
+
 // Span returns the simulated length of one pass over the window.
 func (r *SeriesReplay) Span() time.Duration { return time.Duration(r.span * 1e9) }
 
