@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -125,5 +127,62 @@ func TestWindowMeans(t *testing.T) {
 	x, y := windowMeans([]float64{1, 2, 3, 4, 5}, []float64{2, 4, 6, 8, 10}, 2)
 	if len(x) != 2 || x[0] != 3 || x[1] != 5 || y[0] != 4 || y[1] != 9 {
 		t.Fatalf("x %v y %v", x, y)
+	}
+}
+
+// TestDegradedAndRetries checks that degraded requests and retries reach
+// the summary, the per-class table and the CSV files: an optional service
+// that rejects (429) degrades requests, and a required one that rejects
+// has its calls retried.
+func TestDegradedAndRetries(t *testing.T) {
+	sc, err := scenario.Decode(strings.NewReader(`
+name: degraded
+horizon: 1m
+seeds: 2
+services:
+  - {name: web, cpu: 8}
+  - {name: api, concurrency: 1, queue: 0, retries: 2, retry_on: [429]}
+  - {name: news, optional: true, concurrency: 1, queue: 0}
+classes:
+  - name: page
+    call:
+      service: web
+      stages:
+        - calls: [{service: api, cpu: {dist: exp, mean: 0.02}}, {service: news, optional: true, cpu: {dist: exp, mean: 0.05}}]
+sources: [{name: src, class: page, arrivals: {kind: poisson, rate: 20}}]
+`), "degraded.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := (&Comparison{Scenario: sc}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Policies[0]
+	run := p.Runs[0]
+	if run.Degraded == 0 || run.Retries == 0 || run.Classes[0].Degraded != run.Degraded {
+		t.Fatalf("degraded %d (class %d), retries %d", run.Degraded, run.Classes[0].Degraded, run.Retries)
+	}
+	if d := float64(p.Summary.Degraded.Mean); d <= 0 || d >= 1 || p.Classes[0].Degraded.Mean != p.Summary.Degraded.Mean || p.Summary.Retries.Mean <= 0 {
+		t.Errorf("summary: degraded %v (class %v), retries per request %v", p.Summary.Degraded.Mean, p.Classes[0].Degraded.Mean, p.Summary.Retries.Mean)
+	}
+	dir := t.TempDir()
+	if err := res.WriteFiles(dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	col := func(rows [][]string, name string) string {
+		i := slices.Index(rows[0], name)
+		if i < 0 {
+			t.Fatalf("no column %s in %v", name, rows[0])
+		}
+		return rows[1][i]
+	}
+	runs, classes := readCSV(t, filepath.Join(dir, "runs.csv")), readCSV(t, filepath.Join(dir, "classes.csv"))
+	if col(runs, "degraded") != fmt.Sprint(run.Degraded) || col(runs, "retries") != fmt.Sprint(run.Retries) || col(classes, "degraded") != fmt.Sprint(run.Degraded) {
+		t.Errorf("csv: degraded %s, retries %s, class degraded %s", col(runs, "degraded"), col(runs, "retries"), col(classes, "degraded"))
+	}
+	var b bytes.Buffer
+	if err := res.WriteTable(&b); err != nil || !strings.Contains(b.String(), "degraded %") || !strings.Contains(b.String(), "retries/req") {
+		t.Errorf("table lacks the columns (%v):\n%s", err, b.String())
 	}
 }

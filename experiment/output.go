@@ -45,11 +45,13 @@ var tables = []tableSpec{
 		{"p99 (s)", "p99_s", func(s *Summary) Stat { return s.P99 }, -1},
 		{"throughput (req/s)", "throughput_rps", func(s *Summary) Stat { return s.Throughput }, +1},
 		{"success %", "success_pct", pct(func(s *Summary) Stat { return s.Success }), +1},
+		{"degraded %", "degraded_pct", pct(func(s *Summary) Stat { return s.Degraded }), -1},
 		{"timeout %", "timeout_pct", pct(func(s *Summary) Stat { return s.TimeoutRate }), -1},
 		{"429 %", "rejected_pct", pct(func(s *Summary) Stat { return s.RejectedRate }), -1},
 		{"OOM %", "oom_pct", pct(func(s *Summary) Stat { return s.OOMRate }), -1},
 		{"no capacity %", "no_capacity_pct", pct(func(s *Summary) Stat { return s.NoCapacityRate }), -1},
 		{"SLO violations %", "slo_violations_pct", pct(func(s *Summary) Stat { return s.SLOViolations }), -1},
+		{"retries/req", "retries_per_request", func(s *Summary) Stat { return s.Retries }, 0},
 	}},
 	{"Resources over the measurement window", []column{
 		{"vCPU-s", "vcpu_s", func(s *Summary) Stat { return s.VCPUSeconds }, -1},
@@ -72,6 +74,7 @@ var classColumns = []struct {
 	{"p90 (s)", func(c *ClassSummary) Stat { return c.P90 }},
 	{"p99 (s)", func(c *ClassSummary) Stat { return c.P99 }},
 	{"success %", func(c *ClassSummary) Stat { return percent(c.Success) }},
+	{"degraded %", func(c *ClassSummary) Stat { return percent(c.Degraded) }},
 	{"SLO violations %", func(c *ClassSummary) Stat { return percent(c.SLOViolations) }},
 }
 
@@ -187,15 +190,15 @@ func (r *Result) WriteJSON(w io.Writer) error {
 func (r *Result) WriteRunsCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"scenario", "policy", "seed", "mean_s", "p50_s", "p90_s", "p99_s", "throughput_rps",
-		"arrivals", "completed", "timeouts", "rejected", "oom", "no_capacity", "unfinished", "slo_violations", "slo_requests",
+		"arrivals", "completed", "degraded", "timeouts", "rejected", "oom", "no_capacity", "unfinished", "retries", "slo_violations", "slo_requests",
 		"vcpu_s", "gb_s", "busy_cpu_s", "cost", "scaling_actions", "fairness_jain", "makespan_s", "events"})
 	f := func(x Num) string { return strconv.FormatFloat(float64(x), 'g', -1, 64) }
 	i := func(x int64) string { return strconv.FormatInt(x, 10) }
 	for _, p := range r.Policies {
 		for _, run := range p.Runs {
 			cw.Write([]string{r.Scenario, p.Policy, strconv.FormatUint(run.Seed, 10), f(run.Mean), f(run.P50), f(run.P90), f(run.P99),
-				f(run.Throughput), i(run.Arrivals), i(run.Completed), i(run.Failures.Timeout), i(run.Failures.Rejected),
-				i(run.Failures.OOM), i(run.Failures.NoCapacity), i(run.Unfinished), i(run.SLOViolations), i(run.SLORequests),
+				f(run.Throughput), i(run.Arrivals), i(run.Completed), i(run.Degraded), i(run.Failures.Timeout), i(run.Failures.Rejected),
+				i(run.Failures.OOM), i(run.Failures.NoCapacity), i(run.Unfinished), i(run.Retries), i(run.SLOViolations), i(run.SLORequests),
 				f(run.VCPUSeconds), f(run.GBSeconds), f(run.BusyCPUSeconds), f(run.Cost), strconv.Itoa(run.ScalingActions),
 				f(run.Fairness), f(run.Makespan), strconv.FormatUint(run.Events, 10)})
 		}
@@ -207,7 +210,7 @@ func (r *Result) WriteRunsCSV(w io.Writer) error {
 // WriteClassesCSV writes one row per (policy, seed, class).
 func (r *Result) WriteClassesCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"scenario", "policy", "seed", "class", "arrivals", "completed", "timeouts", "rejected", "oom", "no_capacity",
+	cw.Write([]string{"scenario", "policy", "seed", "class", "arrivals", "completed", "degraded", "timeouts", "rejected", "oom", "no_capacity",
 		"slo_violations", "mean_s", "p50_s", "p90_s", "p99_s"})
 	f := func(x Num) string { return strconv.FormatFloat(float64(x), 'g', -1, 64) }
 	i := func(x int64) string { return strconv.FormatInt(x, 10) }
@@ -215,7 +218,7 @@ func (r *Result) WriteClassesCSV(w io.Writer) error {
 		for _, run := range p.Runs {
 			for _, c := range run.Classes {
 				cw.Write([]string{r.Scenario, p.Policy, strconv.FormatUint(run.Seed, 10), c.Class, i(c.Arrivals), i(c.Completed),
-					i(c.Failures.Timeout), i(c.Failures.Rejected), i(c.Failures.OOM), i(c.Failures.NoCapacity), i(c.SLOViolations),
+					i(c.Degraded), i(c.Failures.Timeout), i(c.Failures.Rejected), i(c.Failures.OOM), i(c.Failures.NoCapacity), i(c.SLOViolations),
 					f(c.Mean), f(c.P50), f(c.P90), f(c.P99)})
 			}
 		}

@@ -50,6 +50,7 @@ type ClassSummary struct {
 	P90           Stat    `json:"p90"`
 	P99           Stat    `json:"p99"`
 	Success       Stat    `json:"success"`        // fraction of the class's requests completed
+	Degraded      Stat    `json:"degraded"`       // fraction completed without some optional call
 	SLOViolations Stat    `json:"slo_violations"` // fraction not completed within the SLO
 }
 
@@ -85,6 +86,11 @@ type Summary struct {
 	Rejected   Stat `json:"rejected"`   // requests rejected (429) or without capacity
 	Failed     Stat `json:"failed"`     // requests that failed for any reason
 	Success    Stat `json:"success"`    // fraction completed successfully
+	// Degraded is the fraction completed without some optional call
+	// (browned out, or failed); they count as successes too.
+	Degraded Stat `json:"degraded"`
+	// Retries is the number of retried calls per request.
+	Retries Stat `json:"retries_per_request"`
 	// Failure rates by kind.
 	TimeoutRate    Stat `json:"timeout_rate"`
 	RejectedRate   Stat `json:"rejected_rate"` // 429
@@ -114,8 +120,10 @@ type RunResult struct {
 	Throughput Num              `json:"throughput"`
 	Arrivals   int64            `json:"arrivals"`
 	Completed  int64            `json:"completed"`
+	Degraded   int64            `json:"degraded"` // of the completed, those without some optional call
 	Failures   metrics.Failures `json:"failures"`
 	Unfinished int64            `json:"unfinished"`
+	Retries    int64            `json:"retries"` // calls sent again, over the whole run
 	// SLOViolations of SLORequests requests of classes with an SLO.
 	SLOViolations  int64               `json:"slo_violations"`
 	SLORequests    int64               `json:"slo_requests"`
@@ -138,6 +146,7 @@ type ClassRun struct {
 	Class         string           `json:"class"`
 	Arrivals      int64            `json:"arrivals"`
 	Completed     int64            `json:"completed"`
+	Degraded      int64            `json:"degraded"`
 	Failures      metrics.Failures `json:"failures"`
 	SLOViolations int64            `json:"slo_violations"`
 	Mean          Num              `json:"mean"`
@@ -172,7 +181,7 @@ func runResult(sc *scenario.Scenario, seed uint64, r *cluster.Results) RunResult
 	run := RunResult{
 		Seed: seed, Mean: Num(r.Latency.Mean()), P50: quantile(&r.Latency, 0.5),
 		P90: quantile(&r.Latency, 0.9), P99: quantile(&r.Latency, 0.99), Throughput: Num(r.Throughput),
-		Arrivals: r.Arrivals, Completed: r.Completed, Failures: r.Failures, Unfinished: r.Unfinished,
+		Arrivals: r.Arrivals, Completed: r.Completed, Degraded: r.Degraded, Failures: r.Failures, Unfinished: r.Unfinished, Retries: r.Retries(),
 		SLOViolations: r.SLOViolations(), SLORequests: r.SLOArrivals(),
 		VCPUSeconds: Num(vcpu), GBSeconds: Num(gb), BusyCPUSeconds: Num(busy), Cost: Num(r.Cost),
 		ScalingActions: r.ScalingActions(sc.Warmup), Scaling: r.Scaling,
@@ -181,7 +190,7 @@ func runResult(sc *scenario.Scenario, seed uint64, r *cluster.Results) RunResult
 	for i := range r.Classes {
 		c := &r.Classes[i]
 		run.Classes = append(run.Classes, ClassRun{
-			Class: c.Name, Arrivals: c.Arrivals, Completed: c.Completed(), Failures: c.Failures, SLOViolations: c.SLOViolations(),
+			Class: c.Name, Arrivals: c.Arrivals, Completed: c.Completed(), Degraded: c.Degraded, Failures: c.Failures, SLOViolations: c.SLOViolations(),
 			Mean: Num(c.Latency.Mean()), P50: quantile(&c.Latency, 0.5), P90: quantile(&c.Latency, 0.9), P99: quantile(&c.Latency, 0.99),
 		})
 	}
@@ -220,6 +229,8 @@ func summary(runs []RunResult) Summary {
 		Rejected:       stat(func(r *RunResult) float64 { return float64(r.Failures.Rejected + r.Failures.NoCapacity) }),
 		Failed:         stat(func(r *RunResult) float64 { return float64(r.Failures.Total()) }),
 		Success:        rate(func(r *RunResult) int64 { return r.Completed }),
+		Degraded:       rate(func(r *RunResult) int64 { return r.Degraded }),
+		Retries:        rate(func(r *RunResult) int64 { return r.Retries }),
 		TimeoutRate:    rate(func(r *RunResult) int64 { return r.Failures.Timeout }),
 		RejectedRate:   rate(func(r *RunResult) int64 { return r.Failures.Rejected }),
 		OOMRate:        rate(func(r *RunResult) int64 { return r.Failures.OOM }),
@@ -244,11 +255,12 @@ func classSummaries(classes []cluster.ClassResult, runs []RunResult) []ClassSumm
 		}
 		out[k] = ClassSummary{
 			Class: classes[k].Name, SLO: classes[k].SLO.Seconds(),
-			Mean:    stat(func(c *ClassRun) float64 { return float64(c.Mean) }),
-			P50:     stat(func(c *ClassRun) float64 { return float64(c.P50) }),
-			P90:     stat(func(c *ClassRun) float64 { return float64(c.P90) }),
-			P99:     stat(func(c *ClassRun) float64 { return float64(c.P99) }),
-			Success: stat(func(c *ClassRun) float64 { return frac(c.Completed, c.Arrivals) }),
+			Mean:     stat(func(c *ClassRun) float64 { return float64(c.Mean) }),
+			P50:      stat(func(c *ClassRun) float64 { return float64(c.P50) }),
+			P90:      stat(func(c *ClassRun) float64 { return float64(c.P90) }),
+			P99:      stat(func(c *ClassRun) float64 { return float64(c.P99) }),
+			Success:  stat(func(c *ClassRun) float64 { return frac(c.Completed, c.Arrivals) }),
+			Degraded: stat(func(c *ClassRun) float64 { return frac(c.Degraded, c.Arrivals) }),
 			SLOViolations: stat(func(c *ClassRun) float64 {
 				if classes[k].SLO == 0 {
 					return math.NaN()
