@@ -284,8 +284,16 @@ func SystemReward(r Reward, o *Observer, snap *metrics.Snapshot) float64 {
 }
 
 // Reward is equation 3 for deployment i with the application's QoS term.
+// Its utilisation is of the CPU allocated, starting replicas included: a
+// replica costs from the moment it is requested, so the cost of a scale-up
+// is seen at once, not a cold start later.
 func (o *Observer) Reward(r Reward, qosApp float64, snap *metrics.Snapshot, i int) float64 {
-	return r.Deployment(qosApp, &o.deps[i], o.Service(snap, i), o.local[i][fCPUUtil], o.local[i][fMemoryUtil])
+	s := o.Service(snap, i)
+	cpu := 0.0
+	if s.Replicas > 0 && s.CPULimit > 0 {
+		cpu = clip(s.CPUUse/(float64(s.Replicas)*s.CPULimit), 0, 2)
+	}
+	return r.Deployment(qosApp, &o.deps[i], s, cpu, o.local[i][fMemoryUtil])
 }
 
 // ingressMean is the mean response time of the ingress services' calls
