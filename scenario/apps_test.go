@@ -1,6 +1,9 @@
 package scenario
 
 import (
+	"bytes"
+	"math"
+	"reflect"
 	"regexp"
 	"slices"
 	"testing"
@@ -8,6 +11,8 @@ import (
 
 	"github.com/shoal-project/shoal/cluster"
 	"github.com/shoal-project/shoal/control/lb"
+	"github.com/shoal-project/shoal/workload"
+	"go.yaml.in/yaml/v3"
 )
 
 // appScenarios are the embedded scenarios of real applications (TrainTicket,
@@ -169,6 +174,141 @@ func TestApplicationScenariosRun(t *testing.T) {
 				}
 			}
 			t.Logf("%d arrivals, %d completed, mean %.3f s, %d failures, %d events", r.Arrivals, r.Completed, r.Latency.Mean(), r.Failures.Total(), r.Events)
+		})
+	}
+}
+
+// trainTicketWorkloads are the DRPC workloads built on trainticket.
+var trainTicketWorkloads = []string{"trainticket-surge", "trainticket-alibaba", "trainticket-mixchange"}
+
+// TestTrainTicketWorkloadsShape checks that each DRPC workload is
+// trainticket's application with its own sources, and the figures their
+// comments give: the surge's rates, the Alibaba trace's map to rates and
+// its halves, the mix change's users.
+func TestTrainTicketWorkloadsShape(t *testing.T) {
+	tt, err := Embedded("trainticket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scs := map[string]*Scenario{}
+	for _, name := range trainTicketWorkloads {
+		sc, err := Embedded(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The overrides hold YAML nodes, whose line numbers differ: compare their text.
+		a, _ := yaml.Marshal(sc.Autoscaling)
+		b, _ := yaml.Marshal(tt.Autoscaling)
+		if sc.Name != name || sc.Base != "trainticket" || !reflect.DeepEqual(sc.Services, tt.Services) ||
+			!reflect.DeepEqual(sc.Classes, tt.Classes) || !bytes.Equal(a, b) || !slices.Equal(sc.Policies, tt.Policies) {
+			t.Errorf("%s is not trainticket's application", name)
+		}
+		scs[name] = sc
+	}
+	// Summed over the sources, bucket i replays rate(i); the shares are 60/25/10/5 %.
+	total := func(sc *Scenario, i int) float64 {
+		sum := 0.0
+		for _, src := range sc.Sources {
+			p, err := src.Arrivals.BuildWith(0, sc.Traces())
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum += p.(*workload.SeriesReplay).BucketRate(i)
+		}
+		return sum
+	}
+
+	surge := scs["trainticket-surge"]
+	for i := range 60 { // bench/autoscale/traces.sh's drpc-surge
+		want := 800.0
+		switch {
+		case i < 12:
+			want = 200
+		case i < 18:
+			want = float64(100 * (i - 9))
+		}
+		if got := total(surge, i); math.Abs(got-want) > 1e-9 {
+			t.Errorf("surge step %d: %g req/s, want %g", i, got, want)
+		}
+	}
+	if surge.Horizon != 10*time.Minute {
+		t.Errorf("surge horizon %v", surge.Horizon)
+	}
+
+	ali := scs["trainticket-alibaba"]
+	tr, err := ali.Traces().Load("alibaba", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	util, err := tr.Series("cpu_util_percent", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, 1234, 9999} {
+		if got, want := total(ali, i), 12*util.Values[i]; math.Abs(got-want) > 1e-9*want {
+			t.Errorf("alibaba bucket %d: %g req/s, want 12 x %g %%", i, got, util.Values[i])
+		}
+	}
+	for _, src := range ali.Sources {
+		a := src.Arrivals
+		if time.Duration(float64(ali.Horizon)*a.Speedup) != a.Window || a.Window != 5000*time.Minute {
+			t.Errorf("%s: horizon %v x speedup %g is not the window %v of 5000 minutes", src.Name, ali.Horizon, a.Speedup, a.Window)
+		}
+	}
+	// The second half starts 2500 trace minutes in: bucket 5000 of 30 s.
+	for i := range ali.Sources {
+		ali.Sources[i].Arrivals.Start, ali.Sources[i].Arrivals.Window = 2500*time.Minute, 2500*time.Minute
+	}
+	if got, want := total(ali, 0), 12*util.Values[5000]; math.Abs(got-want) > 1e-9*want {
+		t.Errorf("second half: %g req/s at its start, want %g", got, want)
+	}
+
+	// Users x 1/(think + response time) make about 200 req/s in each half.
+	mix := scs["trainticket-mixchange"]
+	resp := map[string]float64{"query": 0.085, "buy": 0.348, "cancel": 0.122, "admin": 0.070}
+	for half := range 2 {
+		rate := map[string]float64{}
+		for _, src := range mix.Sources {
+			n := float64(src.Users.Count)
+			if src.Users.Over != nil {
+				n = src.Users.Over.Rates[half]
+			}
+			rate[src.Class] = n / (src.Think.Mean + resp[src.Class])
+		}
+		sum := rate["query"] + rate["buy"] + rate["cancel"] + rate["admin"]
+		q, b := rate["query"]/sum, rate["buy"]/sum
+		if math.Abs(sum-200) > 2 || (half == 0 && math.Abs(q-0.6)+math.Abs(b-0.25) > 0.01) || (half == 1 && math.Abs(q-0.25)+math.Abs(b-0.6) > 0.01) {
+			t.Errorf("mixchange half %d: %.1f req/s, query %.3f, buy %.3f", half, sum, q, b)
+		}
+	}
+}
+
+// TestTrainTicketWorkloadsRun runs the first 20 s of each DRPC workload:
+// requests of every class complete, hardly any fail.
+func TestTrainTicketWorkloadsRun(t *testing.T) {
+	for _, name := range trainTicketWorkloads {
+		t.Run(name, func(t *testing.T) {
+			sc, err := Embedded(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc.SetHorizon(20 * time.Second)
+			cl, err := cluster.New(&sc.Config, cluster.Options{Seed: 1, Traces: sc.Traces(), Horizon: sc.Horizon, Warmup: sc.Warmup})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cl.RunUntil(sc.Horizon)
+			cl.Drain(sc.Drain)
+			r := cl.Results()
+			if r.Unfinished != 0 || !r.Little.OK() || float64(r.Failures.Total()) > 0.01*float64(r.Arrivals) {
+				t.Errorf("unfinished %d, failures %+v of %d, little %+v", r.Unfinished, r.Failures, r.Arrivals, r.Little)
+			}
+			for _, c := range r.Classes {
+				if c.Latency.Count() == 0 {
+					t.Errorf("class %s completed no request", c.Name)
+				}
+			}
+			t.Logf("%d arrivals in 20 s", r.ArrivedAll)
 		})
 	}
 }

@@ -32,6 +32,11 @@ import (
 type Scenario struct {
 	Name        string `yaml:"name"`
 	Description string `yaml:"description"`
+	// Base names the scenario this one builds on: an embedded scenario, or
+	// a file relative to this one's folder. The file's top-level fields
+	// replace the base's whole (sources: replaces every source); the others
+	// are the base's.
+	Base string `yaml:"base"`
 	// Seed is the root seed; run i of a multi-seed comparison uses Seed+i.
 	Seed uint64 `yaml:"seed"`
 	// Seeds is how many seeds a comparison runs by default (default 5).
@@ -79,6 +84,9 @@ func Decode(r io.Reader, name string) (*Scenario, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("read scenario %s: %w", name, err)
+	}
+	if data, err = withBase(data, name, 0); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", name, err)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)

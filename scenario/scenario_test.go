@@ -193,3 +193,20 @@ func TestClosedLoopFile(t *testing.T) {
 		}
 	}
 }
+
+// TestBase checks a scenario built on another file: the file's top-level
+// fields replace the base's, the others are the base's.
+func TestBase(t *testing.T) {
+	sc, err := Load("testdata/good/based.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := Load("testdata/good/minimal.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Name != "based" || sc.Base != "minimal.yaml" || !reflect.DeepEqual(sc.Services, base.Services) ||
+		!reflect.DeepEqual(sc.Classes, base.Classes) || len(sc.Sources) != 1 || sc.Sources[0].Users.Count != 5 {
+		t.Errorf("based on minimal: %+v", sc)
+	}
+}
