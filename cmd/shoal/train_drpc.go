@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/shoal-project/shoal/control/drpc"
 	"github.com/shoal-project/shoal/envs/drpcenv"
 	"github.com/shoal-project/shoal/scenario"
 	"github.com/spf13/cobra"
@@ -17,6 +18,8 @@ func (cl *cli) trainDRPC(short string) *cobra.Command {
 		episodes       int
 		seed           uint64
 		quiet          bool
+		weight         float64
+		residual       bool
 	)
 	cmd := &cobra.Command{
 		Use:   "drpc SCENARIO -o FILE",
@@ -43,6 +46,8 @@ trained range.`,
 	f.DurationVar(&length, "episode-length", 10*time.Minute, "simulated time per episode")
 	f.DurationVar(&period, "period", 5*time.Second, "decision period of teacher and students")
 	f.Uint64Var(&seed, "seed", 1, "training seed; training systems never reuse evaluation seeds")
+	f.Float64Var(&weight, "util-weight", 0, "weight of equation 2's distance term (the paper's is 1; default: drpc.DefaultReward's)")
+	f.BoolVar(&residual, "residual", true, "learn a residual over a 30%/75% CPU threshold rule (false: the paper's plain TD3)")
 	f.BoolVar(&quiet, "quiet", false, "no per-episode progress")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if out == "" {
@@ -59,6 +64,16 @@ trained range.`,
 		cfg := drpcenv.DefaultConfig()
 		cfg.Seed, cfg.Episodes, cfg.EpisodeLength, cfg.Period = seed, episodes, length, period
 		cfg.Deadline, cfg.Now = start.Add(budget), time.Now
+		if !residual {
+			cfg.Base = nil
+		}
+		if weight < 0 {
+			return usagef("--util-weight must not be negative")
+		}
+		if weight > 0 {
+			cfg.Reward = drpc.DefaultReward(sc.SLO)
+			cfg.Reward.UtilWeight = weight
+		}
 		if !quiet {
 			cfg.Progress = func(e drpcenv.Episode) {
 				fmt.Fprintf(cl.stderr, "episode %3d %-9s reward %.3f  SLO violations %5.1f%%  %d steps  %d updates  %s\n",

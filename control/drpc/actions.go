@@ -25,6 +25,52 @@ type Steps struct {
 	Replicas int     `json:"replicas"` // replicas per action at |a| = 1
 }
 
+// Base is a reactive demand rule whose action the networks' outputs are
+// added to when a policy is residual (residual policy learning, Johannink
+// et al. 2019; not in the DRPC paper): add replicas while the demand
+// utilisation (every arriving call's CPU over all replicas, starting ones
+// included) is above High; remove one after Stabilize periods below Low. An untrained network
+// then scales like a threshold autoscaler, and training learns what to
+// change about it (earlier scale-ups on a trend, CPU and memory sizes,
+// brownout) instead of learning autoscaling from nothing.
+type Base struct {
+	Low  float64 `json:"low"`
+	High float64 `json:"high"`
+	// Stabilize is how many periods in a row the utilisation must stay
+	// below Low before a replica goes (as the HPA's scale-down
+	// stabilisation window: an empty or quiet period removes nothing).
+	Stabilize int `json:"stabilize"`
+}
+
+// Action sets dst to the rule's action for a deployment with features
+// local that has been below Low for the last low periods, this one
+// included (see Below).
+func (b *Base) Action(dst, local []float64, low int) {
+	clear(dst)
+	switch {
+	case local[fDemand] > b.High:
+		dst[aReplicas] = 1
+	case low >= b.Stabilize && local[fStarting] == 0:
+		dst[aReplicas] = -1
+	}
+}
+
+// Below updates a deployment's count of periods in a row below Low.
+func (b *Base) Below(low int, local []float64) int {
+	if local[fDemand] < b.Low {
+		return low + 1
+	}
+	return 0
+}
+
+// Residual adds the network's output out to the base action in dst,
+// clipped to [-1, 1].
+func Residual(dst, out []float64) {
+	for k := range dst {
+		dst[k] = clip(dst[k]+out[k], -1, 1)
+	}
+}
+
 // threshold is Algorithm 2's: a component acts only when |a| > 0.5.
 const threshold = 0.5
 

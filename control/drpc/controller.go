@@ -68,7 +68,8 @@ type Controller struct {
 	preds    []*nn.MLPPredictor[float32]
 	teacher  *nn.MLPPredictor[float32]
 	in, out  []float32
-	act      []float64
+	raw, act []float64 // the network's output; the action after the base rule
+	low      []int     // per deployment: periods in a row below the base rule's Low
 	fallback []bool
 	acts     []control.Action
 	stats    Stats
@@ -90,7 +91,8 @@ func NewController(pol *Policy, opt Options) (*Controller, error) {
 	c := &Controller{pol: pol, opt: opt, obs: NewObserver(pol.Deployments, pol.Ingress, time.Duration(pol.Reward.RTMax)),
 		notifier: NewNotifier(pol.Notifier.NPR, pol.Notifier.TH), preds: make([]*nn.MLPPredictor[float32], len(pol.Deployments)),
 		teacher: pol.teacher.NewPredictor(), in: make([]float32, TeacherInput(len(pol.Deployments))),
-		out: make([]float32, ActionDim), act: make([]float64, ActionDim), fallback: make([]bool, len(pol.Deployments))}
+		out: make([]float32, ActionDim), act: make([]float64, ActionDim), raw: make([]float64, ActionDim), low: make([]int, len(pol.Deployments)),
+		fallback: make([]bool, len(pol.Deployments))}
 	for i := range c.preds {
 		c.preds[i] = pol.students[i].NewPredictor()
 	}
@@ -121,6 +123,11 @@ func (c *Controller) Decide(now time.Duration, snap *metrics.Snapshot) []control
 		c.fallback[i] = !ok
 	}
 	if ok {
+		if b := c.pol.Base; b != nil {
+			for i := range c.low {
+				c.low[i] = b.Below(c.low[i], c.obs.Local(i))
+			}
+		}
 		c.reward = SystemReward(c.pol.Reward, c.obs, snap)
 		if c.notifier.Add(c.reward) {
 			c.stats.Notified++
@@ -154,7 +161,7 @@ func (c *Controller) decideAll(now time.Duration, snap *metrics.Snapshot) {
 		c.policyAction(i, teacher)
 		if c.teaching > 0 {
 			c.recObs[i] = append(c.recObs[i], slices.Clone(c.obs.Local(i)))
-			c.recAct[i] = append(c.recAct[i], slices.Clone(c.act))
+			c.recAct[i] = append(c.recAct[i], slices.Clone(c.raw))
 		}
 		s := c.obs.Service(snap, i)
 		dec := Guard(d, c.pol.Steps, s, c.obs.brownout[i], c.act)
@@ -181,7 +188,12 @@ func (c *Controller) policyAction(i int, teacher bool) {
 		c.preds[i].Predict(c.out, c.in[:LocalFeatures])
 	}
 	for k, v := range c.out {
-		c.act[k] = float64(v)
+		c.raw[k] = float64(v)
+	}
+	copy(c.act, c.raw)
+	if b := c.pol.Base; b != nil {
+		b.Action(c.act, local, c.low[i])
+		Residual(c.act, c.raw)
 	}
 }
 

@@ -60,6 +60,7 @@ const (
 	fTrend               // log of this period's rate over the last one's, clipped to ±2
 	fBrownout            // 1 when browned out
 	fForecast            // log of the forecast ingress rate over the current one, clipped to ±2
+	fDemand              // demand utilisation: arriving calls x CPU per completed call / (replicas x limit), clipped to 4
 	LocalFeatures        // the student's input length
 )
 
@@ -77,23 +78,24 @@ const (
 // Observer turns snapshots into per-deployment features. It remembers the
 // previous period's rates for the trend, and allocates nothing once sized.
 type Observer struct {
-	deps     []Deployment
-	ingress  []string
-	slo      time.Duration
-	idx      []int // deployment -> index in the last snapshot's Services
-	ingIdx   []int
-	lastRate []float64
-	lastIng  float64
-	local    [][]float64
-	global   []float64
-	brownout []bool
+	deps       []Deployment
+	ingress    []string
+	slo        time.Duration
+	idx        []int // deployment -> index in the last snapshot's Services
+	ingIdx     []int
+	lastRate   []float64
+	cpuPerCall []float64
+	lastIng    float64
+	local      [][]float64
+	global     []float64
+	brownout   []bool
 }
 
 // NewObserver returns an observer of deps; ingress names the services whose
 // response time is the application's (the roots of the request classes).
 func NewObserver(deps []Deployment, ingress []string, slo time.Duration) *Observer {
 	o := &Observer{deps: deps, ingress: ingress, slo: slo, idx: make([]int, len(deps)), ingIdx: make([]int, len(ingress)),
-		lastRate: make([]float64, len(deps)), local: make([][]float64, len(deps)), global: make([]float64, GlobalFeatures),
+		lastRate: make([]float64, len(deps)), cpuPerCall: make([]float64, len(deps)), local: make([][]float64, len(deps)), global: make([]float64, GlobalFeatures),
 		brownout: make([]bool, len(deps))}
 	for i := range o.local {
 		o.local[i] = make([]float64, LocalFeatures)
@@ -168,6 +170,7 @@ func (o *Observer) Observe(snap *metrics.Snapshot, forecastRatio float64) bool {
 		f[fTrend] = clip(math.Log((rate+1)/(o.lastRate[i]+1)), -2, 2)
 		f[fBrownout] = b2f(o.brownout[i])
 		f[fForecast] = fc
+		f[fDemand] = o.demand(i, s, rate, p)
 		o.lastRate[i] = rate
 		sumCPU += f[fCPUUtil]
 		maxCPU = math.Max(maxCPU, f[fCPUUtil])
@@ -188,6 +191,22 @@ func (o *Observer) Observe(snap *metrics.Snapshot, forecastRatio float64) bool {
 	g[gMaxCPU] = maxCPU
 	o.lastIng = float64(ingArr) / p
 	return true
+}
+
+// demand is the utilisation deployment i's replicas (starting ones
+// included) would have if they served every call that arrived: calls
+// rejected or failed count too, so it exceeds 1 in overload, where the
+// measured utilisation stops at 1. The CPU per call is the last period's
+// with successful calls (a mesh counts calls by response code; cAdvisor
+// the CPU).
+func (o *Observer) demand(i int, s *metrics.ServiceStats, rate, p float64) float64 {
+	if ok := s.Completions - s.Failures.Total(); ok > 0 && s.CPUUse > 0 {
+		o.cpuPerCall[i] = s.CPUUse / (float64(ok) / p)
+	}
+	if s.Replicas == 0 || s.CPULimit == 0 {
+		return 0
+	}
+	return clip(rate*o.cpuPerCall[i]/(float64(s.Replicas)*s.CPULimit), 0, 4)
 }
 
 // Local returns deployment i's features from the last Observe; the slice

@@ -44,6 +44,9 @@ type Policy struct {
 	// by a margin; inputs outside them send a deployment to the fallback.
 	Low  []float64 `json:"low"`
 	High []float64 `json:"high"`
+	// Base, if set, makes the policy residual: the networks' outputs are
+	// added to the base rule's action.
+	Base *Base `json:"base,omitempty"`
 	// Notifier is Algorithm 4's setting.
 	Notifier NotifierConfig `json:"notifier"`
 	// Provenance records how the policy was trained.

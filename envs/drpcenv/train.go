@@ -71,6 +71,8 @@ type Config struct {
 	Steps drpc.Steps
 	// Reward sets equations 1-3 (default: drpc.DefaultReward(the scenario's SLO)).
 	Reward drpc.Reward
+	// Base, if set, makes the policy residual over this rule (drpc.Base).
+	Base *drpc.Base
 	// Progress, if set, is called after every episode.
 	Progress func(Episode)
 }
@@ -80,21 +82,23 @@ type Config struct {
 // most), a 128-128 teacher updated 4 times per period after 2,000 random
 // transitions (50 periods of the 40 TrainTicket deployments), 16-16
 // students (the paper's student has 643 parameters; this one 564) fitted
-// on six imitation episodes, and action steps of one replica, 0.1 core and
-// 64 MB.
+// on six imitation episodes, action steps of up to three replicas
+// (round(3a): two at |a| in (0.5, 0.83)), 0.1 core and 64 MB, and a
+// residual policy over a rule that adds replicas above 75% demand
+// utilisation and removes them after a minute below 30% (drpc.Base).
 func DefaultConfig() Config {
 	td3 := rl.DefaultTD3Config()
 	td3.Hidden = []int{128, 128}
 	td3.LearningStarts = 2000
 	td3.BufferSize = 200_000
-	td3.Gamma = 0.95
+	td3.Gamma = 0.8
 	td3.LR = 3e-4
 	// Algorithm 2 acts only where |a| > 0.5: with the usual 0.1 the noise
 	// around a policy near 0 would almost never show the critic an action.
 	td3.ActionNoise = 0.3
 	return Config{Episodes: 30, EpisodeLength: 10 * time.Minute, Period: 5 * time.Second, TD3: td3,
 		UpdatesPerStep: 4, StudentHidden: []int{16, 16}, ImitationEpisodes: 6,
-		Steps: drpc.Steps{CPU: 0.1, Memory: 64, Replicas: 1}}
+		Steps: drpc.Steps{CPU: 0.1, Memory: 64, Replicas: 3}, Base: &drpc.Base{Low: 0.3, High: 0.75, Stabilize: 12}}
 }
 
 // Episode is one training episode's learning-curve point.
@@ -226,7 +230,7 @@ func newTrainer(ctx context.Context, sc *scenario.Scenario, cfg Config) (*traine
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6472706365)) // "drpce"
 	pol, err := drpc.NewPolicy(drpc.Policy{Period: drpc.Duration(cfg.Period), Deployments: deps, Ingress: Ingress(sc),
 		Steps: cfg.Steps, Reward: cfg.Reward, StudentHidden: cfg.StudentHidden, TeacherHidden: cfg.TD3.Hidden,
-		Notifier:   drpc.NotifierConfig{NPR: 60, TH: 0.5},
+		Notifier: drpc.NotifierConfig{NPR: 60, TH: 0.5}, Base: cfg.Base,
 		Provenance: drpc.Provenance{Scenario: sc.Name, Seed: cfg.Seed}}, rng)
 	if err != nil {
 		return nil, fmt.Errorf("drpcenv: %w", err)
@@ -351,6 +355,8 @@ func (t *trainer) episode(index int, phase string) error {
 	}
 	t.inputs(x, obs)
 	var buf []control.Action
+	var final []float64
+	low := make([]int, n)
 	for step := 1; step <= periods; step++ {
 		if err := t.ctx.Err(); err != nil {
 			return err
@@ -359,12 +365,18 @@ func (t *trainer) episode(index int, phase string) error {
 		buf = buf[:0]
 		for i := range n {
 			a := t.act(phase, i, x[i], obs.Local(i), in32, out32, students)
-			acts[i] = append(acts[i][:0], a...)
+			acts[i] = append(acts[i][:0], a...) // what the network chose: the residual when there is a base
 			if phase != phaseTeacher {
 				t.record(i, obs.Local(i), x[i], in32, out32)
 			}
+			final = append(final[:0], a...)
+			if b := t.pol.Base; b != nil {
+				low[i] = b.Below(low[i], obs.Local(i))
+				b.Action(final, obs.Local(i), low[i])
+				drpc.Residual(final, a)
+			}
 			s := obs.Service(&snap, i)
-			dec := drpc.Guard(&t.pol.Deployments[i], t.cfg.Steps, s, brown[i], acts[i])
+			dec := drpc.Guard(&t.pol.Deployments[i], t.cfg.Steps, s, brown[i], final)
 			brown[i] = dec.Brownout
 			obs.SetBrownout(i, dec.Brownout)
 			buf = dec.Actions(buf, t.pol.Deployments[i].Name, s)
