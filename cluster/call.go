@@ -245,7 +245,7 @@ func (cl *Cluster) start(c *call, p *lbPoint, from int32, rng *rand.Rand) {
 	c.demand(rng)
 	c.from = from
 	c.lbp = p
-	if t := c.node.svc.route.timeout; t > 0 {
+	if t := c.node.route.timeout; t > 0 {
 		c.deadline = cl.k.Now() + t
 	}
 	cl.send(c)
@@ -305,7 +305,7 @@ func (cl *Cluster) send(c *call) {
 	if p.fb != nil {
 		p.fb.Sent(now, j)
 	}
-	if rt := &p.svc.route; rt.perTry > 0 || c.deadline > 0 {
+	if rt := c.node.route; rt.perTry > 0 || c.deadline > 0 {
 		at := c.deadline
 		if rt.perTry > 0 && (at == 0 || now+rt.perTry < at) {
 			at = now + rt.perTry
@@ -342,7 +342,7 @@ func (cl *Cluster) giveUp(c *call) {
 // the caller still waiting. The new attempt has the same demand and call
 // tree and goes to a fresh pick of the LB point after Envoy's back-off.
 func (cl *Cluster) retry(c, p *call, r *request, kind uint8) bool {
-	rt := &c.node.svc.route
+	rt := c.node.route
 	now := cl.k.Now()
 	if int(c.attempt) >= rt.retries || rt.retryOn&(1<<kind) == 0 || (p != nil && p.replied) ||
 		(c.deadline > 0 && now >= c.deadline) {

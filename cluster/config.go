@@ -186,6 +186,9 @@ type Call struct {
 	// they are skipped because the service is browned out: the request is
 	// then degraded. Every call to an optional service is optional.
 	Optional bool `yaml:"optional"`
+	// Route, when set, replaces the service's route for this call (as an
+	// Istio VirtualService that matches the caller by sourceLabels).
+	Route *Route `yaml:"route"`
 	// Stages run after the local work, in order; the calls of one stage run
 	// in parallel (fan-out).
 	Stages []Stage `yaml:"stages"`

@@ -262,3 +262,22 @@ func TestRetriesUnderLoad(t *testing.T) {
 	}
 	t.Logf("%d requests, %d retries, %d failed; little %+v", r.Arrivals, st.Retries, r.Failures.Timeout, r.Little)
 }
+
+// TestCallRoute checks that a call's own route replaces its service's: the
+// same slow service times out at one call site and is waited for at the
+// other.
+func TestCallRoute(t *testing.T) {
+	cfg := slowService(3, Route{PerTryTimeout: time.Second})
+	cfg.Classes = append(cfg.Classes, Class{Name: "patient", Call: Call{Service: "front", Stages: []Stage{
+		{Calls: []Call{{Service: "s", CPU: det(3), Route: &Route{}}}}}}})
+	cfg.Sources = append(cfg.Sources, Source{Name: "patient", Class: "patient", Arrivals: poisson(1)})
+	cl := build(t, cfg, Options{Seed: 1})
+	fin := record(cl)
+	feed(cl, 0, sec(1))
+	feed(cl, 1, sec(1))
+	drain(t, cl)
+	if len(*fin) != 2 || (*fin)[0].fail != failTimeout || (*fin)[0].latency() != time.Second ||
+		(*fin)[1].fail != failNone || (*fin)[1].latency() != sec(3) {
+		t.Errorf("finished %+v: want a timeout after 1 s, then a success after 3 s", *fin)
+	}
+}

@@ -292,6 +292,9 @@ func validateCall(v *validator, c *Call, path string, services, optional map[str
 	if len(onPath) > 0 && optional[c.Service] && !c.Optional {
 		v.bad(path+".optional", "must be true: service %q is optional (brownout can skip it)", c.Service)
 	}
+	if c.Route != nil {
+		validateRoute(v, c.Route, path+".route")
+	}
 	if c.CPU.Dist != "" {
 		if err := c.CPU.Validate(path + ".cpu"); err != nil {
 			v.errs = append(v.errs, err)
