@@ -253,7 +253,8 @@ func newTrainer(ctx context.Context, sc *scenario.Scenario, cfg Config) (*traine
 
 // Deployments are the scenario's autoscaled services with their guard
 // rails: the service's min/max replicas, CPU from half to twice its limit,
-// memory from its idle use plus 10% to twice its limit.
+// memory from its idle use plus 10% to twice its limit; services the
+// scenario marks optional may be browned out.
 func Deployments(sc *scenario.Scenario, period time.Duration) ([]drpc.Deployment, error) {
 	var deps []drpc.Deployment
 	for _, name := range sc.ManagedServices() {
@@ -267,7 +268,7 @@ func Deployments(sc *scenario.Scenario, period time.Duration) ([]drpc.Deployment
 			cpu = 1
 		}
 		d := drpc.Deployment{Name: name, MinReplicas: s.MinReplicas, MaxReplicas: s.MaxReplicas,
-			CPUMin: cpu / 2, CPUMax: 2 * cpu, Period: drpc.Duration(period)}
+			CPUMin: cpu / 2, CPUMax: 2 * cpu, Period: drpc.Duration(period), Optional: s.Optional}
 		if s.MemoryMB > 0 {
 			d.MemoryMin, d.MemoryMax = math.Min(1.1*s.MemoryBaseMB, s.MemoryMB), 2*s.MemoryMB
 		}
