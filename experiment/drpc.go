@@ -93,6 +93,12 @@ type DRPCFigures struct {
 	// deployment decision (the computation table, section VI-C 1).
 	Parameters int  `json:"parameters"`
 	DecisionNS Stat `json:"decision_ns"`
+	// Fallbacks, Notified and Retrained count a DRPC controller's
+	// decisions left to the HPA, periods in which the retraining notifier
+	// fired, and student refreshes (NaN for other policies).
+	Fallbacks Stat `json:"fallbacks"`
+	Notified  Stat `json:"notified"`
+	Retrained Stat `json:"retrained"`
 }
 
 // drpcRun is what one run contributes to the figures.
@@ -102,6 +108,7 @@ type drpcRun struct {
 	quad                      float64
 	viol, fail, vcpu          float64
 	decisionNS                float64
+	fallbacks, notified, retr float64
 }
 
 // DRPCComparison runs cmp and returns the paper's figures for every policy
@@ -138,6 +145,9 @@ func DRPCComparison(ctx context.Context, cmp Comparison, params map[string]int) 
 		f.Failures = meanCI(rs, func(r *drpcRun) float64 { return r.fail })
 		f.VCPUSeconds = meanCI(rs, func(r *drpcRun) float64 { return r.vcpu })
 		f.DecisionNS = meanCI(rs, func(r *drpcRun) float64 { return r.decisionNS })
+		f.Fallbacks = meanCI(rs, func(r *drpcRun) float64 { return r.fallbacks })
+		f.Notified = meanCI(rs, func(r *drpcRun) float64 { return r.notified })
+		f.Retrained = meanCI(rs, func(r *drpcRun) float64 { return r.retr })
 		figs = append(figs, f)
 	}
 	return res, figs, nil
@@ -183,10 +193,18 @@ func figuresOf(r *cluster.Results, warm, horizon time.Duration, ctls []control.C
 	dr.viol = frac(r.SLOViolations(), r.SLOArrivals())
 	dr.fail = frac(r.Failures.Total(), r.Arrivals)
 	dr.vcpu, _, _ = r.Resources()
-	dr.decisionNS = math.NaN()
+	dr.decisionNS, dr.fallbacks, dr.notified, dr.retr = math.NaN(), math.NaN(), math.NaN(), math.NaN()
 	for _, c := range ctls {
-		if t, ok := c.(*timed); ok && t.decisions() > 0 {
+		t, ok := c.(*timed)
+		if !ok {
+			continue
+		}
+		if t.decisions() > 0 {
 			dr.decisionNS = float64(t.ns) / float64(t.decisions())
+		}
+		if d, ok := t.Controller.(*drpc.Controller); ok {
+			st := d.Stats()
+			dr.fallbacks, dr.notified, dr.retr = float64(st.Fallbacks), float64(st.Notified), float64(st.Retrained)
 		}
 	}
 	return dr
@@ -291,14 +309,15 @@ func WriteDRPCTables(w io.Writer, figs []DRPCFigures) error {
 		fmt.Fprintln(tw)
 	}
 	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "Outcome, scalability and computation\npolicy\tSLO violations %\tfailures %\tvCPU-s\tquadratic coefficient (ms per (100 req/s)²)\tparameters\tCPU time per decision (µs)")
+	fmt.Fprintln(tw, "Outcome, scalability and computation\npolicy\tSLO violations %\tfailures %\tvCPU-s\tquadratic coefficient (ms per (100 req/s)²)\tparameters\tCPU time per decision (µs)\tfallbacks\tnotified\tretrained")
 	for _, f := range figs {
 		params := "-"
 		if f.Parameters > 0 {
 			params = fmt.Sprint(f.Parameters)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Policy, cell(scaled(f.SLOViolations, 100)), cell(scaled(f.Failures, 100)),
-			cell(f.VCPUSeconds), cell(scaled(f.Quadratic, 1000*1e4)), params, cell(scaled(f.DecisionNS, 1e-3)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Policy, cell(scaled(f.SLOViolations, 100)), cell(scaled(f.Failures, 100)),
+			cell(f.VCPUSeconds), cell(scaled(f.Quadratic, 1000*1e4)), params, cell(scaled(f.DecisionNS, 1e-3)),
+			cell(f.Fallbacks), cell(f.Notified), cell(f.Retrained))
 	}
 	return tw.Flush()
 }
