@@ -520,6 +520,12 @@ func (t *trainer) finish() error {
 			pr.StudentScore = e.Reward
 		}
 	}
+	// Algorithm 4's TH is not published: retrain when the last npr periods'
+	// reward falls 10% below what the students earned in their last
+	// imitation episode.
+	if pr.StudentScore > 0 {
+		t.pol.Notifier.TH = 0.9 * pr.StudentScore
+	}
 	return nil
 }
 
