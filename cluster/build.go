@@ -162,10 +162,9 @@ func (cl *Cluster) buildClass(c *Class, path string) (*class, error) {
 
 func (cl *Cluster) buildCall(c *Call, path string) (*callNode, error) {
 	n := &callNode{svc: cl.svcByName[c.Service], phases: int32(max(c.Phases, 1)), prob: or(c.Prob, 1), optional: c.Optional}
-	n.route = &n.svc.route
+	n.route = n.svc.route
 	if c.Route != nil {
-		r := c.Route.resolve()
-		n.route = &r
+		n.route = c.Route.resolve()
 	}
 	var err error
 	if c.CPU.Dist != "" {

@@ -305,7 +305,7 @@ func (cl *Cluster) send(c *call) {
 	if p.fb != nil {
 		p.fb.Sent(now, j)
 	}
-	if rt := c.node.route; rt.perTry > 0 || c.deadline > 0 {
+	if rt := &c.node.route; rt.perTry > 0 || c.deadline > 0 {
 		at := c.deadline
 		if rt.perTry > 0 && (at == 0 || now+rt.perTry < at) {
 			at = now + rt.perTry
@@ -342,7 +342,7 @@ func (cl *Cluster) giveUp(c *call) {
 // the caller still waiting. The new attempt has the same demand and call
 // tree and goes to a fresh pick of the LB point after Envoy's back-off.
 func (cl *Cluster) retry(c, p *call, r *request, kind uint8) bool {
-	rt := c.node.route
+	rt := &c.node.route
 	now := cl.k.Now()
 	if int(c.attempt) >= rt.retries || rt.retryOn&(1<<kind) == 0 || (p != nil && p.replied) ||
 		(c.deadline > 0 && now >= c.deadline) {
@@ -462,14 +462,14 @@ func (cl *Cluster) lbDone(c *call) {
 		p.view.InFlight[c.slot]--
 		st := &p.stats[c.slot]
 		st.Completions++
-		task := now - c.start
-		if c.replied {
-			task = c.repliedAt - c.start
-			if c.fail == failNone {
-				st.Latency.Add(secs(now - c.start))
-			}
+		if c.replied && c.fail == failNone {
+			st.Latency.Add(secs(now - c.start))
 		}
 		if p.fb != nil {
+			task := now - c.start // given up: no answer yet
+			if c.replied {
+				task = c.repliedAt - c.start
+			}
 			p.fb.Done(now, int(c.slot), task, now-c.start)
 		}
 	}

@@ -157,7 +157,7 @@ type class struct {
 
 type callNode struct {
 	svc      *service
-	route    *route // the service's, or the call's own
+	route    route // the service's, or the call's own
 	cpu, io  workload.Dist
 	phases   int32
 	prob     float64

@@ -168,14 +168,25 @@ func (in *instance) nextStage(c *call) {
 			x := rng.Float64() * st.probSum
 			for i, n := range st.calls {
 				if x -= n.prob; x < 0 || i == len(st.calls)-1 {
-					in.makeCall(c, n, rng)
+					if n.svc.brownout {
+						skip(c, n, rng)
+					} else {
+						c.pending++
+						cl.call(c, n)
+					}
 					break
 				}
 			}
 		} else {
 			for _, n := range st.calls {
-				if n.prob >= 1 || rng.Float64() < n.prob {
-					in.makeCall(c, n, rng)
+				if n.prob < 1 && rng.Float64() >= n.prob {
+					continue
+				}
+				if n.svc.brownout {
+					skip(c, n, rng)
+				} else {
+					c.pending++
+					cl.call(c, n)
 				}
 			}
 		}
@@ -189,16 +200,11 @@ func (in *instance) nextStage(c *call) {
 	cl.respond(c)
 }
 
-// makeCall makes c's call to n, or skips it if n's service is browned out.
-func (in *instance) makeCall(c *call, n *callNode, rng *rand.Rand) {
-	if s := n.svc; s.brownout {
-		s.period.Skipped++
-		c.degraded = true
-		n.skipDraws(rng)
-		return
-	}
-	c.pending++
-	in.svc.cl.call(c, n)
+// skip skips c's call to n, whose service is browned out: c is degraded.
+func skip(c *call, n *callNode, rng *rand.Rand) {
+	n.svc.period.Skipped++
+	c.degraded = true
+	n.skipDraws(rng)
 }
 
 // leave releases the admission slot of a call that is done at this instance.

@@ -29,7 +29,6 @@ const LatencyHistRelativeWidth = 1.0 / lhSub
 //
 // The zero value is empty. Record, Quantile, Merge and Reset do not allocate.
 type LatencyHist struct {
-	count  int64
 	counts [lhBuckets]int64
 }
 
@@ -46,13 +45,16 @@ func lhBucket(v float64) int {
 }
 
 // Record adds one latency in seconds (negative and NaN values count as 0).
-func (h *LatencyHist) Record(v float64) {
-	h.counts[lhBucket(v)]++
-	h.count++
-}
+func (h *LatencyHist) Record(v float64) { h.counts[lhBucket(v)]++ }
 
 // Count is the number of recorded latencies.
-func (h *LatencyHist) Count() int64 { return h.count }
+func (h *LatencyHist) Count() int64 {
+	var n int64
+	for _, c := range h.counts {
+		n += c
+	}
+	return n
+}
 
 // Quantile estimates the q-quantile (q in [0, 1]) of the recorded latencies: the value of rank
 // ceil(q*Count()) (rank 1 for q = 0), reported as the middle of its bucket, in seconds; 0 when
@@ -61,10 +63,11 @@ func (h *LatencyHist) Quantile(q float64) float64 {
 	if !(q >= 0 && q <= 1) {
 		panic(fmt.Sprintf("metrics: LatencyHist.Quantile(%v): q must be in [0, 1]", q))
 	}
-	if h.count == 0 {
+	count := h.Count()
+	if count == 0 {
 		return 0
 	}
-	rank := max(int64(math.Ceil(q*float64(h.count)*(1-1e-15))), 1)
+	rank := max(int64(math.Ceil(q*float64(count)*(1-1e-15))), 1)
 	var cum int64
 	for i, n := range h.counts {
 		if cum += n; cum >= rank {
@@ -80,7 +83,6 @@ func (h *LatencyHist) Merge(o *LatencyHist) {
 	for i, n := range o.counts {
 		h.counts[i] += n
 	}
-	h.count += o.count
 }
 
 // Reset empties the histogram.
