@@ -146,3 +146,25 @@ func TestUsersCommonRandomNumbers(t *testing.T) {
 		t.Errorf("only %d requests compared", n)
 	}
 }
+
+// TestUsersFromATrace checks users driven by a trace: the Alibaba
+// utilisation series read as a number of users, whose count follows each
+// bucket of the replay.
+func TestUsersFromATrace(t *testing.T) {
+	cfg := closedLoop(0, 1000, 1)
+	cfg.Sources[0].Users = Users{Over: &workload.ProcessSpec{Kind: workload.KindTrace, Trace: "alibaba", Window: time.Hour, Speedup: 60, Scale: 1.0 / 60}}
+	cl := build(t, cfg, Options{Seed: 1, Horizon: time.Minute})
+	src := cl.sources[0]
+	if want := int(math.Round(src.level.Peak())); len(src.users) != want || want < 20 {
+		t.Fatalf("%d users, want the peak utilisation, %d", len(src.users), want)
+	}
+	for _, at := range []time.Duration{0, 10 * time.Second, 45*time.Second + time.Millisecond} {
+		cl.RunUntil(at)
+		i := int(at / src.level.Step()) // 30 s of trace per 0.5 s
+		if want := int(math.Round(src.level.BucketRate(i))); src.active != want {
+			t.Errorf("at %v: %d users active, want %d (bucket %d)", at, src.active, want, i)
+		}
+	}
+	cl.RunUntil(time.Minute)
+	drain(t, cl)
+}
