@@ -93,12 +93,19 @@ type Decision struct {
 // Guard turns action a of deployment d, whose state is s and brownout
 // state brown, into a guarded decision (Algorithm 2 with the guard rails:
 // min/max replicas and resources, step limits, no scale to 0 unless
-// browned out, memory above what is in use). Training and the run-time
+// browned out, no leaving brownout without a ready replica, memory above
+// what is in use). Training and the run-time
 // controller both use it, so a policy learns under the rails it runs with.
 func Guard(d *Deployment, st Steps, s *metrics.ServiceStats, brown bool, a []float64) Decision {
 	dec := Decision{Replicas: s.Replicas, CPU: s.CPULimit, Memory: s.MemoryLimit, Brownout: brown}
 	if d.Optional && math.Abs(a[aBrownout]) > threshold {
 		dec.Brownout = a[aBrownout] > 0
+		if brown && !dec.Brownout && s.Ready == 0 {
+			// Leave brownout only with a replica ready: calls would
+			// otherwise fail for a cold start. Start one and wait.
+			dec.Brownout, dec.ClippedByRail = true, true
+			dec.Replicas = max(dec.Replicas, d.MinReplicas, 1)
+		}
 		dec.changedBrown = dec.Brownout != brown
 	}
 	if x := a[aCPU]; math.Abs(x) > threshold && st.CPU > 0 {
@@ -112,7 +119,7 @@ func Guard(d *Deployment, st Steps, s *metrics.ServiceStats, brown bool, a []flo
 		dec.Memory = clip(want, math.Min(floor, d.MemoryMax), d.MemoryMax)
 		dec.ClippedByRail = dec.ClippedByRail || dec.Memory != want
 	}
-	if x := a[aReplicas]; math.Abs(x) > threshold {
+	if x := a[aReplicas]; math.Abs(x) > threshold && !(brown && dec.Brownout && dec.Replicas > s.Replicas) {
 		want := s.Replicas + int(math.Round(clip(x, -1, 1)*float64(max(st.Replicas, 1))))
 		lo := max(d.MinReplicas, 1)
 		if dec.Brownout {

@@ -287,7 +287,7 @@ func TeacherInputOf(dst []float32, local, global []float64, i int) {
 // ingress response time over each deployment's utilisation term, averaged
 // over the deployments.
 func SystemReward(r Reward, o *Observer, snap *metrics.Snapshot) float64 {
-	qos := r.QoS(o.ingressMean(snap), o.global[gErrors])
+	qos := r.QoS(o.ingressMean(snap), o.Lost(r))
 	sum := 0.0
 	for i := range o.deps {
 		sum += o.Reward(r, qos, snap, i)

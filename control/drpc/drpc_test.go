@@ -98,6 +98,10 @@ func TestGuardRails(t *testing.T) {
 		{"brownout ignored unless optional", d, s, false, [4]float64{0, 0, -1, 1}, Decision{Replicas: 1, CPU: 0.5, Memory: 500, ClippedByRail: true}},
 		{"optional and browned out: to zero", opt, s, false, [4]float64{0, 0, -1, 1}, Decision{Replicas: 0, CPU: 0.5, Memory: 500, Brownout: true}},
 		{"optional, not browned out: one stays", opt, s, true, [4]float64{0, 0, -1, -1}, Decision{Replicas: 1, CPU: 0.5, Memory: 500, ClippedByRail: true}},
+		{"no leaving brownout without a ready replica: one starts", opt, metrics.ServiceStats{Replicas: 0, CPULimit: 0.5, MemoryLimit: 500}, true,
+			[4]float64{0, 0, 0, -1}, Decision{Replicas: 1, CPU: 0.5, Memory: 500, Brownout: true, ClippedByRail: true}},
+		{"brownout ends once a replica is ready", opt, metrics.ServiceStats{Replicas: 1, Ready: 1, CPULimit: 0.5, MemoryLimit: 500}, true,
+			[4]float64{0, 0, 0, -1}, Decision{Replicas: 1, CPU: 0.5, Memory: 500}},
 	} {
 		got := Guard(&tc.d, st, &tc.s, tc.brown, tc.a[:])
 		got.changedScale, got.changedSize, got.changedBrown = false, false, false

@@ -86,6 +86,7 @@ type Observer struct {
 	lastRate   []float64
 	cpuPerCall []float64
 	lastIng    float64
+	degraded   float64 // share of the ingress calls answered degraded
 	local      [][]float64
 	global     []float64
 	brownout   []bool
@@ -128,7 +129,7 @@ func (o *Observer) Observe(snap *metrics.Snapshot, forecastRatio float64) bool {
 	if p <= 0 {
 		p = 1
 	}
-	var ingCount, ingFail, ingArr int64
+	var ingCount, ingFail, ingDeg, ingArr int64
 	var ingSum float64
 	for k, name := range o.ingress {
 		o.ingIdx[k] = find(snap, name, o.ingIdx[k])
@@ -139,6 +140,7 @@ func (o *Observer) Observe(snap *metrics.Snapshot, forecastRatio float64) bool {
 		ingCount += s.Latency.Count
 		ingSum += s.Latency.Sum
 		ingFail += s.Failures.Total()
+		ingDeg += s.Degraded
 		ingArr += s.Arrivals
 	}
 	fc := clip(math.Log(math.Max(forecastRatio, 1e-3)), -2, 2)
@@ -186,6 +188,7 @@ func (o *Observer) Observe(snap *metrics.Snapshot, forecastRatio float64) bool {
 		g[gSLO] = clip(mean/o.slo.Seconds(), 0, 10)
 	}
 	g[gErrors] = float64(ingFail) / float64(max(ingArr, 1))
+	o.degraded = float64(ingDeg) / float64(max(ingArr, 1))
 	g[gRate] = math.Log1p(float64(ingArr) / p)
 	g[gMeanCPU] = sumCPU / float64(max(len(o.deps), 1))
 	g[gMaxCPU] = maxCPU
@@ -215,6 +218,12 @@ func (o *Observer) Local(i int) []float64 { return o.local[i] }
 
 // Global returns the application-wide features from the last Observe.
 func (o *Observer) Global() []float64 { return o.global }
+
+// Lost is the share of the last period's ingress calls lost to QoS: the
+// failed ones, and the degraded ones weighted by r.DegradedWeight.
+func (o *Observer) Lost(r Reward) float64 {
+	return o.global[gErrors] + r.DegradedWeight*o.degraded
+}
 
 // IngressRate is the ingress calls per second of the last period.
 func (o *Observer) IngressRate() float64 { return o.lastIng }

@@ -35,11 +35,17 @@ type Reward struct {
 	// teacher's episodes ended at 80-93% SLO violations). The local term
 	// charges a deployment for the delay it causes.
 	Local bool `json:"local"`
+	// DegradedWeight is what a degraded request (an optional call browned
+	// out or failed) costs in equation 1's QoS term, as a share of a
+	// failed one. The paper counts only successes and failures, which
+	// makes browning out every optional service free; Shoal's default
+	// counts a degraded request as half failed.
+	DegradedWeight float64 `json:"degraded_weight"`
 }
 
 // DefaultReward is the paper's reward with RT_max = slo.
 func DefaultReward(slo time.Duration) Reward {
-	return Reward{RTMax: Duration(slo), CPUTarget: 0.6, MemoryTarget: 0.75, UtilWeight: 8, Local: true}
+	return Reward{RTMax: Duration(slo), CPUTarget: 0.6, MemoryTarget: 0.75, UtilWeight: 8, Local: true, DegradedWeight: 0.5}
 }
 
 // QoS is equation 1 for mean response time rt (seconds): 1 within RT_max,

@@ -393,7 +393,7 @@ func (t *trainer) episode(index int, phase string) error {
 			return errors.New("drpcenv: a deployment is missing from the snapshot")
 		}
 		t.inputs(next, obs)
-		qos := t.cfg.Reward.QoS(ingressMean(&snap, t.pol.Ingress), obs.Global()[2])
+		qos := t.cfg.Reward.QoS(ingressMean(&snap, t.pol.Ingress), obs.Lost(t.cfg.Reward))
 		for i := range n {
 			r := obs.Reward(t.cfg.Reward, qos, &snap, i)
 			sumReward += r / float64(n)
