@@ -65,7 +65,10 @@ type SetRouteWeights struct {
 	Weights map[string]float64
 }
 
-// SetBrownout turns a service's optional calls off (On) or back on.
+// SetBrownout deactivates an optional service (On) or reactivates it: while
+// it is browned out every call to it is skipped, and the requests that miss
+// it count as degraded, not failed. Only a service the scenario marks
+// optional can be browned out; others return an error.
 type SetBrownout struct {
 	Service string
 	On      bool
