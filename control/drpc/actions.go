@@ -79,6 +79,9 @@ const threshold = 0.5
 // guard rail the paper leaves to the operator).
 const memoryHeadroom = 1.25
 
+// oomBump is the VPA recommender's factor after an OOM kill.
+const oomBump = 1.2
+
 // Decision is one deployment's target after the guard rails.
 type Decision struct {
 	Replicas      int
@@ -113,7 +116,14 @@ func Guard(d *Deployment, st Steps, s *metrics.ServiceStats, brown bool, a []flo
 		dec.CPU = clip(want, d.CPUMin, d.CPUMax)
 		dec.ClippedByRail = dec.ClippedByRail || dec.CPU != want
 	}
-	if x := a[aMemory]; math.Abs(x) > threshold && st.Memory > 0 && d.MemoryMax > 0 {
+	if s.Failures.OOM > 0 && d.MemoryMax > 0 && s.MemoryLimit > 0 {
+		// An OOM kill in the period: raise the limit by 20% whatever the
+		// action (the VPA recommender's oom-bump-up-ratio, as
+		// control/autoscale/vpa.go ports it), so a shrinking policy
+		// cannot keep killing.
+		dec.Memory = math.Min(oomBump*s.MemoryLimit, d.MemoryMax)
+		dec.ClippedByRail = true
+	} else if x := a[aMemory]; math.Abs(x) > threshold && st.Memory > 0 && d.MemoryMax > 0 {
 		want := s.MemoryLimit + clip(x, -1, 1)*st.Memory
 		floor := math.Max(d.MemoryMin, memoryHeadroom*peakMemory(s))
 		dec.Memory = clip(want, math.Min(floor, d.MemoryMax), d.MemoryMax)

@@ -100,6 +100,8 @@ func TestGuardRails(t *testing.T) {
 		{"optional, not browned out: one stays", opt, s, true, [4]float64{0, 0, -1, -1}, Decision{Replicas: 1, CPU: 0.5, Memory: 500, ClippedByRail: true}},
 		{"no leaving brownout without a ready replica: one starts", opt, metrics.ServiceStats{Replicas: 0, CPULimit: 0.5, MemoryLimit: 500}, true,
 			[4]float64{0, 0, 0, -1}, Decision{Replicas: 1, CPU: 0.5, Memory: 500, Brownout: true, ClippedByRail: true}},
+		{"an OOM kill raises memory whatever the action", d, metrics.ServiceStats{Replicas: 1, CPULimit: 0.5, MemoryLimit: 500, Failures: metrics.Failures{OOM: 3}}, false,
+			[4]float64{0, -1, 0, 0}, Decision{Replicas: 1, CPU: 0.5, Memory: 600, ClippedByRail: true}},
 		{"brownout ends once a replica is ready", opt, metrics.ServiceStats{Replicas: 1, Ready: 1, CPULimit: 0.5, MemoryLimit: 500}, true,
 			[4]float64{0, 0, 0, -1}, Decision{Replicas: 1, CPU: 0.5, Memory: 500}},
 	} {
