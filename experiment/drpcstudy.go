@@ -60,7 +60,7 @@ func DRPCStudies() map[string]DRPCStudy {
 	tt, _ := scenario.Lookup("trainticket")
 	surge := drpcenv.Surge(tt, 4)
 	return map[string]DRPCStudy{
-		"surge":       {Name: "surge", Scenario: "trainticket", Arrivals: &surge, Horizon: 10 * time.Minute},
+		"surge": {Name: "surge", Scenario: "trainticket", Arrivals: &surge, Horizon: 10 * time.Minute},
 		"paper": {Name: "paper", Scenario: "trainticket-alibaba", Training: "alibaba-first-half",
 			Start: 2500 * time.Minute, Window: 2500 * time.Minute, Horizon: 250 * time.Minute},
 		"mixchange":   {Name: "mixchange", Scenario: "trainticket-mixchange", Retrain: true},
