@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoal-project/shoal/control/coscal"
 	"github.com/shoal-project/shoal/control/drpc"
+	"github.com/shoal-project/shoal/control/firm"
 	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/envs/lbenv"
 	"github.com/shoal-project/shoal/experiment"
@@ -22,6 +24,8 @@ var learners = []struct{ name, short string }{
 	{"centr-lb", "Centr-LB: one central SAC agent sets every balancer's weights (the paper's comparison)"},
 	{"qmix-lb", "QMix-LB: value-decomposition agents with discretised weights (the paper's comparison)"},
 	{"drpc", "DRPC: a TD3 teacher and per-deployment students scale replicas, CPU, memory and brownout"},
+	{"firm", "FIRM-like: critical path, an SVM culprit and one DDPG action per period (DRPC's baseline)"},
+	{"coscal", "CoScal-like: a Q-table over utilisation quarter and GRU-forecast trend scales every deployment (DRPC's baseline)"},
 }
 
 func (cl *cli) train() *cobra.Command {
@@ -46,11 +50,16 @@ file, which 'shoal sim --policy LEARNER:FILE' and 'shoal proxy' load.`,
 	// Let an unknown learner's flags through to the error that names it.
 	cmd.FParseErrWhitelist.UnknownFlags = true
 	for _, l := range learners {
-		if l.name == "drpc" {
+		switch l.name {
+		case "drpc":
 			cmd.AddCommand(cl.trainDRPC(l.short))
-			continue
+		case "firm":
+			cmd.AddCommand(cl.trainFIRM(l.short))
+		case "coscal":
+			cmd.AddCommand(cl.trainCoScal(l.short))
+		default:
+			cmd.AddCommand(cl.trainLB(lbenv.Algorithm(l.name), l.short))
 		}
-		cmd.AddCommand(cl.trainLB(lbenv.Algorithm(l.name), l.short))
 	}
 	return cmd
 }
@@ -200,12 +209,25 @@ func readLearned(kind, path string, sc *scenario.Scenario) (experiment.Learned, 
 		return experiment.Learned{}, err
 	}
 	defer f.Close()
-	if kind == "drpc" {
+	switch kind {
+	case "drpc":
 		p, err := drpc.ReadPolicy(f)
 		if err != nil {
 			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
 		}
 		return experiment.DRPCPolicy(p, sc), nil
+	case "firm":
+		p, err := firm.ReadPolicy(f)
+		if err != nil {
+			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
+		}
+		return experiment.FIRMPolicy(p, sc), nil
+	case "coscal":
+		p, err := coscal.ReadPolicy(f)
+		if err != nil {
+			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
+		}
+		return experiment.CoScalPolicy(p, sc), nil
 	}
 	p, err := lb.ReadPolicy(f)
 	if err != nil {

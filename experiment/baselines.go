@@ -1,0 +1,121 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/shoal-project/shoal/cluster"
+	"github.com/shoal-project/shoal/control"
+	"github.com/shoal-project/shoal/control/coscal"
+	"github.com/shoal-project/shoal/control/firm"
+	"github.com/shoal-project/shoal/envs/coscalenv"
+	"github.com/shoal-project/shoal/envs/firmenv"
+	"github.com/shoal-project/shoal/scenario"
+)
+
+// FIRMPolicy runs a trained FIRM-like policy over the scenario's call
+// graph, timing its decisions (one per period: at most one culprit).
+func FIRMPolicy(p *firm.Policy, sc *scenario.Scenario) Learned {
+	g := firmenv.CallGraph(sc)
+	return Learned{Period: time.Duration(p.Period), New: func(*cluster.Cluster) ([]control.Controller, error) {
+		c := firm.NewController(p, g)
+		return []control.Controller{&timed{Controller: c, per: func() int { return c.Stats().Periods }}}, nil
+	}}
+}
+
+// CoScalPolicy runs a trained CoScal-like policy, timing its decisions (one
+// per deployment per period).
+func CoScalPolicy(p *coscal.Policy, _ *scenario.Scenario) Learned {
+	return Learned{Period: time.Duration(p.Period), New: func(*cluster.Cluster) ([]control.Controller, error) {
+		c := coscal.NewController(p)
+		return []control.Controller{&timed{Controller: c, per: func() int { return c.Stats().Decisions }}}, nil
+	}}
+}
+
+// baselines returns DRPC's baselines FIRM and CoScal for evaluation on sc,
+// each loaded from PolicyDir or trained on train (Budget of wall time each)
+// and saved there, with their parameter counts.
+func (s DRPCStudy) baselines(ctx context.Context, train, sc *scenario.Scenario) (map[string]Learned, map[string]int, error) {
+	learned, params := map[string]Learned{}, map[string]int{}
+	deadline := func() (time.Time, func() time.Time) {
+		if s.Budget > 0 && s.Now != nil {
+			return s.Now().Add(s.Budget), s.Now
+		}
+		return time.Time{}, nil
+	}
+	var fp *firm.Policy
+	err := s.loadOrTrain("firm", func(r io.Reader) (err error) { fp, err = firm.ReadPolicy(r); return err },
+		func() (func(io.Writer) error, error) {
+			cfg := firmenv.DefaultConfig()
+			cfg.Seed = s.TrainSeed
+			cfg.Deadline, cfg.Now = deadline()
+			start := time.Now()
+			tr, err := firmenv.Train(ctx, train, cfg)
+			if err != nil {
+				return nil, err
+			}
+			fp = tr.Policy
+			fp.Provenance.WallSeconds = time.Since(start).Seconds()
+			return fp.Write, nil
+		})
+	if err != nil {
+		return nil, nil, err
+	}
+	learned["firm"], params["firm"] = FIRMPolicy(fp, sc), fp.Parameters()
+	var cp *coscal.Policy
+	err = s.loadOrTrain("coscal", func(r io.Reader) (err error) { cp, err = coscal.ReadPolicy(r); return err },
+		func() (func(io.Writer) error, error) {
+			cfg := coscalenv.DefaultConfig()
+			cfg.Seed = s.TrainSeed
+			cfg.Deadline, cfg.Now = deadline()
+			start := time.Now()
+			tr, err := coscalenv.Train(ctx, train, cfg)
+			if err != nil {
+				return nil, err
+			}
+			cp = tr.Policy
+			cp.Provenance.WallSeconds = time.Since(start).Seconds()
+			return cp.Write, nil
+		})
+	if err != nil {
+		return nil, nil, err
+	}
+	learned["coscal"], params["coscal"] = CoScalPolicy(cp, sc), cp.Parameters()
+	return learned, params, nil
+}
+
+// loadOrTrain reads PolicyDir's policy file of learner name with read, or
+// trains one and writes it there (renamed into place, so an interrupted
+// run leaves no half-written file).
+func (s DRPCStudy) loadOrTrain(name string, read func(io.Reader) error, train func() (func(io.Writer) error, error)) error {
+	file := filepath.Join(s.PolicyDir, fmt.Sprintf("%s-seed%d.policy", name, s.TrainSeed))
+	if f, err := os.Open(file); err == nil {
+		defer f.Close()
+		if err := read(f); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		s.logf("reusing %s", file)
+		return nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	s.logf("training %s", name)
+	write, err := train()
+	if err != nil {
+		return fmt.Errorf("train %s: %w", name, err)
+	}
+	if err := os.MkdirAll(s.PolicyDir, 0o755); err != nil {
+		return err
+	}
+	tmp := file + ".tmp"
+	if err := writeFile(tmp, write); err != nil {
+		return err
+	}
+	return os.Rename(tmp, file)
+}
