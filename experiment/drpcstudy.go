@@ -21,9 +21,9 @@ import (
 )
 
 // DRPCStudy reproduces one of the DRPC paper's comparisons: it trains a
-// DRPC policy on the training workloads (or reuses one from PolicyDir),
-// then runs the baselines, the teacher alone and DRPC on the study's
-// workload, the same arrivals for every policy.
+// DRPC policy and the FIRM-like and CoScal-like baselines (or reuses them
+// from PolicyDir), then runs HPA, KPA, FIRM, CoScal, the teacher alone and
+// DRPC on the study's workload, the same arrivals for every policy.
 type DRPCStudy struct {
 	Name string
 	// Scenario is the application (TrainTicket) and its workload.
@@ -109,6 +109,14 @@ func (s DRPCStudy) Run(ctx context.Context, w io.Writer) error {
 	learned := map[string]Learned{"hpa": TimedAutoscalers(sc, "hpa"), "kpa": TimedAutoscalers(sc, "kpa")}
 	params := map[string]int{}
 	policies := []string{"hpa", "kpa"}
+	base, baseParams, err := s.baselines(ctx, train, sc)
+	if err != nil {
+		return err
+	}
+	for _, name := range []string{"firm", "coscal"} {
+		learned[name], params[name] = base[name], baseParams[name]
+		policies = append(policies, name)
+	}
 	for _, wt := range weights {
 		p, err := s.policy(ctx, train, wt)
 		if err != nil {

@@ -44,17 +44,16 @@ func (cl *cli) experimentDRPC() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "drpc NAME|all",
 		Short: "DRPC paper: " + strings.Join(names, ", "),
-		Long: `Train DRPC on TrainTicket (or reuse DIR/policies), then compare it with the
-Kubernetes HPA, the Knative KPA and its own teacher acting alone, as the DRPC paper
-does: Fig. 3 (successful requests/s, failure rate and mean response time over five
+		Long: `Train DRPC and the FIRM-like and CoScal-like baselines on TrainTicket (or reuse
+DIR/policies), then compare them with the Kubernetes HPA, the Knative KPA and
+DRPC's own teacher acting alone, as the DRPC paper does: Fig. 3 (successful requests/s, failure rate and mean response time over five
 periods), Table 4 (response-time percentiles), the scalability fit and the
 computation table, each with 95% intervals over seeds. NAME is one of
 ` + strings.Join(names, ", ") + `, or all:
   surge        DRPC's motivating surge, 200 to 800 req/s within a minute
   paper        the paper's 5000-minute Alibaba workload (scenario trainticket-alibaba)
   mixchange    users move from searching to buying; the retraining notifier
-  sensitivity  policies trained with equation 2's weight 1 (the paper's), 8 and 30
-The FIRM-like and CoScal-like baselines are not built yet.`,
+  sensitivity  policies trained with equation 2's weight 1 (the paper's), 8 and 30`,
 		Example: `  shoal experiment drpc surge --budget 12m
   shoal experiment drpc all --out out/drpc --seeds 5`,
 		Args:      exactArgs(1, "one study name or all"),
@@ -63,7 +62,7 @@ The FIRM-like and CoScal-like baselines are not built yet.`,
 	f := cmd.Flags()
 	f.StringVar(&out, "out", "out/drpc", "results `DIR`; policies in DIR/policies are reused")
 	f.IntVar(&seeds, "seeds", 5, "evaluation seeds")
-	f.DurationVar(&budget, "budget", 12*time.Minute, "wall time of each policy's teacher training")
+	f.DurationVar(&budget, "budget", 12*time.Minute, "wall time of each learner's training (DRPC's teacher, FIRM, CoScal)")
 	f.Uint64Var(&trainSeed, "train-seed", 1, "training seed")
 	f.BoolVar(&quiet, "quiet", false, "no progress lines")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
