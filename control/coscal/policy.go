@@ -1,14 +1,12 @@
 package coscal
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/shoal-project/shoal/control/drpc"
+	"github.com/shoal-project/shoal/control/policyfile"
 	"github.com/shoal-project/shoal/learn/forecast"
 	"github.com/shoal-project/shoal/learn/rl"
 )
@@ -108,12 +106,8 @@ func (p *Policy) Parameters() int {
 
 // Write writes the policy file.
 func (p *Policy) Write(w io.Writer) error {
-	head, err := json.Marshal(p)
-	if err != nil {
-		return fmt.Errorf("policy: %w", err)
-	}
-	if _, err := w.Write(append(head, '\n')); err != nil {
-		return fmt.Errorf("policy: %w", err)
+	if err := policyfile.WriteHeader(w, p); err != nil {
+		return err
 	}
 	if p.fc != nil {
 		return p.fc.Write(w)
@@ -121,21 +115,12 @@ func (p *Policy) Write(w io.Writer) error {
 	return nil
 }
 
-// maxHeader bounds the JSON header line.
-const maxHeader = 4 << 20
-
 // ReadPolicy reads a policy file written by Write.
 func ReadPolicy(r io.Reader) (*Policy, error) {
-	br := bufio.NewReaderSize(r, maxHeader)
-	line, err := br.ReadSlice('\n')
-	if err != nil {
-		return nil, fmt.Errorf("policy: header: %w (not a %s file?)", err, PolicyFormat)
-	}
 	p := &Policy{}
-	dec := json.NewDecoder(strings.NewReader(string(line)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(p); err != nil {
-		return nil, fmt.Errorf("policy: header: %w (not a %s file?)", err, PolicyFormat)
+	br, err := policyfile.ReadHeader(r, p, PolicyFormat)
+	if err != nil {
+		return nil, err
 	}
 	if err := p.check(); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)

@@ -1,15 +1,13 @@
 package drpc
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"strings"
-	"time"
 
+	"github.com/shoal-project/shoal/control/policyfile"
 	"github.com/shoal-project/shoal/learn/nn"
 )
 
@@ -160,31 +158,18 @@ func (p *Policy) state() []*nn.Node[float32] {
 
 // Write writes the policy file.
 func (p *Policy) Write(w io.Writer) error {
-	head, err := json.Marshal(p)
-	if err != nil {
-		return fmt.Errorf("policy: %w", err)
-	}
-	if _, err := w.Write(append(head, '\n')); err != nil {
-		return fmt.Errorf("policy: %w", err)
+	if err := policyfile.WriteHeader(w, p); err != nil {
+		return err
 	}
 	return nn.Save(w, p.arch(), p.state())
 }
 
-// maxHeader bounds the JSON header line.
-const maxHeader = 1 << 20
-
 // ReadPolicy reads a policy file written by Write.
 func ReadPolicy(r io.Reader) (*Policy, error) {
-	br := bufio.NewReaderSize(r, maxHeader)
-	line, err := br.ReadSlice('\n')
-	if err != nil {
-		return nil, fmt.Errorf("policy: header: %w (not a %s file?)", err, PolicyFormat)
-	}
 	p := &Policy{}
-	dec := json.NewDecoder(strings.NewReader(string(line)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(p); err != nil {
-		return nil, fmt.Errorf("policy: header: %w (not a %s file?)", err, PolicyFormat)
+	br, err := policyfile.ReadHeader(r, p, PolicyFormat)
+	if err != nil {
+		return nil, err
 	}
 	if err := p.init(rand.New(rand.NewPCG(0, 0))); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
@@ -196,18 +181,4 @@ func ReadPolicy(r io.Reader) (*Policy, error) {
 }
 
 // Duration is a time.Duration written as "500ms" in JSON.
-type Duration time.Duration
-
-// MarshalJSON implements json.Marshaler.
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	v, err := time.ParseDuration(s)
-	*d = Duration(v)
-	return err
-}
+type Duration = policyfile.Duration

@@ -1,8 +1,6 @@
 package lb
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoal-project/shoal/control/policyfile"
 	"github.com/shoal-project/shoal/learn/nn"
 )
 
@@ -113,25 +112,8 @@ type Provenance struct {
 	OnlineUpdates int `json:"online_updates,omitempty"`
 }
 
-// Duration is a time.Duration written as text ("500ms") in JSON.
-type Duration time.Duration
-
-// MarshalJSON implements json.Marshaler.
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return err
-	}
-	*d = Duration(v)
-	return nil
-}
+// Duration is a time.Duration written as "500ms" in JSON.
+type Duration = policyfile.Duration
 
 // ObsDim is the network's input length: the concatenated observations of
 // its LB points.
@@ -337,37 +319,19 @@ func (p *Policy) state() []*nn.Node[float32] {
 
 // Write writes the policy file.
 func (p *Policy) Write(w io.Writer) error {
-	head, err := json.Marshal(p)
-	if err != nil {
-		return fmt.Errorf("policy: %w", err)
-	}
-	if _, err := w.Write(append(head, '\n')); err != nil {
-		return fmt.Errorf("policy: %w", err)
+	if err := policyfile.WriteHeader(w, p); err != nil {
+		return err
 	}
 	return nn.Save(w, p.arch(), p.state())
 }
 
-// maxHeader bounds a policy file's header line.
-const maxHeader = 1 << 24
-
 // ReadPolicy reads a policy file, checking its header and that its weights
 // match the header's networks.
 func ReadPolicy(r io.Reader) (*Policy, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	line, err := br.ReadSlice('\n')
-	for errors.Is(err, bufio.ErrBufferFull) && len(line) < maxHeader {
-		var more []byte
-		more, err = br.ReadSlice('\n')
-		line = append(append([]byte(nil), line...), more...)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("policy: header: %w (not a %s file?)", err, PolicyFormat)
-	}
 	p := &Policy{}
-	dec := json.NewDecoder(strings.NewReader(string(line)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(p); err != nil {
-		return nil, fmt.Errorf("policy: header: %w (not a %s file?)", err, PolicyFormat)
+	br, err := policyfile.ReadHeader(r, p, PolicyFormat)
+	if err != nil {
+		return nil, err
 	}
 	if err := p.init(); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)

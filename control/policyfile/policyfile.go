@@ -1,0 +1,73 @@
+// Package policyfile reads and writes the frame of Shoal's policy files:
+// one JSON header line (what the policy is, decoded strictly) followed by
+// whatever the policy stores after it, usually learn/nn's weights under an
+// architecture string derived from the header, so that a header that does
+// not match its weights is refused.
+package policyfile
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// MaxHeader bounds a header line.
+const MaxHeader = 16 << 20
+
+// WriteHeader writes h as one JSON line.
+func WriteHeader(w io.Writer, h any) error {
+	head, err := json.Marshal(h)
+	if err != nil {
+		return fmt.Errorf("policy: %w", err)
+	}
+	if _, err := w.Write(append(head, '\n')); err != nil {
+		return fmt.Errorf("policy: %w", err)
+	}
+	return nil
+}
+
+// ReadHeader decodes the header line of r into h, refusing unknown fields,
+// and returns a reader of what follows it. format names the kind of file
+// in errors.
+func ReadHeader(r io.Reader, h any, format string) (*bufio.Reader, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	chunk, err := br.ReadSlice('\n')
+	line := append([]byte(nil), chunk...) // copied before the next read reuses the buffer
+	for errors.Is(err, bufio.ErrBufferFull) && len(line) < MaxHeader {
+		chunk, err = br.ReadSlice('\n')
+		line = append(line, chunk...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("policy: header: %w (not a %s file?)", err, format)
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(h); err != nil {
+		return nil, fmt.Errorf("policy: header: %w (not a %s file?)", err, format)
+	}
+	return br, nil
+}
+
+// Duration is a time.Duration written as "500ms" in JSON.
+type Duration time.Duration
+
+// MarshalJSON implements json.Marshaler.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
