@@ -11,12 +11,8 @@ import (
 
 func (cl *cli) trainCoScal(short string) *cobra.Command {
 	var (
-		out            string
-		budget, length time.Duration
-		period         time.Duration
-		episodes       int
-		seed           uint64
-		quiet, noGRU   bool
+		t     autoscalerTraining
+		noGRU bool
 	)
 	cmd := &cobra.Command{
 		Use:   "coscal SCENARIO -o FILE",
@@ -37,20 +33,11 @@ coscal:FILE' runs the policy.`,
 		ValidArgsFunction: completeScenarios,
 	}
 	f := cmd.Flags()
-	f.StringVarP(&out, "output", "o", "", "where to save the policy `FILE` (required)")
-	f.DurationVar(&budget, "budget", 4*time.Minute, "wall time of the whole run; no exploring episode starts after it")
-	f.IntVar(&episodes, "episodes", 150, "Q-learning episodes at most")
-	f.DurationVar(&length, "episode-length", 10*time.Minute, "simulated time per episode")
-	f.DurationVar(&period, "period", 5*time.Second, "decision period")
-	f.Uint64Var(&seed, "seed", 1, "training seed; training systems never reuse evaluation seeds")
+	t.register(f, 4*time.Minute, "wall time of the whole run; no exploring episode starts after it", 150, "Q-learning")
 	f.BoolVar(&noGRU, "no-forecast", false, "no GRU: the trend is the last period's change")
-	f.BoolVar(&quiet, "quiet", false, "no per-episode progress")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
-		if out == "" {
-			return usagef("-o FILE is required (where to save the policy)")
-		}
-		if budget <= 0 || episodes <= 0 || length <= 0 || period <= 0 {
-			return usagef("--budget, --episodes, --episode-length and --period must be positive")
+		if err := t.check(); err != nil {
+			return err
 		}
 		sc, err := scenario.Lookup(args[0])
 		if err != nil {
@@ -58,9 +45,9 @@ coscal:FILE' runs the policy.`,
 		}
 		start := time.Now()
 		cfg := coscalenv.DefaultConfig()
-		cfg.Seed, cfg.Episodes, cfg.EpisodeLength, cfg.Period, cfg.NoForecast = seed, episodes, length, period, noGRU
-		cfg.Deadline, cfg.Now = start.Add(budget), time.Now
-		if !quiet {
+		cfg.Seed, cfg.Episodes, cfg.EpisodeLength, cfg.Period, cfg.NoForecast = t.seed, t.episodes, t.length, t.period, noGRU
+		cfg.Deadline, cfg.Now = start.Add(t.budget), time.Now
+		if !t.quiet {
 			cfg.Progress = func(e coscalenv.Episode) {
 				fmt.Fprintf(cl.stderr, "episode %3d epsilon %.2f reward %.3f  SLO violations %5.1f%%  %d actions  %s\n",
 					e.Index, e.Epsilon, e.Reward, 100*e.SLOViolations, e.Actions, time.Since(start).Round(time.Second))
@@ -71,12 +58,12 @@ coscal:FILE' runs the policy.`,
 			return fmt.Errorf("train coscal: %w", err)
 		}
 		tr.Policy.Provenance.WallSeconds = time.Since(start).Seconds()
-		if err := writeFileAtomic(out, tr.Policy.Write); err != nil {
+		if err := writeFileAtomic(t.out, tr.Policy.Write); err != nil {
 			return err
 		}
 		p := tr.Policy.Provenance
 		fmt.Fprintf(cl.stdout, "trained coscal on %s (seed %d): forecast MAPE %.1f%%; %d episodes, %d decision periods in %.0f s; greedy episode reward %.3f, SLO violations %.1f%%; %d parameters; wrote %s\n",
-			sc.Name, seed, p.ForecastMAPE, p.Episodes, p.EnvSteps, p.WallSeconds, p.Score, 100*p.SLOViolations, tr.Policy.Parameters(), out)
+			sc.Name, t.seed, p.ForecastMAPE, p.Episodes, p.EnvSteps, p.WallSeconds, p.Score, 100*p.SLOViolations, tr.Policy.Parameters(), t.out)
 		return nil
 	})
 	return cmd

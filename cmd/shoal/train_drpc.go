@@ -12,14 +12,9 @@ import (
 
 func (cl *cli) trainDRPC(short string) *cobra.Command {
 	var (
-		out            string
-		budget, length time.Duration
-		period         time.Duration
-		episodes       int
-		seed           uint64
-		quiet          bool
-		weight         float64
-		residual       bool
+		t        autoscalerTraining
+		weight   float64
+		residual bool
 	)
 	cmd := &cobra.Command{
 		Use:   "drpc SCENARIO -o FILE",
@@ -40,21 +35,12 @@ trained range.`,
 		ValidArgsFunction: completeScenarios,
 	}
 	f := cmd.Flags()
-	f.StringVarP(&out, "output", "o", "", "where to save the policy `FILE` (required)")
-	f.DurationVar(&budget, "budget", 12*time.Minute, "wall time for the teacher's episodes (the students' imitation comes after)")
-	f.IntVar(&episodes, "episodes", 200, "teacher episodes at most")
-	f.DurationVar(&length, "episode-length", 10*time.Minute, "simulated time per episode")
-	f.DurationVar(&period, "period", 5*time.Second, "decision period of teacher and students")
-	f.Uint64Var(&seed, "seed", 1, "training seed; training systems never reuse evaluation seeds")
+	t.register(f, 12*time.Minute, "wall time for the teacher's episodes (the students' imitation comes after)", 200, "teacher")
 	f.Float64Var(&weight, "util-weight", 0, "weight of equation 2's distance term (the paper's is 1; default: drpc.DefaultReward's)")
 	f.BoolVar(&residual, "residual", true, "learn a residual over a 30%/75% CPU threshold rule (false: the paper's plain TD3)")
-	f.BoolVar(&quiet, "quiet", false, "no per-episode progress")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
-		if out == "" {
-			return usagef("-o FILE is required (where to save the policy)")
-		}
-		if budget <= 0 || episodes <= 0 || length <= 0 || period <= 0 {
-			return usagef("--budget, --episodes, --episode-length and --period must be positive")
+		if err := t.check(); err != nil {
+			return err
 		}
 		sc, err := scenario.Lookup(args[0])
 		if err != nil {
@@ -62,8 +48,8 @@ trained range.`,
 		}
 		start := time.Now()
 		cfg := drpcenv.DefaultConfig()
-		cfg.Seed, cfg.Episodes, cfg.EpisodeLength, cfg.Period = seed, episodes, length, period
-		cfg.Deadline, cfg.Now = start.Add(budget), time.Now
+		cfg.Seed, cfg.Episodes, cfg.EpisodeLength, cfg.Period = t.seed, t.episodes, t.length, t.period
+		cfg.Deadline, cfg.Now = start.Add(t.budget), time.Now
 		if !residual {
 			cfg.Base = nil
 		}
@@ -74,7 +60,7 @@ trained range.`,
 			cfg.Reward = drpc.DefaultReward(sc.SLO)
 			cfg.Reward.UtilWeight = weight
 		}
-		if !quiet {
+		if !t.quiet {
 			cfg.Progress = func(e drpcenv.Episode) {
 				fmt.Fprintf(cl.stderr, "episode %3d %-9s reward %.3f  SLO violations %5.1f%%  %d steps  %d updates  %s\n",
 					e.Index, e.Phase, e.Reward, 100*e.SLOViolations, e.Steps, e.Updates, time.Since(start).Round(time.Second))
@@ -85,12 +71,12 @@ trained range.`,
 			return fmt.Errorf("train drpc: %w", err)
 		}
 		tr.Policy.Provenance.WallSeconds = time.Since(start).Seconds()
-		if err := writeFileAtomic(out, tr.Policy.Write); err != nil {
+		if err := writeFileAtomic(t.out, tr.Policy.Write); err != nil {
 			return err
 		}
 		p := tr.Policy.Provenance
 		fmt.Fprintf(cl.stdout, "trained drpc on %s (seed %d): %d episodes, %d decision periods, %d teacher updates in %.0f s; teacher reward %.3f, students %.3f (imitation MSE %.4f); %d parameters per student; wrote %s\n",
-			sc.Name, seed, p.Episodes, p.EnvSteps, p.Updates, p.WallSeconds, p.TeacherScore, p.StudentScore, p.ImitationMSE, tr.Policy.Parameters(), out)
+			sc.Name, t.seed, p.Episodes, p.EnvSteps, p.Updates, p.WallSeconds, p.TeacherScore, p.StudentScore, p.ImitationMSE, tr.Policy.Parameters(), t.out)
 		return nil
 	})
 	return cmd

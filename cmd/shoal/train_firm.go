@@ -11,13 +11,9 @@ import (
 
 func (cl *cli) trainFIRM(short string) *cobra.Command {
 	var (
-		out              string
-		budget, length   time.Duration
-		period           time.Duration
-		episodes, labels int
-		seed             uint64
-		quiet            bool
-		alpha            float64
+		t      autoscalerTraining
+		labels int
+		alpha  float64
 	)
 	cmd := &cobra.Command{
 		Use:   "firm SCENARIO -o FILE",
@@ -37,21 +33,15 @@ runs the policy over the scenario's call graph.`,
 		ValidArgsFunction: completeScenarios,
 	}
 	f := cmd.Flags()
-	f.StringVarP(&out, "output", "o", "", "where to save the policy `FILE` (required)")
-	f.DurationVar(&budget, "budget", 4*time.Minute, "wall time of the whole run; no DDPG episode starts after it")
-	f.IntVar(&episodes, "episodes", 150, "DDPG episodes at most")
+	t.register(f, 4*time.Minute, "wall time of the whole run; no DDPG episode starts after it", 150, "DDPG")
 	f.IntVar(&labels, "label-episodes", 3, "episodes under the anomaly injector that label the classifier's data")
-	f.DurationVar(&length, "episode-length", 10*time.Minute, "simulated time per episode")
-	f.DurationVar(&period, "period", 5*time.Second, "decision period")
 	f.Float64Var(&alpha, "alpha", firmenv.DefaultConfig().Alpha, "weight of the reward's SLO term against utilisation, in (0, 1]")
-	f.Uint64Var(&seed, "seed", 1, "training seed; training systems never reuse evaluation seeds")
-	f.BoolVar(&quiet, "quiet", false, "no per-episode progress")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
-		if out == "" {
-			return usagef("-o FILE is required (where to save the policy)")
+		if err := t.check(); err != nil {
+			return err
 		}
-		if budget <= 0 || episodes <= 0 || labels <= 0 || length <= 0 || period <= 0 {
-			return usagef("--budget, --episodes, --label-episodes, --episode-length and --period must be positive")
+		if labels <= 0 {
+			return usagef("--label-episodes must be positive")
 		}
 		if alpha <= 0 || alpha > 1 {
 			return usagef("--alpha must be in (0, 1], got %g", alpha)
@@ -62,26 +52,26 @@ runs the policy over the scenario's call graph.`,
 		}
 		start := time.Now()
 		cfg := firmenv.DefaultConfig()
-		cfg.Seed, cfg.Episodes, cfg.LabelEpisodes, cfg.EpisodeLength, cfg.Period, cfg.Alpha = seed, episodes, labels, length, period, alpha
+		cfg.Seed, cfg.Episodes, cfg.LabelEpisodes, cfg.EpisodeLength, cfg.Period, cfg.Alpha = t.seed, t.episodes, labels, t.length, t.period, alpha
 		cfg.Now = time.Now
-		if !quiet {
+		if !t.quiet {
 			cfg.Progress = func(e firmenv.Episode) {
 				fmt.Fprintf(cl.stderr, "episode %3d %-5s reward %.3f  SLO violations %5.1f%%  %d culprit periods  %s\n",
 					e.Index, e.Phase, e.Reward, 100*e.SLOViolations, e.Culprits, time.Since(start).Round(time.Second))
 			}
 		}
-		cfg.Deadline = start.Add(budget)
+		cfg.Deadline = start.Add(t.budget)
 		tr, err := firmenv.Train(cmd.Context(), sc, cfg)
 		if err != nil {
 			return fmt.Errorf("train firm: %w", err)
 		}
 		tr.Policy.Provenance.WallSeconds = time.Since(start).Seconds()
-		if err := writeFileAtomic(out, tr.Policy.Write); err != nil {
+		if err := writeFileAtomic(t.out, tr.Policy.Write); err != nil {
 			return err
 		}
 		p := tr.Policy.Provenance
 		fmt.Fprintf(cl.stdout, "trained firm on %s (seed %d): classifier accuracy %.2f on %d samples; %d DDPG episodes, %d culprit periods, %d updates in %.0f s; last episode reward %.3f, SLO violations %.1f%%; %d parameters; wrote %s\n",
-			sc.Name, seed, p.Accuracy, p.Samples, p.Episodes, p.EnvSteps, p.Updates, p.WallSeconds, p.Score, 100*p.SLOViolations, tr.Policy.Parameters(), out)
+			sc.Name, t.seed, p.Accuracy, p.Samples, p.Episodes, p.EnvSteps, p.Updates, p.WallSeconds, p.Score, 100*p.SLOViolations, tr.Policy.Parameters(), t.out)
 		return nil
 	})
 	return cmd
