@@ -136,3 +136,17 @@ type BackendStats struct {
 	Latency     LatencySum // their completion time, seconds
 	Weight      float64    // the weight in force at the end of the period
 }
+
+// ServiceIndex returns the index of service name in s.Services, trying hint
+// (the index it had last period) first, or -1 when it is missing.
+func (s *Snapshot) ServiceIndex(name string, hint int) int {
+	if hint >= 0 && hint < len(s.Services) && s.Services[hint].Name == name {
+		return hint
+	}
+	for i := range s.Services {
+		if s.Services[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}

@@ -172,18 +172,6 @@ func NewObserver(deps []drpc.Deployment, ingress []string, slo time.Duration, ba
 	return o
 }
 
-func find(snap *metrics.Snapshot, name string, hint int) int {
-	if hint >= 0 && hint < len(snap.Services) && snap.Services[hint].Name == name {
-		return hint
-	}
-	for i := range snap.Services {
-		if snap.Services[i].Name == name {
-			return i
-		}
-	}
-	return -1
-}
-
 // Observe reads one period; it returns false when a service is missing.
 func (o *Observer) Observe(snap *metrics.Snapshot) bool {
 	p := snap.Period.Seconds()
@@ -193,7 +181,7 @@ func (o *Observer) Observe(snap *metrics.Snapshot) bool {
 	var arr, fail int64
 	p95 := 0.0
 	for k, name := range o.ingress {
-		if o.ingIdx[k] = find(snap, name, o.ingIdx[k]); o.ingIdx[k] < 0 {
+		if o.ingIdx[k] = snap.ServiceIndex(name, o.ingIdx[k]); o.ingIdx[k] < 0 {
 			return false
 		}
 		s := &snap.Services[o.ingIdx[k]]
@@ -217,7 +205,7 @@ func (o *Observer) Observe(snap *metrics.Snapshot) bool {
 	o.ratio = o.forecastRatio()
 	trend := Trend(o.ratio, o.band)
 	for i := range o.deps {
-		if o.idx[i] = find(snap, o.deps[i].Name, o.idx[i]); o.idx[i] < 0 {
+		if o.idx[i] = snap.ServiceIndex(o.deps[i].Name, o.idx[i]); o.idx[i] < 0 {
 			return false
 		}
 		o.state[i] = State(Level(Util(&snap.Services[o.idx[i]])), trend, o.missed)

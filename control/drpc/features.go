@@ -108,19 +108,6 @@ func NewObserver(deps []Deployment, ingress []string, slo time.Duration) *Observ
 	return o
 }
 
-// find returns the index of service name in snap, trying hint first.
-func find(snap *metrics.Snapshot, name string, hint int) int {
-	if hint >= 0 && hint < len(snap.Services) && snap.Services[hint].Name == name {
-		return hint
-	}
-	for i := range snap.Services {
-		if snap.Services[i].Name == name {
-			return i
-		}
-	}
-	return -1
-}
-
 // Observe computes the features of every deployment from snap, with the
 // forecast ratio (forecast ingress rate / current, 1 when unknown). It
 // returns false if a deployment or ingress service is missing.
@@ -132,7 +119,7 @@ func (o *Observer) Observe(snap *metrics.Snapshot, forecastRatio float64) bool {
 	var ingCount, ingFail, ingDeg, ingArr int64
 	var ingSum float64
 	for k, name := range o.ingress {
-		o.ingIdx[k] = find(snap, name, o.ingIdx[k])
+		o.ingIdx[k] = snap.ServiceIndex(name, o.ingIdx[k])
 		if o.ingIdx[k] < 0 {
 			return false
 		}
@@ -146,7 +133,7 @@ func (o *Observer) Observe(snap *metrics.Snapshot, forecastRatio float64) bool {
 	fc := clip(math.Log(math.Max(forecastRatio, 1e-3)), -2, 2)
 	var sumCPU, maxCPU float64
 	for i, d := range o.deps {
-		o.idx[i] = find(snap, d.Name, o.idx[i])
+		o.idx[i] = snap.ServiceIndex(d.Name, o.idx[i])
 		if o.idx[i] < 0 {
 			return false
 		}

@@ -149,19 +149,6 @@ func NewDetector(g *callgraph.Graph, deps []drpc.Deployment, ingress []string, s
 	return d
 }
 
-// find returns the index of service name in snap, trying hint first.
-func find(snap *metrics.Snapshot, name string, hint int) int {
-	if hint >= 0 && hint < len(snap.Services) && snap.Services[hint].Name == name {
-		return hint
-	}
-	for i := range snap.Services {
-		if snap.Services[i].Name == name {
-			return i
-		}
-	}
-	return -1
-}
-
 // Observe reads one period: critical paths, features and rates. It returns
 // false if a deployment or ingress service is missing from snap.
 func (d *Detector) Observe(snap *metrics.Snapshot) bool {
@@ -169,7 +156,7 @@ func (d *Detector) Observe(snap *metrics.Snapshot) bool {
 	var sum float64
 	d.appP95 = 0
 	for k, name := range d.ingress {
-		if d.ingIdx[k] = find(snap, name, d.ingIdx[k]); d.ingIdx[k] < 0 {
+		if d.ingIdx[k] = snap.ServiceIndex(name, d.ingIdx[k]); d.ingIdx[k] < 0 {
 			return false
 		}
 		s := &snap.Services[d.ingIdx[k]]
@@ -178,12 +165,12 @@ func (d *Detector) Observe(snap *metrics.Snapshot) bool {
 		d.appP95 = math.Max(d.appP95, s.P95)
 	}
 	for i := range d.deps {
-		if d.dIdx[i] = find(snap, d.deps[i].Name, d.dIdx[i]); d.dIdx[i] < 0 {
+		if d.dIdx[i] = snap.ServiceIndex(d.deps[i].Name, d.dIdx[i]); d.dIdx[i] < 0 {
 			return false
 		}
 	}
 	for k, name := range d.comp.Services() {
-		d.gIdx[k] = find(snap, name, d.gIdx[k])
+		d.gIdx[k] = snap.ServiceIndex(name, d.gIdx[k])
 		d.lat[k] = 0
 		if d.gIdx[k] >= 0 {
 			d.lat[k] = snap.Services[d.gIdx[k]].Latency.Mean()
