@@ -64,7 +64,7 @@ func DRPCStudies() map[string]DRPCStudy {
 		"paper": {Name: "paper", Scenario: "trainticket-alibaba", Training: "alibaba-first-half",
 			Start: 2500 * time.Minute, Window: 2500 * time.Minute, Horizon: 250 * time.Minute},
 		"mixchange":   {Name: "mixchange", Scenario: "trainticket-mixchange", Retrain: true},
-		"sensitivity": {Name: "sensitivity", Scenario: "trainticket", Arrivals: &surge, Horizon: 10 * time.Minute, Weights: []float64{1, 8, 30}},
+		"sensitivity": {Name: "sensitivity", Scenario: "trainticket", Arrivals: &surge, Horizon: 10 * time.Minute, Weights: []float64{1, 4, 8}},
 	}
 }
 

@@ -53,7 +53,7 @@ computation table, each with 95% intervals over seeds. NAME is one of
   surge        DRPC's motivating surge, 200 to 800 req/s within a minute
   paper        the paper's 5000-minute Alibaba workload (scenario trainticket-alibaba)
   mixchange    users move from searching to buying; the retraining notifier
-  sensitivity  policies trained with equation 2's weight 1 (the paper's), 8 and 30`,
+  sensitivity  policies trained with equation 2's weight 1 (the paper's), 4 and 8`,
 		Example: `  shoal experiment drpc surge --budget 12m
   shoal experiment drpc all --out out/drpc --seeds 5`,
 		Args:      exactArgs(1, "one study name or all"),
