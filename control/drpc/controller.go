@@ -113,12 +113,7 @@ func (c *Controller) Reward() float64 { return c.reward }
 // Decide implements control.Controller.
 func (c *Controller) Decide(now time.Duration, snap *metrics.Snapshot) []control.Action {
 	c.acts = c.acts[:0]
-	ratio := 1.0
-	ok := c.obs.Observe(snap, 1)
-	if ok && c.opt.Forecast != nil {
-		ratio = c.opt.Forecast.Next(c.obs.IngressRate())
-		c.obs.Observe(snap, ratio)
-	}
+	ok := c.obs.Observe(snap, c.opt.Forecast)
 	for i := range c.fallback {
 		c.fallback[i] = !ok
 	}

@@ -268,3 +268,34 @@ func equalF32(a, b []float32) bool {
 	}
 	return len(a) == len(b)
 }
+
+// fixedForecast predicts a constant ratio and records what it was given.
+type fixedForecast struct {
+	ratio float64
+	rates []float64
+}
+
+func (f *fixedForecast) Next(rate float64) float64 {
+	f.rates = append(f.rates, rate)
+	return f.ratio
+}
+
+// TestForecastFeature: the forecaster sees each period's ingress rate once,
+// its ratio becomes the forecast feature, and the trend still compares
+// this period's rate with the last one's.
+func TestForecastFeature(t *testing.T) {
+	fc := &fixedForecast{ratio: 2}
+	c, err := NewController(testPolicy(t), Options{Forecast: fc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Decide(time.Second, testSnapshot(time.Second, 100))
+	c.Decide(2*time.Second, testSnapshot(2*time.Second, 200))
+	if len(fc.rates) != 2 || fc.rates[0] != 100 || fc.rates[1] != 200 {
+		t.Fatalf("forecaster saw %v, want [100 200]", fc.rates)
+	}
+	f := c.obs.Local(0)
+	if math.Abs(f[fForecast]-math.Log(2)) > 1e-12 || math.Abs(f[fTrend]-math.Log(201.0/101)) > 1e-12 {
+		t.Errorf("forecast %v (want ln 2), trend %v (want ln(201/101))", f[fForecast], f[fTrend])
+	}
+}

@@ -85,7 +85,6 @@ type Observer struct {
 	ingIdx     []int
 	lastRate   []float64
 	cpuPerCall []float64
-	lastIng    float64
 	degraded   float64 // share of the ingress calls answered degraded
 	local      [][]float64
 	global     []float64
@@ -108,10 +107,11 @@ func NewObserver(deps []Deployment, ingress []string, slo time.Duration) *Observ
 	return o
 }
 
-// Observe computes the features of every deployment from snap, with the
-// forecast ratio (forecast ingress rate / current, 1 when unknown). It
-// returns false if a deployment or ingress service is missing.
-func (o *Observer) Observe(snap *metrics.Snapshot, forecastRatio float64) bool {
+// Observe computes the features of every deployment from snap. fc, if not
+// nil, is given the period's ingress rate and its forecast ratio (forecast
+// rate / current) becomes the forecast feature (1 without fc). It returns
+// false if a deployment or ingress service is missing.
+func (o *Observer) Observe(snap *metrics.Snapshot, fc Forecaster) bool {
 	p := snap.Period.Seconds()
 	if p <= 0 {
 		p = 1
@@ -130,7 +130,11 @@ func (o *Observer) Observe(snap *metrics.Snapshot, forecastRatio float64) bool {
 		ingDeg += s.Degraded
 		ingArr += s.Arrivals
 	}
-	fc := clip(math.Log(math.Max(forecastRatio, 1e-3)), -2, 2)
+	ratio := 1.0
+	if fc != nil {
+		ratio = fc.Next(float64(ingArr) / p)
+	}
+	fcast := clip(math.Log(math.Max(ratio, 1e-3)), -2, 2)
 	var sumCPU, maxCPU float64
 	for i, d := range o.deps {
 		o.idx[i] = snap.ServiceIndex(d.Name, o.idx[i])
@@ -158,7 +162,7 @@ func (o *Observer) Observe(snap *metrics.Snapshot, forecastRatio float64) bool {
 		f[fErrors] = float64(s.Failures.Total()) / float64(max(s.Arrivals, 1))
 		f[fTrend] = clip(math.Log((rate+1)/(o.lastRate[i]+1)), -2, 2)
 		f[fBrownout] = b2f(o.brownout[i])
-		f[fForecast] = fc
+		f[fForecast] = fcast
 		f[fDemand] = o.demand(i, s, rate, p)
 		o.lastRate[i] = rate
 		sumCPU += f[fCPUUtil]
@@ -179,7 +183,6 @@ func (o *Observer) Observe(snap *metrics.Snapshot, forecastRatio float64) bool {
 	g[gRate] = math.Log1p(float64(ingArr) / p)
 	g[gMeanCPU] = sumCPU / float64(max(len(o.deps), 1))
 	g[gMaxCPU] = maxCPU
-	o.lastIng = float64(ingArr) / p
 	return true
 }
 
@@ -211,9 +214,6 @@ func (o *Observer) Global() []float64 { return o.global }
 func (o *Observer) Lost(r Reward) float64 {
 	return o.global[gErrors] + r.DegradedWeight*o.degraded
 }
-
-// IngressRate is the ingress calls per second of the last period.
-func (o *Observer) IngressRate() float64 { return o.lastIng }
 
 // Service returns deployment i's entry in the last snapshot.
 func (o *Observer) Service(snap *metrics.Snapshot, i int) *metrics.ServiceStats {

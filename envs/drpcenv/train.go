@@ -351,7 +351,7 @@ func (t *trainer) episode(index int, phase string) error {
 	w.cl.Observe(&snap) // the first period starts here
 	w.cl.RunUntil(t.cfg.Period)
 	w.cl.Observe(&snap)
-	if !obs.Observe(&snap, 1) {
+	if !obs.Observe(&snap, nil) {
 		return errors.New("drpcenv: a deployment is missing from the snapshot")
 	}
 	t.inputs(x, obs)
@@ -389,7 +389,7 @@ func (t *trainer) episode(index int, phase string) error {
 		}
 		w.cl.RunUntil(now + t.cfg.Period)
 		w.cl.Observe(&snap)
-		if !obs.Observe(&snap, 1) {
+		if !obs.Observe(&snap, nil) {
 			return errors.New("drpcenv: a deployment is missing from the snapshot")
 		}
 		t.inputs(next, obs)
