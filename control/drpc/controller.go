@@ -29,7 +29,7 @@ type Options struct {
 	// is left as it is.
 	Fallback []control.Controller
 	// Forecast, if set, is the workload predictor whose forecast the
-	// students read (default: none, the current rate).
+	// students read (default: the policy's own, if it has one; else none).
 	Forecast Forecaster
 	// Teacher makes the central teacher act for every deployment at every
 	// period instead of the students (Algorithm 1, stage 1, without
@@ -87,6 +87,9 @@ func NewController(pol *Policy, opt Options) (*Controller, error) {
 		if d.Period <= 0 || time.Duration(d.Period)%time.Duration(pol.Period) != 0 {
 			return nil, fmt.Errorf("deployments[%d].period: %v is not a multiple of the control period %v", i, time.Duration(d.Period), time.Duration(pol.Period))
 		}
+	}
+	if opt.Forecast == nil && pol.fc != nil {
+		opt.Forecast = NewRateForecast(pol.fc)
 	}
 	c := &Controller{pol: pol, opt: opt, obs: NewObserver(pol.Deployments, pol.Ingress, time.Duration(pol.Reward.RTMax)),
 		notifier: NewNotifier(pol.Notifier.NPR, pol.Notifier.TH), preds: make([]*nn.MLPPredictor[float32], len(pol.Deployments)),

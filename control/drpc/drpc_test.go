@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shoal-project/shoal/control"
+	"github.com/shoal-project/shoal/learn/forecast"
 	"github.com/shoal-project/shoal/metrics"
 )
 
@@ -297,5 +298,31 @@ func TestForecastFeature(t *testing.T) {
 	f := c.obs.Local(0)
 	if math.Abs(f[fForecast]-math.Log(2)) > 1e-12 || math.Abs(f[fTrend]-math.Log(201.0/101)) > 1e-12 {
 		t.Errorf("forecast %v (want ln 2), trend %v (want ln(201/101))", f[fForecast], f[fTrend])
+	}
+}
+
+// TestRateForecast: no change expected until a window is full, then the
+// forecaster's last horizon over the current rate (a seasonal-naive
+// forecaster with season 2 on an alternating series gives the exact ratio).
+func TestRateForecast(t *testing.T) {
+	f := NewRateForecast(forecast.NewSeasonalNaive(1, 2, 2))
+	got := []float64{f.Next(100)}
+	for _, r := range []float64{200, 100, 200} {
+		got = append(got, f.Next(r))
+	}
+	// Window 2: the first rate gives 1; then 2 periods ahead of 200 is 200
+	// (ratio 1), of 100 is 100: the season repeats.
+	for i, want := range []float64{1, 1, 1, 1} {
+		if math.Abs(got[i]-want) > 1e-12 {
+			t.Errorf("period %d: ratio %v, want %v (all %v)", i, got[i], want, got)
+		}
+	}
+	g := NewRateForecast(forecast.NewSeasonalNaive(1, 1, 2))
+	g.Next(100)
+	if r := g.Next(200); math.Abs(r-0.5) > 1e-12 {
+		t.Errorf("one period ahead of 200 after 100, 200: ratio %v, want 0.5 (back to 100)", r)
+	}
+	if n := testing.AllocsPerRun(100, func() { g.Next(150) }); n != 0 {
+		t.Errorf("%v allocations per period", n)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/shoal-project/shoal/control/policyfile"
+	"github.com/shoal-project/shoal/learn/forecast"
 	"github.com/shoal-project/shoal/learn/nn"
 )
 
@@ -45,6 +46,10 @@ type Policy struct {
 	// Base, if set, makes the policy residual: the networks' outputs are
 	// added to the base rule's action.
 	Base *Base `json:"base,omitempty"`
+	// Forecast is whether a workload predictor (learn/forecast's GRU over
+	// the ingress rate) follows the weights in the file; its forecast is
+	// the students' and teacher's forecast feature.
+	Forecast bool `json:"forecast,omitempty"`
 	// Notifier is Algorithm 4's setting.
 	Notifier NotifierConfig `json:"notifier"`
 	// Provenance records how the policy was trained.
@@ -52,6 +57,7 @@ type Policy struct {
 
 	students []*nn.MLP[float32]
 	teacher  *nn.MLP[float32]
+	fc       *forecast.GRUForecaster
 }
 
 // NotifierConfig sets the retraining notifier: NPR rewards, threshold TH.
@@ -130,6 +136,15 @@ func (p *Policy) SetTeacher(actor *nn.MLP[float32]) error {
 	return nil
 }
 
+// SetForecaster stores the workload predictor (one series: the ingress
+// rate) with the policy.
+func (p *Policy) SetForecaster(fc *forecast.GRUForecaster) {
+	p.fc, p.Forecast = fc, fc != nil
+}
+
+// Forecaster returns the stored workload predictor, nil without one.
+func (p *Policy) Forecaster() *forecast.GRUForecaster { return p.fc }
+
 // Parameters is the number of weights of one student (the paper's has 643).
 func (p *Policy) Parameters() int {
 	n := 0
@@ -161,7 +176,10 @@ func (p *Policy) Write(w io.Writer) error {
 	if err := policyfile.WriteHeader(w, p); err != nil {
 		return err
 	}
-	return nn.Save(w, p.arch(), p.state())
+	if err := nn.Save(w, p.arch(), p.state()); err != nil || p.fc == nil {
+		return err
+	}
+	return p.fc.Write(w)
 }
 
 // ReadPolicy reads a policy file written by Write.
@@ -176,6 +194,14 @@ func ReadPolicy(r io.Reader) (*Policy, error) {
 	}
 	if err := nn.Load(br, p.arch(), p.state()); err != nil {
 		return nil, fmt.Errorf("policy: weights: %w", err)
+	}
+	if p.Forecast {
+		if p.fc, err = forecast.ReadGRUForecaster(br); err != nil {
+			return nil, fmt.Errorf("policy: %w", err)
+		}
+		if p.fc.Dims() != 1 {
+			return nil, fmt.Errorf("policy: forecaster of %d series, want 1 (the ingress rate)", p.fc.Dims())
+		}
 	}
 	return p, nil
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/shoal-project/shoal/control"
 	"github.com/shoal-project/shoal/control/drpc"
 	"github.com/shoal-project/shoal/control/lb"
+	"github.com/shoal-project/shoal/learn/forecast"
 	"github.com/shoal-project/shoal/learn/nn"
 	"github.com/shoal-project/shoal/learn/rl"
 	"github.com/shoal-project/shoal/metrics"
@@ -67,6 +68,11 @@ type Config struct {
 	// teacher, then by the students, labelled by the teacher: DAgger) train
 	// the students.
 	ImitationEpisodes int
+	// ForecastEpisodes run the base rule alone first and record the ingress
+	// rate; the workload predictor (Forecast) is fitted on it, then every
+	// later episode and the policy read its forecast. 0: no predictor.
+	ForecastEpisodes int
+	Forecast         forecast.Config
 	// Steps are the sizes of one scaling action.
 	Steps drpc.Steps
 	// Reward sets equations 1-3 (default: drpc.DefaultReward(the scenario's SLO)).
@@ -85,7 +91,10 @@ type Config struct {
 // on six imitation episodes, action steps of up to three replicas
 // (round(3a): two at |a| in (0.5, 0.83)), 0.1 core and 64 MB, and a
 // residual policy over a rule that adds replicas above 75% demand
-// utilisation and removes them after a minute below 30% (drpc.Base).
+// utilisation and removes them after a minute below 30% (drpc.Base); the
+// workload predictor is a 16-unit GRU reading the last minute of ingress
+// rates and forecasting 30 s ahead, fitted on four episodes of the base
+// rule.
 func DefaultConfig() Config {
 	td3 := rl.DefaultTD3Config()
 	td3.Hidden = []int{128, 128}
@@ -98,13 +107,14 @@ func DefaultConfig() Config {
 	td3.ActionNoise = 0.3
 	return Config{Episodes: 30, EpisodeLength: 10 * time.Minute, Period: 5 * time.Second, TD3: td3,
 		UpdatesPerStep: 4, StudentHidden: []int{16, 16}, ImitationEpisodes: 6,
-		Steps: drpc.Steps{CPU: 0.1, Memory: 64, Replicas: 3}, Base: &drpc.Base{Low: 0.3, High: 0.75, Stabilize: 12}}
+		Steps: drpc.Steps{CPU: 0.1, Memory: 64, Replicas: 3}, Base: &drpc.Base{Low: 0.3, High: 0.75, Stabilize: 12},
+		ForecastEpisodes: 4, Forecast: forecast.Config{Window: 12, Hidden: 16, Horizon: 6, Epochs: 10, EpochWindows: 2000, Log: true}}
 }
 
 // Episode is one training episode's learning-curve point.
 type Episode struct {
 	Index  int    // 1-based
-	Phase  string // "teacher", "imitation" (teacher acts, states recorded) or "dagger" (students act)
+	Phase  string // "forecast" (the base rule alone, rates recorded), "teacher", "imitation" (teacher acts, states recorded) or "dagger" (students act)
 	Reward float64
 	// SLOViolations is the share of the episode's requests that failed or
 	// took longer than the SLO.
@@ -124,6 +134,9 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg Config) (*Trained, er
 	cfg = withDefaults(cfg, sc)
 	t, err := newTrainer(ctx, sc, cfg)
 	if err != nil {
+		return nil, err
+	}
+	if err := t.fitForecaster(); err != nil {
 		return nil, err
 	}
 	for ep := 1; ep <= cfg.Episodes; ep++ {
@@ -200,6 +213,7 @@ const (
 	phaseTeacher   = "teacher"
 	phaseImitation = "imitation"
 	phaseDAgger    = "dagger"
+	phaseForecast  = "forecast"
 )
 
 // trainer holds a training run's state.
@@ -217,6 +231,8 @@ type trainer struct {
 	// The students' data set: per deployment, local features and the
 	// teacher's deterministic action.
 	dataObs, dataAct [][][]float64
+	// rates are the ingress rates of the forecast episodes, one row a period.
+	rates [][]float64
 }
 
 func newTrainer(ctx context.Context, sc *scenario.Scenario, cfg Config) (*trainer, error) {
@@ -333,6 +349,10 @@ func (t *trainer) episode(index int, phase string) error {
 	}
 	n := len(t.pol.Deployments)
 	obs := drpc.NewObserver(t.pol.Deployments, t.pol.Ingress, time.Duration(t.cfg.Reward.RTMax))
+	var fc drpc.Forecaster
+	if f := t.pol.Forecaster(); f != nil {
+		fc = drpc.NewRateForecast(f)
+	}
 	x := make([][]float64, n)    // teacher inputs of the current period
 	next := make([][]float64, n) // of the next one
 	acts := make([][]float64, n)
@@ -351,7 +371,7 @@ func (t *trainer) episode(index int, phase string) error {
 	w.cl.Observe(&snap) // the first period starts here
 	w.cl.RunUntil(t.cfg.Period)
 	w.cl.Observe(&snap)
-	if !obs.Observe(&snap, nil) {
+	if !obs.Observe(&snap, fc) {
 		return errors.New("drpcenv: a deployment is missing from the snapshot")
 	}
 	t.inputs(x, obs)
@@ -389,10 +409,13 @@ func (t *trainer) episode(index int, phase string) error {
 		}
 		w.cl.RunUntil(now + t.cfg.Period)
 		w.cl.Observe(&snap)
-		if !obs.Observe(&snap, nil) {
+		if !obs.Observe(&snap, fc) {
 			return errors.New("drpcenv: a deployment is missing from the snapshot")
 		}
 		t.inputs(next, obs)
+		if phase == phaseForecast {
+			t.rates = append(t.rates, []float64{ingressRate(&snap, t.pol.Ingress)})
+		}
 		qos := t.cfg.Reward.QoS(ingressMean(&snap, t.pol.Ingress), obs.Lost(t.cfg.Reward))
 		for i := range n {
 			r := obs.Reward(t.cfg.Reward, qos, &snap, i)
@@ -434,6 +457,8 @@ func (t *trainer) act(phase string, i int, x, local []float64, in32, out32 []flo
 			return a
 		}
 		return t.td3.Act(x, false)
+	case phaseForecast:
+		return make([]float64, drpc.ActionDim) // the base rule alone
 	case phaseDAgger:
 		for k, v := range local {
 			in32[k] = float32(v)
@@ -544,6 +569,37 @@ func newWorld(sc *scenario.Scenario, spec workload.ProcessSpec, seed uint64, cfg
 		return nil, fmt.Errorf("drpcenv: %w", err)
 	}
 	return &world{cl: cl}, nil
+}
+
+// fitForecaster runs the forecast episodes and fits the workload
+// predictor on the ingress rate they recorded (DRPC section V-B: a GRU
+// trained on the system's own request history).
+func (t *trainer) fitForecaster() error {
+	if t.cfg.ForecastEpisodes <= 0 {
+		return nil
+	}
+	for range t.cfg.ForecastEpisodes {
+		if err := t.episode(len(t.curve)+1, phaseForecast); err != nil {
+			return err
+		}
+	}
+	fc, err := forecast.Fit(t.rates, t.cfg.Forecast, t.rng)
+	if err != nil {
+		return fmt.Errorf("drpcenv: forecaster: %w", err)
+	}
+	t.pol.SetForecaster(fc)
+	return nil
+}
+
+// ingressRate is the ingress calls per second of the snapshot's period.
+func ingressRate(snap *metrics.Snapshot, ingress []string) float64 {
+	var n int64
+	for i := range snap.Services {
+		if slices.Contains(ingress, snap.Services[i].Name) {
+			n += snap.Services[i].Arrivals
+		}
+	}
+	return float64(n) / snap.Period.Seconds()
 }
 
 func ingressMean(snap *metrics.Snapshot, ingress []string) float64 {

@@ -29,7 +29,7 @@ func TestTrainWritesARunnablePolicy(t *testing.T) {
 	for _, e := range tr.Curve {
 		phases = append(phases, e.Phase)
 	}
-	if len(tr.Curve) != 5 || phases[0] != phaseTeacher || phases[2] != phaseImitation || phases[4] != phaseDAgger {
+	if len(tr.Curve) != 9 || phases[0] != phaseForecast || phases[4] != phaseTeacher || phases[6] != phaseImitation || phases[8] != phaseDAgger {
 		t.Fatalf("phases %v", phases)
 	}
 	p := tr.Policy
@@ -52,6 +52,21 @@ func TestTrainWritesARunnablePolicy(t *testing.T) {
 	b := q.Student(7).NewPredictor().Predict(make([]float32, drpc.ActionDim), in)
 	if !equal(a, b) {
 		t.Fatalf("student 7 after the round trip: %v, before %v", b, a)
+	}
+	if p.Forecaster() == nil || q.Forecaster() == nil {
+		t.Fatal("the workload predictor did not survive the round trip")
+	}
+	recent := make([][]float64, p.Forecaster().Window())
+	for k := range recent {
+		recent[k] = []float64{200 + 10*float64(k)}
+	}
+	fa, fb := make([]float64, p.Forecaster().Horizon()), make([]float64, q.Forecaster().Horizon())
+	p.Forecaster().Predict(fa, recent)
+	q.Forecaster().Predict(fb, recent)
+	for k := range fa {
+		if fa[k] != fb[k] {
+			t.Fatalf("forecast after the round trip %v, before %v", fb, fa)
+		}
 	}
 }
 
