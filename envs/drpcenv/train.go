@@ -146,7 +146,7 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg Config) (*Trained, er
 		if !cfg.Deadline.IsZero() && ep > 1 && cfg.Now().After(cfg.Deadline) {
 			break
 		}
-		if err := t.episode(ep, phaseTeacher); err != nil {
+		if err := t.episode(len(t.curve)+1, phaseTeacher); err != nil {
 			return nil, err
 		}
 	}
