@@ -15,6 +15,7 @@ func (cl *cli) trainDRPC(short string) *cobra.Command {
 		t        autoscalerTraining
 		weight   float64
 		residual bool
+		predict  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "drpc SCENARIO -o FILE",
@@ -37,6 +38,7 @@ trained range.`,
 	f := cmd.Flags()
 	t.register(f, 12*time.Minute, "wall time for the teacher's episodes (the students' imitation comes after)", 200, "teacher")
 	f.Float64Var(&weight, "util-weight", 0, "weight of equation 2's distance term (the paper's is 1; default: drpc.DefaultReward's)")
+	f.BoolVar(&predict, "forecast", false, "fit a GRU workload predictor on four episodes of the base rule first; the policy reads its forecast")
 	f.BoolVar(&residual, "residual", true, "learn a residual over a 30%/75% CPU threshold rule (false: the paper's plain TD3)")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if err := t.check(); err != nil {
@@ -52,6 +54,9 @@ trained range.`,
 		cfg.Deadline, cfg.Now = start.Add(t.budget), time.Now
 		if !residual {
 			cfg.Base = nil
+		}
+		if predict {
+			cfg.ForecastEpisodes = 4
 		}
 		if weight < 0 {
 			return usagef("--util-weight must not be negative")

@@ -19,7 +19,7 @@ func TestTrainWritesARunnablePolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := DefaultConfig()
-	cfg.Seed, cfg.Episodes, cfg.EpisodeLength, cfg.ImitationEpisodes = 3, 2, time.Minute, 3
+	cfg.Seed, cfg.Episodes, cfg.EpisodeLength, cfg.ImitationEpisodes, cfg.ForecastEpisodes = 3, 2, time.Minute, 3, 4
 	cfg.TD3.LearningStarts, cfg.TD3.BatchSize = 200, 32
 	tr, err := Train(context.Background(), sc, cfg)
 	if err != nil {
