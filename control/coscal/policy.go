@@ -6,8 +6,8 @@ import (
 	"io"
 
 	"github.com/shoal-project/shoal/control/drpc"
-	"github.com/shoal-project/shoal/control/policyfile"
 	"github.com/shoal-project/shoal/learn/forecast"
+	"github.com/shoal-project/shoal/learn/modelfile"
 	"github.com/shoal-project/shoal/learn/rl"
 )
 
@@ -106,8 +106,8 @@ func (p *Policy) Parameters() int {
 
 // Write writes the policy file.
 func (p *Policy) Write(w io.Writer) error {
-	if err := policyfile.WriteHeader(w, p); err != nil {
-		return err
+	if err := modelfile.WriteHeader(w, p); err != nil {
+		return fmt.Errorf("policy: %w", err)
 	}
 	if p.fc != nil {
 		return p.fc.Write(w)
@@ -118,9 +118,9 @@ func (p *Policy) Write(w io.Writer) error {
 // ReadPolicy reads a policy file written by Write.
 func ReadPolicy(r io.Reader) (*Policy, error) {
 	p := &Policy{}
-	br, err := policyfile.ReadHeader(r, p, PolicyFormat)
+	br, err := modelfile.ReadHeader(r, p, PolicyFormat)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("policy: %w", err)
 	}
 	if err := p.check(); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)

@@ -7,8 +7,8 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"github.com/shoal-project/shoal/control/policyfile"
 	"github.com/shoal-project/shoal/learn/forecast"
+	"github.com/shoal-project/shoal/learn/modelfile"
 	"github.com/shoal-project/shoal/learn/nn"
 )
 
@@ -173,8 +173,8 @@ func (p *Policy) state() []*nn.Node[float32] {
 
 // Write writes the policy file.
 func (p *Policy) Write(w io.Writer) error {
-	if err := policyfile.WriteHeader(w, p); err != nil {
-		return err
+	if err := modelfile.WriteHeader(w, p); err != nil {
+		return fmt.Errorf("policy: %w", err)
 	}
 	if err := nn.Save(w, p.arch(), p.state()); err != nil || p.fc == nil {
 		return err
@@ -185,9 +185,9 @@ func (p *Policy) Write(w io.Writer) error {
 // ReadPolicy reads a policy file written by Write.
 func ReadPolicy(r io.Reader) (*Policy, error) {
 	p := &Policy{}
-	br, err := policyfile.ReadHeader(r, p, PolicyFormat)
+	br, err := modelfile.ReadHeader(r, p, PolicyFormat)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("policy: %w", err)
 	}
 	if err := p.init(rand.New(rand.NewPCG(0, 0))); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
@@ -207,4 +207,4 @@ func ReadPolicy(r io.Reader) (*Policy, error) {
 }
 
 // Duration is a time.Duration written as "500ms" in JSON.
-type Duration = policyfile.Duration
+type Duration = modelfile.Duration

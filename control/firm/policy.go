@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/shoal-project/shoal/control/drpc"
-	"github.com/shoal-project/shoal/control/policyfile"
+	"github.com/shoal-project/shoal/learn/modelfile"
 	"github.com/shoal-project/shoal/learn/nn"
 )
 
@@ -113,8 +113,8 @@ func (p *Policy) arch() string {
 
 // Write writes the policy file.
 func (p *Policy) Write(w io.Writer) error {
-	if err := policyfile.WriteHeader(w, p); err != nil {
-		return err
+	if err := modelfile.WriteHeader(w, p); err != nil {
+		return fmt.Errorf("policy: %w", err)
 	}
 	return nn.Save(w, p.arch(), p.actor.Params())
 }
@@ -122,9 +122,9 @@ func (p *Policy) Write(w io.Writer) error {
 // ReadPolicy reads a policy file written by Write.
 func ReadPolicy(r io.Reader) (*Policy, error) {
 	p := &Policy{}
-	br, err := policyfile.ReadHeader(r, p, PolicyFormat)
+	br, err := modelfile.ReadHeader(r, p, PolicyFormat)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("policy: %w", err)
 	}
 	if err := p.init(rand.New(rand.NewPCG(0, 0))); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)

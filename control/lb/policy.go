@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-project/shoal/control/policyfile"
+	"github.com/shoal-project/shoal/learn/modelfile"
 	"github.com/shoal-project/shoal/learn/nn"
 )
 
@@ -113,7 +113,7 @@ type Provenance struct {
 }
 
 // Duration is a time.Duration written as "500ms" in JSON.
-type Duration = policyfile.Duration
+type Duration = modelfile.Duration
 
 // ObsDim is the network's input length: the concatenated observations of
 // its LB points.
@@ -319,8 +319,8 @@ func (p *Policy) state() []*nn.Node[float32] {
 
 // Write writes the policy file.
 func (p *Policy) Write(w io.Writer) error {
-	if err := policyfile.WriteHeader(w, p); err != nil {
-		return err
+	if err := modelfile.WriteHeader(w, p); err != nil {
+		return fmt.Errorf("policy: %w", err)
 	}
 	return nn.Save(w, p.arch(), p.state())
 }
@@ -329,9 +329,9 @@ func (p *Policy) Write(w io.Writer) error {
 // match the header's networks.
 func ReadPolicy(r io.Reader) (*Policy, error) {
 	p := &Policy{}
-	br, err := policyfile.ReadHeader(r, p, PolicyFormat)
+	br, err := modelfile.ReadHeader(r, p, PolicyFormat)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("policy: %w", err)
 	}
 	if err := p.init(); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)

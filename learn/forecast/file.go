@@ -1,15 +1,12 @@
 package forecast
 
 import (
-	"bufio"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
-	"strings"
 
+	"github.com/shoal-project/shoal/learn/modelfile"
 	"github.com/shoal-project/shoal/learn/nn"
 )
 
@@ -19,7 +16,7 @@ const FileFormat = "shoal-forecast"
 // fileVersion is the file version this build writes and reads.
 const fileVersion = 1
 
-// A forecaster file follows control/lb's policy files: one JSON header line
+// A forecaster file is a learn/modelfile: one JSON header line
 // (fileHeader) followed by one learn/nn parameter file holding the GRU and
 // the head under an architecture string derived from the header, so a
 // header that does not match its weights is refused.
@@ -51,12 +48,8 @@ func (f *GRUForecaster) state() []*nn.Node[float32] {
 // Write writes the forecaster file: the header line with the configuration
 // and normalisation, then the network weights.
 func (f *GRUForecaster) Write(w io.Writer) error {
-	head, err := json.Marshal(fileHeader{Format: FileFormat, Version: fileVersion, Dims: f.dims, Config: f.cfg,
-		Mean: f.mean, Std: f.std, TrainWindows: f.trainWindows, Epoch: f.epoch, TrainLoss: f.trainLoss, ValidationLoss: f.valLoss})
-	if err != nil {
-		return fmt.Errorf("forecast: write: %w", err)
-	}
-	if _, err := w.Write(append(head, '\n')); err != nil {
+	if err := modelfile.WriteHeader(w, fileHeader{Format: FileFormat, Version: fileVersion, Dims: f.dims, Config: f.cfg,
+		Mean: f.mean, Std: f.std, TrainWindows: f.trainWindows, Epoch: f.epoch, TrainLoss: f.trainLoss, ValidationLoss: f.valLoss}); err != nil {
 		return fmt.Errorf("forecast: write: %w", err)
 	}
 	if err := nn.Save(w, f.arch(), f.state()); err != nil {
@@ -65,30 +58,16 @@ func (f *GRUForecaster) Write(w io.Writer) error {
 	return nil
 }
 
-// maxHeader bounds a forecaster file's header line.
-const maxHeader = 1 << 20
-
 // ReadGRUForecaster reads a file written by Write, checking its header and
 // that its weights match it. Given a *bufio.Reader (of the default size or
 // larger) it reads exactly the forecaster's bytes, so a forecaster can be
 // embedded in a larger file, such as a controller's policy file, and what
 // follows it read from the same reader.
 func ReadGRUForecaster(r io.Reader) (*GRUForecaster, error) {
-	br := bufio.NewReader(r) // r itself when it is already a large enough *bufio.Reader
-	line, err := br.ReadSlice('\n')
-	for errors.Is(err, bufio.ErrBufferFull) && len(line) < maxHeader {
-		var more []byte
-		more, err = br.ReadSlice('\n')
-		line = append(append([]byte(nil), line...), more...)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("forecast: read: header: %w (not a %s file?)", err, FileFormat)
-	}
 	var hd fileHeader
-	dec := json.NewDecoder(strings.NewReader(string(line)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&hd); err != nil {
-		return nil, fmt.Errorf("forecast: read: header: %w (not a %s file?)", err, FileFormat)
+	br, err := modelfile.ReadHeader(r, &hd, FileFormat)
+	if err != nil {
+		return nil, fmt.Errorf("forecast: read: %w", err)
 	}
 	if err := hd.validate(); err != nil {
 		return nil, fmt.Errorf("forecast: read: header: %w", err)

@@ -1,4 +1,4 @@
-package policyfile
+package modelfile
 
 import (
 	"bytes"
@@ -29,7 +29,7 @@ func TestRoundTripAndStrictness(t *testing.T) {
 		t.Fatalf("header %+v, rest %q", h, tail)
 	}
 	for _, bad := range []string{`{"format":"x","extra":1}` + "\n", `{"period":"soon"}` + "\n", "no newline"} {
-		if _, err := ReadHeader(strings.NewReader(bad), &h, "x"); err == nil || !strings.Contains(err.Error(), "policy: header") {
+		if _, err := ReadHeader(strings.NewReader(bad), &h, "x"); err == nil || !strings.Contains(err.Error(), "header: ") {
 			t.Errorf("%q: error %v", bad, err)
 		}
 	}

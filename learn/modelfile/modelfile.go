@@ -1,9 +1,10 @@
-// Package policyfile reads and writes the frame of Shoal's policy files:
-// one JSON header line (what the policy is, decoded strictly) followed by
-// whatever the policy stores after it, usually learn/nn's weights under an
-// architecture string derived from the header, so that a header that does
-// not match its weights is refused.
-package policyfile
+// Package modelfile reads and writes the frame of Shoal's files of trained
+// models (controllers' policy files, forecasters): one JSON header line
+// (what the model is, decoded strictly) followed by whatever the model
+// stores after it, usually learn/nn's weights under an architecture string
+// derived from the header, so that a header that does not match its
+// weights is refused.
+package modelfile
 
 import (
 	"bufio"
@@ -22,19 +23,18 @@ const MaxHeader = 16 << 20
 func WriteHeader(w io.Writer, h any) error {
 	head, err := json.Marshal(h)
 	if err != nil {
-		return fmt.Errorf("policy: %w", err)
+		return err
 	}
-	if _, err := w.Write(append(head, '\n')); err != nil {
-		return fmt.Errorf("policy: %w", err)
-	}
-	return nil
+	_, err = w.Write(append(head, '\n'))
+	return err
 }
 
 // ReadHeader decodes the header line of r into h, refusing unknown fields,
 // and returns a reader of what follows it. format names the kind of file
-// in errors.
+// in errors. Given a *bufio.Reader it reads from it, so a model can be
+// embedded in a larger file and what follows read from the same reader.
 func ReadHeader(r io.Reader, h any, format string) (*bufio.Reader, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := bufio.NewReader(r) // r itself when it is a *bufio.Reader already
 	chunk, err := br.ReadSlice('\n')
 	line := append([]byte(nil), chunk...) // copied before the next read reuses the buffer
 	for errors.Is(err, bufio.ErrBufferFull) && len(line) < MaxHeader {
@@ -42,12 +42,12 @@ func ReadHeader(r io.Reader, h any, format string) (*bufio.Reader, error) {
 		line = append(line, chunk...)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("policy: header: %w (not a %s file?)", err, format)
+		return nil, fmt.Errorf("header: %w (not a %s file?)", err, format)
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(h); err != nil {
-		return nil, fmt.Errorf("policy: header: %w (not a %s file?)", err, format)
+		return nil, fmt.Errorf("header: %w (not a %s file?)", err, format)
 	}
 	return br, nil
 }
