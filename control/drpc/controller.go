@@ -285,7 +285,7 @@ func TeacherInputOf(dst []float32, local, global []float64, i int) {
 // ingress response time over each deployment's utilisation term, averaged
 // over the deployments.
 func SystemReward(r Reward, o *Observer, snap *metrics.Snapshot) float64 {
-	qos := r.QoS(o.ingressMean(snap), o.Lost(r))
+	qos := o.AppQoS(r)
 	sum := 0.0
 	for i := range o.deps {
 		sum += o.Reward(r, qos, snap, i)
@@ -304,19 +304,4 @@ func (o *Observer) Reward(r Reward, qosApp float64, snap *metrics.Snapshot, i in
 		cpu = clip(s.CPUUse/(float64(s.Replicas)*s.CPULimit), 0, 2)
 	}
 	return r.Deployment(qosApp, &o.deps[i], s, cpu, o.local[i][fMemoryUtil])
-}
-
-// ingressMean is the mean response time of the ingress services' calls
-// completed in the last period, seconds.
-func (o *Observer) ingressMean(snap *metrics.Snapshot) float64 {
-	var n int64
-	var sum float64
-	for _, k := range o.ingIdx {
-		n += snap.Services[k].Latency.Count
-		sum += snap.Services[k].Latency.Sum
-	}
-	if n == 0 {
-		return 0
-	}
-	return sum / float64(n)
 }

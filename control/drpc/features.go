@@ -86,6 +86,8 @@ type Observer struct {
 	lastRate   []float64
 	cpuPerCall []float64
 	degraded   float64 // share of the ingress calls answered degraded
+	ingMean    float64 // mean response time of the ingress calls completed, seconds
+	ingRate    float64 // ingress calls per second
 	local      [][]float64
 	global     []float64
 	brownout   []bool
@@ -172,6 +174,7 @@ func (o *Observer) Observe(snap *metrics.Snapshot, fc Forecaster) bool {
 	if ingCount > 0 {
 		mean = ingSum / float64(ingCount)
 	}
+	o.ingMean, o.ingRate = mean, float64(ingArr)/p
 	g := o.global
 	g[gLatency] = math.Log1p(1000 * mean)
 	g[gSLO] = 0
@@ -208,6 +211,13 @@ func (o *Observer) Local(i int) []float64 { return o.local[i] }
 
 // Global returns the application-wide features from the last Observe.
 func (o *Observer) Global() []float64 { return o.global }
+
+// IngressRate is the last period's ingress calls per second.
+func (o *Observer) IngressRate() float64 { return o.ingRate }
+
+// AppQoS is equation 1 for the application in the last period: its
+// ingress response time, with the calls lost to QoS (Lost) earning nothing.
+func (o *Observer) AppQoS(r Reward) float64 { return r.QoS(o.ingMean, o.Lost(r)) }
 
 // Lost is the share of the last period's ingress calls lost to QoS: the
 // failed ones, and the degraded ones weighted by r.DegradedWeight.

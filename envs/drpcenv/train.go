@@ -415,9 +415,9 @@ func (t *trainer) episode(index int, phase string) error {
 		}
 		t.inputs(next, obs)
 		if phase == phaseForecast {
-			t.rates = append(t.rates, []float64{ingressRate(&snap, t.pol.Ingress)})
+			t.rates = append(t.rates, []float64{obs.IngressRate()})
 		}
-		qos := t.cfg.Reward.QoS(ingressMean(&snap, t.pol.Ingress), obs.Lost(t.cfg.Reward))
+		qos := obs.AppQoS(t.cfg.Reward)
 		for i := range n {
 			r := obs.Reward(t.cfg.Reward, qos, &snap, i)
 			sumReward += r / float64(n)
@@ -590,32 +590,6 @@ func (t *trainer) fitForecaster() error {
 	}
 	t.pol.SetForecaster(fc)
 	return nil
-}
-
-// ingressRate is the ingress calls per second of the snapshot's period.
-func ingressRate(snap *metrics.Snapshot, ingress []string) float64 {
-	var n int64
-	for i := range snap.Services {
-		if slices.Contains(ingress, snap.Services[i].Name) {
-			n += snap.Services[i].Arrivals
-		}
-	}
-	return float64(n) / snap.Period.Seconds()
-}
-
-func ingressMean(snap *metrics.Snapshot, ingress []string) float64 {
-	var n int64
-	var sum float64
-	for i := range snap.Services {
-		if slices.Contains(ingress, snap.Services[i].Name) {
-			n += snap.Services[i].Latency.Count
-			sum += snap.Services[i].Latency.Sum
-		}
-	}
-	if n == 0 {
-		return 0
-	}
-	return sum / float64(n)
 }
 
 // sloViolations is the share of requests that failed or missed their SLO.
