@@ -68,19 +68,9 @@ type BC struct {
 
 // NewBC returns an untrained behaviour-cloning policy for spec.
 func NewBC(spec Spec, cfg BCConfig, rng *rand.Rand) (*BC, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("new bc: %w", err)
-	}
-	b := &BC{Config: cfg, spec: spec, rng: rng, discrete: spec.Action.IsDiscrete(), obsDim: spec.Observation.Dim()}
-	outAct := nn.Tanh
-	if b.discrete {
-		b.outDim, outAct = spec.Action.N, nn.Identity
-	} else {
-		var err error
-		if b.scale, err = newActionScale(spec.Action); err != nil {
-			return nil, fmt.Errorf("new bc: %w", err)
-		}
-		b.outDim = spec.Action.Dim()
+	b, outAct, err := newBC(spec, cfg, rng)
+	if err != nil {
+		return nil, err
 	}
 	return b.withNet(newMLP(rng, "bc", b.obsDim, cfg.Hidden, b.outDim, nn.ReLU, outAct)), nil
 }
@@ -89,7 +79,7 @@ func NewBC(spec Spec, cfg BCConfig, rng *rand.Rand) (*BC, error) {
 // policy network of spec's shape (tanh output for box actions), for example
 // a deployed student refreshed on new expert data.
 func NewBCOn(spec Spec, cfg BCConfig, net *nn.MLP[float32], rng *rand.Rand) (*BC, error) {
-	b, err := NewBC(spec, cfg, rng)
+	b, _, err := newBC(spec, cfg, rng)
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +87,25 @@ func NewBCOn(spec Spec, cfg BCConfig, net *nn.MLP[float32], rng *rand.Rand) (*BC
 		return nil, fmt.Errorf("new bc: network %d -> %d, spec wants %d -> %d", net.In(), net.Out(), b.obsDim, b.outDim)
 	}
 	return b.withNet(net), nil
+}
+
+// newBC is a learner for spec without its network, and the network's
+// output activation.
+func newBC(spec Spec, cfg BCConfig, rng *rand.Rand) (*BC, nn.Activation, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, 0, fmt.Errorf("new bc: %w", err)
+	}
+	b := &BC{Config: cfg, spec: spec, rng: rng, discrete: spec.Action.IsDiscrete(), obsDim: spec.Observation.Dim()}
+	if b.discrete {
+		b.outDim = spec.Action.N
+		return b, nn.Identity, nil
+	}
+	var err error
+	if b.scale, err = newActionScale(spec.Action); err != nil {
+		return nil, 0, fmt.Errorf("new bc: %w", err)
+	}
+	b.outDim = spec.Action.Dim()
+	return b, nn.Tanh, nil
 }
 
 func (b *BC) withNet(net *nn.MLP[float32]) *BC {
