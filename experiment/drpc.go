@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -15,6 +16,7 @@ import (
 	"github.com/shoal-project/shoal/control/drpc"
 	"github.com/shoal-project/shoal/metrics"
 	"github.com/shoal-project/shoal/scenario"
+	"gonum.org/v1/gonum/mat"
 )
 
 // DRPCTeacher runs a trained DRPC policy's central teacher alone: it
@@ -213,37 +215,19 @@ func figuresOf(r *cluster.Results, warm, horizon time.Duration, ctls []control.C
 // quadratic is the coefficient a of the least-squares fit y = a x² + b x + c
 // (NaN with fewer than three distinct points).
 func quadratic(xs, ys []float64) float64 {
-	var m [3][4]float64 // normal equations [Σx⁴ Σx³ Σx² | Σx²y; Σx³ Σx² Σx | Σxy; Σx² Σx n | Σy]
-	for i, x := range xs {
-		p := [3]float64{x * x, x, 1}
-		for r := range 3 {
-			for c := range 3 {
-				m[r][c] += p[r] * p[c]
-			}
-			m[r][3] += p[r] * ys[i]
-		}
+	if len(xs) < 3 {
+		return math.NaN()
 	}
-	for c := range 3 { // Gauss-Jordan with partial pivoting
-		piv := c
-		for r := c + 1; r < 3; r++ {
-			if math.Abs(m[r][c]) > math.Abs(m[piv][c]) {
-				piv = r
-			}
-		}
-		if math.Abs(m[piv][c]) < 1e-12 {
-			return math.NaN()
-		}
-		m[c], m[piv] = m[piv], m[c]
-		for r := range 3 {
-			if r != c {
-				f := m[r][c] / m[c][c]
-				for k := c; k < 4; k++ {
-					m[r][k] -= f * m[c][k]
-				}
-			}
-		}
+	x := mat.NewDense(len(xs), 3, nil)
+	for i, v := range xs {
+		x.SetRow(i, []float64{v * v, v, 1})
 	}
-	return m[0][3] / m[0][0]
+	var coef mat.VecDense
+	var cond mat.Condition
+	if err := coef.SolveVec(x, mat.NewVecDense(len(ys), ys)); err != nil && !(errors.As(err, &cond) && !math.IsInf(float64(cond), 1)) {
+		return math.NaN() // rank-deficient: too few distinct rates
+	}
+	return coef.AtVec(0)
 }
 
 // timed measures the CPU time of a controller's decisions: wall time of
