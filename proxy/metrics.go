@@ -114,9 +114,9 @@ func (b *backendMetrics) answered(code int, headers, total time.Duration) {
 	if c < 1 || c > 5 {
 		c = 0
 	}
-	b.codes[c].Inc()
 	b.headers.Observe(headers.Seconds())
 	b.duration.Observe(total.Seconds())
+	b.codes[c].Inc() // last: a counted request has its durations recorded
 }
 
 // stateCollector reports gauges read from the current generation at scrape

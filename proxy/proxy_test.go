@@ -250,7 +250,11 @@ func TestAdminEndpoints(t *testing.T) {
 	if s.Policy != "sed" || len(s.Backends) != 1 || s.Backends[0].URL != a.url() || s.Backends[0].Weight != 1 {
 		t.Fatalf("status %+v", s)
 	}
-	if n := scrapeValue(t, rp.admin, `shoal_proxy_requests_total{backend="`+a.url()+`",code="2xx"}`); n != 3 {
+	// A request is counted once its body has gone to the client, which may
+	// be a moment after the client has read it.
+	requests := `shoal_proxy_requests_total{backend="` + a.url() + `",code="2xx"}`
+	waitFor(t, func() bool { return scrapeValue(t, rp.admin, requests) >= 3 })
+	if n := scrapeValue(t, rp.admin, requests); n != 3 {
 		t.Fatalf("requests_total %v, want 3", n)
 	}
 	if n := scrapeValue(t, rp.admin, `shoal_proxy_request_duration_seconds_count{backend="`+a.url()+`"}`); n != 3 {
