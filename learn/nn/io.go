@@ -203,16 +203,19 @@ func Load[T Float](r io.Reader, arch string, nodes []*Node[T]) error {
 			return fmt.Errorf("nn: load: %w: tensor %d is %q %dx%d in the file, %q %s in the network",
 				ErrMismatch, i, name, rows, cols, n.Name, n.Value.shape())
 		}
+		raw := make([]byte, n.Value.Len()*size) // read whole: a replay buffer in a checkpoint has millions of values
+		if _, err := io.ReadFull(tr, raw); err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				err = fmt.Errorf("truncated file: %w", ErrFormat)
+			}
+			return fmt.Errorf("nn: load: tensor %d (%q) data: %w", i, name, err)
+		}
 		v := make([]T, n.Value.Len())
 		for k := range v {
-			b, err := read(size, fmt.Sprintf("tensor %d (%q) data", i, name))
-			if err != nil {
-				return err
-			}
 			if size == 4 {
-				v[k] = T(math.Float32frombits(binary.LittleEndian.Uint32(b)))
+				v[k] = T(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*k:])))
 			} else {
-				v[k] = T(math.Float64frombits(binary.LittleEndian.Uint64(b)))
+				v[k] = T(math.Float64frombits(binary.LittleEndian.Uint64(raw[8*k:])))
 			}
 		}
 		vals[i] = v

@@ -1,7 +1,10 @@
 package nn
 
 import (
+	"bufio"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 )
 
@@ -259,3 +262,41 @@ var (
 	_ Module[float32]    = (*LayerNormLayer[float32])(nil)
 	_ Module[float32]    = (*AttentionLayer[float32])(nil)
 )
+
+// Save writes the optimiser's state, its step count and moment estimates,
+// so that Load into an optimiser of the same parameters continues exactly
+// where this one stopped (a training checkpoint).
+func (a *Adam[T]) Save(w io.Writer) error {
+	if err := binary.Write(w, binary.LittleEndian, int64(a.t)); err != nil {
+		return fmt.Errorf("nn: adam: %w", err)
+	}
+	return Save(w, a.arch(), a.moments())
+}
+
+// Load reads a state written by Save. Give it a *bufio.Reader when more
+// follows in the same stream: it reads no further than the state then.
+func (a *Adam[T]) Load(r io.Reader) error {
+	br := bufio.NewReader(r)
+	var t int64
+	if err := binary.Read(br, binary.LittleEndian, &t); err != nil {
+		return fmt.Errorf("nn: adam: step count: %w", err)
+	}
+	if err := Load(br, a.arch(), a.moments()); err != nil {
+		return fmt.Errorf("nn: adam: %w", err)
+	}
+	a.t = int(t)
+	return nil
+}
+
+func (a *Adam[T]) arch() string { return fmt.Sprintf("adam moments of %d tensors", len(a.params)) }
+
+// moments are the first and second moment estimates as tensors shaped like
+// their parameters, sharing their memory.
+func (a *Adam[T]) moments() []*Node[T] {
+	nodes := make([]*Node[T], 0, 2*len(a.params))
+	for i, p := range a.params {
+		shape := func(s []T) Tensor[T] { return Tensor[T]{Rows: p.Value.Rows, Cols: p.Value.Cols, Data: s} }
+		nodes = append(nodes, &Node[T]{Name: p.Name + ".m", Value: shape(a.m[i])}, &Node[T]{Name: p.Name + ".v", Value: shape(a.v[i])})
+	}
+	return nodes
+}
