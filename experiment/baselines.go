@@ -16,6 +16,7 @@ import (
 	"github.com/shoal-project/shoal/control/firm"
 	"github.com/shoal-project/shoal/envs/coscalenv"
 	"github.com/shoal-project/shoal/envs/firmenv"
+	"github.com/shoal-project/shoal/learn/modelfile"
 	"github.com/shoal-project/shoal/scenario"
 )
 
@@ -113,9 +114,5 @@ func (s DRPCStudy) loadOrTrain(name string, read func(io.Reader) error, train fu
 	if err := os.MkdirAll(s.PolicyDir, 0o755); err != nil {
 		return err
 	}
-	tmp := file + ".tmp"
-	if err := writeFile(tmp, write); err != nil {
-		return err
-	}
-	return os.Rename(tmp, file)
+	return modelfile.WriteFile(file, write)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/shoal-project/shoal/control/drpc"
 	"github.com/shoal-project/shoal/envs/drpcenv"
 	"github.com/shoal-project/shoal/experiment/report"
+	"github.com/shoal-project/shoal/learn/modelfile"
 	"github.com/shoal-project/shoal/scenario"
 	"github.com/shoal-project/shoal/workload"
 )
@@ -217,11 +218,7 @@ func (s DRPCStudy) policy(ctx context.Context, sc *scenario.Scenario, wt float64
 	if err := os.MkdirAll(s.PolicyDir, 0o755); err != nil {
 		return nil, err
 	}
-	tmp := file + ".tmp" // renamed into place: an interrupted run leaves no half-written policy
-	if err := writeFile(tmp, tr.Policy.Write); err != nil {
-		return nil, err
-	}
-	return tr.Policy, os.Rename(tmp, file)
+	return tr.Policy, modelfile.WriteFile(file, tr.Policy.Write)
 }
 
 // AlibabaFirstHalf draws training episodes from the first half of the

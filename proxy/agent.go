@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/shoal-project/shoal/control"
 	"github.com/shoal-project/shoal/control/lb"
+	"github.com/shoal-project/shoal/learn/modelfile"
 )
 
 // agentRunner owns a Distr-LB agent in one goroutine: the request path
@@ -222,7 +222,7 @@ func (r *agentRunner) save() {
 		return
 	}
 	r.saved = time.Now()
-	err := writePolicy(r.train.Save, r.learner.Policy())
+	err := modelfile.WriteFile(r.train.Save, r.learner.Policy().Write)
 	r.mu.Lock()
 	if ts := r.status.Training; ts != nil {
 		ts.SaveError = ""
@@ -238,22 +238,6 @@ func (r *agentRunner) save() {
 		return
 	}
 	r.log.Info("online-trained policy saved", "file", r.train.Save, "updates", r.learner.Updates())
-}
-
-func writePolicy(path string, p *lb.Policy) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := p.Write(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // Status returns a copy of the agent's status.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/envs/lbenv"
 	"github.com/shoal-project/shoal/experiment"
+	"github.com/shoal-project/shoal/learn/modelfile"
 	"github.com/shoal-project/shoal/scenario"
 	"github.com/spf13/cobra"
 )
@@ -130,11 +130,11 @@ The policy file records the scenario, reward, seed and training provenance.`,
 		wall := time.Since(start).Seconds()
 		tr.Policy.Provenance.WallSeconds = wall
 		tr.Policy.Provenance.StepsPerSecond = float64(tr.EnvSteps) / wall
-		if err := writeFileAtomic(out, tr.Policy.Write); err != nil {
+		if err := modelfile.WriteFile(out, tr.Policy.Write); err != nil {
 			return err
 		}
 		if curve != "" {
-			if err := writeFileAtomic(curve, func(w io.Writer) error { return experiment.WriteCurve(w, tr.Curve) }); err != nil {
+			if err := modelfile.WriteFile(curve, func(w io.Writer) error { return experiment.WriteCurve(w, tr.Curve) }); err != nil {
 				return err
 			}
 		}
@@ -151,24 +151,6 @@ func fmtReturns(r []float64) string {
 		parts[i] = fmt.Sprintf("%9.2f", v)
 	}
 	return strings.Join(parts, " ")
-}
-
-// writeFileAtomic writes a file through a temporary file renamed into
-// place, so an interrupted run leaves no half-written file.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".shoal-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // learnedPolicies resolves the KIND:FILE entries of --policy to learned

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/shoal-project/shoal/envs/coscalenv"
+	"github.com/shoal-project/shoal/learn/modelfile"
 	"github.com/shoal-project/shoal/scenario"
 	"github.com/spf13/cobra"
 )
@@ -58,7 +59,7 @@ coscal:FILE' runs the policy.`,
 			return fmt.Errorf("train coscal: %w", err)
 		}
 		tr.Policy.Provenance.WallSeconds = time.Since(start).Seconds()
-		if err := writeFileAtomic(t.out, tr.Policy.Write); err != nil {
+		if err := modelfile.WriteFile(t.out, tr.Policy.Write); err != nil {
 			return err
 		}
 		p := tr.Policy.Provenance

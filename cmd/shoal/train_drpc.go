@@ -6,6 +6,7 @@ import (
 
 	"github.com/shoal-project/shoal/control/drpc"
 	"github.com/shoal-project/shoal/envs/drpcenv"
+	"github.com/shoal-project/shoal/learn/modelfile"
 	"github.com/shoal-project/shoal/scenario"
 	"github.com/spf13/cobra"
 )
@@ -76,7 +77,7 @@ trained range.`,
 			return fmt.Errorf("train drpc: %w", err)
 		}
 		tr.Policy.Provenance.WallSeconds = time.Since(start).Seconds()
-		if err := writeFileAtomic(t.out, tr.Policy.Write); err != nil {
+		if err := modelfile.WriteFile(t.out, tr.Policy.Write); err != nil {
 			return err
 		}
 		p := tr.Policy.Provenance

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/shoal-project/shoal/envs/firmenv"
+	"github.com/shoal-project/shoal/learn/modelfile"
 	"github.com/shoal-project/shoal/scenario"
 	"github.com/spf13/cobra"
 )
@@ -66,7 +67,7 @@ runs the policy over the scenario's call graph.`,
 			return fmt.Errorf("train firm: %w", err)
 		}
 		tr.Policy.Provenance.WallSeconds = time.Since(start).Seconds()
-		if err := writeFileAtomic(t.out, tr.Policy.Write); err != nil {
+		if err := modelfile.WriteFile(t.out, tr.Policy.Write); err != nil {
 			return err
 		}
 		p := tr.Policy.Provenance
