@@ -209,16 +209,21 @@ func (s DRPCStudy) policy(ctx context.Context, sc *scenario.Scenario, wt float64
 	cfg.Progress = func(e drpcenv.Episode) {
 		s.logf("train w=%g: episode %d %s reward %.3f SLO violations %.1f%%", wt, e.Index, e.Phase, e.Reward, 100*e.SLOViolations)
 	}
-	start := time.Now()
+	if err := os.MkdirAll(s.PolicyDir, 0o755); err != nil {
+		return nil, err
+	}
+	// An interrupted study resumes the training where it stopped.
+	cfg.Checkpoint, cfg.Resume = file+".ckpt", true
+	cfg.Resumed = func(done []drpcenv.Episode) { s.logf("train w=%g: resuming after episode %d", wt, len(done)) }
 	tr, err := drpcenv.Train(ctx, sc, cfg)
 	if err != nil {
 		return nil, err
 	}
-	tr.Policy.Provenance.WallSeconds = time.Since(start).Seconds()
-	if err := os.MkdirAll(s.PolicyDir, 0o755); err != nil {
+	tr.Policy.Provenance.WallSeconds = tr.Elapsed.Seconds()
+	if err := modelfile.WriteFile(file, tr.Policy.Write); err != nil {
 		return nil, err
 	}
-	return tr.Policy, modelfile.WriteFile(file, tr.Policy.Write)
+	return tr.Policy, os.Remove(cfg.Checkpoint)
 }
 
 // AlibabaFirstHalf draws training episodes from the first half of the

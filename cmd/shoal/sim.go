@@ -2,10 +2,8 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/shoal-project/shoal/control/lb"
@@ -137,48 +135,6 @@ keda, openfaas; a+b runs both together), or KIND:FILE, a trained policy file
 		return nil
 	})
 	return cmd
-}
-
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// progressBar draws a progress bar on a terminal, at most every 100 ms.
-type progressBar struct {
-	mu    sync.Mutex
-	w     io.Writer
-	start time.Time
-	last  time.Time
-}
-
-func newProgressBar(w io.Writer) *progressBar {
-	return &progressBar{w: w, start: time.Now()}
-}
-
-func (b *progressBar) update(done float64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	now := time.Now()
-	if now.Sub(b.last) < 100*time.Millisecond && done < 1 {
-		return
-	}
-	b.last = now
-	const width = 30
-	n := int(done * width)
-	eta := ""
-	if el := now.Sub(b.start); done > 0.02 && done < 1 {
-		eta = fmt.Sprintf(" eta %s", (time.Duration(float64(el)/done) - el).Round(time.Second))
-	}
-	fmt.Fprintf(b.w, "\r[%s%s] %3.0f%%%s   ", strings.Repeat("#", n), strings.Repeat(" ", width-n), 100*done, eta)
-}
-
-func (b *progressBar) done() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if !b.last.IsZero() {
-		fmt.Fprint(b.w, "\r\033[K")
-	}
 }
 
 // parseArrivals reads an arrival process given as YAML, strictly, e.g.

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"sync"
 	"time"
 
 	"github.com/shoal-project/shoal/control/drpc"
@@ -17,6 +19,7 @@ func (cl *cli) trainDRPC(short string) *cobra.Command {
 		weight   float64
 		residual bool
 		predict  bool
+		resume   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "drpc SCENARIO -o FILE",
@@ -40,6 +43,7 @@ trained range.`,
 	t.register(f, 12*time.Minute, "wall time for the teacher's episodes (the students' imitation comes after)", 200, "teacher")
 	f.Float64Var(&weight, "util-weight", 0, "weight of equation 2's distance term (the paper's is 1; default: drpc.DefaultReward's)")
 	f.BoolVar(&predict, "forecast", false, "fit a GRU workload predictor on four episodes of the base rule first; the policy reads its forecast")
+	f.BoolVar(&resume, "resume", false, "continue the interrupted run whose state FILE.ckpt holds (written after every episode, removed at the end)")
 	f.BoolVar(&residual, "residual", true, "learn a residual over a 30%/75% CPU threshold rule (false: the paper's plain TD3)")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if err := t.check(); err != nil {
@@ -66,18 +70,27 @@ trained range.`,
 			cfg.Reward = drpc.DefaultReward(sc.SLO)
 			cfg.Reward.UtilWeight = weight
 		}
-		if !t.quiet {
-			cfg.Progress = func(e drpcenv.Episode) {
-				fmt.Fprintf(cl.stderr, "episode %3d %-9s reward %.3f  SLO violations %5.1f%%  %d steps  %d updates  %s\n",
-					e.Index, e.Phase, e.Reward, 100*e.SLOViolations, e.Steps, e.Updates, time.Since(start).Round(time.Second))
-			}
+		ckpt := t.out + ".ckpt"
+		if _, err := os.Stat(ckpt); err == nil && !resume {
+			return usagef("%s holds an interrupted run: --resume continues it, or delete it to start over", ckpt)
 		}
+		cfg.Checkpoint, cfg.Resume = ckpt, resume
+		progress := newTrainingProgress(cl, t.quiet, start, cfg)
+		cfg.Resumed = progress.resumed
+		cfg.Progress = progress.episode
 		tr, err := drpcenv.Train(cmd.Context(), sc, cfg)
+		progress.stop()
 		if err != nil {
+			if _, serr := os.Stat(ckpt); serr == nil {
+				return fmt.Errorf("train drpc: %w (%s keeps the episodes done; run again with --resume to continue)", err, ckpt)
+			}
 			return fmt.Errorf("train drpc: %w", err)
 		}
-		tr.Policy.Provenance.WallSeconds = time.Since(start).Seconds()
+		tr.Policy.Provenance.WallSeconds = tr.Elapsed.Seconds()
 		if err := modelfile.WriteFile(t.out, tr.Policy.Write); err != nil {
+			return err
+		}
+		if err := os.Remove(ckpt); err != nil {
 			return err
 		}
 		p := tr.Policy.Provenance
@@ -86,4 +99,104 @@ trained range.`,
 		return nil
 	})
 	return cmd
+}
+
+// trainingProgress reports a DRPC training run: a line per episode and, on
+// a terminal, a bar whose estimate of the time left assumes the episodes
+// still to come (the teacher's until --episodes or the budget's end, the
+// forecast and imitation episodes) take the mean wall time of this
+// sitting's episodes so far.
+type trainingProgress struct {
+	cl     *cli
+	quiet  bool
+	bar    *progressBar
+	start  time.Time
+	cfg    drpcenv.Config
+	mu     sync.Mutex
+	done   map[string]int // episodes by phase, earlier sittings' included
+	now    int            // episodes of this sitting
+	last   drpcenv.Episode
+	ticker *time.Ticker
+	quit   chan struct{}
+}
+
+func newTrainingProgress(cl *cli, quiet bool, start time.Time, cfg drpcenv.Config) *trainingProgress {
+	p := &trainingProgress{cl: cl, quiet: quiet, start: start, cfg: cfg, done: map[string]int{}}
+	if quiet || cl.stderr != os.Stderr || !isTerminal(os.Stderr) {
+		return p
+	}
+	p.bar, p.ticker, p.quit = newProgressBar(cl.stderr), time.NewTicker(time.Second), make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-p.ticker.C:
+				p.redraw()
+			case <-p.quit:
+				return
+			}
+		}
+	}()
+	return p
+}
+
+func (p *trainingProgress) resumed(curve []drpcenv.Episode) {
+	p.mu.Lock()
+	for _, e := range curve {
+		p.done[e.Phase]++
+		p.last = e
+	}
+	p.mu.Unlock()
+	p.println(fmt.Sprintf("resuming after episode %d (%s)", len(curve), p.last.Phase))
+}
+
+func (p *trainingProgress) episode(e drpcenv.Episode) {
+	p.mu.Lock()
+	p.done[e.Phase]++
+	p.now++
+	p.last = e
+	p.mu.Unlock()
+	p.println(fmt.Sprintf("episode %3d %-9s reward %.3f  SLO violations %5.1f%%  %d steps  %d updates  %s",
+		e.Index, e.Phase, e.Reward, 100*e.SLOViolations, e.Steps, e.Updates, time.Since(p.start).Round(time.Second)))
+}
+
+func (p *trainingProgress) println(line string) {
+	switch {
+	case p.quiet:
+	case p.bar != nil:
+		p.bar.println(line)
+		p.redraw()
+	default:
+		fmt.Fprintln(p.cl.stderr, line)
+	}
+}
+
+// redraw shows the share of the run done, by the estimate above.
+func (p *trainingProgress) redraw() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	elapsed := now.Sub(p.start)
+	frac := 0.0
+	if p.now > 0 {
+		mean := elapsed / time.Duration(p.now)
+		teacher := time.Duration(0)
+		if p.done["imitation"] == 0 {
+			teacher = time.Duration(p.cfg.Episodes-p.done["teacher"]) * mean
+			if !p.cfg.Deadline.IsZero() {
+				teacher = max(min(teacher, p.cfg.Deadline.Sub(now)), 0)
+			}
+		}
+		rest := time.Duration(p.cfg.ForecastEpisodes-p.done["forecast"]+p.cfg.ImitationEpisodes-p.done["imitation"]-p.done["dagger"]) * mean
+		frac = float64(elapsed) / float64(elapsed+teacher+rest)
+	}
+	p.bar.show(frac, fmt.Sprintf("%d episodes done (%s)", p.last.Index, p.last.Phase), true)
+}
+
+func (p *trainingProgress) stop() {
+	if p.bar == nil {
+		return
+	}
+	p.ticker.Stop()
+	close(p.quit)
+	p.bar.done()
 }

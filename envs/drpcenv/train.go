@@ -81,6 +81,12 @@ type Config struct {
 	Base *drpc.Base
 	// Progress, if set, is called after every episode.
 	Progress func(Episode)
+	// Checkpoint, if set, is where the run saves its state after every
+	// episode; with Resume it first continues from the file, if there is
+	// one, and calls Resumed with the episodes done before.
+	Checkpoint string
+	Resume     bool
+	Resumed    func([]Episode)
 }
 
 // DefaultConfig returns the defaults: 10-minute episodes decided every 5 s
@@ -128,45 +134,76 @@ type Episode struct {
 type Trained struct {
 	Policy *drpc.Policy
 	Curve  []Episode
+	// Elapsed is the run's wall time, every sitting's when it resumed.
+	Elapsed time.Duration
 }
 
-// Train learns a DRPC policy for the scenario's autoscaled services.
+// Train learns a DRPC policy for the scenario's autoscaled services. With
+// cfg.Checkpoint set it saves its state after every episode and, when
+// cfg.Resume is set and the file exists, continues from it.
 func Train(ctx context.Context, sc *scenario.Scenario, cfg Config) (*Trained, error) {
 	cfg = withDefaults(cfg, sc)
 	t, err := newTrainer(ctx, sc, cfg)
 	if err != nil {
 		return nil, err
 	}
+	begin, before := cfg.Now(), time.Duration(0)
+	if cfg.Checkpoint != "" && cfg.Resume {
+		var resumed bool
+		if before, resumed, err = t.restore(); err != nil {
+			return nil, err
+		}
+		if resumed && cfg.Resumed != nil {
+			cfg.Resumed(t.curve)
+		}
+	}
+	deadline := cfg.Deadline.Add(-before) // the budget spans every sitting
+	done := func() error {                // after every episode
+		if cfg.Checkpoint == "" {
+			return nil
+		}
+		return t.save(before + cfg.Now().Sub(begin))
+	}
+	for t.count(phaseForecast) < cfg.ForecastEpisodes {
+		if err := t.episode(phaseForecast, done); err != nil {
+			return nil, err
+		}
+	}
 	if err := t.fitForecaster(); err != nil {
 		return nil, err
 	}
-	for ep := 1; ep <= cfg.Episodes; ep++ {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if !cfg.Deadline.IsZero() && ep > 1 && cfg.Now().After(cfg.Deadline) {
+	for t.count(phaseImitation) == 0 && t.count(phaseTeacher) < cfg.Episodes {
+		if t.count(phaseTeacher) > 0 && !cfg.Deadline.IsZero() && cfg.Now().After(deadline) {
 			break
 		}
-		if err := t.episode(len(t.curve)+1, phaseTeacher); err != nil {
+		if err := t.episode(phaseTeacher, done); err != nil {
 			return nil, err
 		}
 	}
-	for k := 0; k < cfg.ImitationEpisodes; k++ {
+	for k := t.count(phaseImitation) + t.count(phaseDAgger); k < cfg.ImitationEpisodes; k++ {
 		phase := phaseImitation
 		if k > 0 {
 			phase = phaseDAgger
 		}
-		if err := t.episode(len(t.curve)+1, phase); err != nil {
-			return nil, err
-		}
-		if err := t.fitStudents(); err != nil {
+		if err := t.episode(phase, t.fitStudents, done); err != nil {
 			return nil, err
 		}
 	}
 	if err := t.finish(); err != nil {
 		return nil, err
 	}
-	return &Trained{Policy: t.pol, Curve: t.curve}, nil
+	return &Trained{Policy: t.pol, Curve: t.curve, Elapsed: before + cfg.Now().Sub(begin)}, nil
+}
+
+// count is the number of episodes of the phase done so far.
+func (t *trainer) count(phase string) int {
+	n := 0
+	for _, e := range t.curve {
+		if e.Phase == phase {
+			n++
+		}
+	}
+	return n
 }
 
 func withDefaults(cfg Config, sc *scenario.Scenario) Config {
@@ -222,6 +259,7 @@ type trainer struct {
 	ctx   context.Context
 	sc    *scenario.Scenario
 	cfg   Config
+	src   *rand.PCG // rng's source, saved in checkpoints
 	rng   *rand.Rand
 	pol   *drpc.Policy
 	td3   *rl.TD3
@@ -244,7 +282,8 @@ func newTrainer(ctx context.Context, sc *scenario.Scenario, cfg Config) (*traine
 	if err := setLocalRTMax(sc, deps, cfg); err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6472706365)) // "drpce"
+	src := rand.NewPCG(cfg.Seed, 0x6472706365) // "drpce"
+	rng := rand.New(src)
 	pol, err := drpc.NewPolicy(drpc.Policy{Period: drpc.Duration(cfg.Period), Deployments: deps, Ingress: Ingress(sc),
 		Steps: cfg.Steps, Reward: cfg.Reward, StudentHidden: cfg.StudentHidden, TeacherHidden: cfg.TD3.Hidden,
 		Notifier: drpc.NotifierConfig{NPR: 60, TH: 0.5}, Base: cfg.Base,
@@ -259,7 +298,7 @@ func newTrainer(ctx context.Context, sc *scenario.Scenario, cfg Config) (*traine
 	if err != nil {
 		return nil, fmt.Errorf("drpcenv: %w", err)
 	}
-	t := &trainer{ctx: ctx, sc: sc, cfg: cfg, rng: rng, pol: pol, td3: td3,
+	t := &trainer{ctx: ctx, sc: sc, cfg: cfg, src: src, rng: rng, pol: pol, td3: td3,
 		low: make([]float64, drpc.LocalFeatures), high: make([]float64, drpc.LocalFeatures),
 		dataObs: make([][][]float64, n), dataAct: make([][][]float64, n)}
 	for k := range t.low {
@@ -341,7 +380,7 @@ func Ingress(sc *scenario.Scenario) []string {
 // episode runs one episode in the given phase: the teacher explores and
 // learns, or (imitation, dagger) the teacher or the students act and the
 // teacher labels the visited states for the students.
-func (t *trainer) episode(index int, phase string) error {
+func (t *trainer) episode(phase string, after ...func() error) error {
 	seed := t.rng.Uint64() | 1<<63
 	spec := t.cfg.Arrivals(t.rng)
 	w, err := newWorld(t.sc, spec, seed, t.cfg)
@@ -435,9 +474,14 @@ func (t *trainer) episode(index int, phase string) error {
 	}
 	w.cl.Drain(time.Minute)
 	res := w.cl.Results()
-	e := Episode{Index: index, Phase: phase, Reward: sumReward / float64(periods), Steps: t.steps,
+	e := Episode{Index: len(t.curve) + 1, Phase: phase, Reward: sumReward / float64(periods), Steps: t.steps,
 		Updates: t.td3.Updates, SLOViolations: sloViolations(res)}
 	t.curve = append(t.curve, e)
+	for _, f := range after {
+		if err := f(); err != nil {
+			return err
+		}
+	}
 	if t.cfg.Progress != nil {
 		t.cfg.Progress(e)
 	}
@@ -572,17 +616,12 @@ func newWorld(sc *scenario.Scenario, spec workload.ProcessSpec, seed uint64, cfg
 	return &world{cl: cl}, nil
 }
 
-// fitForecaster runs the forecast episodes and fits the workload
-// predictor on the ingress rate they recorded (DRPC section V-B: a GRU
+// fitForecaster fits the workload predictor on the ingress rate the
+// forecast episodes recorded, unless it is fitted already (DRPC section V-B: a GRU
 // trained on the system's own request history).
 func (t *trainer) fitForecaster() error {
-	if t.cfg.ForecastEpisodes <= 0 {
+	if t.cfg.ForecastEpisodes <= 0 || t.pol.Forecaster() != nil {
 		return nil
-	}
-	for range t.cfg.ForecastEpisodes {
-		if err := t.episode(len(t.curve)+1, phaseForecast); err != nil {
-			return err
-		}
 	}
 	fc, err := forecast.Fit(t.rates, t.cfg.Forecast, t.rng)
 	if err != nil {

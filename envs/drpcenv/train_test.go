@@ -3,6 +3,10 @@ package drpcenv
 import (
 	"bytes"
 	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,7 +54,7 @@ func TestTrainWritesARunnablePolicy(t *testing.T) {
 	}
 	a := p.Student(7).NewPredictor().Predict(make([]float32, drpc.ActionDim), in)
 	b := q.Student(7).NewPredictor().Predict(make([]float32, drpc.ActionDim), in)
-	if !equal(a, b) {
+	if !slices.Equal(a, b) {
 		t.Fatalf("student 7 after the round trip: %v, before %v", b, a)
 	}
 	if p.Forecaster() == nil || q.Forecaster() == nil {
@@ -70,14 +74,57 @@ func TestTrainWritesARunnablePolicy(t *testing.T) {
 	}
 }
 
-func equal(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
+// A run interrupted after the forecast episodes, after the teacher's last
+// episode and after the first imitation episode, resumed from its
+// checkpoint each time, ends with the policy the uninterrupted run writes,
+// byte for byte; a checkpoint of other settings is refused.
+func TestResumedTrainingEndsWithTheSamePolicy(t *testing.T) {
+	sc, err := scenario.Lookup("trainticket")
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
+	cfg := DefaultConfig()
+	cfg.Seed, cfg.Episodes, cfg.EpisodeLength, cfg.ImitationEpisodes, cfg.ForecastEpisodes = 5, 2, time.Minute, 2, 2
+	cfg.TD3.LearningStarts, cfg.TD3.BatchSize = 200, 32
+	policy := func(tr *Trained) []byte {
+		var buf bytes.Buffer
+		if err := tr.Policy.Write(&buf); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	whole, err := Train(context.Background(), sc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Checkpoint, cfg.Resume = filepath.Join(t.TempDir(), "drpc.ckpt"), true
+	var resumedAt []int
+	cfg.Resumed = func(curve []Episode) { resumedAt = append(resumedAt, len(curve)) }
+	var tr *Trained
+	for _, stop := range []int{2, 4, 5, 0} { // episodes done when each sitting stops (0: runs to the end)
+		ctx, cancel := context.WithCancel(context.Background())
+		cfg.Progress = func(e Episode) {
+			if e.Index == stop {
+				cancel()
+			}
+		}
+		tr, err = Train(ctx, sc, cfg)
+		cancel()
+		if stop > 0 && !errors.Is(err, context.Canceled) {
+			t.Fatalf("sitting stopped after episode %d: %v", stop, err)
 		}
 	}
-	return true
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(resumedAt, []int{2, 4, 5}) {
+		t.Fatalf("resumed after episodes %v, want [2 4 5]", resumedAt)
+	}
+	if len(tr.Curve) != len(whole.Curve) || !bytes.Equal(policy(tr), policy(whole)) {
+		t.Fatalf("resumed run: %d episodes and another policy than the uninterrupted run's %d", len(tr.Curve), len(whole.Curve))
+	}
+	cfg.Reward.UtilWeight++
+	if _, err := Train(context.Background(), sc, cfg); err == nil || !strings.Contains(err.Error(), "other settings") {
+		t.Fatalf("resuming with another reward weight: %v", err)
+	}
 }

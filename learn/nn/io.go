@@ -58,6 +58,7 @@ func Save[T Float](w io.Writer, arch string, nodes []*Node[T]) error {
 	bw.WriteByte(byte(size))
 	putStr(arch)
 	putU32(uint32(len(nodes)))
+	var chunk []byte
 	for i, n := range nodes {
 		if len(n.Name) > maxString {
 			return fmt.Errorf("nn: save: tensor %d name of %d bytes exceeds %d", i, len(n.Name), maxString)
@@ -65,13 +66,15 @@ func Save[T Float](w io.Writer, arch string, nodes []*Node[T]) error {
 		putStr(n.Name)
 		putU32(uint32(n.Value.Rows))
 		putU32(uint32(n.Value.Cols))
-		for _, v := range n.Value.Data {
+		for k, v := range n.Value.Data { // encoded a chunk at a time: a checkpoint's replay buffer has millions
 			if size == 4 {
-				binary.LittleEndian.PutUint32(buf[:4], math.Float32bits(float32(v)))
-				bw.Write(buf[:4])
+				chunk = binary.LittleEndian.AppendUint32(chunk, math.Float32bits(float32(v)))
 			} else {
-				binary.LittleEndian.PutUint64(buf[:8], math.Float64bits(float64(v)))
-				bw.Write(buf[:8])
+				chunk = binary.LittleEndian.AppendUint64(chunk, math.Float64bits(float64(v)))
+			}
+			if len(chunk) >= 1<<15 || k == len(n.Value.Data)-1 {
+				bw.Write(chunk)
+				chunk = chunk[:0]
 			}
 		}
 	}
