@@ -96,8 +96,8 @@ type DRPCFigures struct {
 	Parameters int  `json:"parameters"`
 	DecisionNS Stat `json:"decision_ns"`
 	// Fallbacks, Notified and Retrained count a DRPC controller's
-	// decisions left to the HPA, periods in which the retraining notifier
-	// fired, and student refreshes (NaN for other policies).
+	// decisions left to the HPA, the times the retraining notifier fired,
+	// and student refreshes (NaN for other policies).
 	Fallbacks Stat `json:"fallbacks"`
 	Notified  Stat `json:"notified"`
 	Retrained Stat `json:"retrained"`

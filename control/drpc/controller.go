@@ -2,13 +2,10 @@ package drpc
 
 import (
 	"fmt"
-	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/shoal-project/shoal/control"
 	"github.com/shoal-project/shoal/learn/nn"
-	"github.com/shoal-project/shoal/learn/rl"
 	"github.com/shoal-project/shoal/metrics"
 )
 
@@ -37,13 +34,12 @@ type Options struct {
 	Teacher bool
 	// Retrain, if > 0, is how many periods the teacher takes over when the
 	// notifier fires (Algorithm 1, line 14 then lines 3-9): it acts for
-	// every deployment, every deployment records its state and the
-	// teacher's action, and then each student is refreshed by imitation on
-	// what it recorded. The teacher itself is not fine-tuned online (the
-	// policy file holds its actor, not its critics). 0: the notifier only
-	// counts.
+	// every deployment and, if the policy holds its critics
+	// (Policy.FineTune), explores and learns as in training; every
+	// deployment records its states, and then each student is refreshed
+	// by imitation of the teacher on them. 0: the notifier only counts.
 	Retrain int
-	// Seed seeds the students' refresh.
+	// Seed seeds the teacher's exploration and the students' refresh.
 	Seed uint64
 }
 
@@ -52,7 +48,7 @@ type Stats struct {
 	Decisions int // deployment decisions made by the policy
 	Fallbacks int // deployment decisions left to the fallback
 	Clipped   int // decisions a guard rail changed
-	Notified  int // periods in which the retraining notifier fired
+	Notified  int // times the retraining notifier fired (a run of periods below TH counts once)
 	Retrained int // retraining rounds completed (students refreshed)
 }
 
@@ -74,11 +70,10 @@ type Controller struct {
 	acts     []control.Action
 	stats    Stats
 	reward   float64
-	// Retraining: periods left with the teacher in charge, and what each
-	// deployment recorded meanwhile.
-	teaching       int
-	recObs, recAct [][][]float64
-	rng            *rand.Rand
+	firing   bool // the notifier fired in the last period
+	// Retraining: periods left with the teacher in charge.
+	teaching int
+	retrain  *retrainer
 }
 
 // NewController returns a controller running pol.
@@ -92,7 +87,7 @@ func NewController(pol *Policy, opt Options) (*Controller, error) {
 		opt.Forecast = NewRateForecast(pol.fc)
 	}
 	c := &Controller{pol: pol, opt: opt, obs: NewObserver(pol.Deployments, pol.Ingress, time.Duration(pol.Reward.RTMax)),
-		notifier: NewNotifier(pol.Notifier.NPR, pol.Notifier.TH), preds: make([]*nn.MLPPredictor[float32], len(pol.Deployments)),
+		notifier: NewNotifier(pol.Notifier.NPR, pol.Notifier.TH, pol.Notifier.Relative), preds: make([]*nn.MLPPredictor[float32], len(pol.Deployments)),
 		teacher: pol.teacher.NewPredictor(), in: make([]float32, TeacherInput(len(pol.Deployments))),
 		out: make([]float32, ActionDim), act: make([]float64, ActionDim), raw: make([]float64, ActionDim), low: make([]int, len(pol.Deployments)),
 		fallback: make([]bool, len(pol.Deployments))}
@@ -100,8 +95,10 @@ func NewController(pol *Policy, opt Options) (*Controller, error) {
 		c.preds[i] = pol.students[i].NewPredictor()
 	}
 	if opt.Retrain > 0 {
-		c.recObs, c.recAct = make([][][]float64, len(pol.Deployments)), make([][][]float64, len(pol.Deployments))
-		c.rng = rand.New(rand.NewPCG(opt.Seed, 0x72657472)) // "retr"
+		var err error
+		if c.retrain, err = newRetrainer(pol, opt); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }
@@ -127,16 +124,23 @@ func (c *Controller) Decide(now time.Duration, snap *metrics.Snapshot) []control
 			}
 		}
 		c.reward = SystemReward(c.pol.Reward, c.obs, snap)
-		if c.notifier.Add(c.reward) {
+		fired := c.notifier.Add(c.reward)
+		if fired && !c.firing {
 			c.stats.Notified++
 			if c.opt.Retrain > 0 && c.teaching == 0 {
 				c.teaching = c.opt.Retrain
 			}
 		}
+		c.firing = fired
+		if c.teaching > 0 {
+			c.retrain.learn(c.pol, c.obs, snap)
+		}
 		c.decideAll(now, snap)
 		if c.teaching > 0 {
 			if c.teaching--; c.teaching == 0 {
-				c.refreshStudents()
+				c.retrain.refresh(c.pol, c.teacher)
+				c.notifier.Reset()
+				c.stats.Retrained++
 			}
 		}
 	}
@@ -157,10 +161,6 @@ func (c *Controller) decideAll(now time.Duration, snap *metrics.Snapshot) {
 			continue
 		}
 		c.policyAction(i, teacher)
-		if c.teaching > 0 {
-			c.recObs[i] = append(c.recObs[i], slices.Clone(c.obs.Local(i)))
-			c.recAct[i] = append(c.recAct[i], slices.Clone(c.raw))
-		}
 		s := c.obs.Service(snap, i)
 		dec := Guard(d, c.pol.Steps, s, c.obs.brownout[i], c.act)
 		c.stats.Decisions++
@@ -178,7 +178,11 @@ func (c *Controller) policyAction(i int, teacher bool) {
 	local := c.obs.Local(i)
 	if teacher {
 		TeacherInputOf(c.in, local, c.obs.Global(), i)
-		c.teacher.Predict(c.out, c.in)
+		if c.teaching > 0 {
+			c.retrain.act(c.out, i, local, c.in, c.teacher)
+		} else {
+			c.teacher.Predict(c.out, c.in)
+		}
 	} else {
 		for k, v := range local {
 			c.in[k] = float32(v)
@@ -193,26 +197,6 @@ func (c *Controller) policyAction(i int, teacher bool) {
 		b.Action(c.act, local, c.low[i])
 		Residual(c.act, c.raw)
 	}
-}
-
-// refreshStudents fits every student on the states it recorded while the
-// teacher was in charge, labelled with the teacher's actions (equation 9),
-// and clears the notifier's history.
-func (c *Controller) refreshStudents() {
-	spec := rl.Spec{Observation: rl.UniformBox(LocalFeatures, -10, 10), Action: rl.UniformBox(ActionDim, -1, 1)}
-	cfg := rl.DefaultBCConfig()
-	cfg.Hidden, cfg.Epochs = c.pol.StudentHidden, 10
-	for i := range c.pol.Deployments {
-		if len(c.recObs[i]) == 0 {
-			continue
-		}
-		if b, err := rl.NewBCOn(spec, cfg, c.pol.students[i], c.rng); err == nil {
-			b.Fit(c.recObs[i], c.recAct[i]) // shapes are the policy's own: cannot fail
-		}
-		c.recObs[i], c.recAct[i] = c.recObs[i][:0], c.recAct[i][:0]
-	}
-	c.notifier.Reset()
-	c.stats.Retrained++
 }
 
 // inRange reports whether deployment i's inputs are inside what the policy

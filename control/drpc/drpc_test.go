@@ -1,20 +1,24 @@
 package drpc
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/shoal-project/shoal/control"
 	"github.com/shoal-project/shoal/learn/forecast"
+	"github.com/shoal-project/shoal/learn/nn"
+	"github.com/shoal-project/shoal/learn/rl"
 	"github.com/shoal-project/shoal/metrics"
 )
 
 // TestNotifierFollowsAlgorithm4: no verdict before npr rewards, then
 // retraining exactly when the average of the last npr is below TH.
 func TestNotifierFollowsAlgorithm4(t *testing.T) {
-	n := NewNotifier(3, 0.5)
+	n := NewNotifier(3, 0.5, 0)
 	for i, tc := range []struct {
 		r    float64
 		want bool
@@ -33,6 +37,29 @@ func TestNotifierFollowsAlgorithm4(t *testing.T) {
 	n.Reset()
 	if n.Add(0) {
 		t.Error("after Reset the history must fill again")
+	}
+}
+
+// TestRelativeNotifier: TH is set from the first npr rewards (0.9 times
+// their average), then Algorithm 4 runs with it; Reset sets it anew.
+func TestRelativeNotifier(t *testing.T) {
+	n := NewNotifier(2, 0, 0.9)
+	for i, tc := range []struct {
+		r, th float64
+		want  bool
+	}{
+		{0.6, 0, false}, {0.6, 0.54, false}, // the first window: TH = 0.9 × 0.6, no verdict yet
+		{0.5, 0.54, false}, // (0.6+0.5)/2 = 0.55
+		{0.5, 0.54, true},  // 0.5 < 0.54
+	} {
+		if got := n.Add(tc.r); got != tc.want || math.Abs(n.TH-tc.th) > 1e-12 {
+			t.Errorf("reward %d (%v): retrain %v, TH %v; want %v, %v", i, tc.r, got, n.TH, tc.want, tc.th)
+		}
+	}
+	n.Reset()
+	n.Add(0.5)
+	if n.Add(0.5) || math.Abs(n.TH-0.45) > 1e-12 {
+		t.Errorf("after Reset: TH %v, want 0.45 from the new window", n.TH)
 	}
 }
 
@@ -256,18 +283,57 @@ func TestRetrainingRefreshesStudents(t *testing.T) {
 		t.Fatalf("after the teacher's periods: %+v, teaching %d", s, c.teaching)
 	}
 	after := p.Student(0).NewPredictor().Predict(make([]float32, ActionDim), in)
-	if equalF32(before, after) {
+	if slices.Equal(before, after) {
 		t.Error("the refresh left student 0 unchanged")
 	}
 }
 
-func equalF32(a, b []float32) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
+// With the teacher's critics in the policy, retraining fine-tunes the
+// teacher online (it explores and learns from the periods' rewards) before
+// the students are refreshed; the critics survive the policy file.
+func TestRetrainingFineTunesTheTeacher(t *testing.T) {
+	p := testPolicy(t)
+	td3 := rl.DefaultTD3Config()
+	td3.Hidden, td3.BatchSize = p.TeacherHidden, 2
+	critics := []*nn.MLP[float32]{
+		nn.NewMLP[float32](rand.New(rand.NewPCG(3, 3)), "q1", []int{TeacherInput(2) + ActionDim, 32, 1}, nn.ReLU, nn.Identity),
+		nn.NewMLP[float32](rand.New(rand.NewPCG(4, 4)), "q2", []int{TeacherInput(2) + ActionDim, 32, 1}, nn.ReLU, nn.Identity)}
+	if err := p.SetCritics(critics, NewFineTune(td3, 4)); err != nil {
+		t.Fatal(err)
 	}
-	return len(a) == len(b)
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	q, err := ReadPolicy(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.FineTune == nil || len(q.Critics()) != 2 || !slices.Equal(q.Critics()[1].Params()[0].Value.Data, critics[1].Params()[0].Value.Data) {
+		t.Fatal("the critics did not survive the policy file")
+	}
+	c, err := NewController(q, Options{Retrain: 4, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	teacher := slices.Clone(q.Teacher().Params()[0].Value.Data)
+	student := slices.Clone(q.Student(1).Params()[0].Value.Data)
+	for k := 1; k <= 9; k++ {
+		s := testSnapshot(time.Duration(k)*time.Second, 100)
+		if k <= 5 {
+			s.Services[0].Latency.Sum = 5 * float64(s.Services[0].Latency.Count) // 5 s: the notifier fires at 5
+		}
+		c.Decide(time.Duration(k)*time.Second, s)
+	}
+	if st := c.Stats(); st.Notified != 1 || st.Retrained != 1 {
+		t.Fatalf("stats %+v, want one notification and one refresh", st)
+	}
+	if slices.Equal(teacher, q.Teacher().Params()[0].Value.Data) {
+		t.Error("the teacher did not learn while in charge")
+	}
+	if slices.Equal(student, q.Student(1).Params()[0].Value.Data) {
+		t.Error("student 1 was not refreshed")
+	}
 }
 
 // fixedForecast predicts a constant ratio and records what it was given.

@@ -10,6 +10,7 @@ import (
 	"github.com/shoal-project/shoal/learn/forecast"
 	"github.com/shoal-project/shoal/learn/modelfile"
 	"github.com/shoal-project/shoal/learn/nn"
+	"github.com/shoal-project/shoal/learn/rl"
 )
 
 // PolicyFormat names DRPC policy files in their header.
@@ -20,7 +21,8 @@ const policyVersion = 1
 // A policy file is one JSON header line (a Policy without its weights)
 // followed by one learn/nn parameter file holding the students' weights
 // and the teacher's actor, under an architecture string derived from the
-// header, so a header that does not match its weights is refused.
+// header, so a header that does not match its weights is refused; then,
+// as the header says, the workload predictor and the teacher's critics.
 
 // Policy is a trained DRPC policy: one student network per deployment, the
 // central teacher's actor, and everything needed to run them.
@@ -52,18 +54,58 @@ type Policy struct {
 	Forecast bool `json:"forecast,omitempty"`
 	// Notifier is Algorithm 4's setting.
 	Notifier NotifierConfig `json:"notifier"`
+	// FineTune, if set, is the teacher's TD3 setting, and its critics
+	// follow the other weights in the file: when the notifier fires the
+	// teacher can explore and learn again (Algorithm 1, line 14, back to
+	// stage 1), not only act.
+	FineTune *FineTune `json:"fine_tune,omitempty"`
 	// Provenance records how the policy was trained.
 	Provenance Provenance `json:"provenance"`
 
 	students []*nn.MLP[float32]
 	teacher  *nn.MLP[float32]
+	critics  []*nn.MLP[float32]
 	fc       *forecast.GRUForecaster
 }
 
-// NotifierConfig sets the retraining notifier: NPR rewards, threshold TH.
+// NotifierConfig sets the retraining notifier: NPR rewards, threshold TH,
+// or TH relative to the first NPR rewards' average (Notifier).
 type NotifierConfig struct {
-	NPR int     `json:"npr"`
-	TH  float64 `json:"th"`
+	NPR      int     `json:"npr"`
+	TH       float64 `json:"th"`
+	Relative float64 `json:"relative,omitempty"`
+}
+
+// FineTune is the TD3 setting the teacher was trained with (rl.TD3Config,
+// less what a deployment chooses: buffer size and learning start).
+type FineTune struct {
+	LR             float64 `json:"lr"`
+	BatchSize      int     `json:"batch_size"`
+	Gamma          float64 `json:"gamma"`
+	Tau            float64 `json:"tau"`
+	ActionNoise    float64 `json:"action_noise"`
+	PolicyDelay    int     `json:"policy_delay"`
+	TargetNoise    float64 `json:"target_noise"`
+	TargetNoiseCap float64 `json:"target_noise_cap"`
+	Critics        int     `json:"critics"`
+	UpdatesPerStep int     `json:"updates_per_step"`
+}
+
+// NewFineTune records cfg and the updates per decision period.
+func NewFineTune(cfg rl.TD3Config, updatesPerStep int) *FineTune {
+	return &FineTune{LR: cfg.LR, BatchSize: cfg.BatchSize, Gamma: cfg.Gamma, Tau: cfg.Tau, ActionNoise: cfg.ActionNoise,
+		PolicyDelay: cfg.PolicyDelay, TargetNoise: cfg.TargetNoise, TargetNoiseCap: cfg.TargetNoiseCap, Critics: cfg.Critics,
+		UpdatesPerStep: updatesPerStep}
+}
+
+// TD3Config is the setting as an rl.TD3Config with the teacher's hidden
+// widths and the given replay size, learning from the first full batch.
+func (f *FineTune) TD3Config(hidden []int, buffer int) rl.TD3Config {
+	c := rl.DefaultTD3Config()
+	c.Hidden, c.BufferSize, c.LearningStarts = hidden, buffer, f.BatchSize
+	c.LR, c.BatchSize, c.Gamma, c.Tau, c.ActionNoise = f.LR, f.BatchSize, f.Gamma, f.Tau, f.ActionNoise
+	c.PolicyDelay, c.TargetNoise, c.TargetNoiseCap, c.Critics = f.PolicyDelay, f.TargetNoise, f.TargetNoiseCap, f.Critics
+	return c
 }
 
 // Provenance records a policy's training.
@@ -113,6 +155,12 @@ func (p *Policy) init(rng *rand.Rand) error {
 		p.students[i] = nn.NewMLP[float32](rng, "student", sizes(LocalFeatures, p.StudentHidden, ActionDim), nn.ReLU, nn.Tanh)
 	}
 	p.teacher = nn.NewMLP[float32](rng, "actor", sizes(TeacherInput(len(p.Deployments)), p.TeacherHidden, ActionDim), nn.ReLU, nn.Tanh)
+	if p.FineTune != nil {
+		var err error
+		if p.critics, err = p.newCritics(p.FineTune, rng); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -134,6 +182,41 @@ func (p *Policy) SetTeacher(actor *nn.MLP[float32]) error {
 	}
 	nn.HardCopy(p.teacher.Params(), actor.Params())
 	return nil
+}
+
+// SetCritics stores the teacher's critics, trained with ft, with the
+// policy, so that the teacher can learn again after deployment.
+func (p *Policy) SetCritics(critics []*nn.MLP[float32], ft *FineTune) error {
+	mine, err := p.newCritics(ft, rand.New(rand.NewPCG(0, 0))) // shapes: the weights are copied below
+	if err != nil {
+		return err
+	}
+	if len(critics) != len(mine) {
+		return fmt.Errorf("critics: %d given, fine_tune.critics is %d", len(critics), len(mine))
+	}
+	for i, c := range critics {
+		if c.Arch() != mine[i].Arch() {
+			return fmt.Errorf("critic %d: %s, the policy wants %s", i+1, c.Arch(), mine[i].Arch())
+		}
+		nn.HardCopy(mine[i].Params(), c.Params())
+	}
+	p.critics, p.FineTune = mine, ft
+	return nil
+}
+
+// Critics returns the teacher's critics (nil when the policy has none).
+func (p *Policy) Critics() []*nn.MLP[float32] { return p.critics }
+
+func (p *Policy) newCritics(ft *FineTune, rng *rand.Rand) ([]*nn.MLP[float32], error) {
+	if ft.Critics < 1 || ft.Critics > 2 {
+		return nil, fmt.Errorf("fine_tune.critics: must be 1 or 2, got %d", ft.Critics)
+	}
+	critics := make([]*nn.MLP[float32], ft.Critics)
+	for i := range critics {
+		in := TeacherInput(len(p.Deployments)) + ActionDim
+		critics[i] = nn.NewMLP[float32](rng, fmt.Sprintf("q%d", i+1), sizes(in, p.TeacherHidden, 1), nn.ReLU, nn.Identity)
+	}
+	return critics, nil
 }
 
 // SetForecaster stores the workload predictor (one series: the ingress
@@ -176,10 +259,30 @@ func (p *Policy) Write(w io.Writer) error {
 	if err := modelfile.WriteHeader(w, p); err != nil {
 		return fmt.Errorf("policy: %w", err)
 	}
-	if err := nn.Save(w, p.arch(), p.state()); err != nil || p.fc == nil {
+	if err := nn.Save(w, p.arch(), p.state()); err != nil {
 		return err
 	}
-	return p.fc.Write(w)
+	if p.fc != nil {
+		if err := p.fc.Write(w); err != nil {
+			return err
+		}
+	}
+	if p.critics == nil {
+		return nil
+	}
+	return nn.Save(w, p.criticsArch(), p.criticState())
+}
+
+func (p *Policy) criticsArch() string {
+	return fmt.Sprintf("%s/v%d critics %s", PolicyFormat, policyVersion, p.critics[0].Arch())
+}
+
+func (p *Policy) criticState() []*nn.Node[float32] {
+	var st []*nn.Node[float32]
+	for _, c := range p.critics {
+		st = append(st, c.Params()...)
+	}
+	return st
 }
 
 // ReadPolicy reads a policy file written by Write.
@@ -201,6 +304,11 @@ func ReadPolicy(r io.Reader) (*Policy, error) {
 		}
 		if p.fc.Dims() != 1 {
 			return nil, fmt.Errorf("policy: forecaster of %d series, want 1 (the ingress rate)", p.fc.Dims())
+		}
+	}
+	if p.critics != nil {
+		if err := nn.Load(br, p.criticsArch(), p.criticState()); err != nil {
+			return nil, fmt.Errorf("policy: critics: %w", err)
 		}
 	}
 	return p, nil

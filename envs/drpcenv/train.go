@@ -286,7 +286,7 @@ func newTrainer(ctx context.Context, sc *scenario.Scenario, cfg Config) (*traine
 	rng := rand.New(src)
 	pol, err := drpc.NewPolicy(drpc.Policy{Period: drpc.Duration(cfg.Period), Deployments: deps, Ingress: Ingress(sc),
 		Steps: cfg.Steps, Reward: cfg.Reward, StudentHidden: cfg.StudentHidden, TeacherHidden: cfg.TD3.Hidden,
-		Notifier: drpc.NotifierConfig{NPR: 60, TH: 0.5}, Base: cfg.Base,
+		Notifier: drpc.NotifierConfig{NPR: 60, Relative: 0.9}, Base: cfg.Base, // Algorithm 4: see drpc.Notifier
 		Provenance: drpc.Provenance{Scenario: sc.Name, Seed: cfg.Seed}}, rng)
 	if err != nil {
 		return nil, fmt.Errorf("drpcenv: %w", err)
@@ -568,10 +568,13 @@ func (t *trainer) fitStudents() error {
 	return nil
 }
 
-// finish copies the teacher into the policy and records the trained range
+// finish copies the teacher and its critics into the policy and records the trained range
 // (widened by a quarter of its width) and the provenance.
 func (t *trainer) finish() error {
 	if err := t.pol.SetTeacher(t.td3.Actor()); err != nil {
+		return err
+	}
+	if err := t.pol.SetCritics(t.td3.Critics(), drpc.NewFineTune(t.cfg.TD3, t.cfg.UpdatesPerStep)); err != nil {
 		return err
 	}
 	t.pol.Low = make([]float64, drpc.LocalFeatures)
@@ -589,12 +592,6 @@ func (t *trainer) finish() error {
 		case phaseDAgger:
 			pr.StudentScore = e.Reward
 		}
-	}
-	// Algorithm 4's TH is not published: retrain when the last npr periods'
-	// reward falls 10% below what the students earned in their last
-	// imitation episode.
-	if pr.StudentScore > 0 {
-		t.pol.Notifier.TH = 0.9 * pr.StudentScore
 	}
 	return nil
 }

@@ -78,3 +78,29 @@ func TestTD3CheckpointRefusesOtherShapes(t *testing.T) {
 		t.Fatalf("truncated checkpoint: %v", err)
 	}
 }
+
+// NewTD3On trains the networks it is given, in place, from where they are.
+func TestTD3OnTrainsGivenNetworks(t *testing.T) {
+	cfg := rl.DefaultTD3Config()
+	cfg.Hidden, cfg.BatchSize, cfg.LearningStarts, cfg.TrainFreq, cfg.GradientSteps = []int{16}, 16, 20, 1, 1
+	spec := envs.NewPendulum().Spec()
+	a, _ := rl.NewTD3(spec, cfg, pcg(1, 1))
+	rl.Train(envs.NewPendulum(), a, 60, pcg(2, 2))
+	b, err := rl.NewTD3On(spec, cfg, a.Actor(), a.Critics(), pcg(3, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := []float64{0.3, -0.9, 1.5}
+	if got, want := b.Act(probe, true)[0], a.Act(probe, true)[0]; got != want {
+		t.Fatalf("the new agent acts %v, the networks it was given %v", got, want)
+	}
+	before := slices.Clone(a.Actor().Params()[0].Value.Data)
+	rl.Train(envs.NewPendulum(), b, 60, pcg(4, 4))
+	if slices.Equal(before, a.Actor().Params()[0].Value.Data) || b.Updates == 0 {
+		t.Fatal("training the new agent left the given actor unchanged")
+	}
+	cfg.Hidden = []int{8}
+	if _, err := rl.NewTD3On(spec, cfg, a.Actor(), a.Critics(), pcg(3, 3)); err == nil {
+		t.Fatal("a 16-unit actor accepted for an 8-unit agent")
+	}
+}

@@ -102,6 +102,21 @@ type TD3 struct {
 
 // NewTD3 returns a TD3 agent (or DDPG with the DDPG settings) for spec.
 func NewTD3(spec Spec, cfg TD3Config, rng *rand.Rand) (*TD3, error) {
+	return newTD3(spec, cfg, nil, nil, rng)
+}
+
+// NewTD3On returns a TD3 agent that trains the given actor and critics in
+// place, their targets starting as copies of them: for example a trained
+// teacher that explores and learns again after deployment. They must have
+// the shapes NewTD3 would give them (cfg.Hidden, cfg.Critics of them).
+func NewTD3On(spec Spec, cfg TD3Config, actor *nn.MLP[float32], critics []*nn.MLP[float32], rng *rand.Rand) (*TD3, error) {
+	if actor == nil || len(critics) != cfg.Critics {
+		return nil, fmt.Errorf("new td3: an actor and %d critics needed, got %d critics", cfg.Critics, len(critics))
+	}
+	return newTD3(spec, cfg, actor, critics, rng)
+}
+
+func newTD3(spec Spec, cfg TD3Config, actor *nn.MLP[float32], critics []*nn.MLP[float32], rng *rand.Rand) (*TD3, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("new td3: %w", err)
 	}
@@ -112,11 +127,23 @@ func NewTD3(spec Spec, cfg TD3Config, rng *rand.Rand) (*TD3, error) {
 	o, a := spec.Observation.Dim(), spec.Action.Dim()
 	t := &TD3{Config: cfg, spec: spec, scale: scale, rng: rng, obsDim: o, actDim: a}
 	t.actor = newMLP(rng, "actor", o, cfg.Hidden, a, nn.ReLU, nn.Tanh)
+	if actor != nil {
+		if actor.Arch() != t.actor.Arch() {
+			return nil, fmt.Errorf("new td3: actor %s, want %s", actor.Arch(), t.actor.Arch())
+		}
+		t.actor = actor
+	}
 	t.actorTarget = newMLP(rng, "actor_target", o, cfg.Hidden, a, nn.ReLU, nn.Tanh)
 	nn.HardCopy(t.actorTarget.Params(), t.actor.Params())
 	var qParams []*nn.Node[float32]
 	for i := 0; i < cfg.Critics; i++ {
 		q := newMLP(rng, fmt.Sprintf("q%d", i+1), o+a, cfg.Hidden, 1, nn.ReLU, nn.Identity)
+		if critics != nil {
+			if critics[i].Arch() != q.Arch() {
+				return nil, fmt.Errorf("new td3: critic %d %s, want %s", i+1, critics[i].Arch(), q.Arch())
+			}
+			q = critics[i]
+		}
 		qt := newMLP(rng, fmt.Sprintf("q%d_target", i+1), o+a, cfg.Hidden, 1, nn.ReLU, nn.Identity)
 		nn.HardCopy(qt.Params(), q.Params())
 		t.q, t.qTarget = append(t.q, q), append(t.qTarget, qt)
@@ -254,3 +281,6 @@ func (t *TD3) Replay() *Replay { return t.replay }
 // Actor returns the deterministic policy network μ_φ: s ↦ [-1, 1]^|A|, e.g.
 // to save it with nn.SaveModule.
 func (t *TD3) Actor() *nn.MLP[float32] { return t.actor }
+
+// Critics returns the critics Q_θi: (s, a) ↦ value, a in [-1, 1] units.
+func (t *TD3) Critics() []*nn.MLP[float32] { return t.q }
