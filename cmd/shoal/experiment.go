@@ -46,9 +46,11 @@ func (cl *cli) experimentDRPC() *cobra.Command {
 		Short: "DRPC paper: " + strings.Join(names, ", "),
 		Long: `Train DRPC and the FIRM-like and CoScal-like baselines on TrainTicket (or reuse
 DIR/policies), then compare them with the Kubernetes HPA, the Knative KPA and
-DRPC's own teacher acting alone, as the DRPC paper does: Fig. 3 (successful requests/s, failure rate and mean response time over five
-periods), Table 4 (response-time percentiles), the scalability fit and the
-computation table, each with 95% intervals over seeds. NAME is one of
+DRPC's own teacher acting alone, as the DRPC paper does: Fig. 3 (successful
+requests/s, failure rate and mean response time over five periods), Table 4
+(response-time percentiles), the scalability fit and the computation table,
+each with 95% intervals over seeds. An interrupted DRPC training resumes from
+its checkpoint in DIR/policies. NAME is one of
 ` + strings.Join(names, ", ") + `, or all:
   surge        DRPC's motivating surge, 200 to 800 req/s within a minute
   paper        the paper's 5000-minute Alibaba workload (scenario trainticket-alibaba)
