@@ -18,13 +18,7 @@ import (
 // the policy: its students and teacher survive a round trip through the
 // file, the trained feature range is set, and every phase ran.
 func TestTrainWritesARunnablePolicy(t *testing.T) {
-	sc, err := scenario.Lookup("trainticket")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := DefaultConfig()
-	cfg.Seed, cfg.Episodes, cfg.EpisodeLength, cfg.ImitationEpisodes, cfg.ForecastEpisodes = 3, 2, time.Minute, 3, 4
-	cfg.TD3.LearningStarts, cfg.TD3.BatchSize = 200, 32
+	sc, cfg := shortRun(t, 3, 3, 4)
 	tr, err := Train(context.Background(), sc, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -79,13 +73,7 @@ func TestTrainWritesARunnablePolicy(t *testing.T) {
 // checkpoint each time, ends with the policy the uninterrupted run writes,
 // byte for byte; a checkpoint of other settings is refused.
 func TestResumedTrainingEndsWithTheSamePolicy(t *testing.T) {
-	sc, err := scenario.Lookup("trainticket")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := DefaultConfig()
-	cfg.Seed, cfg.Episodes, cfg.EpisodeLength, cfg.ImitationEpisodes, cfg.ForecastEpisodes = 5, 2, time.Minute, 2, 2
-	cfg.TD3.LearningStarts, cfg.TD3.BatchSize = 200, 32
+	sc, cfg := shortRun(t, 5, 2, 2)
 	policy := func(tr *Trained) []byte {
 		var buf bytes.Buffer
 		if err := tr.Policy.Write(&buf); err != nil {
@@ -127,4 +115,18 @@ func TestResumedTrainingEndsWithTheSamePolicy(t *testing.T) {
 	if _, err := Train(context.Background(), sc, cfg); err == nil || !strings.Contains(err.Error(), "other settings") {
 		t.Fatalf("resuming with another reward weight: %v", err)
 	}
+}
+
+// shortRun is TrainTicket with a training of two one-minute teacher
+// episodes, learning from the 200th transition.
+func shortRun(t *testing.T, seed uint64, imitation, forecast int) (*scenario.Scenario, Config) {
+	t.Helper()
+	sc, err := scenario.Lookup("trainticket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Seed, cfg.Episodes, cfg.EpisodeLength, cfg.ImitationEpisodes, cfg.ForecastEpisodes = seed, 2, time.Minute, imitation, forecast
+	cfg.TD3.LearningStarts, cfg.TD3.BatchSize = 200, 32
+	return sc, cfg
 }
