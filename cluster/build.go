@@ -58,6 +58,15 @@ func New(cfg *Config, opt Options) (*Cluster, error) {
 			concurrency: sc.Concurrency, queueLimit: sc.Queue, minReplicas: sc.MinReplicas, maxReplicas: sc.MaxReplicas,
 			route: sc.Route.resolve(),
 		}
+		if a := sc.Activator; a != nil {
+			s.activator = &activator{capacity: a.Capacity, timeout: a.Timeout}
+			if s.activator.capacity == 0 {
+				s.activator.capacity = 10000
+			}
+			if s.activator.timeout == 0 {
+				s.activator.timeout = 5 * time.Minute
+			}
+		}
 		s.period.Name = sc.Name
 		cl.services = append(cl.services, s)
 		cl.svcByName[sc.Name] = s

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/shoal-project/shoal/control/lb"
@@ -11,11 +12,12 @@ import (
 
 // Event kinds of a call.
 const (
-	evArrive  = iota // the request reaches the instance (after half the RTT)
-	evIODone         // a pure-delay I/O phase ends
-	evRespond        // the response reaches the caller (after the other half of the RTT)
-	evGiveUp         // the caller's per-try or route timeout (on tev)
-	evRetry          // the back-off before a retry ends
+	evArrive      = iota // the request reaches the instance (after half the RTT)
+	evIODone             // a pure-delay I/O phase ends
+	evRespond            // the response reaches the caller (after the other half of the RTT)
+	evGiveUp             // the caller's per-try or route timeout (on tev)
+	evRetry              // the back-off before a retry ends
+	evHoldExpired        // the activator's timeout of a held call
 )
 
 // Where a call is at its instance.
@@ -26,6 +28,7 @@ const (
 	atIO
 	atDelay
 	atChildren
+	atHold // waiting at the service's activator, before any instance
 )
 
 // failure kinds, in the order of metrics.Failures.
@@ -197,6 +200,9 @@ func (c *call) Handle(now time.Duration, arg int) {
 		c.cl.giveUp(c)
 	case evRetry:
 		c.cl.resend(c)
+	case evHoldExpired:
+		c.cl.unhold(c)
+		c.cl.refuse(c, failNoCapacity)
 	}
 }
 
@@ -291,9 +297,20 @@ func (cl *Cluster) send(c *call) {
 	if cl.onStart != nil {
 		cl.onStart(c)
 	}
+	cl.dispatch(c, true)
+}
+
+// dispatch sends attempt c to its LB point's pick, or holds it at the
+// service's activator when no instance is ready, or fails it. fresh is
+// false for a call leaving the activator, whose timeouts already run.
+func (cl *Cluster) dispatch(c *call, fresh bool) {
+	now := cl.k.Now()
 	p := c.lbp
 	j := p.sel.Select(&p.view, lb.Request{CPU: c.cpu, IO: c.io})
 	if j < 0 || j >= len(p.svc.slots) || p.svc.slots[j] == nil {
+		if fresh && cl.hold(c) {
+			return
+		}
 		p.svc.period.Failures.NoCapacity++
 		c.fail = failNoCapacity
 		cl.respond(c)
@@ -305,12 +322,8 @@ func (cl *Cluster) send(c *call) {
 	if p.fb != nil {
 		p.fb.Sent(now, j)
 	}
-	if rt := &c.node.route; rt.perTry > 0 || c.deadline > 0 {
-		at := c.deadline
-		if rt.perTry > 0 && (at == 0 || now+rt.perTry < at) {
-			at = now + rt.perTry
-		}
-		cl.k.Schedule(&c.tev, at)
+	if fresh {
+		cl.startTimeout(c)
 	}
 	inst := p.svc.slots[j]
 	c.inst = inst
@@ -323,6 +336,59 @@ func (cl *Cluster) send(c *call) {
 	inst.arrive(c)
 }
 
+// startTimeout starts the caller's per-try or route timeout of attempt c.
+func (cl *Cluster) startTimeout(c *call) {
+	if rt := &c.node.route; rt.perTry > 0 || c.deadline > 0 {
+		at := c.deadline
+		if rt.perTry > 0 && (at == 0 || cl.k.Now()+rt.perTry < at) {
+			at = cl.k.Now() + rt.perTry
+		}
+		cl.k.Schedule(&c.tev, at)
+	}
+}
+
+// hold queues attempt c at its service's activator, if the service has
+// one with room and no ready instance (the activator is in the path only
+// then: target burst capacity 0), and starts its timeouts.
+func (cl *Cluster) hold(c *call) bool {
+	s := c.lbp.svc
+	a := s.activator
+	if a == nil || len(a.held) >= a.capacity {
+		return false
+	}
+	if _, ready := s.replicas(); ready > 0 {
+		return false
+	}
+	c.at = atHold
+	a.held = append(a.held, c)
+	cl.startTimeout(c)
+	c.ev.Arg = evHoldExpired
+	cl.k.After(&c.ev, a.timeout)
+	return true
+}
+
+// unhold takes c out of its service's activator.
+func (cl *Cluster) unhold(c *call) {
+	a := c.lbp.svc.activator
+	if i := slices.Index(a.held, c); i >= 0 {
+		a.held = slices.Delete(a.held, i, i+1)
+	}
+	cl.k.Cancel(&c.ev)
+	c.at = atNone
+}
+
+// releaseHeld sends the calls held at s's activator, first come first, now
+// that an instance is ready.
+func (cl *Cluster) releaseHeld(s *service) {
+	held := s.activator.held
+	s.activator.held = nil
+	for _, c := range held {
+		cl.k.Cancel(&c.ev)
+		c.at = atNone
+		cl.dispatch(c, false)
+	}
+}
+
 // giveUp is the caller's per-try or route timeout of attempt c: the LB point
 // lets go of it, the service counts a Timeout, and the caller retries or
 // takes the failure. The attempt is abandoned: its work goes on and is
@@ -332,8 +398,15 @@ func (cl *Cluster) giveUp(c *call) {
 	cl.lbDone(c)
 	p, r := c.parent, c.req
 	c.parent, c.req = nil, nil
+	held := c.at == atHold
+	if held {
+		cl.unhold(c)
+	}
 	if !cl.retry(c, p, r, failTimeout) {
 		cl.settle(p, r, c.node, failTimeout, false)
+	}
+	if held { // nothing else holds it: it ends here
+		cl.release(c)
 	}
 }
 

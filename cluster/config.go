@@ -85,6 +85,10 @@ type Service struct {
 	Queue int `yaml:"queue"`
 	// ColdStart is the delay before a new instance serves (default 0).
 	ColdStart time.Duration `yaml:"cold_start"`
+	// Activator, if set, holds the calls that find no ready instance, as
+	// Knative's activator does for a revision scaled to zero, instead of
+	// refusing them.
+	Activator *Activator `yaml:"activator"`
 	// Selector picks instances for calls through the implicit LB point
 	// (default "rr", as Kubernetes Services and Envoy do by default).
 	Selector string `yaml:"selector"`
@@ -128,6 +132,23 @@ type Route struct {
 	// per-try timeout (timeout) and an instance killed mid-call (oom);
 	// 429 needs retriable-status-codes with 429.
 	RetryOn []string `yaml:"retry_on"`
+}
+
+// Activator is Knative Serving's activator in front of a service whose
+// target burst capacity is 0 (target-burst-capacity: 0, the activator in
+// the path only when no pod is ready). A call that finds no ready instance
+// waits in its FIFO until one is ready (pkg/activator/handler's
+// throttler.Try), then goes to a fresh pick of the LB point; it is answered
+// 503 (no_capacity) when Capacity calls wait already (ErrRequestQueueFull)
+// or when it has waited Timeout (context.DeadlineExceeded). The caller's
+// per-try and route timeouts run while it waits.
+type Activator struct {
+	// Capacity bounds the calls waiting (default 10000:
+	// pkg/activator/net/throttler.go breakerQueueDepth).
+	Capacity int `yaml:"capacity"`
+	// Timeout bounds a call's wait (default 5m: the revision timeout,
+	// pkg/apis/config/defaults.go DefaultRevisionTimeoutSeconds).
+	Timeout time.Duration `yaml:"timeout"`
 }
 
 // InstanceSpec overrides a service's per-instance values for one instance.

@@ -49,6 +49,9 @@ func (cl *Cluster) Observe(snap *metrics.Snapshot) {
 			st.CPUUse += use
 			st.MemoryUse += mem
 		}
+		if a := s.activator; a != nil {
+			st.Queued += len(a.held)
+		}
 		if dt > 0 {
 			st.CPUUse += s.goneBusy / dt
 		}

@@ -25,6 +25,8 @@ type service struct {
 	minReplicas         int
 	maxReplicas         int
 
+	activator *activator // nil: calls that find no ready instance are refused
+
 	slots  []*instance // backends, by LB slot; nil = free slot
 	lb     *lbPoint    // the implicit LB point
 	lbs    []*lbPoint  // every LB point in front of the service
@@ -37,6 +39,13 @@ type service struct {
 	costShown     float64              // cost already reported
 	observed      serviceTotals        // counters of the periods Observe has closed
 	goneBusyTotal float64              // busy core-seconds of instances now gone, since the start
+}
+
+// activator is an Activator's run-time state: its FIFO of held calls.
+type activator struct {
+	capacity int
+	timeout  time.Duration
+	held     []*call
 }
 
 // route is a Route resolved: retryOn has bit 1<<kind for each retried
@@ -170,6 +179,10 @@ func (s *service) setState(in *instance, st int) {
 			d = 5 * time.Second
 		}
 		s.cl.k.After(&in.readyEv, d)
+	case stReady:
+		if a := s.activator; a != nil {
+			s.cl.releaseHeld(s)
+		}
 	case stGone:
 		s.cl.k.Cancel(&in.readyEv)
 		if n := in.node; n != nil {

@@ -294,10 +294,11 @@ func (k *KPA) start(now time.Duration, svc *metrics.ServiceStats) {
 // that is below a period in the case where it is used.
 //
 // With no ready pod Knative's activator holds the requests and reports them
-// (collector.record of the activator's stat); the simulator refuses them
-// instead, so the requests refused for lack of capacity in the period count
-// as held at its end. With no ready pod and no request nothing reports,
-// as no pod can be scraped, and nothing is recorded.
+// (collector.record of the activator's stat). A service with an activator
+// (cluster.Activator) shows them as Queued; one without refuses them, so
+// the requests refused for lack of capacity in the period count as held at
+// its end too. With no ready pod and no request nothing reports, as no pod
+// can be scraped, and nothing is recorded.
 func kpaConcurrency(period time.Duration, svc *metrics.ServiceStats) (float64, bool) {
 	p := period.Seconds()
 	var c float64
