@@ -1,0 +1,447 @@
+package rl
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/shoal-project/shoal/learn/nn"
+)
+
+// MADDPG: Lowe et al. (2017), "Multi-Agent Actor-Critic for Mixed
+// Cooperative-Competitive Environments", NeurIPS. Each agent has its own
+// actor and its own centralised critic, trained with DDPG's updates:
+// FaaSConf (Wang et al., ASE 2024; docs/PAPERS.md) equations 3 and 4. The
+// variants differ in what the critic and the actor of agent j see:
+//
+//   - Vanilla: the critic every agent's state and action, the actor s_j.
+//   - MeanField: the critic (s_j, s̄_j, a_j, ā_j), the actor (s_j, ŝ_j),
+//     with s̄, ā and ŝ the plain means over j's neighbours in the
+//     adjacency matrix (Yang et al. 2018's mean field; FaaSConf eq. 5).
+//   - AttMF: the same with weighted means (FaaSConf eq. 6-8) whose weights
+//     are attention over the neighbours, α^{jk} ∝ exp(s_j W_q W_kᵀ s_kᵀ/√d)
+//     A^{jk} (eq. 9), a separate W_q and W_k for every agent's actor and
+//     critic, learnt with them.
+//
+// The agents share the team reward (the mean of their rewards), as FaaSConf
+// does. Observations and actions of all agents have the same widths.
+
+// MADDPGVariant selects what the critics and actors see.
+type MADDPGVariant string
+
+// The variants.
+const (
+	AttMF     MADDPGVariant = "attmf"
+	MeanField MADDPGVariant = "mf"
+	Vanilla   MADDPGVariant = "maddpg"
+)
+
+// MADDPGConfig holds MADDPG's hyperparameters.
+type MADDPGConfig struct {
+	Variant MADDPGVariant
+	// Adjacency is n×n: Adjacency[j][k] > 0 makes k one of j's neighbours
+	// (the diagonal is ignored). The mean-field variants need it.
+	Adjacency [][]float64
+	Hidden    []int // hidden widths of actors and critics (Lowe et al.: 64, 64)
+	// AttentionDim is the width d of the queries and keys (AttMF).
+	AttentionDim      int
+	ActorLR, CriticLR float64 // Adam step sizes (Lowe et al.: 0.01)
+	BufferSize        int     // joint transitions kept (10⁶)
+	BatchSize         int     // (1024)
+	Gamma             float64 // discount (0.95)
+	Tau               float64 // Polyak coefficient of the targets (0.01)
+	LearningStarts    int     // joint steps of uniform random actions before learning
+	UpdatesPerStep    int     // updates per joint step after that (1)
+	ActionNoise       float64 // std of the Gaussian exploration noise in [-1, 1] units (0.1)
+}
+
+// DefaultMADDPGConfig returns Lowe et al.'s settings (appendix: Adam with
+// step 0.01, τ 0.01, γ 0.95, a buffer of 10⁶, batches of 1024, two ReLU
+// layers of 64 units) for AttMF with 16-wide queries and keys, Gaussian
+// exploration noise 0.1 and 1,000 random steps.
+func DefaultMADDPGConfig() MADDPGConfig {
+	return MADDPGConfig{Variant: AttMF, Hidden: []int{64, 64}, AttentionDim: 16, ActorLR: 0.01, CriticLR: 0.01,
+		BufferSize: 1_000_000, BatchSize: 1024, Gamma: 0.95, Tau: 0.01, LearningStarts: 1000, UpdatesPerStep: 1,
+		ActionNoise: 0.1}
+}
+
+// Validate reports the first invalid field for n agents.
+func (c MADDPGConfig) Validate(n int) error {
+	switch {
+	case c.Variant != AttMF && c.Variant != MeanField && c.Variant != Vanilla:
+		return fmt.Errorf("variant: %q is none of attmf, mf, maddpg", c.Variant)
+	case c.Variant != Vanilla && len(c.Adjacency) != n:
+		return fmt.Errorf("adjacency: %d rows for %d agents", len(c.Adjacency), n)
+	case len(c.Hidden) == 0:
+		return errors.New("hidden: need at least one hidden layer")
+	case c.Variant == AttMF && c.AttentionDim < 1:
+		return fmt.Errorf("attention_dim: must be >= 1, got %d", c.AttentionDim)
+	case c.ActorLR <= 0 || c.CriticLR <= 0:
+		return errors.New("actor_lr, critic_lr: must be > 0")
+	case c.BufferSize < 1 || c.BatchSize < 1 || c.UpdatesPerStep < 1:
+		return errors.New("buffer_size, batch_size, updates_per_step: must be >= 1")
+	case c.Gamma < 0 || c.Gamma > 1 || c.Tau <= 0 || c.Tau > 1:
+		return fmt.Errorf("gamma in [0, 1], tau in (0, 1]: got %v, %v", c.Gamma, c.Tau)
+	case c.ActionNoise < 0:
+		return errors.New("action_noise: must be >= 0")
+	}
+	for j, row := range c.Adjacency {
+		if len(row) != n {
+			return fmt.Errorf("adjacency[%d]: %d entries for %d agents", j, len(row), n)
+		}
+		for _, v := range row {
+			if v < 0 || math.IsNaN(v) {
+				return fmt.Errorf("adjacency[%d]: weights must be >= 0", j)
+			}
+		}
+	}
+	return nil
+}
+
+// maddpgAgent is one agent's networks: actor and critic, their attention
+// (W_q, W_k; AttMF only) and the targets of all of them.
+type maddpgAgent struct {
+	actor, actorT, critic, criticT *nn.MLP[float32]
+	aq, ak, aqT, akT               *nn.Node[float32] // the actor's attention
+	cq, ck, cqT, ckT               *nn.Node[float32] // the critic's
+	actorOpt, criticOpt            *nn.Adam[float32]
+	mask                           nn.Tensor[float32] // 1×n: A^{jk}, 0 on the diagonal
+	pred                           *nn.MLPPredictor[float32]
+}
+
+// MADDPG is a MultiLearner for n homogeneous agents with box actions.
+type MADDPG struct {
+	Config     MADDPGConfig
+	spec       MultiSpec
+	scale      []actionScale
+	rng        *rand.Rand
+	n, ds, da  int
+	agents     []*maddpgAgent
+	replay     *Replay
+	batch      Batch
+	tpT, tpQ   nn.Tape[float32]
+	tpA        nn.Tape[float32]
+	aNext, y   []float32
+	steps      int
+	obs32, in  []float32
+	query      []float32
+	keys, wts  []float32
+	out        []float32
+	acts       [][]float64
+	joint, jn  []float64
+	jointA     []float64
+	unit       []float64
+	targets    []*nn.Node[float32]
+	sources    []*nn.Node[float32]
+	Updates    int // critic updates of every agent so far
+	actorInDim int
+}
+
+// NewMADDPG returns a MADDPG learner for spec.
+func NewMADDPG(spec MultiSpec, cfg MADDPGConfig, rng *rand.Rand) (*MADDPG, error) {
+	n := spec.Agents()
+	if n == 0 {
+		return nil, errors.New("new maddpg: no agents")
+	}
+	if err := cfg.Validate(n); err != nil {
+		return nil, fmt.Errorf("new maddpg: %w", err)
+	}
+	m := &MADDPG{Config: cfg, spec: spec, rng: rng, n: n, ds: spec.Observation[0].Dim(), da: spec.Action[0].Dim()}
+	for i := range n {
+		if spec.Observation[i].Dim() != m.ds || spec.Action[i].Dim() != m.da {
+			return nil, fmt.Errorf("new maddpg: agent %d's spaces differ from agent 0's", i)
+		}
+		s, err := newActionScale(spec.Action[i])
+		if err != nil {
+			return nil, fmt.Errorf("new maddpg: agent %d: %w", i, err)
+		}
+		m.scale = append(m.scale, s)
+	}
+	actorIn, criticIn := 2*m.ds, 2*(m.ds+m.da)
+	if cfg.Variant == Vanilla {
+		actorIn, criticIn = m.ds, n*(m.ds+m.da)
+	}
+	m.actorInDim = actorIn
+	adam := func(lr float64) nn.AdamConfig { c := nn.DefaultAdam(); c.LR = lr; return c }
+	for j := range n {
+		a := &maddpgAgent{
+			actor:   newMLP(rng, fmt.Sprintf("actor%d", j), actorIn, cfg.Hidden, m.da, nn.ReLU, nn.Tanh),
+			actorT:  newMLP(rng, fmt.Sprintf("actor%d_target", j), actorIn, cfg.Hidden, m.da, nn.ReLU, nn.Tanh),
+			critic:  newMLP(rng, fmt.Sprintf("critic%d", j), criticIn, cfg.Hidden, 1, nn.ReLU, nn.Identity),
+			criticT: newMLP(rng, fmt.Sprintf("critic%d_target", j), criticIn, cfg.Hidden, 1, nn.ReLU, nn.Identity),
+			mask:    nn.NewTensor[float32](1, n)}
+		if cfg.Variant != Vanilla {
+			for k, v := range cfg.Adjacency[j] {
+				if k != j {
+					a.mask.Data[k] = float32(v)
+				}
+			}
+		}
+		actorP, criticP := a.actor.Params(), a.critic.Params()
+		m.targets = append(m.targets, append(a.actorT.Params(), a.criticT.Params()...)...)
+		m.sources = append(m.sources, append(slicesClone(actorP), criticP...)...)
+		if cfg.Variant == AttMF {
+			w := func(name string) *nn.Node[float32] {
+				p := nn.NewParam[float32](fmt.Sprintf("%s%d", name, j), m.ds, cfg.AttentionDim)
+				bound := 1 / math.Sqrt(float64(m.ds)) // nn.Linear's initialisation
+				for i := range p.Value.Data {
+					p.Value.Data[i] = float32((2*rng.Float64() - 1) * bound)
+				}
+				return p
+			}
+			a.aq, a.ak, a.cq, a.ck = w("actor_wq"), w("actor_wk"), w("critic_wq"), w("critic_wk")
+			a.aqT, a.akT, a.cqT, a.ckT = w("actor_wq_target"), w("actor_wk_target"), w("critic_wq_target"), w("critic_wk_target")
+			actorP = append(actorP, a.aq, a.ak)
+			criticP = append(criticP, a.cq, a.ck)
+			m.targets = append(m.targets, a.aqT, a.akT, a.cqT, a.ckT)
+			m.sources = append(m.sources, a.aq, a.ak, a.cq, a.ck)
+		}
+		a.actorOpt, a.criticOpt = nn.NewAdam(actorP, adam(cfg.ActorLR)), nn.NewAdam(criticP, adam(cfg.CriticLR))
+		a.pred = a.actor.NewPredictor()
+		m.agents = append(m.agents, a)
+	}
+	nn.HardCopy(m.targets, m.sources)
+	m.replay = NewReplay(cfg.BufferSize, n*m.ds, n*m.da)
+	m.aNext = make([]float32, cfg.BatchSize*n*m.da)
+	m.y = make([]float32, cfg.BatchSize)
+	m.obs32, m.in, m.out = make([]float32, n*m.ds), make([]float32, actorIn), make([]float32, m.da)
+	m.query, m.keys, m.wts = make([]float32, cfg.AttentionDim), make([]float32, cfg.AttentionDim), make([]float32, n)
+	m.acts = make([][]float64, n)
+	for j := range m.acts {
+		m.acts[j] = make([]float64, m.da)
+	}
+	m.joint, m.jn, m.jointA, m.unit = make([]float64, n*m.ds), make([]float64, n*m.ds), make([]float64, n*m.da), make([]float64, m.da)
+	return m, nil
+}
+
+func slicesClone[T any](s []T) []T { return append([]T(nil), s...) }
+
+// ResetEpisode implements MultiLearner (MADDPG keeps no history).
+func (m *MADDPG) ResetEpisode() {}
+
+// Act returns every agent's action for the joint observation; with
+// deterministic false it adds the exploration noise. It allocates nothing.
+func (m *MADDPG) Act(obs [][]float64, deterministic bool) [][]float64 {
+	for k, o := range obs {
+		for i, v := range o {
+			m.obs32[k*m.ds+i] = float32(v)
+		}
+	}
+	for j, a := range m.agents {
+		m.actorInput(m.in, j, a.aq, a.ak, m.obs32)
+		a.pred.Predict(m.out, m.in)
+		if !deterministic && m.Config.ActionNoise > 0 {
+			for i := range m.out {
+				m.out[i] = float32(math.Min(math.Max(float64(m.out[i])+m.Config.ActionNoise*m.rng.NormFloat64(), -1), 1))
+			}
+		}
+		m.scale[j].toEnv(m.acts[j], m.out)
+	}
+	return m.acts
+}
+
+// actorInput writes agent j's actor input for the joint observation s
+// (n·ds values): s_j, then for the mean-field variants the mean of its
+// neighbours' states weighted as the attention wq, wk (nil: equally)
+// weighs them, the same computation as meanField records on a tape.
+func (m *MADDPG) actorInput(dst []float32, j int, wq, wk *nn.Node[float32], s []float32) {
+	ds := m.ds
+	copy(dst[:ds], s[j*ds:(j+1)*ds])
+	if m.Config.Variant == Vanilla {
+		return
+	}
+	mask := m.agents[j].mask.Data
+	scores := m.wts
+	if wq != nil {
+		d := wq.Value.Cols
+		qj, q := m.query, m.keys // s_j W_q; each s_k W_k in turn
+		project(qj, s[j*ds:(j+1)*ds], wq.Value)
+		best := float32(math.Inf(-1))
+		for k := range m.n {
+			if mask[k] == 0 {
+				continue
+			}
+			project(q, s[k*ds:(k+1)*ds], wk.Value)
+			dot := float32(0)
+			for i := range q {
+				dot += qj[i] * q[i]
+			}
+			scores[k] = dot / float32(math.Sqrt(float64(d)))
+			best = max(best, scores[k])
+		}
+		for k := range m.n {
+			if mask[k] != 0 {
+				scores[k] = mask[k] * float32(math.Exp(float64(scores[k]-best)))
+			}
+		}
+	} else {
+		copy(scores, mask)
+	}
+	sum := float32(0)
+	for k := range m.n {
+		if mask[k] == 0 {
+			scores[k] = 0
+		}
+		sum += scores[k]
+	}
+	mean := dst[ds : 2*ds]
+	clear(mean)
+	if sum == 0 {
+		return
+	}
+	for k := range m.n {
+		if w := scores[k] / sum; w != 0 {
+			for i := range ds {
+				mean[i] += w * s[k*ds+i]
+			}
+		}
+	}
+}
+
+// project writes x·W (x of W.Rows values) into dst.
+func project(dst, x []float32, w nn.Tensor[float32]) {
+	clear(dst)
+	for r, xv := range x {
+		row := w.Data[r*w.Cols : (r+1)*w.Cols]
+		for c, wv := range row {
+			dst[c] += xv * wv
+		}
+	}
+}
+
+// Explore returns uniformly random actions before LearningStarts joint
+// steps, noisy actor actions after.
+func (m *MADDPG) Explore(obs [][]float64) [][]float64 {
+	if m.steps < m.Config.LearningStarts {
+		for j := range m.acts {
+			m.spec.Action[j].Sample(m.rng, m.acts[j])
+		}
+		return m.acts
+	}
+	return m.Act(obs, false)
+}
+
+// Observe stores the joint transition with the team reward (the mean of
+// the agents') and runs the updates due.
+func (m *MADDPG) Observe(obs, acts [][]float64, rewards []float64, next [][]float64, terminated, truncated bool) {
+	r := 0.0
+	for j := range m.n {
+		copy(m.joint[j*m.ds:], obs[j])
+		copy(m.jn[j*m.ds:], next[j])
+		m.scale[j].toUnit(m.unit, acts[j])
+		copy(m.jointA[j*m.da:], m.unit)
+		r += rewards[j]
+	}
+	m.replay.Add(m.joint, m.jointA, r/float64(m.n), m.jn, terminated)
+	m.steps++
+	if m.steps >= m.Config.LearningStarts && m.replay.Len() >= m.Config.BatchSize {
+		for range m.Config.UpdatesPerStep {
+			m.Update()
+		}
+	}
+}
+
+// Replay returns the joint replay buffer (observations and actions of all
+// agents concatenated, actions in [-1, 1] units), for example to fill it
+// with logged transitions for offline training.
+func (m *MADDPG) Replay() *Replay { return m.replay }
+
+// Update runs one critic and one actor update for every agent, then moves
+// the targets (Lowe et al., Algorithm 1).
+func (m *MADDPG) Update() {
+	cfg := m.Config
+	B, n, ds, da := cfg.BatchSize, m.n, m.ds, m.da
+	m.replay.Sample(&m.batch, m.rng, B)
+	b := &m.batch
+
+	// Target actions a'_k = π'_k(s'_k, ŝ'_k) of every agent.
+	m.tpT.Reset()
+	tp := &m.tpT
+	sNext := input(tp, B*n, ds, b.NextObs)
+	for k, a := range m.agents {
+		act := a.actorT.Forward(tp, m.actorIn(tp, k, a.aqT, a.akT, sNext))
+		for r := range B {
+			copy(m.aNext[(r*n+k)*da:(r*n+k+1)*da], act.Value.Data[r*da:(r+1)*da])
+		}
+	}
+	aNext := input(tp, B*n, da, m.aNext)
+	for j, a := range m.agents {
+		// y = r + γ (1 − d) Q'_j(s', a') (eq. 3).
+		q := a.criticT.Forward(tp, m.criticIn(tp, j, a.cqT, a.ckT, sNext, aNext, nil))
+		for i := range m.y {
+			m.y[i] = b.Reward[i] + float32(cfg.Gamma)*(1-b.Done[i])*q.Value.Data[i]
+		}
+		m.tpQ.Reset()
+		tq := &m.tpQ
+		s, acts := input(tq, B*n, ds, b.Obs), input(tq, B*n, da, b.Act)
+		loss := tq.MSE(a.critic.Forward(tq, m.criticIn(tq, j, a.cq, a.ck, s, acts, nil)), input(tq, B, 1, m.y))
+		a.criticOpt.ZeroGrad()
+		tq.Backward(loss)
+		a.criticOpt.Step()
+
+		// ∇θ J = E[∇θ π_j(s_j) ∇a_j Q_j(s, a)|a_j = π_j(s_j)] (eq. 4).
+		m.tpA.Reset()
+		ta := &m.tpA
+		s, acts = input(ta, B*n, ds, b.Obs), input(ta, B*n, da, b.Act)
+		mine := a.actor.Forward(ta, m.actorIn(ta, j, a.aq, a.ak, s))
+		lossPi := ta.Scale(ta.Mean(a.critic.Forward(ta, m.criticIn(ta, j, a.cq, a.ck, s, acts, mine))), -1)
+		a.actorOpt.ZeroGrad()
+		ta.Backward(lossPi)
+		a.actorOpt.Step()
+	}
+	m.Updates++
+	nn.SoftUpdate(m.targets, m.sources, float32(cfg.Tau))
+}
+
+// rows records the B×w rows of agent j (rows b·n+j) of x (B·n × w).
+func (m *MADDPG) rows(tp *nn.Tape[float32], x *nn.Node[float32], j int) *nn.Node[float32] {
+	w := x.Value.Cols
+	return tp.SliceCols(tp.Reshape(x, x.Value.Rows/m.n, m.n*w), j*w, (j+1)*w)
+}
+
+// actorIn records agent j's actor input from the states s (B·n × ds).
+func (m *MADDPG) actorIn(tp *nn.Tape[float32], j int, wq, wk, s *nn.Node[float32]) *nn.Node[float32] {
+	own := m.rows(tp, s, j)
+	if m.Config.Variant == Vanilla {
+		return own
+	}
+	return tp.Concat(own, m.meanField(tp, j, wq, wk, own, s, s))
+}
+
+// criticIn records agent j's critic input from the states s and actions
+// acts (B·n rows each), with j's own action replaced by mine if set.
+func (m *MADDPG) criticIn(tp *nn.Tape[float32], j int, wq, wk, s, acts, mine *nn.Node[float32]) *nn.Node[float32] {
+	own := m.rows(tp, s, j)
+	act := mine
+	if act == nil {
+		act = m.rows(tp, acts, j)
+	}
+	if m.Config.Variant == Vanilla {
+		parts := []*nn.Node[float32]{tp.Reshape(s, s.Value.Rows/m.n, m.n*m.ds)}
+		for k := range m.n {
+			if k == j {
+				parts = append(parts, act)
+			} else {
+				parts = append(parts, m.rows(tp, acts, k))
+			}
+		}
+		return tp.Concat(parts...)
+	}
+	mf := m.meanField(tp, j, wq, wk, own, s, tp.Concat(s, acts))
+	return tp.Concat(own, tp.SliceCols(mf, 0, m.ds), act, tp.SliceCols(mf, m.ds, m.ds+m.da))
+}
+
+// meanField records, for every sample, the mean of the rows of v (B·n × w)
+// over agent j's neighbours, weighted by the attention of own (B × ds) on
+// the states s through wq and wk (eq. 9) or, without them, equally.
+func (m *MADDPG) meanField(tp *nn.Tape[float32], j int, wq, wk, own, s, v *nn.Node[float32]) *nn.Node[float32] {
+	B := own.Value.Rows
+	var q, k *nn.Node[float32]
+	if wq != nil {
+		q, k = tp.MatMul(own, wq), tp.MatMul(s, wk)
+	} else { // constant scores: the softmax weighs the neighbours equally
+		q, k = tp.Input(B, 1), tp.Input(B*m.n, 1)
+	}
+	return tp.Attention(q, k, v, B, m.agents[j].mask, nn.MultiplicativeMask)
+}
