@@ -25,7 +25,7 @@ func (cl *Cluster) Observe(snap *metrics.Snapshot) {
 		st.P50, st.P95 = st.LatencyHist.Quantile(0.5), st.LatencyHist.Quantile(0.95)
 		st.Brownout = s.brownout
 		st.Replicas, st.Ready = s.replicas()
-		st.CPULimit, st.MemoryLimit = s.cpuLimit, s.memLimit
+		st.CPULimit, st.MemoryLimit, st.Concurrency = s.cpuLimit, s.memLimit, s.concurrency
 		for _, in := range s.slots {
 			if in == nil {
 				continue

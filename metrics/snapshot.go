@@ -43,8 +43,11 @@ type ServiceStats struct {
 	Ready       int     // instances ready to serve
 	CPULimit    float64 // per instance, cores
 	MemoryLimit float64 // per instance, MB (0 = unlimited)
-	Arrivals    int64   // calls that reached the service
-	Completions int64   // calls the service answered
+	// Concurrency is the per-instance limit on calls in progress (OpenFaaS
+	// max_inflight, Knative containerConcurrency; 0 = none).
+	Concurrency int
+	Arrivals    int64 // calls that reached the service
+	Completions int64 // calls the service answered
 	Failures    Failures
 	InFlight    int        // calls in progress at the end of the period (admitted)
 	Queued      int        // calls waiting for a concurrency slot at the end of the period
