@@ -1,0 +1,120 @@
+package faasconf
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/shoal-project/shoal/control"
+	"github.com/shoal-project/shoal/metrics"
+)
+
+func TestDecodeEncode(t *testing.T) {
+	s := MLSpace()
+	if c := s.Decode([]float64{-1, 1, 0, 5}); c != (Config{CPU: 0.25, MemoryMB: 2024, Instances: 5, Concurrency: 10}) {
+		t.Fatalf("decode: %+v", c) // 0 is the middle of 1-8: 4.5 rounds to 5; 5 clips to 1
+	}
+	c := Config{CPU: 1.2, MemoryMB: 512, Instances: 3, Concurrency: 7}
+	a := make([]float64, ActionDim)
+	s.Encode(a, c)
+	if back := s.Decode(a); math.Abs(back.CPU-c.CPU) > 1e-12 || math.Abs(back.MemoryMB-c.MemoryMB) > 1e-9 ||
+		back.Instances != c.Instances || back.Concurrency != c.Concurrency {
+		t.Fatalf("round trip of %+v: %+v", c, back)
+	}
+	if err := (Space{CPU: [2]float64{1, 0.5}, MemoryMB: [2]float64{1, 2}, Instances: [2]int{1, 2}, Concurrency: [2]int{1, 2}}).Validate(); err == nil {
+		t.Error("cpu bounds out of order accepted")
+	}
+}
+
+// Equation 2 with the Azure premium prices: 2 instances of 1 vCPU and
+// 1024 MB, plus 1 of 0.5 vCPU and 512 MB.
+func TestPrice(t *testing.T) {
+	got := Price([]Config{{CPU: 1, MemoryMB: 1024, Instances: 2}, {CPU: 0.5, MemoryMB: 512, Instances: 1}})
+	want := 2*(0.173+0.0123) + (0.0865 + 0.00615)
+	if math.Abs(got-want) > 1e-12 {
+		t.Fatalf("price %v, want %v", got, want)
+	}
+}
+
+func TestActionsOnlyForChanges(t *testing.T) {
+	s := &metrics.ServiceStats{CPULimit: 1, MemoryLimit: 512, Replicas: 2, Concurrency: 4}
+	if a := Actions(nil, "f", s, Config{CPU: 1, MemoryMB: 512, Instances: 2, Concurrency: 4}); len(a) != 0 {
+		t.Fatalf("no change: %v", a)
+	}
+	a := Actions(nil, "f", s, Config{CPU: 1, MemoryMB: 512, Instances: 3, Concurrency: 2})
+	if len(a) != 2 || a[0] != (control.SetReplicas{Service: "f", Replicas: 3}) || a[1] != (control.SetConcurrency{Service: "f", Limit: 2}) {
+		t.Fatalf("actions %v", a)
+	}
+}
+
+func TestObserveAndQoS(t *testing.T) {
+	q := QoS{Latency: 2 * time.Second, MinServed: 0.99}
+	snap := &metrics.Snapshot{Classes: []metrics.ClassStats{
+		{Arrivals: 60, Completions: 60, Latency: metrics.LatencySum{Count: 60, Sum: 60}},
+		{Arrivals: 40, Completions: 39, Latency: metrics.LatencySum{Count: 39, Sum: 117}},
+	}}
+	w := WindowOf(snap)
+	if w.Requests != 100 || w.Served != 99 || math.Abs(w.MeanLatency()-177.0/99) > 1e-12 || !q.Met(w) {
+		t.Fatalf("window %+v, mean %v, met %v", w, w.MeanLatency(), q.Met(w))
+	}
+	if q.MinServed = 0.995; q.Met(w) {
+		t.Fatal("99% served met a 99.5% target")
+	}
+	s := &metrics.ServiceStats{Ready: 2, Replicas: 2, CPULimit: 1, MemoryLimit: 512, Concurrency: 4, CPUUse: 1, MemoryUse: 256,
+		P95: 1, InFlight: 4, Queued: 2, Arrivals: 300, Latency: metrics.LatencySum{Count: 300, Sum: 120},
+		Failures: metrics.Failures{Rejected: 30}}
+	f := make([]float64, Features)
+	Observe(f, s, 30*time.Second, MLSpace(), w, QoS{Latency: 2 * time.Second})
+	// 10 calls/s x 0.4 s = 4 in progress on 2 x 4 slots: 0.5.
+	want := []float64{0.5, 0.25, 0.5, 0.75, 0.5, 0.1}
+	for i, v := range want {
+		if math.Abs(f[i]-v) > 1e-12 {
+			t.Errorf("feature %d = %v, want %v", i, f[i], v)
+		}
+	}
+	if math.Abs(f[10]-177.0/99/2) > 1e-12 || math.Abs(f[11]-0.01) > 1e-12 {
+		t.Errorf("workflow features %v, %v", f[10], f[11])
+	}
+}
+
+// The safe range is the mean ± 2 std of the cheapest fifth of the
+// configurations that met the QoS; an action priced outside it is replaced.
+func TestSESRange(t *testing.T) {
+	s := NewSES()
+	act := func(v float64) [][]float64 { return [][]float64{{v, v, v, v}} }
+	for i := 1; i <= 10; i++ { // met at prices 1..10: τ = {1, 2}, mean 1.5, std 0.5
+		s.Add(Record{Workload: 10, Action: act(float64(i) / 10), Price: float64(i), Met: true})
+	}
+	s.Add(Record{Workload: 10, Action: act(0), Price: 0.1, Met: false})
+	lb, ub, ok := s.Bounds(10)
+	if !ok || math.Abs(lb-0.5) > 1e-12 || math.Abs(ub-2.5) > 1e-12 {
+		t.Fatalf("bounds [%v, %v] %v, want [0.5, 2.5]", lb, ub, ok)
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	if a, replaced := s.Filter(10, act(0.9), 2, rng); replaced || a[0][0] != 0.9 {
+		t.Fatal("an action inside the range was replaced")
+	}
+	a, replaced := s.Filter(10, act(0.9), 9, rng)
+	if !replaced || (math.Abs(a[0][0]-0.1) > 0.5 && math.Abs(a[0][0]-0.2) > 0.5) {
+		t.Fatalf("an action priced 9 became %v (replaced %v), want near τ's 0.1 or 0.2", a, replaced)
+	}
+	// Another workload without records takes the nearest one's range.
+	if lb2, ub2, ok := s.Bounds(12); !ok || lb2 != lb || ub2 != ub {
+		t.Fatalf("workload 12: [%v, %v] %v, want workload 10's", lb2, ub2, ok)
+	}
+	// The range stays until three violations; then it is set again from
+	// the latest records: τ = the cheapest 3 of 12, {1, 2, 3}.
+	s.Add(Record{Workload: 10, Action: act(1), Price: 3, Met: true})
+	for range 2 {
+		s.Add(Record{Workload: 10, Action: act(1), Price: 20, Met: false})
+	}
+	if lb3, ub3, _ := s.Bounds(10); lb3 != lb || ub3 != ub {
+		t.Fatalf("after 2 violations the range moved to [%v, %v]", lb3, ub3)
+	}
+	s.Add(Record{Workload: 10, Action: act(1), Price: 20, Met: false})
+	sd := math.Sqrt(2.0 / 3)
+	if lb3, ub3, _ := s.Bounds(10); math.Abs(lb3-(2-2*sd)) > 1e-12 || math.Abs(ub3-(2+2*sd)) > 1e-12 {
+		t.Fatalf("after 3 violations: [%v, %v], want 2 ± 2·%.4f", lb3, ub3, sd)
+	}
+}
