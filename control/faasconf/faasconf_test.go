@@ -51,8 +51,8 @@ func TestActionsOnlyForChanges(t *testing.T) {
 func TestObserveAndQoS(t *testing.T) {
 	q := QoS{Latency: 2 * time.Second, MinServed: 0.99}
 	snap := &metrics.Snapshot{Classes: []metrics.ClassStats{
-		{Arrivals: 60, Completions: 60, Latency: metrics.LatencySum{Count: 60, Sum: 60}},
-		{Arrivals: 40, Completions: 39, Latency: metrics.LatencySum{Count: 39, Sum: 117}},
+		{Arrivals: 62, Completions: 60, Latency: metrics.LatencySum{Count: 60, Sum: 60}}, // 2 still in progress
+		{Arrivals: 40, Completions: 39, Failures: metrics.Failures{Rejected: 1}, Latency: metrics.LatencySum{Count: 39, Sum: 117}},
 	}}
 	w := WindowOf(snap)
 	if w.Requests != 100 || w.Served != 99 || math.Abs(w.MeanLatency()-177.0/99) > 1e-12 || !q.Met(w) {

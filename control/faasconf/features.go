@@ -16,7 +16,9 @@ type QoS struct {
 	MinServed float64       `yaml:"min_served" json:"min_served"`
 }
 
-// Window is what a time window showed of the workflow at its entrance.
+// Window is what a time window showed of the workflow at its entrance:
+// the requests that ended in it, served or failed (those still in
+// progress at its end count in a later one).
 type Window struct {
 	Requests, Served int64
 	LatencySum       float64 // seconds, over the served requests
@@ -26,7 +28,7 @@ type Window struct {
 func WindowOf(snap *metrics.Snapshot) Window {
 	var w Window
 	for _, c := range snap.Classes {
-		w.Requests += c.Arrivals
+		w.Requests += c.Completions + c.Failures.Total()
 		w.Served += c.Completions
 		w.LatencySum += c.Latency.Sum
 	}

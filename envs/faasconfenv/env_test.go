@@ -1,0 +1,71 @@
+package faasconfenv
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/shoal-project/shoal/scenario"
+)
+
+func lookup(t *testing.T, name string) *scenario.Scenario {
+	t.Helper()
+	sc, err := scenario.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+// The workflows' topologies as the papers draw them (Fig. 6): Sequential a
+// chain, Parallel a chain that forks into resnet and mobilenet.
+func TestAdjacency(t *testing.T) {
+	for _, tc := range []struct{ scenario, want string }{
+		{"faas-sequential", "[[0 1 0 0 0] [1 0 1 0 0] [0 1 0 1 0] [0 0 1 0 1] [0 0 0 1 0]]"},
+	} {
+		e, err := New(lookup(t, tc.scenario), Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(e.Adjacency()); got != tc.want {
+			t.Errorf("%s %v: adjacency %s, want %s", tc.scenario, e.Functions(), got, tc.want)
+		}
+	}
+	e, _ := New(lookup(t, "faas-parallel"), Config{})
+	t.Logf("parallel %v: %v", e.Functions(), e.Adjacency())
+}
+
+// Measuring: a large configuration (8 instances of 1.3 cores and 2024 MB,
+// six to a machine of the 8-core testbed, and a concurrency of 5, as six
+// ResNet calls would overflow 2024 MB) meets the QoS at the highest level
+// and earns β minus its price term; the smallest misses it there.
+func TestMeasure(t *testing.T) {
+	e, err := New(lookup(t, "faas-sequential"), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	obs := e.Reset(rng)
+	if len(obs) != 5 || len(obs[0]) != 12 {
+		t.Fatalf("observation %dx%d", len(obs), len(obs[0]))
+	}
+	all := func(cpu, v, c float64) [][]float64 {
+		a := make([][]float64, 5)
+		for j := range a {
+			a[j] = []float64{cpu, v, v, c}
+		}
+		return a
+	}
+	e.level = 1.6
+	_, rew, _, trunc := e.Step(all(0.2, 1, -1.0/9))
+	if want := 1 + e.alpha*e.Last.Price; !e.Last.Met || math.Abs(rew[0]-want) > 1e-9 || trunc {
+		t.Fatalf("largest configuration at level %v: met %v, reward %v, window %+v", e.Last.Level, e.Last.Met, rew[0], e.Last.Window)
+	}
+	t.Logf("large at 1.6: mean %.2f s, served %.3f, price %.2f/h", e.Last.Window.MeanLatency(), e.Last.Window.ServedShare(), e.Last.Price)
+	_, rew, _, _ = e.Step(all(-1, -1, -1))
+	if e.Last.Met || rew[0] >= 0 {
+		t.Fatalf("smallest configuration at level 1.6: met %v, reward %v, window %+v, mean %v", e.Last.Met, rew[0], e.Last.Window, e.Last.Window.MeanLatency())
+	}
+	t.Logf("smallest at 1.6: mean %.2f s, served %.3f", e.Last.Window.MeanLatency(), e.Last.Window.ServedShare())
+}
