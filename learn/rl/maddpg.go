@@ -107,35 +107,30 @@ type maddpgAgent struct {
 	cq, ck, cqT, ckT               *nn.Node[float32] // the critic's
 	actorOpt, criticOpt            *nn.Adam[float32]
 	mask                           nn.Tensor[float32] // 1×n: A^{jk}, 0 on the diagonal
-	pred                           *nn.MLPPredictor[float32]
 }
 
 // MADDPG is a MultiLearner for n homogeneous agents with box actions.
 type MADDPG struct {
-	Config     MADDPGConfig
-	spec       MultiSpec
-	scale      []actionScale
-	rng        *rand.Rand
-	n, ds, da  int
-	agents     []*maddpgAgent
-	replay     *Replay
-	batch      Batch
-	tpT, tpQ   nn.Tape[float32]
-	tpA        nn.Tape[float32]
-	aNext, y   []float32
-	steps      int
-	obs32, in  []float32
-	query      []float32
-	keys, wts  []float32
-	out        []float32
-	acts       [][]float64
-	joint, jn  []float64
-	jointA     []float64
-	unit       []float64
-	targets    []*nn.Node[float32]
-	sources    []*nn.Node[float32]
-	Updates    int // critic updates of every agent so far
-	actorInDim int
+	Config    MADDPGConfig
+	spec      MultiSpec
+	scale     []actionScale
+	rng       *rand.Rand
+	n, ds, da int
+	agents    []*maddpgAgent
+	replay    *Replay
+	batch     Batch
+	tpT, tpQ  nn.Tape[float32]
+	tpA       nn.Tape[float32]
+	aNext, y  []float32
+	steps     int
+	actors    *MFActors
+	acts      [][]float64
+	joint, jn []float64
+	jointA    []float64
+	unit      []float64
+	targets   []*nn.Node[float32]
+	sources   []*nn.Node[float32]
+	Updates   int // critic updates of every agent so far
 }
 
 // NewMADDPG returns a MADDPG learner for spec.
@@ -158,39 +153,27 @@ func NewMADDPG(spec MultiSpec, cfg MADDPGConfig, rng *rand.Rand) (*MADDPG, error
 		}
 		m.scale = append(m.scale, s)
 	}
-	actorIn, criticIn := 2*m.ds, 2*(m.ds+m.da)
+	m.actors = NewMFActors(cfg.Variant, cfg.Adjacency, n, m.ds, m.da, cfg.Hidden, cfg.AttentionDim, rng)
+	actorIn, criticIn := m.actors.InputDim(), 2*(m.ds+m.da)
 	if cfg.Variant == Vanilla {
-		actorIn, criticIn = m.ds, n*(m.ds+m.da)
+		criticIn = n * (m.ds + m.da)
 	}
-	m.actorInDim = actorIn
 	adam := func(lr float64) nn.AdamConfig { c := nn.DefaultAdam(); c.LR = lr; return c }
 	for j := range n {
 		a := &maddpgAgent{
-			actor:   newMLP(rng, fmt.Sprintf("actor%d", j), actorIn, cfg.Hidden, m.da, nn.ReLU, nn.Tanh),
+			actor:   m.actors.nets[j],
 			actorT:  newMLP(rng, fmt.Sprintf("actor%d_target", j), actorIn, cfg.Hidden, m.da, nn.ReLU, nn.Tanh),
 			critic:  newMLP(rng, fmt.Sprintf("critic%d", j), criticIn, cfg.Hidden, 1, nn.ReLU, nn.Identity),
 			criticT: newMLP(rng, fmt.Sprintf("critic%d_target", j), criticIn, cfg.Hidden, 1, nn.ReLU, nn.Identity),
-			mask:    nn.NewTensor[float32](1, n)}
-		if cfg.Variant != Vanilla {
-			for k, v := range cfg.Adjacency[j] {
-				if k != j {
-					a.mask.Data[k] = float32(v)
-				}
-			}
-		}
+			mask:    nn.Tensor[float32]{Rows: 1, Cols: n, Data: m.actors.masks[j]}}
 		actorP, criticP := a.actor.Params(), a.critic.Params()
 		m.targets = append(m.targets, append(a.actorT.Params(), a.criticT.Params()...)...)
 		m.sources = append(m.sources, append(slicesClone(actorP), criticP...)...)
 		if cfg.Variant == AttMF {
 			w := func(name string) *nn.Node[float32] {
-				p := nn.NewParam[float32](fmt.Sprintf("%s%d", name, j), m.ds, cfg.AttentionDim)
-				bound := 1 / math.Sqrt(float64(m.ds)) // nn.Linear's initialisation
-				for i := range p.Value.Data {
-					p.Value.Data[i] = float32((2*rng.Float64() - 1) * bound)
-				}
-				return p
+				return attentionWeights(rng, fmt.Sprintf("%s%d", name, j), m.ds, cfg.AttentionDim)
 			}
-			a.aq, a.ak, a.cq, a.ck = w("actor_wq"), w("actor_wk"), w("critic_wq"), w("critic_wk")
+			a.aq, a.ak, a.cq, a.ck = m.actors.wq[j], m.actors.wk[j], w("critic_wq"), w("critic_wk")
 			a.aqT, a.akT, a.cqT, a.ckT = w("actor_wq_target"), w("actor_wk_target"), w("critic_wq_target"), w("critic_wk_target")
 			actorP = append(actorP, a.aq, a.ak)
 			criticP = append(criticP, a.cq, a.ck)
@@ -198,15 +181,12 @@ func NewMADDPG(spec MultiSpec, cfg MADDPGConfig, rng *rand.Rand) (*MADDPG, error
 			m.sources = append(m.sources, a.aq, a.ak, a.cq, a.ck)
 		}
 		a.actorOpt, a.criticOpt = nn.NewAdam(actorP, adam(cfg.ActorLR)), nn.NewAdam(criticP, adam(cfg.CriticLR))
-		a.pred = a.actor.NewPredictor()
 		m.agents = append(m.agents, a)
 	}
 	nn.HardCopy(m.targets, m.sources)
 	m.replay = NewReplay(cfg.BufferSize, n*m.ds, n*m.da)
 	m.aNext = make([]float32, cfg.BatchSize*n*m.da)
 	m.y = make([]float32, cfg.BatchSize)
-	m.obs32, m.in, m.out = make([]float32, n*m.ds), make([]float32, actorIn), make([]float32, m.da)
-	m.query, m.keys, m.wts = make([]float32, cfg.AttentionDim), make([]float32, cfg.AttentionDim), make([]float32, n)
 	m.acts = make([][]float64, n)
 	for j := range m.acts {
 		m.acts[j] = make([]float64, m.da)
@@ -223,92 +203,20 @@ func (m *MADDPG) ResetEpisode() {}
 // Act returns every agent's action for the joint observation; with
 // deterministic false it adds the exploration noise. It allocates nothing.
 func (m *MADDPG) Act(obs [][]float64, deterministic bool) [][]float64 {
-	for k, o := range obs {
-		for i, v := range o {
-			m.obs32[k*m.ds+i] = float32(v)
-		}
-	}
-	for j, a := range m.agents {
-		m.actorInput(m.in, j, a.aq, a.ak, m.obs32)
-		a.pred.Predict(m.out, m.in)
+	out := m.actors.Act(obs)
+	for j := range out {
 		if !deterministic && m.Config.ActionNoise > 0 {
-			for i := range m.out {
-				m.out[i] = float32(math.Min(math.Max(float64(m.out[i])+m.Config.ActionNoise*m.rng.NormFloat64(), -1), 1))
+			for i := range out[j] {
+				out[j][i] = float32(math.Min(math.Max(float64(out[j][i])+m.Config.ActionNoise*m.rng.NormFloat64(), -1), 1))
 			}
 		}
-		m.scale[j].toEnv(m.acts[j], m.out)
+		m.scale[j].toEnv(m.acts[j], out[j])
 	}
 	return m.acts
 }
 
-// actorInput writes agent j's actor input for the joint observation s
-// (n·ds values): s_j, then for the mean-field variants the mean of its
-// neighbours' states weighted as the attention wq, wk (nil: equally)
-// weighs them, the same computation as meanField records on a tape.
-func (m *MADDPG) actorInput(dst []float32, j int, wq, wk *nn.Node[float32], s []float32) {
-	ds := m.ds
-	copy(dst[:ds], s[j*ds:(j+1)*ds])
-	if m.Config.Variant == Vanilla {
-		return
-	}
-	mask := m.agents[j].mask.Data
-	scores := m.wts
-	if wq != nil {
-		d := wq.Value.Cols
-		qj, q := m.query, m.keys // s_j W_q; each s_k W_k in turn
-		project(qj, s[j*ds:(j+1)*ds], wq.Value)
-		best := float32(math.Inf(-1))
-		for k := range m.n {
-			if mask[k] == 0 {
-				continue
-			}
-			project(q, s[k*ds:(k+1)*ds], wk.Value)
-			dot := float32(0)
-			for i := range q {
-				dot += qj[i] * q[i]
-			}
-			scores[k] = dot / float32(math.Sqrt(float64(d)))
-			best = max(best, scores[k])
-		}
-		for k := range m.n {
-			if mask[k] != 0 {
-				scores[k] = mask[k] * float32(math.Exp(float64(scores[k]-best)))
-			}
-		}
-	} else {
-		copy(scores, mask)
-	}
-	sum := float32(0)
-	for k := range m.n {
-		if mask[k] == 0 {
-			scores[k] = 0
-		}
-		sum += scores[k]
-	}
-	mean := dst[ds : 2*ds]
-	clear(mean)
-	if sum == 0 {
-		return
-	}
-	for k := range m.n {
-		if w := scores[k] / sum; w != 0 {
-			for i := range ds {
-				mean[i] += w * s[k*ds+i]
-			}
-		}
-	}
-}
-
-// project writes x·W (x of W.Rows values) into dst.
-func project(dst, x []float32, w nn.Tensor[float32]) {
-	clear(dst)
-	for r, xv := range x {
-		row := w.Data[r*w.Cols : (r+1)*w.Cols]
-		for c, wv := range row {
-			dst[c] += xv * wv
-		}
-	}
-}
+// Actors returns the decentralised actors, what runs at deployment.
+func (m *MADDPG) Actors() *MFActors { return m.actors }
 
 // Explore returns uniformly random actions before LearningStarts joint
 // steps, noisy actor actions after.

@@ -35,7 +35,7 @@ func TestMADDPGActorInputMatchesTape(t *testing.T) {
 		for j, a := range m.agents {
 			want := m.actorIn(&tp, j, a.aq, a.ak, states).Value.Data
 			got := make([]float32, 2*ds)
-			m.actorInput(got, j, a.aq, a.ak, s)
+			m.actors.input(got, j, s)
 			for i := range want {
 				if math.Abs(float64(got[i]-want[i])) > 1e-5 {
 					t.Fatalf("%s agent %d: actor input %v, on the tape %v", v, j, got, want)
