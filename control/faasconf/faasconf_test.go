@@ -1,12 +1,15 @@
 package faasconf
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/shoal-project/shoal/control"
+	"github.com/shoal-project/shoal/learn/modelfile"
+	"github.com/shoal-project/shoal/learn/rl"
 	"github.com/shoal-project/shoal/metrics"
 )
 
@@ -116,5 +119,62 @@ func TestSESRange(t *testing.T) {
 	sd := math.Sqrt(2.0 / 3)
 	if lb3, ub3, _ := s.Bounds(10); math.Abs(lb3-(2-2*sd)) > 1e-12 || math.Abs(ub3-(2+2*sd)) > 1e-12 {
 		t.Fatalf("after 3 violations: [%v, %v], want 2 ± 2·%.4f", lb3, ub3, sd)
+	}
+}
+
+func testPolicy(t *testing.T) *Policy {
+	t.Helper()
+	p, err := NewPolicy(Policy{Variant: rl.AttMF, Functions: []string{"a", "b"}, Adjacency: [][]float64{{0, 1}, {1, 0}},
+		Space: MLSpace(), QoS: QoS{Latency: time.Second, MinServed: 0.99}, Window: modelfile.Duration(30 * time.Second),
+		BaseRate: 10, Levels: []float64{0.5, 1}, Hidden: []int{8}, AttentionDim: 4}, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func testSnapshot(rate int64) *metrics.Snapshot {
+	svc := func(name string) metrics.ServiceStats {
+		return metrics.ServiceStats{Name: name, Replicas: 2, Ready: 2, CPULimit: 1, MemoryLimit: 512, Concurrency: 4,
+			Arrivals: 30 * rate, Completions: 30 * rate, Latency: metrics.LatencySum{Count: 30 * rate, Sum: 3 * float64(rate)}}
+	}
+	return &metrics.Snapshot{Period: 30 * time.Second, Services: []metrics.ServiceStats{svc("a"), svc("b")},
+		Classes: []metrics.ClassStats{{Arrivals: 30 * rate, Completions: 30 * rate, Latency: metrics.LatencySum{Count: 30 * rate, Sum: 6 * float64(rate)}}}}
+}
+
+// A policy survives its file; its controller configures every function
+// from the actors, and the safe exploration replaces a configuration
+// priced outside the range that history sets.
+func TestPolicyAndController(t *testing.T) {
+	p := testPolicy(t)
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	q, err := ReadPolicy(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := [][]float64{make([]float64, Features), make([]float64, Features)}
+	obs[0][3] = 0.7
+	if a, b := p.Actors().Act(obs)[0][0], q.Actors().Act(obs)[0][0]; a != b {
+		t.Fatalf("actor 0 after the file: %v, before %v", b, a)
+	}
+	c, _ := NewController(q, Options{NoSES: true})
+	if lvl := c.Level(testSnapshot(10)); lvl != 1 {
+		t.Fatalf("10 req/s over a base of 10: level %v, want 1", lvl)
+	}
+	acts := c.Decide(0, testSnapshot(10))
+	if len(acts) == 0 {
+		t.Fatal("no action from a freshly initialised policy")
+	}
+	// History: at level 1 only configurations priced 0.01 met the QoS, so
+	// the safe range is [0.01, 0.01] and the actors' proposal is replaced.
+	cheap := [][]float64{{-1, -1, -1, -1}, {-1, -1, -1, -1}}
+	q.History = []Record{{Workload: 1, Action: cheap, Price: 0.01, Met: true}}
+	c, _ = NewController(q, Options{})
+	c.Decide(0, testSnapshot(10))
+	if st := c.Stats(); st.Replaced != 1 || c.configs[0].Instances != 1 || c.configs[0].CPU > 0.4 {
+		t.Fatalf("stats %+v, configs %+v: want the cheap safe configuration", st, c.configs)
 	}
 }
