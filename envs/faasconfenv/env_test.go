@@ -1,11 +1,14 @@
 package faasconfenv
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/shoal-project/shoal/control/faasconf"
 	"github.com/shoal-project/shoal/scenario"
 )
 
@@ -68,4 +71,28 @@ func TestMeasure(t *testing.T) {
 		t.Fatalf("smallest configuration at level 1.6: met %v, reward %v, window %+v, mean %v", e.Last.Met, rew[0], e.Last.Window, e.Last.Window.MeanLatency())
 	}
 	t.Logf("smallest at 1.6: mean %.2f s, served %.3f", e.Last.Window.MeanLatency(), e.Last.Window.ServedShare())
+}
+
+// A short training run writes a policy whose controller configures the
+// workflow in the simulator, and whose history sets safe ranges.
+func TestTrainShort(t *testing.T) {
+	sc := lookup(t, "faas-sequential")
+	cfg := DefaultTrainConfig()
+	cfg.Logged, cfg.OfflineUpdates, cfg.Online, cfg.Env.Steps = 4, 20, 2, 5
+	cfg.Learner.BatchSize, cfg.Learner.Hidden = 16, []int{16}
+	tr, err := Train(context.Background(), sc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := tr.Policy
+	if len(tr.Curve) != 2 || p.Provenance.Logged != 20 || p.Provenance.Updates != 20+10 || len(p.History) != 30 || p.BaseRate != 5 {
+		t.Fatalf("curve %d, provenance %+v, history %d, base rate %v", len(tr.Curve), p.Provenance, len(p.History), p.BaseRate)
+	}
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := faasconf.ReadPolicy(&buf); err != nil {
+		t.Fatal(err)
+	}
 }

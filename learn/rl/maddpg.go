@@ -230,9 +230,21 @@ func (m *MADDPG) Explore(obs [][]float64) [][]float64 {
 	return m.Act(obs, false)
 }
 
-// Observe stores the joint transition with the team reward (the mean of
-// the agents') and runs the updates due.
+// Observe stores the joint transition and runs the updates due.
 func (m *MADDPG) Observe(obs, acts [][]float64, rewards []float64, next [][]float64, terminated, truncated bool) {
+	m.Store(obs, acts, rewards, next, terminated)
+	m.steps++
+	if m.steps >= m.Config.LearningStarts && m.replay.Len() >= m.Config.BatchSize {
+		for range m.Config.UpdatesPerStep {
+			m.Update()
+		}
+	}
+}
+
+// Store adds a joint transition (actions in the agents' spaces) to the
+// replay buffer with the team reward, the mean of the agents', and learns
+// nothing: logged data for offline training.
+func (m *MADDPG) Store(obs, acts [][]float64, rewards []float64, next [][]float64, terminated bool) {
 	r := 0.0
 	for j := range m.n {
 		copy(m.joint[j*m.ds:], obs[j])
@@ -242,12 +254,6 @@ func (m *MADDPG) Observe(obs, acts [][]float64, rewards []float64, next [][]floa
 		r += rewards[j]
 	}
 	m.replay.Add(m.joint, m.jointA, r/float64(m.n), m.jn, terminated)
-	m.steps++
-	if m.steps >= m.Config.LearningStarts && m.replay.Len() >= m.Config.BatchSize {
-		for range m.Config.UpdatesPerStep {
-			m.Update()
-		}
-	}
 }
 
 // Replay returns the joint replay buffer (observations and actions of all

@@ -1,0 +1,216 @@
+package faasconfenv
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/shoal-project/shoal/control/faasconf"
+	"github.com/shoal-project/shoal/learn/modelfile"
+	"github.com/shoal-project/shoal/learn/rl"
+	"github.com/shoal-project/shoal/scenario"
+)
+
+// TrainConfig sets a training run: FaaSConf's offline training from logged
+// data, then online episodes (section 3, Fig. 4: (1) offline training from
+// the Data Store, then serving that keeps learning).
+type TrainConfig struct {
+	Env     Config
+	Learner rl.MADDPGConfig
+	Seed    uint64
+	// Logged episodes measure uniformly random configurations: the Data
+	// Store the learner first trains on, and the safe exploration's first
+	// history. OfflineUpdates are the updates on them.
+	Logged, OfflineUpdates int
+	// Online episodes let the agents configure, exploring, through the
+	// safe exploration, learning from every measurement; a wall-time
+	// Deadline (with Now) stops them earlier.
+	Online   int
+	Deadline time.Time
+	Now      func() time.Time
+	// Progress, if set, is called after every online episode.
+	Progress func(Episode)
+}
+
+// DefaultTrainConfig returns AttMF with 64-64 networks, 16-wide attention,
+// Adam at 10⁻³, batches of 256, γ 0.9 (an episode is a tuning session of
+// 15 measurements), 100 logged episodes (1,500 measurements; the paper
+// collected 31,000 on its testbed), 3,000 offline updates and at most 200
+// online episodes.
+func DefaultTrainConfig() TrainConfig {
+	l := rl.DefaultMADDPGConfig()
+	l.ActorLR, l.CriticLR, l.BatchSize, l.BufferSize, l.Gamma, l.LearningStarts = 1e-3, 1e-3, 256, 100_000, 0.9, 0
+	return TrainConfig{Env: DefaultConfig(), Learner: l, Logged: 100, OfflineUpdates: 3000, Online: 200}
+}
+
+// Episode is one online episode's learning-curve point.
+type Episode struct {
+	Index    int
+	Level    float64
+	Reward   float64 // mean over the steps
+	Met      int     // steps whose window met the QoS
+	Replaced int     // configurations the safe exploration replaced
+	Best     float64 // the cheapest price per hour that met the QoS (0: none)
+	Updates  int
+}
+
+// Trained is a training run's outcome.
+type Trained struct {
+	Policy *faasconf.Policy
+	Curve  []Episode
+}
+
+// historyPerLevel bounds the safe exploration's records a policy keeps per
+// workload level: SES sets a range from the latest 100.
+const historyPerLevel = 100
+
+// Train learns a FaaSConf policy for the scenario's tuned functions.
+func Train(ctx context.Context, sc *scenario.Scenario, cfg TrainConfig) (*Trained, error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	env, err := New(sc, cfg.Env)
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x66616173)) // "faas"
+	lc := cfg.Learner
+	lc.Adjacency = env.Adjacency()
+	m, err := rl.NewMADDPG(env.Spec(), lc, rng)
+	if err != nil {
+		return nil, fmt.Errorf("faasconfenv: %w", err)
+	}
+	ses := faasconf.NewSES()
+	n := len(env.Functions())
+	acts := make([][]float64, n)
+	for j := range acts {
+		acts[j] = make([]float64, faasconf.ActionDim)
+	}
+	record := func() {
+		l := env.Last
+		ses.Add(faasconf.Record{Workload: l.Level, Action: env.actions(l.Configs), Price: l.Price, Met: l.Met})
+	}
+	for range cfg.Logged {
+		obs := clone(env.Reset(rng))
+		for done := false; !done; {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			for j := range acts {
+				env.spec.Action[j].Sample(rng, acts[j])
+			}
+			next, rew, _, trunc := env.Step(acts)
+			m.Store(obs, acts, rew, next, false)
+			record()
+			obs, done = clone(next), trunc
+		}
+	}
+	if m.Replay().Len() >= lc.BatchSize {
+		for range cfg.OfflineUpdates {
+			m.Update()
+		}
+	}
+	var curve []Episode
+	for ep := 1; ep <= cfg.Online; ep++ {
+		if !cfg.Deadline.IsZero() && cfg.Now().After(cfg.Deadline) {
+			break
+		}
+		e := Episode{Index: ep}
+		obs := clone(env.Reset(rng))
+		e.Level = env.level
+		for done := false; !done; {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			proposed := m.Explore(obs)
+			configs := make([]faasconf.Config, n)
+			for j, a := range proposed {
+				configs[j] = cfg.Env.Space.Decode(a)
+			}
+			chosen, replaced := ses.Filter(env.level, proposed, faasconf.Price(configs), rng)
+			if replaced {
+				e.Replaced++
+			}
+			for j := range acts {
+				copy(acts[j], chosen[j])
+			}
+			next, rew, _, trunc := env.Step(acts)
+			m.Observe(obs, acts, rew, next, false, trunc)
+			record()
+			e.Reward += rew[0]
+			if env.Last.Met {
+				e.Met++
+				if e.Best == 0 || env.Last.Price < e.Best {
+					e.Best = env.Last.Price
+				}
+			}
+			obs, done = clone(next), trunc
+		}
+		e.Reward /= float64(env.cfg.Steps)
+		e.Updates = m.Updates
+		curve = append(curve, e)
+		if cfg.Progress != nil {
+			cfg.Progress(e)
+		}
+	}
+	pol, err := faasconf.NewPolicy(faasconf.Policy{Variant: lc.Variant, Functions: env.Functions(), Adjacency: lc.Adjacency,
+		Space: env.cfg.Space, QoS: env.cfg.QoS, Window: modelfile.Duration(env.cfg.Window), BaseRate: baseRate(sc),
+		Levels: env.cfg.Levels, Hidden: lc.Hidden, AttentionDim: lc.AttentionDim, History: latest(ses.Records(), historyPerLevel),
+		Provenance: faasconf.Provenance{Scenario: sc.Name, Seed: cfg.Seed, Logged: cfg.Logged * env.cfg.Steps,
+			Offline: cfg.OfflineUpdates, Online: len(curve) * env.cfg.Steps, Updates: m.Updates}}, rng)
+	if err != nil {
+		return nil, fmt.Errorf("faasconfenv: %w", err)
+	}
+	if err := pol.SetActors(m.Actors()); err != nil {
+		return nil, err
+	}
+	return &Trained{Policy: pol, Curve: curve}, nil
+}
+
+// actions encodes configurations as the agents' actions.
+func (e *Env) actions(cs []faasconf.Config) [][]float64 {
+	out := make([][]float64, len(cs))
+	for j, c := range cs {
+		out[j] = make([]float64, faasconf.ActionDim)
+		e.cfg.Space.Encode(out[j], c)
+	}
+	return out
+}
+
+// latest keeps the last k records of every workload level, in order.
+func latest(records []faasconf.Record, k int) []faasconf.Record {
+	count := map[float64]int{}
+	keep := make([]bool, len(records))
+	for i := len(records) - 1; i >= 0; i-- {
+		if w := records[i].Workload; count[w] < k {
+			count[w]++
+			keep[i] = true
+		}
+	}
+	var out []faasconf.Record
+	for i, r := range records {
+		if keep[i] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// baseRate is the scenario's total arrival rate, requests/s (workload
+// level 1).
+func baseRate(sc *scenario.Scenario) float64 {
+	r := 0.0
+	for _, s := range sc.Sources {
+		r += s.Arrivals.Rate
+	}
+	return r
+}
+
+func clone(x [][]float64) [][]float64 {
+	out := make([][]float64, len(x))
+	for i, r := range x {
+		out[i] = append([]float64(nil), r...)
+	}
+	return out
+}
