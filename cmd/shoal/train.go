@@ -9,6 +9,7 @@ import (
 
 	"github.com/shoal-project/shoal/control/coscal"
 	"github.com/shoal-project/shoal/control/drpc"
+	"github.com/shoal-project/shoal/control/faasconf"
 	"github.com/shoal-project/shoal/control/firm"
 	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/envs/lbenv"
@@ -26,6 +27,7 @@ var learners = []struct{ name, short string }{
 	{"drpc", "DRPC: a TD3 teacher and per-deployment students scale replicas, CPU, memory and brownout"},
 	{"firm", "FIRM-like: critical path, an SVM culprit and one DDPG action per period (DRPC's baseline)"},
 	{"coscal", "CoScal-like: a Q-table over utilisation quarter and GRU-forecast trend scales every deployment (DRPC's baseline)"},
+	{"faasconf", "FaaSConf: attention mean-field MADDPG agents set each function's CPU, memory, instances and concurrency"},
 }
 
 func (cl *cli) train() *cobra.Command {
@@ -57,6 +59,8 @@ file, which 'shoal sim --policy LEARNER:FILE' and 'shoal proxy' load.`,
 			cmd.AddCommand(cl.trainFIRM(l.short))
 		case "coscal":
 			cmd.AddCommand(cl.trainCoScal(l.short))
+		case "faasconf":
+			cmd.AddCommand(cl.trainFaaSConf(l.short))
 		default:
 			cmd.AddCommand(cl.trainLB(lbenv.Algorithm(l.name), l.short))
 		}
@@ -210,6 +214,12 @@ func readLearned(kind, path string, sc *scenario.Scenario) (experiment.Learned, 
 			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
 		}
 		return experiment.CoScalPolicy(p, sc), nil
+	case "faasconf":
+		p, err := faasconf.ReadPolicy(f)
+		if err != nil {
+			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
+		}
+		return experiment.FaaSConfPolicy(p, faasconf.Options{}), nil
 	}
 	p, err := lb.ReadPolicy(f)
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,5 +35,25 @@ func TestTrainBaselinesThenSimulate(t *testing.T) {
 	}
 	if _, err := runCLI(t, "sim", "trainticket", "--policy", "coscal:"+firm); err == nil || !strings.Contains(err.Error(), "not a shoal-coscal-policy file") {
 		t.Errorf("a FIRM file as coscal: error %v", err)
+	}
+}
+
+// TestTrainFaaSConfThenSimulate: 'shoal train faasconf' writes a policy that
+// 'shoal sim faas-sequential --policy faasconf:F' serves.
+func TestTrainFaaSConfThenSimulate(t *testing.T) {
+	pol := filepath.Join(t.TempDir(), "faasconf.policy")
+	out, err := runCLI(t, "train", "faasconf", "faas-sequential", "-o", pol, "--logged", "2", "--offline-updates", "0", "--online", "1", "--quiet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "30 logged measurements") || !strings.Contains(out, "15 online measurements") || !strings.Contains(out, "wrote "+pol) {
+		t.Fatalf("train faasconf output: %s", out)
+	}
+	out, err = runCLI(t, "sim", "faas-sequential", "--policy", "openfaas,faasconf:"+pol, "--seeds", "1", "--horizon", "2m", "--quiet")
+	if err != nil || !strings.Contains(out, "\nfaasconf ") {
+		t.Fatalf("sim: %v\n%s", err, out)
+	}
+	if _, err := runCLI(t, "train", "faasconf", "faas-sequential", "-o", pol, "--variant", "qmix"); !errors.Is(err, errUsage) {
+		t.Errorf("--variant qmix: %v", err)
 	}
 }

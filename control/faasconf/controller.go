@@ -84,6 +84,9 @@ func (c *Controller) Level(snap *metrics.Snapshot) float64 {
 // Decide implements control.Controller.
 func (c *Controller) Decide(_ time.Duration, snap *metrics.Snapshot) []control.Action {
 	c.acts = c.acts[:0]
+	if snap.Period <= 0 { // no window has ended yet
+		return nil
+	}
 	w := WindowOf(snap)
 	level := c.Level(snap)
 	met := c.pol.QoS.Met(w)

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/shoal-project/shoal/envs/faasconfenv"
+	"github.com/shoal-project/shoal/learn/modelfile"
+	"github.com/shoal-project/shoal/learn/rl"
+	"github.com/shoal-project/shoal/scenario"
+	"github.com/spf13/cobra"
+)
+
+func (cl *cli) trainFaaSConf(short string) *cobra.Command {
+	var (
+		out             string
+		budget          time.Duration
+		logged, offline int
+		online          int
+		seed            uint64
+		quiet           bool
+		variant         string
+	)
+	def := faasconfenv.DefaultTrainConfig()
+	cmd := &cobra.Command{
+		Use:   "faasconf SCENARIO -o FILE",
+		Short: short,
+		Long: short + `.
+
+One agent per tuned function of a serverless workflow scenario (faas-*) sets
+its CPU and memory limits, instances and concurrency limit (the hybrid
+configuration). Every step measures a joint configuration for one 30 s
+window at a workload level; the agents share the reward of FaaSConf section
+4.1 (the price of equation 2, and a bonus when the window met the QoS).
+Training is offline first, on --logged episodes of random configurations
+(the Data Store), then online for up to --online episodes or --budget,
+through the safe exploration strategy. 'shoal sim SCENARIO --policy
+faasconf:FILE' serves the policy, one decision per window.`,
+		Example: `  shoal train faasconf faas-sequential -o faasconf.policy --budget 10m
+  shoal sim faas-sequential --policy openfaas,faasconf:faasconf.policy --seeds 3`,
+		Args:              exactArgs(1, "one scenario"),
+		ValidArgsFunction: completeScenarios,
+	}
+	f := cmd.Flags()
+	f.StringVarP(&out, "output", "o", "", "where to save the policy `FILE` (required)")
+	f.DurationVar(&budget, "budget", 12*time.Minute, "wall time of the whole run; no online episode starts after it")
+	f.IntVar(&logged, "logged", def.Logged, "episodes of random configurations logged first (15 measurements each)")
+	f.IntVar(&offline, "offline-updates", def.OfflineUpdates, "updates on the logged data before the online episodes")
+	f.IntVar(&online, "online", def.Online, "online episodes at most")
+	f.Uint64Var(&seed, "seed", 1, "training seed")
+	f.BoolVar(&quiet, "quiet", false, "no per-episode progress")
+	f.StringVar(&variant, "variant", string(rl.AttMF), "what critics and actors see: attmf (the paper's), mf or maddpg (the ablations)")
+	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
+		if out == "" {
+			return usagef("-o FILE is required (where to save the policy)")
+		}
+		if budget <= 0 || logged < 0 || offline < 0 || online < 0 {
+			return usagef("--budget must be positive; --logged, --offline-updates and --online not negative")
+		}
+		v := rl.MADDPGVariant(variant)
+		if v != rl.AttMF && v != rl.MeanField && v != rl.Vanilla {
+			return usagef("--variant must be attmf, mf or maddpg, got %q", variant)
+		}
+		sc, err := scenario.Lookup(args[0])
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		cfg := def
+		cfg.Seed, cfg.Logged, cfg.OfflineUpdates, cfg.Online, cfg.Learner.Variant = seed, logged, offline, online, v
+		cfg.Deadline, cfg.Now = start.Add(budget), time.Now
+		if !quiet {
+			cfg.Progress = func(e faasconfenv.Episode) {
+				fmt.Fprintf(cl.stderr, "episode %3d level %.1f reward %6.3f  QoS met %2d/15  replaced %2d  best %.3f $/h  %d updates  %s\n",
+					e.Index, e.Level, e.Reward, e.Met, e.Replaced, e.Best, e.Updates, time.Since(start).Round(time.Second))
+			}
+		}
+		tr, err := faasconfenv.Train(cmd.Context(), sc, cfg)
+		if err != nil {
+			return fmt.Errorf("train faasconf: %w", err)
+		}
+		tr.Policy.Provenance.WallSeconds = time.Since(start).Seconds()
+		if err := modelfile.WriteFile(out, tr.Policy.Write); err != nil {
+			return err
+		}
+		p := tr.Policy.Provenance
+		fmt.Fprintf(cl.stdout, "trained faasconf (%s) on %s (seed %d): %d logged measurements, %d offline updates, %d online measurements, %d updates in %.0f s; wrote %s\n",
+			v, sc.Name, seed, p.Logged, p.Offline, p.Online, p.Updates, p.WallSeconds, out)
+		return nil
+	})
+	return cmd
+}
