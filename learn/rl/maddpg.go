@@ -54,16 +54,21 @@ type MADDPGConfig struct {
 	LearningStarts    int     // joint steps of uniform random actions before learning
 	UpdatesPerStep    int     // updates per joint step after that (1)
 	ActionNoise       float64 // std of the Gaussian exploration noise in [-1, 1] units (0.1)
+	// GradClip bounds the global L2 norm of every actor's and critic's
+	// gradient (0.5: maddpg/trainer/maddpg.py, U.minimize_and_clip with
+	// grad_norm_clipping=0.5 in Lowe et al.'s released code; 0: none).
+	GradClip float64
 }
 
 // DefaultMADDPGConfig returns Lowe et al.'s settings (appendix: Adam with
 // step 0.01, τ 0.01, γ 0.95, a buffer of 10⁶, batches of 1024, two ReLU
-// layers of 64 units) for AttMF with 16-wide queries and keys, Gaussian
-// exploration noise 0.1 and 1,000 random steps.
+// layers of 64 units; their code clips gradient norms at 0.5) for AttMF
+// with 16-wide queries and keys, Gaussian exploration noise 0.1 and 1,000
+// random steps.
 func DefaultMADDPGConfig() MADDPGConfig {
 	return MADDPGConfig{Variant: AttMF, Hidden: []int{64, 64}, AttentionDim: 16, ActorLR: 0.01, CriticLR: 0.01,
 		BufferSize: 1_000_000, BatchSize: 1024, Gamma: 0.95, Tau: 0.01, LearningStarts: 1000, UpdatesPerStep: 1,
-		ActionNoise: 0.1}
+		ActionNoise: 0.1, GradClip: 0.5}
 }
 
 // Validate reports the first invalid field for n agents.
@@ -83,8 +88,8 @@ func (c MADDPGConfig) Validate(n int) error {
 		return errors.New("buffer_size, batch_size, updates_per_step: must be >= 1")
 	case c.Gamma < 0 || c.Gamma > 1 || c.Tau <= 0 || c.Tau > 1:
 		return fmt.Errorf("gamma in [0, 1], tau in (0, 1]: got %v, %v", c.Gamma, c.Tau)
-	case c.ActionNoise < 0:
-		return errors.New("action_noise: must be >= 0")
+	case c.ActionNoise < 0 || c.GradClip < 0:
+		return errors.New("action_noise, grad_clip: must be >= 0")
 	}
 	for j, row := range c.Adjacency {
 		if len(row) != n {
@@ -106,7 +111,8 @@ type maddpgAgent struct {
 	aq, ak, aqT, akT               *nn.Node[float32] // the actor's attention
 	cq, ck, cqT, ckT               *nn.Node[float32] // the critic's
 	actorOpt, criticOpt            *nn.Adam[float32]
-	mask                           nn.Tensor[float32] // 1×n: A^{jk}, 0 on the diagonal
+	actorP, criticP                []*nn.Node[float32] // what each optimiser steps
+	mask                           nn.Tensor[float32]  // 1×n: A^{jk}, 0 on the diagonal
 }
 
 // MADDPG is a MultiLearner for n homogeneous agents with box actions.
@@ -181,6 +187,7 @@ func NewMADDPG(spec MultiSpec, cfg MADDPGConfig, rng *rand.Rand) (*MADDPG, error
 			m.sources = append(m.sources, a.aq, a.ak, a.cq, a.ck)
 		}
 		a.actorOpt, a.criticOpt = nn.NewAdam(actorP, adam(cfg.ActorLR)), nn.NewAdam(criticP, adam(cfg.CriticLR))
+		a.actorP, a.criticP = actorP, criticP
 		m.agents = append(m.agents, a)
 	}
 	nn.HardCopy(m.targets, m.sources)
@@ -292,6 +299,7 @@ func (m *MADDPG) Update() {
 		loss := tq.MSE(a.critic.Forward(tq, m.criticIn(tq, j, a.cq, a.ck, s, acts, nil)), input(tq, B, 1, m.y))
 		a.criticOpt.ZeroGrad()
 		tq.Backward(loss)
+		m.clip(a.criticP)
 		a.criticOpt.Step()
 
 		// ∇θ J = E[∇θ π_j(s_j) ∇a_j Q_j(s, a)|a_j = π_j(s_j)] (eq. 4).
@@ -302,10 +310,17 @@ func (m *MADDPG) Update() {
 		lossPi := ta.Scale(ta.Mean(a.critic.Forward(ta, m.criticIn(ta, j, a.cq, a.ck, s, acts, mine))), -1)
 		a.actorOpt.ZeroGrad()
 		ta.Backward(lossPi)
+		m.clip(a.actorP)
 		a.actorOpt.Step()
 	}
 	m.Updates++
 	nn.SoftUpdate(m.targets, m.sources, float32(cfg.Tau))
+}
+
+func (m *MADDPG) clip(params []*nn.Node[float32]) {
+	if m.Config.GradClip > 0 {
+		nn.ClipGradNorm(params, m.Config.GradClip)
+	}
 }
 
 // rows records the B×w rows of agent j (rows b·n+j) of x (B·n × w).
