@@ -13,6 +13,7 @@ package faasconfenv
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -172,6 +173,11 @@ func (e *Env) Reset(rng *rand.Rand) [][]float64 {
 // measured at the episode's level.
 func (e *Env) Step(actions [][]float64) ([][]float64, []float64, bool, bool) {
 	for j, a := range actions {
+		for _, v := range a {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				panic(fmt.Sprintf("faasconfenv: the action for %s is not finite: %v (a diverged learner?)", e.funcs[j], a))
+			}
+		}
 		e.configs[j] = e.cfg.Space.Decode(a)
 	}
 	r := e.measure()
