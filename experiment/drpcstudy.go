@@ -193,7 +193,7 @@ func (s DRPCStudy) policy(ctx context.Context, sc *scenario.Scenario, wt float64
 		return nil, err
 	}
 	cfg := drpcenv.DefaultConfig()
-	cfg.Seed, cfg.Episodes = s.TrainSeed, 1000
+	cfg.Seed = s.TrainSeed // for its default episodes: a budget would make the policy depend on the machine's load
 	cfg.Reward = drpc.DefaultReward(sc.SLO)
 	cfg.Reward.UtilWeight = wt
 	switch training {

@@ -28,19 +28,20 @@ func (cl *cli) trainDRPC(short string) *cobra.Command {
 
 The central TD3 teacher explores the scenario's autoscaled services in the
 simulator, acting on every deployment at once each period (DRPC Algorithms 1
-and 3), until --episodes or --budget runs out; then one small student per
-deployment learns to imitate it (DAgger: the teacher labels the states the
-students visit). The policy file holds the students, the teacher and the
+and 3), for --episodes (or until --budget runs out first); every 10 episodes
+the teacher is validated on two episodes of its own, and the best one is
+kept. Then one small student per deployment learns to imitate it (DAgger:
+the teacher labels the states the students visit). The policy file holds the students, the teacher and the
 guard rails; 'shoal sim SCENARIO --policy drpc:FILE' runs it, with the
 scenario's HPA as the fallback for deployments whose inputs leave the
 trained range.`,
-		Example: `  shoal train drpc trainticket -o drpc.policy --budget 12m
+		Example: `  shoal train drpc trainticket -o drpc.policy
   shoal sim trainticket --policy hpa,kpa,drpc:drpc.policy --seeds 5`,
 		Args:              exactArgs(1, "one scenario"),
 		ValidArgsFunction: completeScenarios,
 	}
 	f := cmd.Flags()
-	t.register(f, 12*time.Minute, "wall time for the teacher's episodes (the students' imitation comes after)", 200, "teacher")
+	t.register(f, 15*time.Minute, "a cap on the teacher's wall time (machine-dependent; --episodes is the reproducible bound)", drpcenv.DefaultConfig().Episodes, "teacher")
 	f.Float64Var(&weight, "util-weight", 0, "weight of equation 2's distance term (the paper's is 1; default: drpc.DefaultReward's)")
 	f.BoolVar(&predict, "forecast", false, "fit a GRU workload predictor on four episodes of the base rule first; the policy reads its forecast")
 	f.BoolVar(&resume, "resume", false, "continue the interrupted run whose state FILE.ckpt holds (written after every episode, removed at the end)")

@@ -2,16 +2,19 @@ package drpcenv
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"time"
 
 	"github.com/shoal-project/shoal/control/drpc"
 	"github.com/shoal-project/shoal/learn/modelfile"
+	"github.com/shoal-project/shoal/learn/nn"
 )
 
 // A checkpoint is a training run's whole state between two episodes: the
@@ -41,6 +44,10 @@ type trainerState struct {
 	Low, High        []float64
 	DataObs, DataAct [][][]float64
 	Rates            [][]float64
+	// Best is the best teacher on validation (nn.Save of its actor; empty:
+	// none yet) and BestScore its reward there.
+	Best      []byte
+	BestScore float64
 }
 
 // settings describes what a resumed run must share with the one that wrote
@@ -52,9 +59,9 @@ func settings(sc string, cfg Config) string {
 	if cfg.Base != nil {
 		base = fmt.Sprintf("%+v", *cfg.Base)
 	}
-	return fmt.Sprintf("scenario %s seed %d episode %v period %v td3 %+v updates/step %d students %v imitation %d forecast %d %+v steps %+v reward %+v base %s validation %+v",
+	return fmt.Sprintf("scenario %s seed %d episode %v period %v td3 %+v updates/step %d students %v imitation %d forecast %d %+v steps %+v reward %+v base %s validation %d every %d",
 		sc, cfg.Seed, cfg.EpisodeLength, cfg.Period, cfg.TD3, cfg.UpdatesPerStep, cfg.StudentHidden, cfg.ImitationEpisodes,
-		cfg.ForecastEpisodes, cfg.Forecast, cfg.Steps, cfg.Reward, base, cfg.Validation)
+		cfg.ForecastEpisodes, cfg.Forecast, cfg.Steps, cfg.Reward, base, cfg.ValidationEpisodes, cfg.ValidateEvery)
 }
 
 // save writes the checkpoint (atomically: a crash leaves the previous one).
@@ -64,7 +71,14 @@ func (t *trainer) save(elapsed time.Duration) error {
 		return err
 	}
 	st := trainerState{RNG: rng, Elapsed: elapsed, Steps: t.steps, Curve: t.curve, Low: t.low, High: t.high,
-		DataObs: t.dataObs, DataAct: t.dataAct, Rates: t.rates}
+		DataObs: t.dataObs, DataAct: t.dataAct, Rates: t.rates, BestScore: t.bestScore}
+	if t.best != nil {
+		var b bytes.Buffer
+		if err := nn.SaveModule(&b, t.best); err != nil {
+			return err
+		}
+		st.Best = b.Bytes()
+	}
 	h := checkpointHeader{Format: checkpointFormat, Version: 1, Settings: settings(t.sc.Name, t.cfg)}
 	err = modelfile.WriteFile(t.cfg.Checkpoint, func(w io.Writer) error {
 		if err := modelfile.WriteHeader(w, h); err != nil {
@@ -124,6 +138,13 @@ func (t *trainer) restore() (elapsed time.Duration, ok bool, err error) {
 		return fail(err)
 	}
 	t.pol, t.steps, t.curve, t.low, t.high = pol, st.Steps, st.Curve, st.Low, st.High
-	t.dataObs, t.dataAct, t.rates = st.DataObs, st.DataAct, st.Rates
+	t.dataObs, t.dataAct, t.rates, t.bestScore = st.DataObs, st.DataAct, st.Rates, st.BestScore
+	if len(st.Best) > 0 {
+		a := t.td3.Actor()
+		t.best = nn.NewMLP[float32](rand.New(rand.NewPCG(0, 0)), "actor", mlpSizes(a), a.Hidden, a.Output)
+		if err := nn.LoadModule(bytes.NewReader(st.Best), t.best); err != nil {
+			return fail(err)
+		}
+	}
 	return st.Elapsed, true, nil
 }

@@ -56,8 +56,13 @@ type Config struct {
 	// Arrivals draws each episode's arrival process (every source's, keeping
 	// the scenario's mix); default: Surges.
 	Arrivals func(rng *rand.Rand) workload.ProcessSpec
-	// Validation is the arrival process of the validation episode.
-	Validation workload.ProcessSpec
+	// ValidateEvery, if > 0, runs the deterministic teacher on
+	// ValidationEpisodes episodes drawn from Arrivals with seeds of their
+	// own (the same ones every time, never a training or evaluation seed)
+	// after every ValidateEvery teacher episodes, and the students imitate
+	// the teacher that earned the most there: where an episode count or a
+	// budget stops TD3 is otherwise luck.
+	ValidateEvery, ValidationEpisodes int
 	// TD3 configures the teacher.
 	TD3 rl.TD3Config
 	// UpdatesPerStep is the teacher's gradient updates per decision period.
@@ -112,7 +117,8 @@ func DefaultConfig() Config {
 	// Algorithm 2 acts only where |a| > 0.5: with the usual 0.1 the noise
 	// around a policy near 0 would almost never show the critic an action.
 	td3.ActionNoise = 0.3
-	return Config{Episodes: 30, EpisodeLength: 10 * time.Minute, Period: 5 * time.Second, TD3: td3,
+	return Config{Episodes: 120, EpisodeLength: 10 * time.Minute, Period: 5 * time.Second, TD3: td3,
+		ValidateEvery: 10, ValidationEpisodes: 2,
 		UpdatesPerStep: 4, StudentHidden: []int{16, 16}, ImitationEpisodes: 6,
 		Steps: drpc.Steps{CPU: 0.1, Memory: 64, Replicas: 3}, Base: &drpc.Base{Low: 0.3, High: 0.75, Stabilize: 12},
 		Forecast: forecast.Config{Window: 12, Hidden: 16, Horizon: 6, Epochs: 10, EpochWindows: 2000, Log: true}}
@@ -172,13 +178,23 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg Config) (*Trained, er
 	if err := t.fitForecaster(); err != nil {
 		return nil, err
 	}
-	for t.count(phaseImitation) == 0 && t.count(phaseTeacher) < cfg.Episodes {
-		if t.count(phaseTeacher) > 0 && !cfg.Deadline.IsZero() && cfg.Now().After(deadline) {
+	for t.count(phaseImitation) == 0 {
+		n := t.count(phaseTeacher)
+		if t.validationDue(n) { // after every ValidateEvery teacher episodes (also when resuming between the two)
+			if err := t.validate(done); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if n >= cfg.Episodes || (n > 0 && !cfg.Deadline.IsZero() && cfg.Now().After(deadline)) {
 			break
 		}
 		if err := t.episode(phaseTeacher, done); err != nil {
 			return nil, err
 		}
+	}
+	if t.best != nil { // the students imitate the best teacher on validation
+		nn.HardCopy(t.td3.Actor().Params(), t.best.Params())
 	}
 	for k := t.count(phaseImitation) + t.count(phaseDAgger); k < cfg.ImitationEpisodes; k++ {
 		phase := phaseImitation
@@ -238,8 +254,8 @@ func withDefaults(cfg Config, sc *scenario.Scenario) Config {
 	if cfg.Arrivals == nil {
 		cfg.Arrivals = Surges(sc)
 	}
-	if cfg.Validation.Kind == "" {
-		cfg.Validation = Surge(sc, 4)
+	if cfg.ValidationEpisodes <= 0 {
+		cfg.ValidationEpisodes = def.ValidationEpisodes
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -252,6 +268,8 @@ const (
 	phaseImitation = "imitation"
 	phaseDAgger    = "dagger"
 	phaseForecast  = "forecast"
+	// phaseValidation is a round of validation episodes (one curve point).
+	phaseValidation = "validation"
 )
 
 // trainer holds a training run's state.
@@ -272,6 +290,10 @@ type trainer struct {
 	dataObs, dataAct [][][]float64
 	// rates are the ingress rates of the forecast episodes, one row a period.
 	rates [][]float64
+	// best is the teacher's actor that did best on validation, with its
+	// mean reward there.
+	best      *nn.MLP[float32]
+	bestScore float64
 }
 
 func newTrainer(ctx context.Context, sc *scenario.Scenario, cfg Config) (*trainer, error) {
@@ -382,10 +404,80 @@ func Ingress(sc *scenario.Scenario) []string {
 // teacher labels the visited states for the students.
 func (t *trainer) episode(phase string, after ...func() error) error {
 	seed := t.rng.Uint64() | 1<<63
-	spec := t.cfg.Arrivals(t.rng)
-	w, err := newWorld(t.sc, spec, seed, t.cfg)
+	e, err := t.run(phase, seed, t.cfg.Arrivals(t.rng))
 	if err != nil {
 		return err
+	}
+	return t.ended(e, after)
+}
+
+// ended appends an episode to the curve, calls what comes after it, and
+// reports it.
+func (t *trainer) ended(e Episode, after []func() error) error {
+	e.Index = len(t.curve) + 1
+	t.curve = append(t.curve, e)
+	for _, f := range after {
+		if err := f(); err != nil {
+			return err
+		}
+	}
+	if t.cfg.Progress != nil {
+		t.cfg.Progress(e)
+	}
+	return nil
+}
+
+// validationDue reports whether the teacher is to be validated now, its
+// n-th episode being the last one run: every ValidateEvery episodes, once
+// it learns.
+func (t *trainer) validationDue(n int) bool {
+	every := t.cfg.ValidateEvery
+	perEpisode := int(t.cfg.EpisodeLength/t.cfg.Period) * len(t.pol.Deployments)
+	return every > 0 && n > 0 && n%every == 0 && n*perEpisode >= t.cfg.TD3.LearningStarts &&
+		t.curve[len(t.curve)-1].Phase == phaseTeacher
+}
+
+// validate runs the deterministic teacher on the validation episodes and
+// keeps its actor if it did best so far.
+func (t *trainer) validate(after func() error) error {
+	var v Episode
+	for k := range t.cfg.ValidationEpisodes {
+		rng := rand.New(rand.NewPCG(t.cfg.Seed, 0x76616c69+uint64(k))) // "vali"
+		e, err := t.run(phaseValidation, rng.Uint64()|1<<63, t.cfg.Arrivals(rng))
+		if err != nil {
+			return err
+		}
+		v.Reward += e.Reward / float64(t.cfg.ValidationEpisodes)
+		v.SLOViolations += e.SLOViolations / float64(t.cfg.ValidationEpisodes)
+	}
+	v.Phase, v.Steps, v.Updates = phaseValidation, t.steps, t.td3.Updates
+	if t.best == nil || v.Reward > t.bestScore {
+		if t.best == nil {
+			t.best = nn.NewMLP[float32](rand.New(rand.NewPCG(0, 0)), "actor", mlpSizes(t.td3.Actor()), t.td3.Actor().Hidden, t.td3.Actor().Output)
+		}
+		nn.HardCopy(t.best.Params(), t.td3.Actor().Params())
+		t.bestScore = v.Reward
+	}
+	return t.ended(v, []func() error{after})
+}
+
+// mlpSizes are an MLP's layer widths, input first.
+func mlpSizes(m *nn.MLP[float32]) []int {
+	sizes := []int{m.In()}
+	for _, l := range m.Layers {
+		sizes = append(sizes, l.Out())
+	}
+	return sizes
+}
+
+// run runs one episode in the phase on a world of the seed and arrivals:
+// the teacher explores and learns, or (imitation, dagger) the teacher or
+// the students act and the teacher labels the visited states for the
+// students, or (validation) the teacher acts and nothing is learnt.
+func (t *trainer) run(phase string, seed uint64, spec workload.ProcessSpec) (Episode, error) {
+	w, err := newWorld(t.sc, spec, seed, t.cfg)
+	if err != nil {
+		return Episode{}, err
 	}
 	n := len(t.pol.Deployments)
 	obs := drpc.NewObserver(t.pol.Deployments, t.pol.Ingress, time.Duration(t.cfg.Reward.RTMax))
@@ -412,7 +504,7 @@ func (t *trainer) episode(phase string, after ...func() error) error {
 	w.cl.RunUntil(t.cfg.Period)
 	w.cl.Observe(&snap)
 	if !obs.Observe(&snap, fc) {
-		return errors.New("drpcenv: a deployment is missing from the snapshot")
+		return Episode{}, errors.New("drpcenv: a deployment is missing from the snapshot")
 	}
 	t.inputs(x, obs)
 	var buf []control.Action
@@ -420,14 +512,14 @@ func (t *trainer) episode(phase string, after ...func() error) error {
 	low := make([]int, n)
 	for step := 1; step <= periods; step++ {
 		if err := t.ctx.Err(); err != nil {
-			return err
+			return Episode{}, err
 		}
 		now := time.Duration(step) * t.cfg.Period
 		buf = buf[:0]
 		for i := range n {
 			a := t.act(phase, i, x[i], obs.Local(i), in32, out32, students)
 			acts[i] = append(acts[i][:0], a...) // what the network chose: the residual when there is a base
-			if phase != phaseTeacher {
+			if phase == phaseImitation || phase == phaseDAgger {
 				t.record(i, obs.Local(i), x[i], in32, out32)
 			}
 			final = append(final[:0], a...)
@@ -444,13 +536,13 @@ func (t *trainer) episode(phase string, after ...func() error) error {
 		}
 		for _, a := range buf {
 			if err := w.cl.Apply(now, a); err != nil {
-				return fmt.Errorf("drpcenv: %w", err)
+				return Episode{}, fmt.Errorf("drpcenv: %w", err)
 			}
 		}
 		w.cl.RunUntil(now + t.cfg.Period)
 		w.cl.Observe(&snap)
 		if !obs.Observe(&snap, fc) {
-			return errors.New("drpcenv: a deployment is missing from the snapshot")
+			return Episode{}, errors.New("drpcenv: a deployment is missing from the snapshot")
 		}
 		t.inputs(next, obs)
 		if phase == phaseForecast {
@@ -465,7 +557,9 @@ func (t *trainer) episode(phase string, after ...func() error) error {
 			}
 		}
 		x, next = next, x
-		t.steps++
+		if phase != phaseValidation {
+			t.steps++
+		}
 		if phase == phaseTeacher && t.td3.Replay().Len() >= t.cfg.TD3.LearningStarts {
 			for range t.cfg.UpdatesPerStep {
 				t.td3.Update()
@@ -474,18 +568,8 @@ func (t *trainer) episode(phase string, after ...func() error) error {
 	}
 	w.cl.Drain(time.Minute)
 	res := w.cl.Results()
-	e := Episode{Index: len(t.curve) + 1, Phase: phase, Reward: sumReward / float64(periods), Steps: t.steps,
-		Updates: t.td3.Updates, SLOViolations: sloViolations(res)}
-	t.curve = append(t.curve, e)
-	for _, f := range after {
-		if err := f(); err != nil {
-			return err
-		}
-	}
-	if t.cfg.Progress != nil {
-		t.cfg.Progress(e)
-	}
-	return nil
+	return Episode{Phase: phase, Reward: sumReward / float64(periods), Steps: t.steps, Updates: t.td3.Updates,
+		SLOViolations: sloViolations(res)}, nil
 }
 
 // act is deployment i's action in the phase: the teacher explores (uniform

@@ -27,7 +27,8 @@ func TestTrainWritesARunnablePolicy(t *testing.T) {
 	for _, e := range tr.Curve {
 		phases = append(phases, e.Phase)
 	}
-	if len(tr.Curve) != 9 || phases[0] != phaseForecast || phases[4] != phaseTeacher || phases[6] != phaseImitation || phases[8] != phaseDAgger {
+	if len(tr.Curve) != 11 || phases[0] != phaseForecast || phases[4] != phaseTeacher || phases[5] != phaseValidation ||
+		phases[7] != phaseValidation || phases[8] != phaseImitation || phases[10] != phaseDAgger {
 		t.Fatalf("phases %v", phases)
 	}
 	p := tr.Policy
@@ -118,7 +119,8 @@ func TestResumedTrainingEndsWithTheSamePolicy(t *testing.T) {
 }
 
 // shortRun is TrainTicket with a training of two one-minute teacher
-// episodes, learning from the 200th transition.
+// episodes, learning from the 200th transition, each validated on one
+// episode.
 func shortRun(t *testing.T, seed uint64, imitation, forecast int) (*scenario.Scenario, Config) {
 	t.Helper()
 	sc, err := scenario.Lookup("trainticket")
@@ -128,5 +130,6 @@ func shortRun(t *testing.T, seed uint64, imitation, forecast int) (*scenario.Sce
 	cfg := DefaultConfig()
 	cfg.Seed, cfg.Episodes, cfg.EpisodeLength, cfg.ImitationEpisodes, cfg.ForecastEpisodes = seed, 2, time.Minute, imitation, forecast
 	cfg.TD3.LearningStarts, cfg.TD3.BatchSize = 200, 32
+	cfg.ValidateEvery, cfg.ValidationEpisodes = 1, 1
 	return sc, cfg
 }
