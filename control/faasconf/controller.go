@@ -23,62 +23,116 @@ type Options struct {
 type Stats struct {
 	Decisions int // windows decided
 	Replaced  int // configurations the safe exploration replaced
-	Violated  int // windows that missed the QoS
+	Violated  int // configurations that ran and missed the QoS
 }
 
-// Controller serves a FaaSConf policy online: at the end of every time
-// window it records how the configuration that ran did (the safe
-// exploration's history and bounds adapt to it), observes every function,
-// lets the actors propose the next configuration, and runs it if its price
-// is inside the safe range of the workload seen, else a safe one from
-// history (section 4.3). It implements control.Controller; call it once
-// per window (Policy.Window).
-type Controller struct {
+// Agent is FaaSConf's decision, shared by the online controller and
+// offline tuning sessions: the actors propose every function's next
+// configuration from the observation, and the safe exploration strategy
+// runs it if its price is inside the safe range of the workload level,
+// else a safe one from history (section 4.3); the outcome of every
+// configuration that ran is added to the history, so that the ranges adapt.
+type Agent struct {
 	pol     *Policy
 	opt     Options
 	ses     *SES
 	rng     *rand.Rand
-	obs     [][]float64
-	idx     []int
 	configs []Config
 	action  [][]float64
-	ran     bool // configs ran in the window that just ended
-	acts    []control.Action
 	stats   Stats
 }
 
-// NewController returns a controller serving pol.
-func NewController(pol *Policy, opt Options) (*Controller, error) {
+// NewAgent returns an agent for pol, its history that of the policy.
+func NewAgent(pol *Policy, opt Options) *Agent {
 	n := len(pol.Functions)
-	c := &Controller{pol: pol, opt: opt, ses: NewSES(), rng: rand.New(rand.NewPCG(opt.Seed, 0x73657366)), // "sesf"
-		obs: make([][]float64, n), idx: make([]int, n), configs: make([]Config, n), action: make([][]float64, n)}
+	a := &Agent{pol: pol, opt: opt, ses: NewSES(), rng: rand.New(rand.NewPCG(opt.Seed, 0x73657366)), // "sesf"
+		configs: make([]Config, n), action: make([][]float64, n)}
 	for j := range n {
-		c.obs[j], c.action[j], c.idx[j] = make([]float64, Features), make([]float64, ActionDim), -1
+		a.action[j] = make([]float64, ActionDim)
 	}
 	for _, r := range pol.History {
-		c.ses.Add(r)
+		a.ses.Add(r)
 	}
-	return c, nil
+	return a
 }
 
 // Stats returns the counts so far.
-func (c *Controller) Stats() Stats { return c.stats }
+func (a *Agent) Stats() Stats { return a.stats }
 
-// Level is the workload level of a window: its request rate over the
-// policy's base rate, rounded to the nearest level trained on.
-func (c *Controller) Level(snap *metrics.Snapshot) float64 {
-	var arrivals int64
-	for _, cl := range snap.Classes {
-		arrivals += cl.Arrivals
+// Record adds the outcome of the configurations last proposed, which ran
+// at the workload level.
+func (a *Agent) Record(level float64, met bool) {
+	a.ses.Add(Record{Workload: level, Action: cloneRows(a.action), Price: Price(a.configs), Met: met})
+	if !met {
+		a.stats.Violated++
 	}
-	x := float64(arrivals) / snap.Period.Seconds() / c.pol.BaseRate
+}
+
+// Propose returns every function's next configuration for the joint
+// observation at the workload level (owned by a, valid until its next
+// call).
+func (a *Agent) Propose(level float64, obs [][]float64) []Config {
+	for j, act := range a.pol.actors.Act(obs) {
+		for k, v := range act {
+			a.action[j][k] = float64(v)
+		}
+		a.configs[j] = a.pol.Space.Decode(a.action[j])
+	}
+	if !a.opt.NoSES {
+		if safe, replaced := a.ses.Filter(level, a.action, Price(a.configs), a.rng); replaced {
+			a.stats.Replaced++
+			for j := range safe {
+				copy(a.action[j], safe[j])
+				a.configs[j] = a.pol.Space.Decode(a.action[j])
+			}
+		}
+	}
+	a.stats.Decisions++
+	return a.configs
+}
+
+// Level is the workload level of a request rate: over the policy's base
+// rate, rounded to the nearest level trained on.
+func (p *Policy) Level(rate float64) float64 {
+	x := rate / p.BaseRate
 	best := x
-	for i, l := range c.pol.Levels {
+	for i, l := range p.Levels {
 		if i == 0 || math.Abs(l-x) < math.Abs(best-x) {
 			best = l
 		}
 	}
 	return best
+}
+
+// Controller serves a FaaSConf policy online through an Agent: at the end
+// of every time window it records how the configuration that ran did,
+// observes every function (Table 2) and configures them. It implements
+// control.Controller; call it once per window (Policy.Window).
+type Controller struct {
+	*Agent
+	obs  [][]float64
+	idx  []int
+	ran  bool // the agent's configurations ran in the window that just ended
+	acts []control.Action
+}
+
+// NewController returns a controller serving pol.
+func NewController(pol *Policy, opt Options) (*Controller, error) {
+	n := len(pol.Functions)
+	c := &Controller{Agent: NewAgent(pol, opt), obs: make([][]float64, n), idx: make([]int, n)}
+	for j := range n {
+		c.obs[j], c.idx[j] = make([]float64, Features), -1
+	}
+	return c, nil
+}
+
+// Level is the workload level of a window.
+func (c *Controller) Level(snap *metrics.Snapshot) float64 {
+	var arrivals int64
+	for _, cl := range snap.Classes {
+		arrivals += cl.Arrivals
+	}
+	return c.pol.Level(float64(arrivals) / snap.Period.Seconds())
 }
 
 // Decide implements control.Controller.
@@ -89,12 +143,8 @@ func (c *Controller) Decide(_ time.Duration, snap *metrics.Snapshot) []control.A
 	}
 	w := WindowOf(snap)
 	level := c.Level(snap)
-	met := c.pol.QoS.Met(w)
 	if c.ran {
-		c.ses.Add(Record{Workload: level, Action: cloneRows(c.action), Price: Price(c.configs), Met: met})
-	}
-	if !met {
-		c.stats.Violated++
+		c.Record(level, c.pol.QoS.Met(w))
 	}
 	for j, f := range c.pol.Functions {
 		c.idx[j] = snap.ServiceIndex(f, c.idx[j])
@@ -103,26 +153,10 @@ func (c *Controller) Decide(_ time.Duration, snap *metrics.Snapshot) []control.A
 		}
 		Observe(c.obs[j], &snap.Services[c.idx[j]], snap.Period, c.pol.Space, w, c.pol.QoS)
 	}
-	for j, a := range c.pol.actors.Act(c.obs) {
-		for k, v := range a {
-			c.action[j][k] = float64(v)
-		}
-		c.configs[j] = c.pol.Space.Decode(c.action[j])
-	}
-	if !c.opt.NoSES {
-		if safe, replaced := c.ses.Filter(level, c.action, Price(c.configs), c.rng); replaced {
-			c.stats.Replaced++
-			for j := range safe {
-				copy(c.action[j], safe[j])
-				c.configs[j] = c.pol.Space.Decode(c.action[j])
-			}
-		}
-	}
-	for j, f := range c.pol.Functions {
-		c.acts = Actions(c.acts, f, &snap.Services[c.idx[j]], c.configs[j])
+	for j, cfg := range c.Propose(level, c.obs) {
+		c.acts = Actions(c.acts, c.pol.Functions[j], &snap.Services[c.idx[j]], cfg)
 	}
 	c.ran = true
-	c.stats.Decisions++
 	return c.acts
 }
 

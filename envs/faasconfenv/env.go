@@ -161,10 +161,7 @@ func (e *Env) Adjacency() [][]float64 {
 func (e *Env) Reset(rng *rand.Rand) [][]float64 {
 	e.rng, e.step = rng, 0
 	e.level = e.cfg.Levels[rng.IntN(len(e.cfg.Levels))]
-	for j, i := range e.idx {
-		s := &e.sc.Services[i]
-		e.configs[j] = faasconf.Config{CPU: s.CPU, MemoryMB: s.MemoryMB, Instances: max(s.Replicas, 1), Concurrency: s.Concurrency}
-	}
+	copy(e.configs, e.Defaults())
 	e.measure()
 	return e.obs
 }
@@ -189,13 +186,31 @@ func (e *Env) Step(actions [][]float64) ([][]float64, []float64, bool, bool) {
 }
 
 // Measure runs the configurations at a level (a seed drawn from rng) and
-// returns the measurement, without touching an episode.
-func (e *Env) Measure(level float64, configs []faasconf.Config, rng *rand.Rand) Measurement {
+// returns the measurement and the agents' observation of it (owned by the
+// environment, valid until its next measurement), without touching an
+// episode.
+func (e *Env) Measure(level float64, configs []faasconf.Config, rng *rand.Rand) (Measurement, [][]float64) {
 	e.rng, e.level = rng, level
 	copy(e.configs, configs)
 	e.measure()
-	return e.Last
+	return e.Last, e.obs
 }
+
+// Defaults are the scenario's own configurations of the functions.
+func (e *Env) Defaults() []faasconf.Config {
+	out := make([]faasconf.Config, len(e.idx))
+	for j, i := range e.idx {
+		s := &e.sc.Services[i]
+		out[j] = faasconf.Config{CPU: s.CPU, MemoryMB: s.MemoryMB, Instances: max(s.Replicas, 1), Concurrency: s.Concurrency}
+	}
+	return out
+}
+
+// Space is the configuration space of every function.
+func (e *Env) Space() faasconf.Space { return e.cfg.Space }
+
+// QoS is the workflow's target.
+func (e *Env) QoS() faasconf.QoS { return e.cfg.QoS }
 
 // measure runs the current configurations for one settle and window,
 // fills the observations and returns the reward.
