@@ -1,10 +1,13 @@
 package experiment
 
 import (
+	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/shoal-project/shoal/control/faasconf"
 	"github.com/shoal-project/shoal/envs/faasconfenv"
+	"github.com/shoal-project/shoal/learn/bo"
 )
 
 // FaaSTuner is a method of FaaSConf's comparison (section 5.1.3): in a
@@ -78,3 +81,74 @@ func (t RandomTuner) Next(float64, faasconfenv.Measurement, [][]float64, bool) [
 	}
 	return out
 }
+
+// AquatopeTuner is Aquatope-like Bayesian optimisation (Zhou et al.,
+// ASPLOS 2023, as FaaSConf section 5.1.3 describes it): a Gaussian process
+// of the price over the whole workflow's configuration, an independent one
+// of the QoS (two constraints: mean latency over the target, and the share
+// served under its bound), and noisy expected improvement; warmed up with
+// training measurements at the level, then one proposal per round. Its
+// first proposal is one point of learn/bo's Latin-hypercube design (it
+// needs at least one).
+type AquatopeTuner struct {
+	opt   *bo.BayesOpt
+	space faasconf.Space
+	qos   faasconf.QoS
+	n     int
+}
+
+// NewAquatopeTuner returns the tuner for n functions, told the warm-up
+// measurements first.
+func NewAquatopeTuner(space faasconf.Space, n int, qos faasconf.QoS, warm []faasconfenv.Measurement, rng *rand.Rand) (*AquatopeTuner, error) {
+	var params []bo.Param
+	for j := range n {
+		params = append(params,
+			bo.Param{Name: fmt.Sprintf("cpu%d", j), Kind: bo.Continuous, Low: space.CPU[0], High: space.CPU[1]},
+			bo.Param{Name: fmt.Sprintf("memory%d", j), Kind: bo.Continuous, Low: space.MemoryMB[0], High: space.MemoryMB[1]},
+			bo.Param{Name: fmt.Sprintf("instances%d", j), Kind: bo.Integer, Low: float64(space.Instances[0]), High: float64(space.Instances[1])},
+			bo.Param{Name: fmt.Sprintf("concurrency%d", j), Kind: bo.Integer, Low: float64(space.Concurrency[0]), High: float64(space.Concurrency[1])})
+	}
+	opt, err := bo.NewBayesOpt(bo.Config{Space: params, Constraints: 2, Acquisition: bo.NoisyEI, InitialPoints: 1}, rng)
+	if err != nil {
+		return nil, err
+	}
+	t := &AquatopeTuner{opt: opt, space: space, qos: qos, n: n}
+	for _, m := range warm {
+		if err := t.tell(m); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// Next implements FaaSTuner.
+func (t *AquatopeTuner) Next(_ float64, last faasconfenv.Measurement, _ [][]float64, _ bool) []faasconf.Config {
+	if err := t.tell(last); err != nil {
+		panic(fmt.Sprintf("aquatope: %v", err)) // configurations of the space: cannot fail
+	}
+	x, err := t.opt.Ask()
+	if err != nil {
+		panic(fmt.Sprintf("aquatope: %v", err))
+	}
+	out := make([]faasconf.Config, t.n)
+	for j := range out {
+		out[j] = faasconf.Config{CPU: x[4*j], MemoryMB: x[4*j+1], Instances: int(x[4*j+2]), Concurrency: int(x[4*j+3])}
+	}
+	return out
+}
+
+// tell records a measurement: its price, and its QoS as constraints
+// (latency capped at ten times the target when nothing was served).
+func (t *AquatopeTuner) tell(m faasconfenv.Measurement) error {
+	x := make([]float64, 0, 4*t.n)
+	for _, c := range m.Configs {
+		x = append(x, clamp(c.CPU, t.space.CPU[0], t.space.CPU[1]), clamp(c.MemoryMB, t.space.MemoryMB[0], t.space.MemoryMB[1]),
+			clamp(float64(c.Instances), float64(t.space.Instances[0]), float64(t.space.Instances[1])),
+			clamp(float64(c.Concurrency), float64(t.space.Concurrency[0]), float64(t.space.Concurrency[1])))
+	}
+	target := t.qos.Latency.Seconds()
+	lat := math.Min(m.Window.MeanLatency(), 10*target)
+	return t.opt.Tell(x, m.Price, []float64{lat - target, t.qos.MinServed - m.Window.ServedShare()})
+}
+
+func clamp(x, lo, hi float64) float64 { return math.Max(lo, math.Min(hi, x)) }

@@ -39,3 +39,40 @@ func TestRandomSession(t *testing.T) {
 		t.Fatalf("session met %d best %v; measurements say %d, %v", s.Met, s.Best, met, best)
 	}
 }
+
+// The Aquatope-like tuner, told warm-up measurements, proposes
+// configurations of the space.
+func TestAquatopeSession(t *testing.T) {
+	sc, err := scenario.Lookup("faas-sequential")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := faasconfenv.New(sc, faasconfenv.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	rs := RandomTuner{Space: env.Space(), N: len(env.Functions()), Rng: rng}
+	var warm []faasconfenv.Measurement
+	for range 6 {
+		m, _ := env.Measure(0.7, rs.Next(0.7, faasconfenv.Measurement{}, nil, true), rng)
+		warm = append(warm, m)
+	}
+	aq, err := NewAquatopeTuner(env.Space(), len(env.Functions()), env.QoS(), warm, rand.New(rand.NewPCG(4, 4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := RunFaaSSession(env, 0.7, aq, 3, rand.New(rand.NewPCG(5, 5)))
+	sp := env.Space()
+	for _, m := range s.Measurements {
+		for _, c := range m.Configs {
+			if c.CPU < sp.CPU[0] || c.CPU > sp.CPU[1] || c.Instances < sp.Instances[0] || c.Instances > sp.Instances[1] ||
+				c.Concurrency < sp.Concurrency[0] || c.Concurrency > sp.Concurrency[1] {
+				t.Fatalf("proposal %+v outside the space", c)
+			}
+		}
+	}
+	if len(aq.opt.Observations()) != 6+1+3-1 { // warm-up, the scenario's own, and all but the last proposal
+		t.Fatalf("%d observations told", len(aq.opt.Observations()))
+	}
+}
