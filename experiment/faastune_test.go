@@ -1,10 +1,16 @@
 package experiment
 
 import (
+	"bytes"
+	"context"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/shoal-project/shoal/envs/faasconfenv"
+	"github.com/shoal-project/shoal/learn/modelfile"
 	"github.com/shoal-project/shoal/scenario"
 )
 
@@ -74,5 +80,44 @@ func TestAquatopeSession(t *testing.T) {
 	}
 	if len(aq.opt.Observations()) != 6+1+3-1 { // warm-up, the scenario's own, and all but the last proposal
 		t.Fatalf("%d observations told", len(aq.opt.Observations()))
+	}
+}
+
+// The effectiveness study reuses a policy from its directory, runs every
+// method at every level and writes its table and files.
+func TestFaaSConfStudy(t *testing.T) {
+	sc, err := scenario.Lookup("faas-sequential")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cfg := faasconfenv.DefaultTrainConfig()
+	cfg.Logged, cfg.OfflineUpdates, cfg.Online, cfg.Learner.BatchSize, cfg.Learner.Hidden = 2, 5, 0, 8, []int{8}
+	tr, err := faasconfenv.Train(context.Background(), sc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "policies"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := modelfile.WriteFile(filepath.Join(dir, "policies", "faasconf-faas-sequential-seed1.policy"), tr.Policy.Write); err != nil {
+		t.Fatal(err)
+	}
+	s := FaaSConfStudy{Scenarios: []string{"faas-sequential"}, Seeds: 2, Iterations: 2, Warm: 2, TrainSeed: 1,
+		Dir: filepath.Join(dir, "out"), PolicyDir: filepath.Join(dir, "policies")}
+	var table bytes.Buffer
+	cells, err := s.Run(context.Background(), &table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != 5*len(FaaSConfTuners) || cells[0].Tuner != "faasconf" || cells[0].Sessions != 2 {
+		t.Fatalf("%d cells, first %+v", len(cells), cells[0])
+	}
+	if lines := strings.Count(table.String(), "\n"); lines != 6 {
+		t.Fatalf("table of %d lines:\n%s", lines, table.String())
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, "out", "effectiveness.csv"))
+	if err != nil || strings.Count(string(csv), "\n") != 1+len(cells) {
+		t.Fatalf("csv: %v\n%s", err, csv)
 	}
 }

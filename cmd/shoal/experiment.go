@@ -22,13 +22,13 @@ tables, CSV files and HTML reports.`,
 		Example: "  shoal experiment distr-lb table3\n  shoal experiment distr-lb all --out out/distr-lb",
 		RunE: cl.action(func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usagef("want a paper (distr-lb or drpc)")
+				return usagef("want a paper (distr-lb, drpc or faasconf)")
 			}
-			return usagef("unknown paper %q (want distr-lb or drpc)", args[0])
+			return usagef("unknown paper %q (want distr-lb, drpc or faasconf)", args[0])
 		}),
 	}
 	cmd.FParseErrWhitelist.UnknownFlags = true
-	cmd.AddCommand(cl.experimentDistrLB(), cl.experimentDRPC())
+	cmd.AddCommand(cl.experimentDistrLB(), cl.experimentDRPC(), cl.experimentFaaSConf())
 	return cmd
 }
 
