@@ -96,22 +96,35 @@ func (s DRPCStudy) baselines(ctx context.Context, train, sc *scenario.Scenario) 
 // run leaves no half-written file).
 func (s DRPCStudy) loadOrTrain(name string, read func(io.Reader) error, train func() (func(io.Writer) error, error)) error {
 	file := filepath.Join(s.PolicyDir, fmt.Sprintf("%s-seed%d.policy", name, s.TrainSeed))
+	return reuseOrTrain(file, s.logf, read, func() (func(io.Writer) error, error) {
+		s.logf("training %s", name)
+		write, err := train()
+		if err != nil {
+			return nil, fmt.Errorf("train %s: %w", name, err)
+		}
+		return write, nil
+	})
+}
+
+// reuseOrTrain reads a policy file with read if it exists; otherwise train
+// trains, and the file is written (its directory made) with what train
+// returns.
+func reuseOrTrain(file string, logf func(string, ...any), read func(io.Reader) error, train func() (func(io.Writer) error, error)) error {
 	if f, err := os.Open(file); err == nil {
 		defer f.Close()
 		if err := read(f); err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
-		s.logf("reusing %s", file)
+		logf("reusing %s", file)
 		return nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	s.logf("training %s", name)
 	write, err := train()
 	if err != nil {
-		return fmt.Errorf("train %s: %w", name, err)
+		return err
 	}
-	if err := os.MkdirAll(s.PolicyDir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return err
 	}
 	return modelfile.WriteFile(file, write)

@@ -16,7 +16,6 @@ import (
 	"github.com/shoal-project/shoal/control/drpc"
 	"github.com/shoal-project/shoal/envs/drpcenv"
 	"github.com/shoal-project/shoal/experiment/report"
-	"github.com/shoal-project/shoal/learn/modelfile"
 	"github.com/shoal-project/shoal/scenario"
 	"github.com/shoal-project/shoal/workload"
 )
@@ -181,49 +180,47 @@ func (s DRPCStudy) policy(ctx context.Context, sc *scenario.Scenario, wt float64
 		training = "surges"
 	}
 	file := filepath.Join(s.PolicyDir, fmt.Sprintf("drpc-%s-w%g-seed%d.policy", training, wt, s.TrainSeed))
-	if f, err := os.Open(file); err == nil {
-		defer f.Close()
-		p, err := drpc.ReadPolicy(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
-		}
-		s.logf("reusing %s", file)
-		return p, nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	cfg := drpcenv.DefaultConfig()
-	cfg.Seed = s.TrainSeed // for its default episodes: a budget would make the policy depend on the machine's load
-	cfg.Reward = drpc.DefaultReward(sc.SLO)
-	cfg.Reward.UtilWeight = wt
-	switch training {
-	case "surges":
-	case "alibaba-first-half":
-		cfg.Arrivals = AlibabaFirstHalf(cfg.EpisodeLength)
-	default:
-		return nil, fmt.Errorf("drpc %s: unknown training workloads %q", s.Name, training)
-	}
-	if s.Budget > 0 && s.Now != nil {
-		cfg.Deadline, cfg.Now = s.Now().Add(s.Budget), s.Now
-	}
-	cfg.Progress = func(e drpcenv.Episode) {
-		s.logf("train w=%g: episode %d %s reward %.3f SLO violations %.1f%%", wt, e.Index, e.Phase, e.Reward, 100*e.SLOViolations)
-	}
-	if err := os.MkdirAll(s.PolicyDir, 0o755); err != nil {
-		return nil, err
-	}
-	// An interrupted study resumes the training where it stopped.
-	cfg.Checkpoint, cfg.Resume = file+".ckpt", true
-	cfg.Resumed = func(done []drpcenv.Episode) { s.logf("train w=%g: resuming after episode %d", wt, len(done)) }
-	tr, err := drpcenv.Train(ctx, sc, cfg)
+	var p *drpc.Policy
+	ckpt := file + ".ckpt" // an interrupted study resumes the training where it stopped
+	err := reuseOrTrain(file, s.logf, func(r io.Reader) (err error) { p, err = drpc.ReadPolicy(r); return err },
+		func() (func(io.Writer) error, error) {
+			cfg := drpcenv.DefaultConfig()
+			cfg.Seed = s.TrainSeed // for its default episodes: a budget would make the policy depend on the machine's load
+			cfg.Reward = drpc.DefaultReward(sc.SLO)
+			cfg.Reward.UtilWeight = wt
+			switch training {
+			case "surges":
+			case "alibaba-first-half":
+				cfg.Arrivals = AlibabaFirstHalf(cfg.EpisodeLength)
+			default:
+				return nil, fmt.Errorf("drpc %s: unknown training workloads %q", s.Name, training)
+			}
+			if s.Budget > 0 && s.Now != nil {
+				cfg.Deadline, cfg.Now = s.Now().Add(s.Budget), s.Now
+			}
+			cfg.Progress = func(e drpcenv.Episode) {
+				s.logf("train w=%g: episode %d %s reward %.3f SLO violations %.1f%%", wt, e.Index, e.Phase, e.Reward, 100*e.SLOViolations)
+			}
+			if err := os.MkdirAll(s.PolicyDir, 0o755); err != nil {
+				return nil, err
+			}
+			cfg.Checkpoint, cfg.Resume = ckpt, true
+			cfg.Resumed = func(done []drpcenv.Episode) { s.logf("train w=%g: resuming after episode %d", wt, len(done)) }
+			tr, err := drpcenv.Train(ctx, sc, cfg)
+			if err != nil {
+				return nil, err
+			}
+			p = tr.Policy
+			p.Provenance.WallSeconds = tr.Elapsed.Seconds()
+			return p.Write, nil
+		})
 	if err != nil {
 		return nil, err
 	}
-	tr.Policy.Provenance.WallSeconds = tr.Elapsed.Seconds()
-	if err := modelfile.WriteFile(file, tr.Policy.Write); err != nil {
+	if err := os.Remove(ckpt); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	return tr.Policy, os.Remove(cfg.Checkpoint)
+	return p, nil
 }
 
 // AlibabaFirstHalf draws training episodes from the first half of the

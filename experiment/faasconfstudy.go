@@ -3,10 +3,8 @@ package experiment
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -16,7 +14,6 @@ import (
 
 	"github.com/shoal-project/shoal/control/faasconf"
 	"github.com/shoal-project/shoal/envs/faasconfenv"
-	"github.com/shoal-project/shoal/learn/modelfile"
 	"github.com/shoal-project/shoal/scenario"
 )
 
@@ -181,38 +178,30 @@ func (s FaaSConfStudy) write(cells []FaaSConfCell) error {
 // saves it.
 func (s FaaSConfStudy) policy(ctx context.Context, sc *scenario.Scenario) (*faasconf.Policy, error) {
 	file := filepath.Join(s.PolicyDir, fmt.Sprintf("faasconf-%s-seed%d.policy", sc.Name, s.TrainSeed))
-	if f, err := os.Open(file); err == nil {
-		defer f.Close()
-		p, err := faasconf.ReadPolicy(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
-		}
-		s.logf("reusing %s", file)
-		return p, nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	cfg := faasconfenv.DefaultTrainConfig()
-	cfg.Seed = s.TrainSeed
-	if s.Budget > 0 && s.Now != nil {
-		cfg.Deadline, cfg.Now = s.Now().Add(s.Budget), s.Now
-	}
-	cfg.Progress = func(e faasconfenv.Episode) {
-		if e.Index%20 == 0 {
-			s.logf("train %s: episode %d, level %g, reward %.3f, QoS met %d/15", sc.Name, e.Index, e.Level, e.Reward, e.Met)
-		}
-	}
-	start := time.Now()
-	s.logf("training faasconf on %s", sc.Name)
-	tr, err := faasconfenv.Train(ctx, sc, cfg)
-	if err != nil {
-		return nil, err
-	}
-	tr.Policy.Provenance.WallSeconds = time.Since(start).Seconds()
-	if err := os.MkdirAll(s.PolicyDir, 0o755); err != nil {
-		return nil, err
-	}
-	return tr.Policy, modelfile.WriteFile(file, tr.Policy.Write)
+	var p *faasconf.Policy
+	err := reuseOrTrain(file, s.logf, func(r io.Reader) (err error) { p, err = faasconf.ReadPolicy(r); return err },
+		func() (func(io.Writer) error, error) {
+			cfg := faasconfenv.DefaultTrainConfig()
+			cfg.Seed = s.TrainSeed
+			if s.Budget > 0 && s.Now != nil {
+				cfg.Deadline, cfg.Now = s.Now().Add(s.Budget), s.Now
+			}
+			cfg.Progress = func(e faasconfenv.Episode) {
+				if e.Index%20 == 0 {
+					s.logf("train %s: episode %d, level %g, reward %.3f, QoS met %d/15", sc.Name, e.Index, e.Level, e.Reward, e.Met)
+				}
+			}
+			start := time.Now()
+			s.logf("training faasconf on %s", sc.Name)
+			tr, err := faasconfenv.Train(ctx, sc, cfg)
+			if err != nil {
+				return nil, err
+			}
+			p = tr.Policy
+			p.Provenance.WallSeconds = time.Since(start).Seconds()
+			return p.Write, nil
+		})
+	return p, err
 }
 
 func (s FaaSConfStudy) logf(format string, a ...any) {

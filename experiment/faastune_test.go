@@ -17,14 +17,7 @@ import (
 // A random-search session measures the given number of configurations and
 // reports the cheapest that met the QoS.
 func TestRandomSession(t *testing.T) {
-	sc, err := scenario.Lookup("faas-sequential")
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := faasconfenv.New(sc, faasconfenv.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	env := sequentialEnv(t)
 	s := RunFaaSSession(env, 0.7, RandomTuner{Space: env.Space(), N: len(env.Functions()), Rng: rand.New(rand.NewPCG(1, 1))}, 8, rand.New(rand.NewPCG(2, 2)))
 	if len(s.Measurements) != 8 {
 		t.Fatalf("%d measurements, want 8", len(s.Measurements))
@@ -49,14 +42,7 @@ func TestRandomSession(t *testing.T) {
 // The Aquatope-like tuner, told warm-up measurements, proposes
 // configurations of the space.
 func TestAquatopeSession(t *testing.T) {
-	sc, err := scenario.Lookup("faas-sequential")
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := faasconfenv.New(sc, faasconfenv.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	env := sequentialEnv(t)
 	rng := rand.New(rand.NewPCG(3, 3))
 	rs := RandomTuner{Space: env.Space(), N: len(env.Functions()), Rng: rng}
 	var warm []faasconfenv.Measurement
@@ -120,4 +106,17 @@ func TestFaaSConfStudy(t *testing.T) {
 	if err != nil || strings.Count(string(csv), "\n") != 1+len(cells) {
 		t.Fatalf("csv: %v\n%s", err, csv)
 	}
+}
+
+func sequentialEnv(t *testing.T) *faasconfenv.Env {
+	t.Helper()
+	sc, err := scenario.Lookup("faas-sequential")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := faasconfenv.New(sc, faasconfenv.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env
 }
