@@ -52,10 +52,12 @@ import (
 //   - the idle check runs with the scaler, every PollingInterval, and
 //     counts a period with any request (as responses or refusals) as
 //     activity up to its end; idleness counts from the first Decide;
-//   - the simulator refuses requests when no instance is ready
-//     (NoCapacity) where the gateway would hold them: the rps load counts
-//     them as responses, and the capacity load counts those of a period
-//     that ends with no instance ready as in flight at its end;
+//   - a service without an activator (cluster.Activator) refuses requests
+//     when no instance is ready (NoCapacity) where the gateway would hold
+//     them: the rps load counts them as responses, and the capacity load
+//     counts those of a period that ends with no instance ready as in
+//     flight at its end; a service with one holds them (Queued), and they
+//     count as requests for the scale from zero;
 //   - type cpu is not implemented.
 type OpenFaaS struct {
 	cfg OpenFaaSConfig
@@ -200,6 +202,9 @@ func (o *OpenFaaS) Decide(now time.Duration, snap *metrics.Snapshot) []control.A
 		o.started, o.nextPoll, o.lastRequest = true, now, now-snap.Period
 	}
 	requests := svc.Arrivals + svc.Failures.NoCapacity
+	if svc.Ready == 0 { // held for want of an instance (cluster.Activator): the gateway's scale from zero sees them
+		requests += int64(svc.Queued)
+	}
 	if requests > 0 {
 		o.lastRequest = now
 	}

@@ -185,6 +185,20 @@ func TestOpenFaaSScaleFromZero(t *testing.T) {
 	checkActs(t, s.acts, []scaleAct{{sec(38), 2}})
 }
 
+// With the requests held while no instance is ready (an activator: they
+// show as queued, not refused), the gateway still scales from zero.
+func TestOpenFaaSScaleFromZeroWithHeldRequests(t *testing.T) {
+	o, err := NewOpenFaaS(OpenFaaSConfig{Service: "fn", Zero: true, MinReplicas: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := metrics.Snapshot{At: sec(2), Period: sec(2), Services: []metrics.ServiceStats{{Name: "fn", Queued: 3}}}
+	acts := o.Decide(sec(2), &snap)
+	if len(acts) != 1 || acts[0] != (control.SetReplicas{Service: "fn", Replicas: 2}) {
+		t.Fatalf("actions %v, want fn to 2 replicas", acts)
+	}
+}
+
 // com.openfaas.scale.down.window: scaling down goes only to the highest
 // recommendation of the window, scaling up at once. The load drops at
 // 100 s from 450 rps (10 replicas) to 90 rps (2); the recommendations of
