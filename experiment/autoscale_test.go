@@ -144,3 +144,46 @@ func readCSV(t *testing.T, path string) [][]string {
 	}
 	return rows
 }
+
+// Scale from zero, fairly: the Sequential workflow idles for five minutes
+// (the KPA takes its functions to zero) and its requests come back. With
+// the functions' activators the requests of the cold start wait for an
+// instance and are served; without them they are refused.
+func TestScaleFromZeroWithTheActivator(t *testing.T) {
+	success := map[bool]float64{}
+	for _, activator := range []bool{true, false} {
+		sc, err := scenario.Lookup("faas-sequential")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc.SetHorizon(10 * time.Minute)
+		sc.Drain = 2 * time.Minute
+		rates := make([]float64, 20) // 30 s steps: 2 min at 5 req/s, 5 min idle, 3 min at 5 req/s
+		for i := range rates {
+			if i < 4 || i >= 14 {
+				rates[i] = 5
+			}
+		}
+		if err := sc.SetArrivals(workload.ProcessSpec{Kind: "series", Step: 30 * time.Second, Rates: rates}); err != nil {
+			t.Fatal(err)
+		}
+		if !activator {
+			for i := range sc.Services {
+				sc.Services[i].Activator = nil
+			}
+		}
+		res, err := (&Comparison{Scenario: sc, Policies: []string{"kpa"}, Seeds: 2}).Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := res.Policies[0].Summary
+		success[activator] = float64(s.Success.Mean)
+		t.Logf("activator %v: success %.4f, refused for want of an instance %.4f", activator, float64(s.Success.Mean), float64(s.NoCapacityRate.Mean))
+		if activator && s.NoCapacityRate.Mean != 0 {
+			t.Errorf("with the activator, %v of the requests were refused", s.NoCapacityRate.Mean)
+		}
+	}
+	if !(success[true] > success[false]) {
+		t.Fatalf("success %v with the activator, %v without", success[true], success[false])
+	}
+}
