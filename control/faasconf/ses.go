@@ -13,10 +13,11 @@ import (
 // workload is P(τ) ± N std(P(τ)), τ the cheapest Top share of the
 // configurations that met the QoS (N = 2, Top = 20%); a proposed action
 // priced outside it is replaced by an action of τ drawn at random plus
-// Gaussian noise (equation 10). Boundary adaptation: after Violations QoS
-// violations since a range was set it is set again from the workload's
-// Recent latest records; a workload without records takes the range of the
-// nearest one that has.
+// Gaussian noise (equation 10). A range is first set from every record of
+// the workload. Boundary adaptation: after Violations QoS violations since
+// a range was set it is set again from the workload's Recent latest
+// records; a workload without records takes the range of the nearest one
+// that has.
 type SES struct {
 	N          float64 // width of the range in standard deviations (2)
 	Top        float64 // share of the cheapest QoS-meeting records in τ (0.2)
@@ -26,6 +27,7 @@ type SES struct {
 
 	records []Record
 	ranges  map[float64]*safeRange
+	adapted map[float64]bool // a range was set again after violations: from the Recent latest records
 }
 
 // Record is one configuration tried.
@@ -44,7 +46,7 @@ type safeRange struct {
 
 // NewSES returns the strategy with the paper's settings.
 func NewSES() *SES {
-	return &SES{N: 2, Top: 0.2, Noise: 0.1, Violations: 3, Recent: 100, ranges: map[float64]*safeRange{}}
+	return &SES{N: 2, Top: 0.2, Noise: 0.1, Violations: 3, Recent: 100, ranges: map[float64]*safeRange{}, adapted: map[float64]bool{}}
 }
 
 // Add records a configuration tried; a QoS violation counts against the
@@ -54,6 +56,7 @@ func (s *SES) Add(r Record) {
 	if rg := s.ranges[r.Workload]; rg != nil && !r.Met {
 		if rg.violations++; rg.violations >= s.Violations {
 			delete(s.ranges, r.Workload)
+			s.adapted[r.Workload] = true
 		}
 	}
 }
@@ -91,8 +94,8 @@ func (s *SES) Filter(workload float64, proposed [][]float64, price float64, rng 
 	return out, true
 }
 
-// rangeOf is the workload's range, set from its Recent latest records if
-// it has none, or the nearest workload's.
+// rangeOf is the workload's range, set from its records if it has none,
+// or the nearest workload's.
 func (s *SES) rangeOf(workload float64) *safeRange {
 	if rg := s.ranges[workload]; rg != nil {
 		return rg
@@ -127,12 +130,16 @@ func (s *SES) rangeOfLevel(level float64) *safeRange {
 	return rg
 }
 
-// determine sets a range from the level's Recent latest QoS-meeting
-// records (nil without one).
+// determine sets a range from the level's QoS-meeting records, all of
+// them at first and the Recent latest once violations made the range be
+// set again (nil without one).
 func (s *SES) determine(level float64) *safeRange {
 	var met []Record
-	seen := 0
-	for i := len(s.records) - 1; i >= 0 && seen < s.Recent; i-- {
+	seen, limit := 0, len(s.records)
+	if s.adapted[level] {
+		limit = s.Recent
+	}
+	for i := len(s.records) - 1; i >= 0 && seen < limit; i-- {
 		if r := s.records[i]; r.Workload == level {
 			seen++
 			if r.Met {

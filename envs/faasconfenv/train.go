@@ -61,8 +61,10 @@ type Trained struct {
 	Curve  []Episode
 }
 
-// historyPerLevel bounds the safe exploration's records a policy keeps per
-// workload level: SES sets a range from the latest 100.
+// historyPerLevel is how many of each workload level's latest records a
+// policy keeps besides every one that met the QoS: SES sets its first
+// ranges from all of those, and ranges again after violations from the
+// latest 100.
 const historyPerLevel = 100
 
 // Train learns a FaaSConf policy for the scenario's tuned functions.
@@ -156,7 +158,7 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg TrainConfig) (*Traine
 	}
 	pol, err := faasconf.NewPolicy(faasconf.Policy{Variant: lc.Variant, Functions: env.Functions(), Adjacency: lc.Adjacency,
 		Space: env.cfg.Space, QoS: env.cfg.QoS, Window: modelfile.Duration(env.cfg.Window), BaseRate: baseRate(sc),
-		Levels: env.cfg.Levels, Hidden: lc.Hidden, AttentionDim: lc.AttentionDim, History: latest(ses.Records(), historyPerLevel),
+		Levels: env.cfg.Levels, Hidden: lc.Hidden, AttentionDim: lc.AttentionDim, History: history(ses.Records(), historyPerLevel),
 		Provenance: faasconf.Provenance{Scenario: sc.Name, Seed: cfg.Seed, Logged: cfg.Logged * env.cfg.Steps,
 			Offline: cfg.OfflineUpdates, Online: len(curve) * env.cfg.Steps, Updates: m.Updates}}, rng)
 	if err != nil {
@@ -178,8 +180,9 @@ func (e *Env) actions(cs []faasconf.Config) [][]float64 {
 	return out
 }
 
-// latest keeps the last k records of every workload level, in order.
-func latest(records []faasconf.Record, k int) []faasconf.Record {
+// history keeps, in order, every record that met the QoS and the last k
+// records of every workload level.
+func history(records []faasconf.Record, k int) []faasconf.Record {
 	count := map[float64]int{}
 	keep := make([]bool, len(records))
 	for i := len(records) - 1; i >= 0; i-- {
@@ -190,7 +193,7 @@ func latest(records []faasconf.Record, k int) []faasconf.Record {
 	}
 	var out []faasconf.Record
 	for i, r := range records {
-		if keep[i] {
+		if keep[i] || r.Met {
 			out = append(out, r)
 		}
 	}
