@@ -142,13 +142,12 @@ func (t *AquatopeTuner) Next(_ float64, last faasconfenv.Measurement, _ [][]floa
 func (t *AquatopeTuner) tell(m faasconfenv.Measurement) error {
 	x := make([]float64, 0, 4*t.n)
 	for _, c := range m.Configs {
-		x = append(x, clamp(c.CPU, t.space.CPU[0], t.space.CPU[1]), clamp(c.MemoryMB, t.space.MemoryMB[0], t.space.MemoryMB[1]),
-			clamp(float64(c.Instances), float64(t.space.Instances[0]), float64(t.space.Instances[1])),
-			clamp(float64(c.Concurrency), float64(t.space.Concurrency[0]), float64(t.space.Concurrency[1])))
+		sp := t.space
+		x = append(x, max(sp.CPU[0], min(sp.CPU[1], c.CPU)), max(sp.MemoryMB[0], min(sp.MemoryMB[1], c.MemoryMB)),
+			float64(max(sp.Instances[0], min(sp.Instances[1], c.Instances))),
+			float64(max(sp.Concurrency[0], min(sp.Concurrency[1], c.Concurrency))))
 	}
 	target := t.qos.Latency.Seconds()
 	lat := math.Min(m.Window.MeanLatency(), 10*target)
 	return t.opt.Tell(x, m.Price, []float64{lat - target, t.qos.MinServed - m.Window.ServedShare()})
 }
-
-func clamp(x, lo, hi float64) float64 { return math.Max(lo, math.Min(hi, x)) }

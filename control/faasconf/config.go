@@ -18,10 +18,10 @@ import (
 
 // Space is the configuration space of one function (section 5.1.2).
 type Space struct {
-	CPU         [2]float64 `yaml:"cpu" json:"cpu"`                 // cores
-	MemoryMB    [2]float64 `yaml:"memory_mb" json:"memory_mb"`     // MB
-	Instances   [2]int     `yaml:"instances" json:"instances"`     //
-	Concurrency [2]int     `yaml:"concurrency" json:"concurrency"` // per instance (OpenFaaS max_inflight)
+	CPU         [2]float64 `json:"cpu"`       // cores
+	MemoryMB    [2]float64 `json:"memory_mb"` // MB
+	Instances   [2]int     `json:"instances"`
+	Concurrency [2]int     `json:"concurrency"` // per instance (OpenFaaS max_inflight)
 }
 
 // MLSpace is the space of the paper's ML workflows: CPU 250-2000

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shoal-project/shoal/control"
+	"github.com/shoal-project/shoal/learn/rl"
 	"github.com/shoal-project/shoal/metrics"
 )
 
@@ -62,7 +63,7 @@ func (a *Agent) Stats() Stats { return a.stats }
 // Record adds the outcome of the configurations last proposed, which ran
 // at the workload level.
 func (a *Agent) Record(level float64, met bool) {
-	a.ses.Add(Record{Workload: level, Action: cloneRows(a.action), Price: Price(a.configs), Met: met})
+	a.ses.Add(Record{Workload: level, Action: rl.CloneJoint(a.action), Price: Price(a.configs), Met: met})
 	if !met {
 		a.stats.Violated++
 	}
@@ -158,12 +159,4 @@ func (c *Controller) Decide(_ time.Duration, snap *metrics.Snapshot) []control.A
 	}
 	c.ran = true
 	return c.acts
-}
-
-func cloneRows(x [][]float64) [][]float64 {
-	out := make([][]float64, len(x))
-	for i, r := range x {
-		out[i] = append([]float64(nil), r...)
-	}
-	return out
 }

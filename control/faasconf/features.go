@@ -12,8 +12,8 @@ import (
 // of at most Latency, with at least MinServed of the requests served (the
 // rest, refused by a concurrency limit or failed, cost throughput).
 type QoS struct {
-	Latency   time.Duration `yaml:"latency" json:"latency"`
-	MinServed float64       `yaml:"min_served" json:"min_served"`
+	Latency   time.Duration `json:"latency"`
+	MinServed float64       `json:"min_served"`
 }
 
 // Window is what a time window showed of the workflow at its entrance:

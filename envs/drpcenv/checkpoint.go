@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"time"
 
@@ -140,8 +139,7 @@ func (t *trainer) restore() (elapsed time.Duration, ok bool, err error) {
 	t.pol, t.steps, t.curve, t.low, t.high = pol, st.Steps, st.Curve, st.Low, st.High
 	t.dataObs, t.dataAct, t.rates, t.bestScore = st.DataObs, st.DataAct, st.Rates, st.BestScore
 	if len(st.Best) > 0 {
-		a := t.td3.Actor()
-		t.best = nn.NewMLP[float32](rand.New(rand.NewPCG(0, 0)), "actor", mlpSizes(a), a.Hidden, a.Output)
+		t.best = shapedLike(t.td3.Actor())
 		if err := nn.LoadModule(bytes.NewReader(st.Best), t.best); err != nil {
 			return fail(err)
 		}

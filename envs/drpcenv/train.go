@@ -453,7 +453,7 @@ func (t *trainer) validate(after func() error) error {
 	v.Phase, v.Steps, v.Updates = phaseValidation, t.steps, t.td3.Updates
 	if t.best == nil || v.Reward > t.bestScore {
 		if t.best == nil {
-			t.best = nn.NewMLP[float32](rand.New(rand.NewPCG(0, 0)), "actor", mlpSizes(t.td3.Actor()), t.td3.Actor().Hidden, t.td3.Actor().Output)
+			t.best = shapedLike(t.td3.Actor())
 		}
 		nn.HardCopy(t.best.Params(), t.td3.Actor().Params())
 		t.bestScore = v.Reward
@@ -461,13 +461,13 @@ func (t *trainer) validate(after func() error) error {
 	return t.ended(v, []func() error{after})
 }
 
-// mlpSizes are an MLP's layer widths, input first.
-func mlpSizes(m *nn.MLP[float32]) []int {
+// shapedLike returns a network of m's shape, named as TD3 names its actor, to copy m into.
+func shapedLike(m *nn.MLP[float32]) *nn.MLP[float32] {
 	sizes := []int{m.In()}
 	for _, l := range m.Layers {
 		sizes = append(sizes, l.Out())
 	}
-	return sizes
+	return nn.NewMLP[float32](rand.New(rand.NewPCG(0, 0)), "actor", sizes, m.Hidden, m.Output)
 }
 
 // run runs one episode in the phase on a world of the seed and arrivals:

@@ -94,7 +94,7 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg TrainConfig) (*Traine
 		ses.Add(faasconf.Record{Workload: l.Level, Action: env.actions(l.Configs), Price: l.Price, Met: l.Met})
 	}
 	for range cfg.Logged {
-		obs := clone(env.Reset(rng))
+		obs := rl.CloneJoint(env.Reset(rng))
 		for done := false; !done; {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -105,7 +105,7 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg TrainConfig) (*Traine
 			next, rew, _, trunc := env.Step(acts)
 			m.Store(obs, acts, rew, next, false)
 			record()
-			obs, done = clone(next), trunc
+			obs, done = rl.CloneJoint(next), trunc
 		}
 	}
 	if m.Replay().Len() >= lc.BatchSize {
@@ -119,7 +119,7 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg TrainConfig) (*Traine
 			break
 		}
 		e := Episode{Index: ep}
-		obs := clone(env.Reset(rng))
+		obs := rl.CloneJoint(env.Reset(rng))
 		e.Level = env.level
 		for done := false; !done; {
 			if err := ctx.Err(); err != nil {
@@ -147,7 +147,7 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg TrainConfig) (*Traine
 					e.Best = env.Last.Price
 				}
 			}
-			obs, done = clone(next), trunc
+			obs, done = rl.CloneJoint(next), trunc
 		}
 		e.Reward /= float64(env.cfg.Steps)
 		e.Updates = m.Updates
@@ -208,12 +208,4 @@ func baseRate(sc *scenario.Scenario) float64 {
 		r += s.Arrivals.Rate
 	}
 	return r
-}
-
-func clone(x [][]float64) [][]float64 {
-	out := make([][]float64, len(x))
-	for i, r := range x {
-		out[i] = append([]float64(nil), r...)
-	}
-	return out
 }

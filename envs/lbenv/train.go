@@ -400,7 +400,7 @@ func (t *trainer) makeTeamFor(menv rl.MultiEnv) {
 
 // episode runs one training episode and appends it to the curve.
 func (t *trainer) episode(index int) (*Episode, error) {
-	obs := cloneAll(t.menv.Reset(t.systemRNG()))
+	obs := rl.CloneJoint(t.menv.Reset(t.systemRNG()))
 	t.team.resetEpisode()
 	returns := make([]float64, len(obs))
 	scaled := make([]float64, len(obs))
@@ -429,14 +429,6 @@ func (t *trainer) episode(index int) (*Episode, error) {
 	lat := t.env.Latency()
 	t.curve = append(t.curve, Episode{Index: index, Returns: returns, Mean: lat.Mean(), P99: lat.Quantile(0.99), EnvSteps: t.steps, Validation: math.NaN()})
 	return &t.curve[len(t.curve)-1], nil
-}
-
-func cloneAll(x [][]float64) [][]float64 {
-	y := make([][]float64, len(x))
-	for i, v := range x {
-		y[i] = append([]float64(nil), v...)
-	}
-	return y
 }
 
 // policy exports the learners' actors as a deployable policy.

@@ -48,6 +48,16 @@ type MultiSpec struct {
 // Agents is the number of agents.
 func (s MultiSpec) Agents() int { return len(s.Observation) }
 
+// CloneJoint copies a joint observation or action (one slice per agent),
+// for example one an environment or learner owns and reuses.
+func CloneJoint(x [][]float64) [][]float64 {
+	y := make([][]float64, len(x))
+	for i, v := range x {
+		y[i] = append([]float64(nil), v...)
+	}
+	return y
+}
+
 // MultiEnv is a multi-agent environment stepped by all agents at once
 // (PettingZoo's parallel API). Observations, actions and rewards are per
 // agent; termination and truncation are shared by all agents. Slices returned

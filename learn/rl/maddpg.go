@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/shoal-project/shoal/learn/nn"
 )
@@ -174,7 +175,7 @@ func NewMADDPG(spec MultiSpec, cfg MADDPGConfig, rng *rand.Rand) (*MADDPG, error
 			mask:    nn.Tensor[float32]{Rows: 1, Cols: n, Data: m.actors.masks[j]}}
 		actorP, criticP := a.actor.Params(), a.critic.Params()
 		m.targets = append(m.targets, append(a.actorT.Params(), a.criticT.Params()...)...)
-		m.sources = append(m.sources, append(slicesClone(actorP), criticP...)...)
+		m.sources = append(m.sources, append(slices.Clone(actorP), criticP...)...)
 		if cfg.Variant == AttMF {
 			w := func(name string) *nn.Node[float32] {
 				return attentionWeights(rng, fmt.Sprintf("%s%d", name, j), m.ds, cfg.AttentionDim)
@@ -201,8 +202,6 @@ func NewMADDPG(spec MultiSpec, cfg MADDPGConfig, rng *rand.Rand) (*MADDPG, error
 	m.joint, m.jn, m.jointA, m.unit = make([]float64, n*m.ds), make([]float64, n*m.ds), make([]float64, n*m.da), make([]float64, m.da)
 	return m, nil
 }
-
-func slicesClone[T any](s []T) []T { return append([]T(nil), s...) }
 
 // ResetEpisode implements MultiLearner (MADDPG keeps no history).
 func (m *MADDPG) ResetEpisode() {}
