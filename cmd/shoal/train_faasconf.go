@@ -20,6 +20,7 @@ func (cl *cli) trainFaaSConf(short string) *cobra.Command {
 		seed            uint64
 		quiet           bool
 		variant         string
+		hardwareOnly    bool
 	)
 	def := faasconfenv.DefaultTrainConfig()
 	cmd := &cobra.Command{
@@ -49,7 +50,8 @@ faasconf:FILE' serves the policy, one decision per window.`,
 	f.IntVar(&online, "online", def.Online, "online episodes at most")
 	f.Uint64Var(&seed, "seed", 1, "training seed")
 	f.BoolVar(&quiet, "quiet", false, "no per-episode progress")
-	f.StringVar(&variant, "variant", string(rl.AttMF), "what critics and actors see: attmf (the paper's), mf or maddpg (the ablations)")
+	f.StringVar(&variant, "variant", string(rl.AttMF), "what critics and actors see: attmf (the paper's), mf, maddpg or ddpg (the ablations)")
+	f.BoolVar(&hardwareOnly, "hardware-only", false, "tune CPU, memory and instances only, with no concurrency limit (the ablation of Fig. 11)")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if out == "" {
 			return usagef("-o FILE is required (where to save the policy)")
@@ -58,8 +60,8 @@ faasconf:FILE' serves the policy, one decision per window.`,
 			return usagef("--budget must be positive; --logged, --offline-updates and --online not negative")
 		}
 		v := rl.MADDPGVariant(variant)
-		if v != rl.AttMF && v != rl.MeanField && v != rl.Vanilla {
-			return usagef("--variant must be attmf, mf or maddpg, got %q", variant)
+		if !v.Valid() {
+			return usagef("--variant must be attmf, mf, maddpg or ddpg, got %q", variant)
 		}
 		sc, err := scenario.Lookup(args[0])
 		if err != nil {
@@ -69,6 +71,9 @@ faasconf:FILE' serves the policy, one decision per window.`,
 		cfg := def
 		cfg.Seed, cfg.Logged, cfg.OfflineUpdates, cfg.Online, cfg.Learner.Variant = seed, logged, offline, online, v
 		cfg.Deadline, cfg.Now = start.Add(budget), time.Now
+		if hardwareOnly {
+			cfg.Env.Space = faasconfenv.SpaceOf(sc).HardwareOnly()
+		}
 		if !quiet {
 			cfg.Progress = func(e faasconfenv.Episode) {
 				fmt.Fprintf(cl.stderr, "episode %3d level %.1f reward %6.3f  QoS met %2d/15  replaced %2d  best %.3f $/h  %d updates  %s\n",

@@ -38,6 +38,18 @@ func WebSpace() Space {
 	return s
 }
 
+// HardwareOnly is the space without the concurrency limit: CPU, memory and
+// instances only (section 5.2.3's hardware-only configuration, and the
+// baselines' space in Table 1). Every function then admits any number of
+// requests, as OpenFaaS does without max_inflight.
+func (s Space) HardwareOnly() Space {
+	s.Concurrency = [2]int{0, 0}
+	return s
+}
+
+// Hybrid reports whether the space sets the concurrency limit.
+func (s Space) Hybrid() bool { return s.Concurrency != [2]int{0, 0} }
+
 // Validate reports the first bound that is empty or out of order.
 func (s Space) Validate() error {
 	switch {
@@ -47,8 +59,8 @@ func (s Space) Validate() error {
 		return fmt.Errorf("memory_mb: bounds %v must be positive and in order", s.MemoryMB)
 	case !(s.Instances[0] >= 1 && s.Instances[0] <= s.Instances[1]):
 		return fmt.Errorf("instances: bounds %v must be >= 1 and in order", s.Instances)
-	case !(s.Concurrency[0] >= 1 && s.Concurrency[0] <= s.Concurrency[1]):
-		return fmt.Errorf("concurrency: bounds %v must be >= 1 and in order", s.Concurrency)
+	case s.Hybrid() && !(s.Concurrency[0] >= 1 && s.Concurrency[0] <= s.Concurrency[1]):
+		return fmt.Errorf("concurrency: bounds %v must be >= 1 and in order ([0, 0]: no limit)", s.Concurrency)
 	}
 	return nil
 }
@@ -66,7 +78,8 @@ type Config struct {
 const ActionDim = 4
 
 // Decode maps an action in [-1, 1]^4 (clipped) to a configuration of the
-// space, instances and concurrency rounded to the nearest whole number.
+// space, instances and concurrency rounded to the nearest whole number (a
+// hardware-only space's concurrency is 0: no limit).
 func (s Space) Decode(a []float64) Config {
 	at := func(x, lo, hi float64) float64 { return lo + (math.Max(-1, math.Min(1, x))+1)/2*(hi-lo) }
 	return Config{

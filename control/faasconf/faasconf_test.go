@@ -28,6 +28,16 @@ func TestDecodeEncode(t *testing.T) {
 	if err := (Space{CPU: [2]float64{1, 0.5}, MemoryMB: [2]float64{1, 2}, Instances: [2]int{1, 2}, Concurrency: [2]int{1, 2}}).Validate(); err == nil {
 		t.Error("cpu bounds out of order accepted")
 	}
+	hw := s.HardwareOnly()
+	if err := hw.Validate(); err != nil || hw.Hybrid() || !s.Hybrid() {
+		t.Fatalf("hardware-only space: %v, hybrid %v", err, hw.Hybrid())
+	}
+	if c := hw.Decode([]float64{0, 0, 0, 1}); c.Concurrency != 0 {
+		t.Errorf("hardware-only decode sets concurrency %d, want 0 (no limit)", c.Concurrency)
+	}
+	if err := (Space{CPU: s.CPU, MemoryMB: s.MemoryMB, Instances: s.Instances, Concurrency: [2]int{0, 4}}).Validate(); err == nil {
+		t.Error("concurrency bounds from 0 accepted")
+	}
 }
 
 // Equation 2 with the Azure premium prices: 2 instances of 1 vCPU and

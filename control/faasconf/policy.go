@@ -81,9 +81,9 @@ func (p *Policy) init(rng *rand.Rand) error {
 		return fmt.Errorf("version %d, this build reads %d", p.Version, policyVersion)
 	case n == 0:
 		return errors.New("functions: none")
-	case p.Variant != rl.AttMF && p.Variant != rl.MeanField && p.Variant != rl.Vanilla:
-		return fmt.Errorf("variant: %q is none of attmf, mf, maddpg", p.Variant)
-	case p.Variant != rl.Vanilla && len(p.Adjacency) != n:
+	case !p.Variant.Valid():
+		return fmt.Errorf("variant: %q is none of attmf, mf, maddpg, ddpg", p.Variant)
+	case p.Variant.MeanField() && len(p.Adjacency) != n:
 		return fmt.Errorf("adjacency: %d rows for %d functions", len(p.Adjacency), n)
 	case len(p.Hidden) == 0:
 		return errors.New("hidden: need at least one hidden layer")

@@ -28,7 +28,7 @@ import (
 
 // Config sets the environment. Zero fields take DefaultConfig's values.
 type Config struct {
-	// Space bounds every function's configuration.
+	// Space bounds every function's configuration (default: SpaceOf).
 	Space faasconf.Space
 	// QoS is the workflow's target over a window (default: QoSSlack).
 	QoS faasconf.QoS
@@ -48,14 +48,13 @@ type Config struct {
 	Beta float64
 }
 
-// DefaultConfig returns the paper's space of the ML workflows (New uses
-// the web service's for TcktApp), 30 s windows after 10 s of settling, 15
-// steps, five levels from 0.4 to 1.6 times the scenario's rate (at 1.6, 8
+// DefaultConfig returns 30 s windows after 10 s of settling, 15 steps,
+// five levels from 0.4 to 1.6 times the scenario's rate (at 1.6, 8
 // requests/s of the Sequential workflow, ResNet alone needs 8 of the
-// testbed's 64 cores at full load), and β = 1; the QoS is left for New to
-// set (QoSSlack).
+// testbed's 64 cores at full load), and β = 1; the space and the QoS are
+// left for New to set (SpaceOf, QoSSlack).
 func DefaultConfig() Config {
-	return Config{Space: faasconf.MLSpace(), Levels: []float64{0.4, 0.7, 1, 1.3, 1.6}, Settle: 10 * time.Second,
+	return Config{Levels: []float64{0.4, 0.7, 1, 1.3, 1.6}, Settle: 10 * time.Second,
 		Window: 30 * time.Second, Steps: 15, Beta: 1}
 }
 
@@ -93,10 +92,7 @@ type Measurement struct {
 func New(sc *scenario.Scenario, cfg Config) (*Env, error) {
 	def := DefaultConfig()
 	if cfg.Space == (faasconf.Space{}) {
-		cfg.Space = def.Space
-		if sp, ok := spaces[sc.Name]; ok {
-			cfg.Space = sp
-		}
+		cfg.Space = SpaceOf(sc)
 	}
 	if len(cfg.Levels) == 0 {
 		cfg.Levels = def.Levels
@@ -154,6 +150,15 @@ func New(sc *scenario.Scenario, cfg Config) (*Env, error) {
 // times what the scenario's own configuration achieves at its own rate (a
 // seed of its own), with 99% of the requests served.
 const QoSSlack = 1.5
+
+// SpaceOf is the workflow's hybrid configuration space: the web service's
+// for TcktApp, the ML workflows' for the others.
+func SpaceOf(sc *scenario.Scenario) faasconf.Space {
+	if sp, ok := spaces[sc.Name]; ok {
+		return sp
+	}
+	return faasconf.MLSpace()
+}
 
 // spaces are the configuration spaces of the workflows that do not use the
 // ML workflows' (section 5.1.2: the web service's CPU and memory go up to

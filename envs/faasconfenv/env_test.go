@@ -96,3 +96,49 @@ func TestTrainShort(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Training takes the workflow's own space: TcktApp's web functions the web
+// service's (1 core, 1024 MB at most), which the default configuration
+// must not override with the ML workflows'.
+func TestTrainTakesTheWorkflowsSpace(t *testing.T) {
+	sc := lookup(t, "faas-ticket-search")
+	cfg := DefaultTrainConfig()
+	cfg.Logged, cfg.OfflineUpdates, cfg.Online, cfg.Env.Steps = 1, 0, 1, 2
+	cfg.Learner.BatchSize, cfg.Learner.Hidden = 4, []int{8}
+	tr, err := Train(context.Background(), sc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Policy.Space != faasconf.WebSpace() {
+		t.Fatalf("TcktApp trained in %+v, want the web space %+v", tr.Policy.Space, faasconf.WebSpace())
+	}
+}
+
+// Independent DDPG agents train in the hardware-only space, and their
+// policy configures no concurrency limit.
+func TestTrainHardwareOnlyDDPG(t *testing.T) {
+	sc := lookup(t, "faas-sequential")
+	cfg := DefaultTrainConfig()
+	cfg.Logged, cfg.OfflineUpdates, cfg.Online, cfg.Env.Steps = 2, 10, 1, 5
+	cfg.Learner.BatchSize, cfg.Learner.Hidden, cfg.Learner.Variant = 8, []int{8}, "ddpg"
+	cfg.Env.Space = SpaceOf(sc).HardwareOnly()
+	tr, err := Train(context.Background(), sc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range tr.Policy.History {
+		for _, a := range r.Action {
+			if c := tr.Policy.Space.Decode(a); c.Concurrency != 0 {
+				t.Fatalf("hardware-only history holds concurrency %d", c.Concurrency)
+			}
+		}
+	}
+	a := faasconf.NewAgent(tr.Policy, faasconf.Options{Seed: 1})
+	e, _ := New(sc, Config{Space: tr.Policy.Space})
+	_, obs := e.Measure(1, e.Defaults(), rand.New(rand.NewPCG(1, 1)))
+	for _, c := range a.Propose(1, obs) {
+		if c.Concurrency != 0 {
+			t.Fatalf("proposal %+v sets a concurrency limit", c)
+		}
+	}
+}

@@ -128,7 +128,7 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg TrainConfig) (*Traine
 			proposed := m.Explore(obs)
 			configs := make([]faasconf.Config, n)
 			for j, a := range proposed {
-				configs[j] = cfg.Env.Space.Decode(a)
+				configs[j] = env.cfg.Space.Decode(a)
 			}
 			chosen, replaced := ses.Filter(env.level, proposed, faasconf.Price(configs), rng)
 			if replaced {

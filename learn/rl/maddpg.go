@@ -24,6 +24,7 @@ import (
 //     are attention over the neighbours, α^{jk} ∝ exp(s_j W_q W_kᵀ s_kᵀ/√d)
 //     A^{jk} (eq. 9), a separate W_q and W_k for every agent's actor and
 //     critic, learnt with them.
+//   - IndependentDDPG: the critic (s_j, a_j), the actor s_j: DDPG per agent.
 //
 // The agents share the team reward (the mean of their rewards), as FaaSConf
 // does. Observations and actions of all agents have the same widths.
@@ -36,7 +37,21 @@ const (
 	AttMF     MADDPGVariant = "attmf"
 	MeanField MADDPGVariant = "mf"
 	Vanilla   MADDPGVariant = "maddpg"
+	// IndependentDDPG is independent DDPG learners under the team reward: each
+	// actor and critic sees only its own agent (FaaSConf Fig. 13's DDPG,
+	// the algorithm of FIRM).
+	IndependentDDPG MADDPGVariant = "ddpg"
 )
+
+// ownOnly reports whether the actors read only their own state.
+func (v MADDPGVariant) ownOnly() bool { return v == Vanilla || v == IndependentDDPG }
+
+// Valid reports whether v is one of the variants.
+func (v MADDPGVariant) Valid() bool { return v.MeanField() || v == Vanilla || v == IndependentDDPG }
+
+// MeanField reports whether the variant averages over neighbours (and so
+// needs the adjacency).
+func (v MADDPGVariant) MeanField() bool { return v == AttMF || v == MeanField }
 
 // MADDPGConfig holds MADDPG's hyperparameters.
 type MADDPGConfig struct {
@@ -75,9 +90,9 @@ func DefaultMADDPGConfig() MADDPGConfig {
 // Validate reports the first invalid field for n agents.
 func (c MADDPGConfig) Validate(n int) error {
 	switch {
-	case c.Variant != AttMF && c.Variant != MeanField && c.Variant != Vanilla:
-		return fmt.Errorf("variant: %q is none of attmf, mf, maddpg", c.Variant)
-	case c.Variant != Vanilla && len(c.Adjacency) != n:
+	case !c.Variant.Valid():
+		return fmt.Errorf("variant: %q is none of attmf, mf, maddpg, ddpg", c.Variant)
+	case c.Variant.MeanField() && len(c.Adjacency) != n:
 		return fmt.Errorf("adjacency: %d rows for %d agents", len(c.Adjacency), n)
 	case len(c.Hidden) == 0:
 		return errors.New("hidden: need at least one hidden layer")
@@ -162,8 +177,11 @@ func NewMADDPG(spec MultiSpec, cfg MADDPGConfig, rng *rand.Rand) (*MADDPG, error
 	}
 	m.actors = NewMFActors(cfg.Variant, cfg.Adjacency, n, m.ds, m.da, cfg.Hidden, cfg.AttentionDim, rng)
 	actorIn, criticIn := m.actors.InputDim(), 2*(m.ds+m.da)
-	if cfg.Variant == Vanilla {
+	switch cfg.Variant {
+	case Vanilla:
 		criticIn = n * (m.ds + m.da)
+	case IndependentDDPG:
+		criticIn = m.ds + m.da
 	}
 	adam := func(lr float64) nn.AdamConfig { c := nn.DefaultAdam(); c.LR = lr; return c }
 	for j := range n {
@@ -331,7 +349,7 @@ func (m *MADDPG) rows(tp *nn.Tape[float32], x *nn.Node[float32], j int) *nn.Node
 // actorIn records agent j's actor input from the states s (B·n × ds).
 func (m *MADDPG) actorIn(tp *nn.Tape[float32], j int, wq, wk, s *nn.Node[float32]) *nn.Node[float32] {
 	own := m.rows(tp, s, j)
-	if m.Config.Variant == Vanilla {
+	if m.Config.Variant.ownOnly() {
 		return own
 	}
 	return tp.Concat(own, m.meanField(tp, j, wq, wk, own, s, s))
@@ -344,6 +362,9 @@ func (m *MADDPG) criticIn(tp *nn.Tape[float32], j int, wq, wk, s, acts, mine *nn
 	act := mine
 	if act == nil {
 		act = m.rows(tp, acts, j)
+	}
+	if m.Config.Variant == IndependentDDPG {
+		return tp.Concat(own, act)
 	}
 	if m.Config.Variant == Vanilla {
 		parts := []*nn.Node[float32]{tp.Reshape(s, s.Value.Rows/m.n, m.n*m.ds)}

@@ -86,14 +86,15 @@ func maddpgOn(t *testing.T, e *neighbourMean, v rl.MADDPGVariant, seed uint64) *
 }
 
 // The mean-field variants learn to act on their neighbours' values (the
-// optimum is 0); plain MADDPG, whose actors see only their own value,
-// cannot beat −(1/6 + 1/6 + 1/3 + 1/3)/4 = −0.25 per agent. The
-// mean-field ones must come within a fifth of that from the optimum.
+// optimum is 0); plain MADDPG and independent DDPG, whose actors see only
+// their own value, cannot beat −(1/6 + 1/6 + 1/3 + 1/3)/4 = −0.25 per
+// agent. The mean-field ones must come within a fifth of that from the
+// optimum.
 func TestMADDPGVariantsOnNeighbourMean(t *testing.T) {
 	for _, tc := range []struct {
 		v        rl.MADDPGVariant
 		min, max float64
-	}{{rl.AttMF, -0.05, 0}, {rl.MeanField, -0.05, 0}, {rl.Vanilla, -1, -0.2}} {
+	}{{rl.AttMF, -0.05, 0}, {rl.MeanField, -0.05, 0}, {rl.Vanilla, -1, -0.2}, {rl.IndependentDDPG, -1, -0.2}} {
 		e := newNeighbourMean(4)
 		m := maddpgOn(t, e, tc.v, 1)
 		rl.TrainCTDE(e, m, 1500, pcg(2, 2))

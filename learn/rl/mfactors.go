@@ -35,7 +35,7 @@ func NewMFActors(v MADDPGVariant, adjacency [][]float64, n, ds, da int, hidden [
 		a.preds = append(a.preds, a.nets[j].NewPredictor())
 		a.out = append(a.out, make([]float32, da))
 		mask := make([]float32, n)
-		if v != Vanilla {
+		if v.MeanField() {
 			for k, w := range adjacency[j] {
 				if k != j {
 					mask[k] = float32(w)
@@ -67,7 +67,7 @@ func attentionWeights(rng *rand.Rand, name string, rows, d int) *nn.Node[float32
 
 // InputDim is an actor's input width: ds, or 2·ds with the mean field.
 func (a *MFActors) InputDim() int {
-	if a.variant == Vanilla {
+	if a.variant.ownOnly() {
 		return a.ds
 	}
 	return 2 * a.ds
@@ -117,7 +117,7 @@ func (a *MFActors) Act(obs [][]float64) [][]float32 {
 func (a *MFActors) input(dst []float32, j int, s []float32) {
 	ds := a.ds
 	copy(dst[:ds], s[j*ds:(j+1)*ds])
-	if a.variant == Vanilla {
+	if a.variant.ownOnly() {
 		return
 	}
 	mask, scores := a.masks[j], a.wts
