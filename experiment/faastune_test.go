@@ -3,12 +3,14 @@ package experiment
 import (
 	"bytes"
 	"context"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/shoal-project/shoal/control/faasconf"
 	"github.com/shoal-project/shoal/envs/faasconfenv"
 	"github.com/shoal-project/shoal/learn/modelfile"
 	"github.com/shoal-project/shoal/scenario"
@@ -69,13 +71,115 @@ func TestAquatopeSession(t *testing.T) {
 	}
 }
 
-// The effectiveness study reuses a policy from its directory, runs every
-// method at every level and writes its table and files.
-func TestFaaSConfStudy(t *testing.T) {
-	sc, err := scenario.Lookup("faas-sequential")
+// The RAMBO-like tuner proposes hardware-only configurations of the space
+// and keeps every outcome.
+func TestRAMBOSession(t *testing.T) {
+	env := sequentialEnv(t)
+	hw, err := faasconfenv.New(lookupScenario(t, "faas-sequential"), faasconfenv.Config{Space: env.Space().HardwareOnly(), QoS: env.QoS()})
 	if err != nil {
 		t.Fatal(err)
 	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	rs := RandomTuner{Space: hw.Space(), N: 5, Rng: rng}
+	var warm []faasconfenv.Measurement
+	for range 4 {
+		m, _ := hw.Measure(0.7, rs.Next(0.7, faasconfenv.Measurement{}, nil, true), rng)
+		warm = append(warm, m)
+	}
+	r := NewRAMBOTuner(hw.Space(), 5, hw.QoS(), warm, rand.New(rand.NewPCG(4, 4)))
+	s := RunFaaSSession(hw, 0.7, r, 3, rand.New(rand.NewPCG(5, 5)))
+	for _, m := range s.Measurements {
+		for _, c := range m.Configs {
+			if c.Concurrency != 0 || c.CPU < 0.25 || c.CPU > 2 || c.Instances < 1 || c.Instances > 8 {
+				t.Fatalf("proposal %+v outside the hardware-only space", c)
+			}
+		}
+	}
+	if len(r.xs) != 4+1+3-1 || len(r.fs) != len(r.xs) {
+		t.Fatalf("%d outcomes kept", len(r.xs))
+	}
+}
+
+// The FIRM-like tuner changes one function per round: after a violation
+// the one with the highest tail latency, else the one using the least CPU.
+func TestFirmTunerChangesTheCulprit(t *testing.T) {
+	obs := [][]float64{{0.9, 0, 0.5}, {0.2, 0, 3}, {0.5, 0, 1}}
+	if j := culprit(obs, false); j != 1 {
+		t.Errorf("culprit after a violation: %d, want 1", j)
+	}
+	if j := culprit(obs, true); j != 1 {
+		t.Errorf("culprit after meeting the QoS: %d, want 1 (least CPU used)", j)
+	}
+	obs[1][0] = 0.95
+	if j := culprit(obs, true); j != 2 {
+		t.Errorf("culprit after meeting the QoS: %d, want 2", j)
+	}
+	sc := lookupScenario(t, "faas-sequential")
+	cfg := faasconfenv.DefaultTrainConfig()
+	cfg.Logged, cfg.OfflineUpdates, cfg.Online, cfg.Learner.BatchSize, cfg.Learner.Hidden, cfg.Learner.Variant = 1, 0, 0, 8, []int{8}, "ddpg"
+	tr, err := faasconfenv.Train(context.Background(), sc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := sequentialEnv(t)
+	s := RunFaaSSession(env, 1, &FirmTuner{Policy: tr.Policy, Noise: 0.1, Rng: rand.New(rand.NewPCG(1, 1))}, 4, rand.New(rand.NewPCG(2, 2)))
+	prev := env.Defaults()
+	for _, m := range s.Measurements {
+		changed := 0
+		for j := range m.Configs {
+			if m.Configs[j] != prev[j] {
+				changed++
+			}
+		}
+		if changed != 1 {
+			t.Fatalf("a round changed %d functions, want 1: %+v after %+v", changed, m.Configs, prev)
+		}
+		prev = m.Configs
+	}
+}
+
+// The oracle against true exhaustive search: on a grid small enough to
+// enumerate (1 or 2 cores, one to three instances, concurrency 5: 6
+// points per function, 7,776 for the workflow), it finds the cheapest
+// configuration meeting the QoS on its seeds.
+func TestOracleMatchesExhaustiveSearch(t *testing.T) {
+	sc := lookupScenario(t, "faas-sequential")
+	full := sequentialEnv(t)
+	sp := full.Space()
+	sp.CPU, sp.Instances, sp.Concurrency = [2]float64{1, 2}, [2]int{1, 3}, [2]int{5, 5}
+	env, err := faasconfenv.New(sc, faasconfenv.Config{Space: sp, QoS: full.QoS()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := FaaSOracle{Env: env, Seeds: 3, CPUStep: 1}
+	const level = 0.7
+	got := o.Search(level)
+	grids := o.grids()
+	best, cs, measured := 0.0, make([]faasconf.Config, 5), 0
+	var walk func(j int)
+	walk = func(j int) {
+		if j == len(cs) {
+			if p := faasconf.Price(cs); (best == 0 || p < best) && o.meets(level, cs, &measured) {
+				best = p
+			}
+			return
+		}
+		for _, g := range grids[j] {
+			cs[j] = g.c
+			walk(j + 1)
+		}
+	}
+	walk(0)
+	if best == 0 || math.Abs(got.Price-best) > 1e-9 {
+		t.Fatalf("oracle %.4f $/h (%+v), exhaustive %.4f", got.Price, got.Configs, best)
+	}
+	t.Logf("oracle %.4f $/h after %d measurements; exhaustive after %d", got.Price, got.Measured, measured)
+}
+
+// The effectiveness study reuses a policy from its directory, runs every
+// method at every level and writes its table and files.
+func TestFaaSConfStudy(t *testing.T) {
+	sc := lookupScenario(t, "faas-sequential")
 	dir := t.TempDir()
 	cfg := faasconfenv.DefaultTrainConfig()
 	cfg.Logged, cfg.OfflineUpdates, cfg.Online, cfg.Learner.BatchSize, cfg.Learner.Hidden = 2, 5, 0, 8, []int{8}
@@ -89,17 +193,23 @@ func TestFaaSConfStudy(t *testing.T) {
 	if err := modelfile.WriteFile(filepath.Join(dir, "policies", "faasconf-faas-sequential-seed1.policy"), tr.Policy.Write); err != nil {
 		t.Fatal(err)
 	}
-	s := FaaSConfStudy{Scenarios: []string{"faas-sequential"}, Seeds: 2, Iterations: 2, Warm: 2, TrainSeed: 1,
+	methods := []string{"faasconf", "faasconf-noses", "random", "aquatope", "rambo"}
+	s := FaaSConfStudy{Name: "effectiveness", Methods: methods, Scenarios: []string{"faas-sequential"}, Seeds: 2, Iterations: 2, Warm: 2, TrainSeed: 1,
 		Dir: filepath.Join(dir, "out"), PolicyDir: filepath.Join(dir, "policies")}
 	var table bytes.Buffer
 	cells, err := s.Run(context.Background(), &table)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cells) != 5*len(FaaSConfTuners) || cells[0].Tuner != "faasconf" || cells[0].Sessions != 2 {
+	if len(cells) != 5*len(methods) || cells[0].Tuner != "faasconf" || cells[0].Sessions != 2 {
 		t.Fatalf("%d cells, first %+v", len(cells), cells[0])
 	}
-	if lines := strings.Count(table.String(), "\n"); lines != 6 {
+	for _, c := range cells {
+		if c.VerifiedFound > c.Found {
+			t.Fatalf("%+v: more sessions verified than found", c)
+		}
+	}
+	if lines := strings.Count(table.String(), "\n"); lines != 7 {
 		t.Fatalf("table of %d lines:\n%s", lines, table.String())
 	}
 	csv, err := os.ReadFile(filepath.Join(dir, "out", "effectiveness.csv"))
@@ -108,13 +218,18 @@ func TestFaaSConfStudy(t *testing.T) {
 	}
 }
 
-func sequentialEnv(t *testing.T) *faasconfenv.Env {
+func lookupScenario(t *testing.T, name string) *scenario.Scenario {
 	t.Helper()
-	sc, err := scenario.Lookup("faas-sequential")
+	sc, err := scenario.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, err := faasconfenv.New(sc, faasconfenv.Config{})
+	return sc
+}
+
+func sequentialEnv(t *testing.T) *faasconfenv.Env {
+	t.Helper()
+	env, err := faasconfenv.New(lookupScenario(t, "faas-sequential"), faasconfenv.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

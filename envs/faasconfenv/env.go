@@ -138,8 +138,8 @@ func New(sc *scenario.Scenario, cfg Config) (*Env, error) {
 		e.obs[j] = make([]float64, faasconf.Features)
 	}
 	if e.cfg.QoS == (faasconf.QoS{}) {
-		e.cfg.QoS = faasconf.QoS{Latency: 1, MinServed: 0.99}                  // for the measurement that sets it
-		m, _ := e.Measure(1, e.Defaults(), rand.New(rand.NewPCG(0x716f73, 1))) // "qos"
+		e.cfg.QoS = faasconf.QoS{Latency: 1, MinServed: 0.99}             // for the measurement that sets it
+		m, _ := e.Measure(1, e.own(), rand.New(rand.NewPCG(0x716f73, 1))) // "qos"
 		e.cfg.QoS.Latency = time.Duration(QoSSlack * m.Window.MeanLatency() * float64(time.Second)).Round(time.Millisecond)
 	}
 	return e, nil
@@ -147,8 +147,9 @@ func New(sc *scenario.Scenario, cfg Config) (*Env, error) {
 
 // QoSSlack sets a workflow's QoS target when none is given: the paper does
 // not publish its targets, so the mean latency may be at most QoSSlack
-// times what the scenario's own configuration achieves at its own rate (a
-// seed of its own), with 99% of the requests served.
+// times what the scenario's own configuration (its concurrency limits
+// included, whatever the space) achieves at its own rate (a seed of its
+// own), with 99% of the requests served.
 const QoSSlack = 1.5
 
 // SpaceOf is the workflow's hybrid configuration space: the web service's
@@ -218,14 +219,34 @@ func (e *Env) Measure(level float64, configs []faasconf.Config, rng *rand.Rand) 
 	return e.Last, e.obs
 }
 
-// Defaults are the scenario's own configurations of the functions.
+// Defaults are the scenario's own configurations of the functions; in a
+// hardware-only space, without their concurrency limits.
 func (e *Env) Defaults() []faasconf.Config {
+	out := e.own()
+	if !e.cfg.Space.Hybrid() {
+		for j := range out {
+			out[j].Concurrency = 0
+		}
+	}
+	return out
+}
+
+// own are the scenario's own configurations of the functions.
+func (e *Env) own() []faasconf.Config {
 	out := make([]faasconf.Config, len(e.idx))
 	for j, i := range e.idx {
 		s := &e.sc.Services[i]
 		out[j] = faasconf.Config{CPU: s.CPU, MemoryMB: s.MemoryMB, Instances: max(s.Replicas, 1), Concurrency: s.Concurrency}
 	}
 	return out
+}
+
+// MemoryFloor is the least memory limit, MB, at which function j holds k
+// admitted calls without being OOM-killed (the scenario's memory model:
+// base plus per-call use), at least the space's lower bound.
+func (e *Env) MemoryFloor(j, k int) float64 {
+	s := &e.sc.Services[e.idx[j]]
+	return max(e.cfg.Space.MemoryMB[0], math.Ceil(s.MemoryBaseMB+s.MemoryPerCallMB*float64(k)))
 }
 
 // Space is the configuration space of every function.

@@ -197,7 +197,8 @@ func (b *BayesOpt) Pending() int { return len(b.pending) }
 func (b *BayesOpt) ClearPending() { b.pending = nil }
 
 // Ask implements Optimizer. The first InitialPoints calls return the Latin
-// hypercube design; later calls return the acquisition maximiser given the
+// hypercube design, unless at least as many observations were told before
+// the first call (a warm start); later calls return the acquisition maximiser given the
 // observations told so far, with the points asked but not yet told entering
 // the models as kriging-believer fantasies (so consecutive Asks without Tell
 // return distinct points, as AskBatch does).
@@ -215,6 +216,9 @@ func (b *BayesOpt) Ask() ([]float64, error) {
 func (b *BayesOpt) AskBatch(q int) ([][]float64, error) {
 	if q < 1 {
 		return nil, fmt.Errorf("bo: ask batch: q must be >= 1, got %d", q)
+	}
+	if b.asked == 0 && len(b.obs) >= len(b.design) {
+		b.asked = len(b.design) // warm-started: the observations told replace the design
 	}
 	var xs [][]float64
 	for len(xs) < q && b.asked < len(b.design) {
