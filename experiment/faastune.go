@@ -61,7 +61,7 @@ type FaaSConfTuner struct{ Agent *faasconf.Agent }
 // Next implements FaaSTuner.
 func (t FaaSConfTuner) Next(level float64, last faasconfenv.Measurement, obs [][]float64, first bool) []faasconf.Config {
 	if !first {
-		t.Agent.Record(level, last.Met)
+		t.Agent.Record(last.Level, last.Met)
 	}
 	return t.Agent.Propose(level, obs)
 }

@@ -3,16 +3,19 @@ package experiment
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/shoal-project/shoal/control/faasconf"
 	"github.com/shoal-project/shoal/envs/faasconfenv"
 	"github.com/shoal-project/shoal/learn/modelfile"
+	"github.com/shoal-project/shoal/learn/rl"
 	"github.com/shoal-project/shoal/scenario"
 )
 
@@ -234,4 +237,81 @@ func sequentialEnv(t *testing.T) *faasconfenv.Env {
 		t.Fatal(err)
 	}
 	return env
+}
+
+// The dynamic workload spans the trained levels and fluctuates: the level
+// moves by more than 0.1 from one window to the next in at least a tenth
+// of the windows.
+func TestFaaSDynamicLevels(t *testing.T) {
+	ls, err := FaaSDynamicLevels(170)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) != 170 || slices.Min(ls) != 0.4 || math.Abs(slices.Max(ls)-1.6) > 1e-12 {
+		t.Fatalf("%d windows from %v to %v", len(ls), slices.Min(ls), slices.Max(ls))
+	}
+	jumps := 0
+	for i := 1; i < len(ls); i++ {
+		if math.Abs(ls[i]-ls[i-1]) > 0.1 {
+			jumps++
+		}
+	}
+	if jumps < len(ls)/10 {
+		t.Errorf("%d jumps over 0.1 in %d windows", jumps, len(ls))
+	}
+	t.Logf("%d jumps over 0.1; first windows %.2f", jumps, ls[:10])
+}
+
+// The adaptability study runs every method and the oracle over the
+// windows and writes a row each and every window.
+func TestFaaSAdapt(t *testing.T) {
+	dir := t.TempDir()
+	pols := filepath.Join(dir, "policies")
+	sc := lookupScenario(t, "faas-sequential")
+	env := sequentialEnv(t)
+	for _, v := range []struct {
+		variant, file string
+		hw            bool
+	}{{"attmf", "faasconf-faas-sequential-seed1.policy", false}, {"ddpg", "faasconf-faas-sequential-ddpg-hw-seed1.policy", true}} {
+		cfg := faasconfenv.DefaultTrainConfig()
+		cfg.Logged, cfg.OfflineUpdates, cfg.Online, cfg.Learner.BatchSize, cfg.Learner.Hidden, cfg.Learner.Variant = 1, 0, 0, 8, []int{8}, rl.MADDPGVariant(v.variant)
+		if v.hw {
+			cfg.Env.Space = env.Space().HardwareOnly()
+		}
+		tr, err := faasconfenv.Train(context.Background(), sc, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(pols, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := modelfile.WriteFile(filepath.Join(pols, v.file), tr.Policy.Write); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var orc []OracleResult
+	for _, l := range faasconfenv.DefaultConfig().Levels {
+		orc = append(orc, OracleResult{Level: l, Configs: env.Defaults(), Price: faasconf.Price(env.Defaults())})
+	}
+	b, _ := json.Marshal(orc)
+	if err := os.WriteFile(filepath.Join(pols, "oracle-faas-sequential.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := FaaSConfStudy{Scenarios: []string{"faas-sequential"}, Seeds: 2, Warm: 2, TrainSeed: 1, Dir: filepath.Join(dir, "out"), PolicyDir: pols}
+	var table bytes.Buffer
+	rows, err := s.Adapt(context.Background(), &table, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(FaaSAdaptive)+1 || rows[len(rows)-1].Method != "oracle" {
+		t.Fatalf("rows %+v", rows)
+	}
+	if o := rows[len(rows)-1]; math.Abs(float64(o.Price.Mean)-faasconf.Price(env.Defaults())) > 1e-9 {
+		t.Fatalf("the oracle's price %v, want its configuration's %v", o.Price.Mean, faasconf.Price(env.Defaults()))
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, "out", "adaptability-windows.csv"))
+	if err != nil || strings.Count(string(csv), "\n") != 1+(len(FaaSAdaptive)+1)*2*6 {
+		t.Fatalf("windows csv: %v\n%s", err, csv)
+	}
+	t.Log("\n" + table.String())
 }

@@ -18,14 +18,15 @@ func (cl *cli) experimentFaaSConf() *cobra.Command {
 	var (
 		out                     string
 		seeds, iterations, warm int
+		windows                 int
 		budget                  time.Duration
 		trainSeed               uint64
 		quiet                   bool
 		workflows               []string
 	)
 	cmd := &cobra.Command{
-		Use:   "faasconf effectiveness|ablation|all",
-		Short: "FaaSConf paper: effectiveness and ablations",
+		Use:   "faasconf effectiveness|adaptability|ablation|all",
+		Short: "FaaSConf paper: effectiveness, adaptability and ablations",
 		Long: `Train FaaSConf on each serverless workflow (or reuse DIR/policies), then let it
 and the other methods tune every workflow for --iterations rounds at each of
 five workload levels, --seeds sessions each, on the same measurement seeds, as
@@ -38,17 +39,22 @@ effectiveness (Fig. 8): faasconf against the paper's four baselines in the
   hardware-only space (firm, rambo, aquatope, random), the Aquatope-like and
   random searches given the hybrid space too, and the exhaustive oracle
   (searched once per workflow, kept in DIR/policies/oracle-WORKFLOW.json).
+adaptability (Figs. 9-10, Parallel): faasconf, firm, rambo, aquatope and the
+  oracle configure the workflow every 30 s window of an 85-minute dynamic
+  workload (--windows) with the Azure Functions trace's shape, learning
+  online: QoS violations, latency and price, and the low, middle and high
+  windows.
 ablation (Figs. 11-14, the ML workflows): faasconf with the mean-field,
   plain MADDPG and independent DDPG critics, in the hardware-only space,
   without the safe exploration, and the FIRM-like tuner in both spaces.
-all: both.
+all: the three.
 
-Writes DIR/effectiveness/effectiveness.csv and .json, DIR/ablation/... The
-85-minute adaptability study (Figs. 9-10) is not built yet.`,
+Writes DIR/effectiveness/effectiveness.csv and .json, DIR/ablation/...,
+DIR/adaptability/adaptability.json and adaptability-windows.csv.`,
 		Example: `  shoal experiment faasconf effectiveness
   shoal experiment faasconf ablation --workflows faas-sequential --seeds 3`,
-		Args:      exactArgs(1, "effectiveness, ablation or all"),
-		ValidArgs: []string{"effectiveness", "ablation", "all"},
+		Args:      exactArgs(1, "effectiveness, adaptability, ablation or all"),
+		ValidArgs: []string{"effectiveness", "adaptability", "ablation", "all"},
 	}
 	f := cmd.Flags()
 	f.StringVar(&out, "out", "out/faasconf", "results `DIR`; policies in DIR/policies are reused")
@@ -58,19 +64,20 @@ Writes DIR/effectiveness/effectiveness.csv and .json, DIR/ablation/... The
 	f.DurationVar(&budget, "budget", 12*time.Minute, "a cap on each policy's training wall time")
 	f.Uint64Var(&trainSeed, "train-seed", 1, "training seed")
 	f.BoolVar(&quiet, "quiet", false, "no progress lines")
-	f.StringSliceVar(&workflows, "workflows", nil, "the workflows (scenarios) to tune (default: all four; the ablation: the ML workflows)")
+	f.IntVar(&windows, "windows", 170, "30 s windows of the adaptability study's dynamic workload (170: 85 minutes)")
+	f.StringSliceVar(&workflows, "workflows", nil, "the workflows (scenarios) to tune (default: all four; the ablation the ML workflows, the adaptability Parallel)")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		var studies []string
 		switch args[0] {
-		case "effectiveness", "ablation":
+		case "effectiveness", "adaptability", "ablation":
 			studies = []string{args[0]}
 		case "all":
-			studies = []string{"effectiveness", "ablation"}
+			studies = []string{"effectiveness", "adaptability", "ablation"}
 		default:
-			return usagef("unknown faasconf experiment %q (known: effectiveness, ablation, all)", args[0])
+			return usagef("unknown faasconf experiment %q (known: effectiveness, adaptability, ablation, all)", args[0])
 		}
-		if seeds <= 0 || iterations <= 0 || warm < 0 || budget <= 0 {
-			return usagef("--seeds, --iterations and --budget must be positive, --warm not negative")
+		if seeds <= 0 || iterations <= 0 || windows <= 0 || warm < 0 || budget <= 0 {
+			return usagef("--seeds, --iterations, --windows and --budget must be positive, --warm not negative")
 		}
 		for _, w := range workflows {
 			if !slices.Contains(faasWorkflows, w) {
@@ -80,26 +87,36 @@ Writes DIR/effectiveness/effectiveness.csv and .json, DIR/ablation/... The
 		for _, name := range studies {
 			s := experiment.FaaSConfStudy{Name: name, Scenarios: workflows, Seeds: seeds, Iterations: iterations, Warm: warm, TrainSeed: trainSeed,
 				Budget: budget, Dir: filepath.Join(out, name), PolicyDir: filepath.Join(out, "policies"), Now: time.Now}
-			if name == "effectiveness" {
-				s.Methods, s.Oracle = experiment.FaaSEffectiveness, true
-			} else {
-				s.Methods = experiment.FaaSAblation
-			}
-			if len(s.Scenarios) == 0 {
-				s.Scenarios = faasWorkflows
-				if name == "ablation" {
-					s.Scenarios = faasWorkflows[:3]
-				}
-			}
 			if !quiet {
 				s.Log = cl.stderr
 			}
-			if _, err := s.Run(cmd.Context(), cl.stdout); err != nil {
+			var err error
+			switch name {
+			case "effectiveness":
+				s.Methods, s.Oracle = experiment.FaaSEffectiveness, true
+				s.Scenarios = or(s.Scenarios, faasWorkflows)
+				_, err = s.Run(cmd.Context(), cl.stdout)
+			case "ablation":
+				s.Methods, s.Scenarios = experiment.FaaSAblation, or(s.Scenarios, faasWorkflows[:3])
+				_, err = s.Run(cmd.Context(), cl.stdout)
+			case "adaptability":
+				s.Scenarios = or(s.Scenarios, []string{"faas-parallel"})[:1]
+				_, err = s.Adapt(cmd.Context(), cl.stdout, windows)
+			}
+			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cl.stdout, "wrote %s (%s.csv, %s.json; training seed %d)\n", s.Dir, name, name, trainSeed)
+			fmt.Fprintf(cl.stdout, "wrote %s (training seed %d)\n", s.Dir, trainSeed)
 		}
 		return nil
 	})
 	return cmd
+}
+
+// or is xs, or def when xs is empty.
+func or(xs, def []string) []string {
+	if len(xs) == 0 {
+		return def
+	}
+	return xs
 }
