@@ -55,15 +55,17 @@ func RunFaaSSession(env *faasconfenv.Env, level float64, t FaaSTuner, iterations
 }
 
 // FaaSConfTuner tunes with a trained policy: its actors propose, its safe
-// exploration filters, and every outcome joins the history.
+// exploration filters, and every outcome joins the history, kept by the
+// nearest level trained on (as the run-time controller keeps it).
 type FaaSConfTuner struct{ Agent *faasconf.Agent }
 
 // Next implements FaaSTuner.
 func (t FaaSConfTuner) Next(level float64, last faasconfenv.Measurement, obs [][]float64, first bool) []faasconf.Config {
+	p := t.Agent.Policy()
 	if !first {
-		t.Agent.Record(last.Level, last.Met)
+		t.Agent.Record(p.Nearest(last.Level), last.Met)
 	}
-	return t.Agent.Propose(level, obs)
+	return t.Agent.Propose(p.Nearest(level), obs)
 }
 
 // RandomTuner is random search (RS): configurations drawn uniformly from

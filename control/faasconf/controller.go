@@ -94,8 +94,10 @@ func (a *Agent) Propose(level float64, obs [][]float64) []Config {
 
 // Level is the workload level of a request rate: over the policy's base
 // rate, rounded to the nearest level trained on.
-func (p *Policy) Level(rate float64) float64 {
-	x := rate / p.BaseRate
+func (p *Policy) Level(rate float64) float64 { return p.Nearest(rate / p.BaseRate) }
+
+// Nearest is the level trained on nearest to x (the lower on a tie).
+func (p *Policy) Nearest(x float64) float64 {
 	best := x
 	for i, l := range p.Levels {
 		if i == 0 || math.Abs(l-x) < math.Abs(best-x) {
@@ -104,6 +106,9 @@ func (p *Policy) Level(rate float64) float64 {
 	}
 	return best
 }
+
+// Policy is the agent's policy.
+func (a *Agent) Policy() *Policy { return a.pol }
 
 // Controller serves a FaaSConf policy online through an Agent: at the end
 // of every time window it records how the configuration that ran did,
