@@ -158,7 +158,10 @@ func (s FaaSConfStudy) Adapt(ctx context.Context, w io.Writer, windows int) ([]F
 	if err := writeAdaptTable(w, rows); err != nil {
 		return nil, err
 	}
-	return rows, s.writeAdapt(rows, runs)
+	if err := s.writeAdapt(rows, runs); err != nil {
+		return nil, err
+	}
+	return rows, s.writeAdaptReport(rows, runs, hybrid.QoS().Latency.Seconds())
 }
 
 // faasAdaptiveLearners are the adaptability study's methods with policies.

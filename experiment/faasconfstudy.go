@@ -125,7 +125,10 @@ func (s FaaSConfStudy) Run(ctx context.Context, w io.Writer) ([]FaaSConfCell, er
 	if err := s.WriteTable(w, cells); err != nil {
 		return nil, err
 	}
-	return cells, s.write(cells)
+	if err := s.write(cells); err != nil {
+		return nil, err
+	}
+	return cells, s.writeFaaSReport(cells)
 }
 
 // workflow runs every method at every level of one workflow.

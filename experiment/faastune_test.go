@@ -219,6 +219,10 @@ func TestFaaSConfStudy(t *testing.T) {
 	if err != nil || strings.Count(string(csv), "\n") != 1+len(cells) {
 		t.Fatalf("csv: %v\n%s", err, csv)
 	}
+	html, err := os.ReadFile(filepath.Join(dir, "out", "effectiveness.html"))
+	if err != nil || strings.Count(string(html), "<svg") != 1 || !strings.Contains(string(html), "faas-sequential") {
+		t.Fatalf("report: %v, %d figures", err, strings.Count(string(html), "<svg"))
+	}
 }
 
 func lookupScenario(t *testing.T, name string) *scenario.Scenario {
@@ -312,6 +316,10 @@ func TestFaaSAdapt(t *testing.T) {
 	csv, err := os.ReadFile(filepath.Join(dir, "out", "adaptability-windows.csv"))
 	if err != nil || strings.Count(string(csv), "\n") != 1+(len(FaaSAdaptive)+1)*2*6 {
 		t.Fatalf("windows csv: %v\n%s", err, csv)
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "out", "adaptability.html"))
+	if err != nil || strings.Count(string(html), "<svg") != 3 {
+		t.Fatalf("report: %v, %d figures", err, strings.Count(string(html), "<svg"))
 	}
 	t.Log("\n" + table.String())
 }
