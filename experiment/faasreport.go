@@ -20,7 +20,7 @@ func (s FaaSConfStudy) writeFaaSReport(cells []FaaSConfCell) error {
 	if s.Oracle {
 		cols = append(cols, "oracle")
 	}
-	for _, g := range FaaSGaps(cells) {
+	for _, g := range s.gaps(cells) {
 		r.Notes = append(r.Notes, fmt.Sprintf("%s: faasconf %+.1f%% against the best of the paper's baselines (%d levels), verified %+.1f%% against the oracle (%d levels)",
 			g.Scenario, 100*g.VsBaseline, g.BaselineLevels, 100*g.VsOracle, g.OracleLevels))
 	}
