@@ -89,6 +89,20 @@ func TestObserveAndQoS(t *testing.T) {
 	if math.Abs(f[10]-177.0/99/2) > 1e-12 || math.Abs(f[11]-0.01) > 1e-12 {
 		t.Errorf("workflow features %v, %v", f[10], f[11])
 	}
+	// A function that completed nothing has no latency: saturated when
+	// calls arrived, idle when none did; never NaN.
+	s = &metrics.ServiceStats{Ready: 1, Replicas: 1, CPULimit: 1, MemoryLimit: 512, Concurrency: 4, Arrivals: 5, P95: math.NaN()}
+	Observe(f, s, 30*time.Second, MLSpace(), Window{Requests: 5}, QoS{Latency: 2 * time.Second})
+	if f[2] != 10 || f[4] != 10 {
+		t.Errorf("no completions of 5 arrivals: latency features %v, %v, want 10", f[2], f[4])
+	}
+	s.Arrivals = 0
+	Observe(f, s, 30*time.Second, MLSpace(), Window{}, QoS{Latency: 2 * time.Second})
+	for i, v := range f {
+		if math.IsNaN(v) || math.IsInf(v, 0) || (i == 2 || i == 4) && v != 0 {
+			t.Errorf("idle function: feature %d = %v", i, v)
+		}
+	}
 }
 
 // The safe range is the mean ± 2 std of the cheapest fifth of the

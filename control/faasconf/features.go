@@ -90,13 +90,30 @@ func Observe(dst []float64, s *metrics.ServiceStats, period time.Duration, space
 	limit := float64(max(s.Concurrency, 1))
 	dst[0] = ratio(s.CPUUse, s.CPULimit*ready)
 	dst[1] = ratio(s.MemoryUse, s.MemoryLimit*ready)
-	dst[2] = ratio(s.P95, q.Latency.Seconds())
+	// A function that completed nothing in the period has no latency: it
+	// counts as saturated when calls arrived, idle when none did.
+	none := 0.0
+	if s.Arrivals > 0 {
+		none = 10
+	}
+	dst[2] = finiteOr(ratio(s.P95, q.Latency.Seconds()), none)
 	dst[3] = float64(s.InFlight+s.Queued) / ready / limit
-	dst[4] = ratio(float64(s.Arrivals)/period.Seconds()*s.Latency.Mean(), ready*limit)
+	dst[4] = none
+	if s.Latency.Count > 0 {
+		dst[4] = ratio(float64(s.Arrivals)/period.Seconds()*s.Latency.Mean(), ready*limit)
+	}
 	dst[5] = ratio(float64(s.Failures.Total()), float64(s.Arrivals))
 	space.Encode(dst[6:10], Config{CPU: s.CPULimit, MemoryMB: s.MemoryLimit, Instances: s.Replicas, Concurrency: s.Concurrency})
 	dst[10] = math.Min(10, ratio(w.MeanLatency(), q.Latency.Seconds()))
 	dst[11] = 1 - w.ServedShare()
+}
+
+// finiteOr is x, or y when x is NaN or infinite.
+func finiteOr(x, y float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return y
+	}
+	return x
 }
 
 // ratio is a/b, 0 when b is not positive.
