@@ -97,9 +97,13 @@ func maskedSoftmax[T Float](s, mrow []T, kind MaskKind) {
 	}
 	var sum T
 	for j, v := range s {
+		if kind == MultiplicativeMask && mrow[j] <= 0 {
+			s[j] = 0 // not exp(v − mx)·0: a dropped score far above mx overflows to Inf, and Inf·0 is NaN
+			continue
+		}
 		e := T(math.Exp(float64(v - mx)))
 		if kind == MultiplicativeMask {
-			e *= max(mrow[j], 0)
+			e *= mrow[j]
 		}
 		s[j] = e
 		sum += e

@@ -179,3 +179,17 @@ func TestAttentionMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// A dropped entry whose score is far above the kept ones (its exponential
+// overflows float32) leaves the output finite: the kept entries' weights.
+func TestAttentionMaskedHugeScore(t *testing.T) {
+	var tp Tape[float32]
+	q := Tensor[float32]{Rows: 1, Cols: 1, Data: []float32{1}}
+	k := Tensor[float32]{Rows: 3, Cols: 1, Data: []float32{0, 1000, 0}}
+	v := Tensor[float32]{Rows: 3, Cols: 1, Data: []float32{1, 100, 3}}
+	mask := Tensor[float32]{Rows: 1, Cols: 3, Data: []float32{1, 0, 1}}
+	got := tp.Attention(tp.Const(q), tp.Const(k), tp.Const(v), 1, mask, MultiplicativeMask)
+	if y := got.Value.Data[0]; y != 2 {
+		t.Fatalf("attention %v, want 2 (the mean of the kept values)", y)
+	}
+}
