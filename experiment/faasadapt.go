@@ -15,7 +15,6 @@ import (
 
 	"github.com/shoal-project/shoal/control/faasconf"
 	"github.com/shoal-project/shoal/envs/faasconfenv"
-	"github.com/shoal-project/shoal/scenario"
 	"github.com/shoal-project/shoal/workload"
 )
 
@@ -100,29 +99,15 @@ type FaaSAdaptRow struct {
 // since. The oracle runs, in each window, its configuration of the lowest
 // trained level at or above the window's.
 func (s FaaSConfStudy) Adapt(ctx context.Context, w io.Writer, windows int) ([]FaaSAdaptRow, error) {
-	sc, err := scenario.Lookup(s.Scenarios[0])
-	if err != nil {
-		return nil, err
-	}
 	levels, err := FaaSDynamicLevels(windows)
 	if err != nil {
 		return nil, err
 	}
-	hybrid, err := faasconfenv.New(sc, faasconfenv.Config{})
+	st, err := s.setup(ctx, s.Scenarios[0], FaaSAdaptive)
 	if err != nil {
 		return nil, err
 	}
-	hw, err := faasconfenv.New(sc, faasconfenv.Config{Space: hybrid.Space().HardwareOnly(), QoS: hybrid.QoS()})
-	if err != nil {
-		return nil, err
-	}
-	pols := map[faasLearner]*faasconf.Policy{}
-	for _, m := range faasAdaptiveLearners() {
-		l, _ := learnerOf(m)
-		if pols[l], err = s.policy(ctx, sc, l, hybrid.QoS()); err != nil {
-			return nil, err
-		}
-	}
+	sc, hybrid := st.sc, st.hybrid
 	orc, err := s.oracle(ctx, sc, FaaSOracle{Env: hybrid, Seeds: 3, CPUStep: 0.125})
 	if err != nil {
 		return nil, err
@@ -134,7 +119,7 @@ func (s FaaSConfStudy) Adapt(ctx context.Context, w io.Writer, windows int) ([]F
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			env, t, err := s.tuner(m, hybrid, hw, pols, 1, seed)
+			env, t, err := s.tuner(m, st, 1, seed)
 			if err != nil {
 				return nil, err
 			}
@@ -162,11 +147,6 @@ func (s FaaSConfStudy) Adapt(ctx context.Context, w io.Writer, windows int) ([]F
 		return nil, err
 	}
 	return rows, s.writeAdaptReport(rows, runs, hybrid.QoS().Latency.Seconds())
-}
-
-// faasAdaptiveLearners are the adaptability study's methods with policies.
-func faasAdaptiveLearners() []string {
-	return slices.DeleteFunc(slices.Clone(FaaSAdaptive), func(m string) bool { _, ok := learnerOf(m); return !ok })
 }
 
 // runDynamic runs one method over the levels: each window, next proposes

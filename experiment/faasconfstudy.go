@@ -131,28 +131,45 @@ func (s FaaSConfStudy) Run(ctx context.Context, w io.Writer) ([]FaaSConfCell, er
 	return cells, s.writeFaaSReport(cells)
 }
 
-// workflow runs every method at every level of one workflow.
-func (s FaaSConfStudy) workflow(ctx context.Context, name string) ([]FaaSConfCell, error) {
+// faasSetup is a workflow, its environments in the hybrid and the
+// hardware-only space (with the same QoS), and its methods' policies.
+type faasSetup struct {
+	sc         *scenario.Scenario
+	hybrid, hw *faasconfenv.Env
+	pols       map[faasLearner]*faasconf.Policy
+}
+
+// setup returns the workflow's setup for the methods, training or loading
+// their policies.
+func (s FaaSConfStudy) setup(ctx context.Context, name string, methods []string) (*faasSetup, error) {
 	sc, err := scenario.Lookup(name)
 	if err != nil {
 		return nil, err
 	}
-	hybrid, err := faasconfenv.New(sc, faasconfenv.Config{})
-	if err != nil {
+	st := &faasSetup{sc: sc, pols: map[faasLearner]*faasconf.Policy{}}
+	if st.hybrid, err = faasconfenv.New(sc, faasconfenv.Config{}); err != nil {
 		return nil, err
 	}
-	hw, err := faasconfenv.New(sc, faasconfenv.Config{Space: hybrid.Space().HardwareOnly(), QoS: hybrid.QoS()})
-	if err != nil {
+	if st.hw, err = faasconfenv.New(sc, faasconfenv.Config{Space: st.hybrid.Space().HardwareOnly(), QoS: st.hybrid.QoS()}); err != nil {
 		return nil, err
 	}
-	pols := map[faasLearner]*faasconf.Policy{}
-	for _, m := range s.Methods {
-		if l, ok := learnerOf(m); ok && pols[l] == nil {
-			if pols[l], err = s.policy(ctx, sc, l, hybrid.QoS()); err != nil {
+	for _, m := range methods {
+		if l, ok := learnerOf(m); ok && st.pols[l] == nil {
+			if st.pols[l], err = s.policy(ctx, sc, l, st.hybrid.QoS()); err != nil {
 				return nil, err
 			}
 		}
 	}
+	return st, nil
+}
+
+// workflow runs every method at every level of one workflow.
+func (s FaaSConfStudy) workflow(ctx context.Context, name string) ([]FaaSConfCell, error) {
+	st, err := s.setup(ctx, name, s.Methods)
+	if err != nil {
+		return nil, err
+	}
+	sc, hybrid := st.sc, st.hybrid
 	oracle := FaaSOracle{Env: hybrid, Seeds: 3, CPUStep: 0.125}
 	var orc []OracleResult
 	if s.Oracle {
@@ -171,7 +188,7 @@ func (s FaaSConfStudy) workflow(ctx context.Context, name string) ([]FaaSConfCel
 			seed := uint64(i + 1)
 			measure := func() *rand.Rand { return rand.New(rand.NewPCG(seed, 0x6d656173+uint64(li))) } // "meas": the same for every method
 			for _, m := range s.Methods {
-				env, t, err := s.tuner(m, hybrid, hw, pols, level, seed)
+				env, t, err := s.tuner(m, st, level, seed)
 				if err != nil {
 					return nil, err
 				}
@@ -197,18 +214,18 @@ func (s FaaSConfStudy) workflow(ctx context.Context, name string) ([]FaaSConfCel
 
 // tuner returns the method's tuner for one session and the environment
 // (space) it tunes in.
-func (s FaaSConfStudy) tuner(m string, hybrid, hw *faasconfenv.Env, pols map[faasLearner]*faasconf.Policy, level float64, seed uint64) (*faasconfenv.Env, FaaSTuner, error) {
-	env := hw
+func (s FaaSConfStudy) tuner(m string, st *faasSetup, level float64, seed uint64) (*faasconfenv.Env, FaaSTuner, error) {
+	env := st.hw
 	if strings.HasSuffix(m, "-hybrid") {
-		env = hybrid
+		env = st.hybrid
 	}
-	n := len(hybrid.Functions())
+	n := len(st.hybrid.Functions())
 	if l, ok := learnerOf(m); ok {
-		p := pols[l]
+		p := st.pols[l]
 		if l.hw {
-			env = hw
+			env = st.hw
 		} else {
-			env = hybrid
+			env = st.hybrid
 		}
 		if strings.HasPrefix(m, "firm") {
 			return env, &FirmTuner{Policy: p, Noise: 0.1, Rng: rand.New(rand.NewPCG(seed, 0x6669726d))}, nil // "firm"
