@@ -55,14 +55,18 @@ func RunFaaSSession(env *faasconfenv.Env, level float64, t FaaSTuner, iterations
 }
 
 // FaaSConfTuner tunes with a trained policy: its actors propose, its safe
-// exploration filters, and every outcome joins the history, kept by the
-// nearest level trained on (as the run-time controller keeps it).
+// exploration filters, and every outcome joins the history, the scenario's
+// own configuration measured at the start included (as the other methods
+// are told it), kept by the nearest level trained on (as the run-time
+// controller keeps it).
 type FaaSConfTuner struct{ Agent *faasconf.Agent }
 
 // Next implements FaaSTuner.
 func (t FaaSConfTuner) Next(level float64, last faasconfenv.Measurement, obs [][]float64, first bool) []faasconf.Config {
 	p := t.Agent.Policy()
-	if !first {
+	if first {
+		t.Agent.RecordRunning(p.Nearest(last.Level), last.Configs, last.Met)
+	} else {
 		t.Agent.Record(p.Nearest(last.Level), last.Met)
 	}
 	return t.Agent.Propose(p.Nearest(level), obs)

@@ -69,6 +69,18 @@ func (a *Agent) Record(level float64, met bool) {
 	}
 }
 
+// RecordRunning adds the outcome of configurations the agent did not
+// propose (the ones running when it starts): every measurement joins the
+// Data Store (section 3, step 7).
+func (a *Agent) RecordRunning(level float64, cs []Config, met bool) {
+	act := make([][]float64, len(cs))
+	for j, c := range cs {
+		act[j] = make([]float64, ActionDim)
+		a.pol.Space.Encode(act[j], c)
+	}
+	a.ses.Add(Record{Workload: level, Action: act, Price: Price(cs), Met: met})
+}
+
 // Propose returns every function's next configuration for the joint
 // observation at the workload level (owned by a, valid until its next
 // call).
@@ -149,15 +161,23 @@ func (c *Controller) Decide(_ time.Duration, snap *metrics.Snapshot) []control.A
 	}
 	w := WindowOf(snap)
 	level := c.Level(snap)
-	if c.ran {
-		c.Record(level, c.pol.QoS.Met(w))
-	}
 	for j, f := range c.pol.Functions {
 		c.idx[j] = snap.ServiceIndex(f, c.idx[j])
 		if c.idx[j] < 0 {
 			panic(fmt.Sprintf("faasconf: function %q is not in the snapshot", f))
 		}
 		Observe(c.obs[j], &snap.Services[c.idx[j]], snap.Period, c.pol.Space, w, c.pol.QoS)
+	}
+	switch {
+	case c.ran:
+		c.Record(level, c.pol.QoS.Met(w))
+	case w.Requests > 0: // the platform's own configuration ran
+		cs := make([]Config, len(c.idx))
+		for j, i := range c.idx {
+			s := &snap.Services[i]
+			cs[j] = Config{CPU: s.CPULimit, MemoryMB: s.MemoryLimit, Instances: s.Replicas, Concurrency: s.Concurrency}
+		}
+		c.RecordRunning(level, cs, c.pol.QoS.Met(w))
 	}
 	for j, cfg := range c.Propose(level, c.obs) {
 		c.acts = Actions(c.acts, c.pol.Functions[j], &snap.Services[c.idx[j]], cfg)

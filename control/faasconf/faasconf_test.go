@@ -201,4 +201,10 @@ func TestPolicyAndController(t *testing.T) {
 	if st := c.Stats(); st.Replaced != 1 || c.configs[0].Instances != 1 || c.configs[0].CPU > 0.4 {
 		t.Fatalf("stats %+v, configs %+v: want the cheap safe configuration", st, c.configs)
 	}
+	// The platform's own configuration that ran in the first window (two
+	// instances of 1 core and 512 MB per function) joined the history.
+	rs := c.ses.Records()
+	if want := 4 * (VCPUHour + GBHour/2); len(rs) != 2 || !rs[1].Met || math.Abs(rs[1].Price-want) > 1e-12 {
+		t.Fatalf("history %+v, want the running configuration (%v $/h, met) after the policy's", rs, want)
+	}
 }
