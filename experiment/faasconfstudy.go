@@ -102,14 +102,8 @@ func learnerOf(method string) (faasLearner, bool) {
 	return faasLearner{}, false
 }
 
-// FaaSMethodKnown reports whether the study knows the method.
-func FaaSMethodKnown(m string) bool {
-	_, ok := learnerOf(m)
-	return ok || slices.Contains(FaaSEffectiveness, m)
-}
-
 // Run trains or loads the policies, runs the sessions, prints the table
-// and writes Name.csv and Name.json into Dir.
+// and writes Name.csv, Name.json and the report Name.html into Dir.
 func (s FaaSConfStudy) Run(ctx context.Context, w io.Writer) ([]FaaSConfCell, error) {
 	if len(s.Methods) == 0 {
 		s.Methods = FaaSEffectiveness
