@@ -49,8 +49,9 @@ ablation (Figs. 11-14, the ML workflows): faasconf with the mean-field,
   without the safe exploration, and the FIRM-like tuner in both spaces.
 all: the three.
 
-Writes DIR/effectiveness/effectiveness.csv and .json, DIR/ablation/...,
-DIR/adaptability/adaptability.json and adaptability-windows.csv.`,
+Writes DIR/effectiveness/effectiveness.csv, .json and the report .html, the
+same in DIR/ablation/, and DIR/adaptability/adaptability.json, .html and
+adaptability-windows.csv.`,
 		Example: `  shoal experiment faasconf effectiveness
   shoal experiment faasconf ablation --workflows faas-sequential --seeds 3`,
 		Args:      exactArgs(1, "effectiveness, adaptability, ablation or all"),
