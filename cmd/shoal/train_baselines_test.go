@@ -56,4 +56,7 @@ func TestTrainFaaSConfThenSimulate(t *testing.T) {
 	if _, err := runCLI(t, "train", "faasconf", "faas-sequential", "-o", pol, "--variant", "qmix"); !errors.Is(err, errUsage) {
 		t.Errorf("--variant qmix: %v", err)
 	}
+	if _, err := runCLI(t, "train", "faasconf", "faas-sequential", "-o", pol, "--gamma", "1.5"); !errors.Is(err, errUsage) {
+		t.Errorf("--gamma 1.5: %v", err)
+	}
 }

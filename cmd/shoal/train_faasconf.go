@@ -21,6 +21,7 @@ func (cl *cli) trainFaaSConf(short string) *cobra.Command {
 		quiet           bool
 		variant         string
 		hardwareOnly    bool
+		gamma           float64
 	)
 	def := faasconfenv.DefaultTrainConfig()
 	cmd := &cobra.Command{
@@ -51,6 +52,7 @@ faasconf:FILE' serves the policy, one decision per window.`,
 	f.Uint64Var(&seed, "seed", 1, "training seed")
 	f.BoolVar(&quiet, "quiet", false, "no per-episode progress")
 	f.StringVar(&variant, "variant", string(rl.AttMF), "what critics and actors see: attmf (the paper's), mf, maddpg or ddpg (the ablations)")
+	f.Float64Var(&gamma, "gamma", def.Learner.Gamma, "discount of the critics' targets, in [0, 1]")
 	f.BoolVar(&hardwareOnly, "hardware-only", false, "tune CPU, memory and instances only, with no concurrency limit (the ablation of Fig. 11)")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if out == "" {
@@ -58,6 +60,9 @@ faasconf:FILE' serves the policy, one decision per window.`,
 		}
 		if budget <= 0 || logged < 0 || offline < 0 || online < 0 {
 			return usagef("--budget must be positive; --logged, --offline-updates and --online not negative")
+		}
+		if !(gamma >= 0 && gamma <= 1) {
+			return usagef("--gamma must be in [0, 1], got %v", gamma)
 		}
 		v := rl.MADDPGVariant(variant)
 		if !v.Valid() {
@@ -69,7 +74,7 @@ faasconf:FILE' serves the policy, one decision per window.`,
 		}
 		start := time.Now()
 		cfg := def
-		cfg.Seed, cfg.Logged, cfg.OfflineUpdates, cfg.Online, cfg.Learner.Variant = seed, logged, offline, online, v
+		cfg.Seed, cfg.Logged, cfg.OfflineUpdates, cfg.Online, cfg.Learner.Variant, cfg.Learner.Gamma = seed, logged, offline, online, v, gamma
 		cfg.Deadline, cfg.Now = start.Add(budget), time.Now
 		if hardwareOnly {
 			cfg.Env.Space = faasconfenv.SpaceOf(sc).HardwareOnly()
