@@ -107,10 +107,17 @@ func (s FaaSConfStudy) Adapt(ctx context.Context, w io.Writer, windows int) ([]F
 	if err != nil {
 		return nil, err
 	}
-	sc, hybrid := st.sc, st.hybrid
-	orc, err := s.oracle(ctx, sc, FaaSOracle{Env: hybrid, Seeds: 3, CPUStep: 0.125})
+	orc, err := s.oracle(ctx, st.sc, st.oracle)
 	if err != nil {
 		return nil, err
+	}
+	oracle := func(level float64, _ faasconfenv.Measurement, _ [][]float64, _ bool) []faasconf.Config {
+		for _, r := range orc {
+			if r.Level >= level-1e-9 && r.Price > 0 {
+				return r.Configs
+			}
+		}
+		return orc[len(orc)-1].Configs
 	}
 	runs := map[string][][]FaaSWindow{}
 	for i := range s.Seeds {
@@ -125,15 +132,7 @@ func (s FaaSConfStudy) Adapt(ctx context.Context, w io.Writer, windows int) ([]F
 			}
 			runs[m] = append(runs[m], runDynamic(env, levels, seed, t.Next))
 		}
-		oracle := func(level float64, _ faasconfenv.Measurement, _ [][]float64, _ bool) []faasconf.Config {
-			for _, r := range orc {
-				if r.Level >= level-1e-9 && r.Price > 0 {
-					return r.Configs
-				}
-			}
-			return orc[len(orc)-1].Configs
-		}
-		runs["oracle"] = append(runs["oracle"], runDynamic(hybrid, levels, seed, oracle))
+		runs["oracle"] = append(runs["oracle"], runDynamic(st.hybrid, levels, seed, oracle))
 		s.logf("adaptability seed %d: done", seed)
 	}
 	var rows []FaaSAdaptRow
@@ -146,7 +145,7 @@ func (s FaaSConfStudy) Adapt(ctx context.Context, w io.Writer, windows int) ([]F
 	if err := s.writeAdapt(rows, runs); err != nil {
 		return nil, err
 	}
-	return rows, s.writeAdaptReport(rows, runs, hybrid.QoS().Latency.Seconds())
+	return rows, s.writeAdaptReport(rows, runs, st.hybrid.QoS().Latency.Seconds())
 }
 
 // runDynamic runs one method over the levels: each window, next proposes

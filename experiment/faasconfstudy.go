@@ -126,11 +126,13 @@ func (s FaaSConfStudy) Run(ctx context.Context, w io.Writer) ([]FaaSConfCell, er
 }
 
 // faasSetup is a workflow, its environments in the hybrid and the
-// hardware-only space (with the same QoS), and its methods' policies.
+// hardware-only space (with the same QoS), its methods' policies and its
+// oracle (three seeds, 0.125-core steps).
 type faasSetup struct {
 	sc         *scenario.Scenario
 	hybrid, hw *faasconfenv.Env
 	pols       map[faasLearner]*faasconf.Policy
+	oracle     FaaSOracle
 }
 
 // setup returns the workflow's setup for the methods, training or loading
@@ -147,6 +149,7 @@ func (s FaaSConfStudy) setup(ctx context.Context, name string, methods []string)
 	if st.hw, err = faasconfenv.New(sc, faasconfenv.Config{Space: st.hybrid.Space().HardwareOnly(), QoS: st.hybrid.QoS()}); err != nil {
 		return nil, err
 	}
+	st.oracle = FaaSOracle{Env: st.hybrid, Seeds: 3, CPUStep: 0.125}
 	for _, m := range methods {
 		if l, ok := learnerOf(m); ok && st.pols[l] == nil {
 			if st.pols[l], err = s.policy(ctx, sc, l, st.hybrid.QoS()); err != nil {
@@ -163,11 +166,10 @@ func (s FaaSConfStudy) workflow(ctx context.Context, name string) ([]FaaSConfCel
 	if err != nil {
 		return nil, err
 	}
-	sc, hybrid := st.sc, st.hybrid
-	oracle := FaaSOracle{Env: hybrid, Seeds: 3, CPUStep: 0.125}
+	hybrid := st.hybrid
 	var orc []OracleResult
 	if s.Oracle {
-		if orc, err = s.oracle(ctx, sc, oracle); err != nil {
+		if orc, err = s.oracle(ctx, st.sc, st.oracle); err != nil {
 			return nil, err
 		}
 	}
@@ -187,7 +189,7 @@ func (s FaaSConfStudy) workflow(ctx context.Context, name string) ([]FaaSConfCel
 					return nil, err
 				}
 				r := RunFaaSSession(env, level, t, s.Iterations, measure())
-				r.Verified = oracle.verify(level, r)
+				r.Verified = st.oracle.verify(level, r)
 				runs[m] = append(runs[m], r)
 			}
 		}

@@ -85,7 +85,7 @@ func (o FaaSOracle) Search(level float64) OracleResult {
 	r := OracleResult{Level: level}
 	grids := o.grids()
 	met := func(cs []faasconf.Config) bool { return o.meets(level, cs, &r.Measured) }
-	start := o.uniform(grids, met)
+	start := o.uniform(len(grids), met)
 	if start == nil {
 		return r
 	}
@@ -118,23 +118,34 @@ func (o FaaSOracle) Search(level float64) OracleResult {
 	return r
 }
 
-// grids returns every function's grid in increasing price.
-func (o FaaSOracle) grids() [][]gridPoint {
+// point is function j's grid point with cpu, inst instances and
+// concurrency k, false when no memory of the space holds k calls.
+func (o FaaSOracle) point(j int, cpu float64, inst, k int) (faasconf.Config, bool) {
+	mem := o.Env.MemoryFloor(j, k)
+	return faasconf.Config{CPU: math.Round(cpu*1000) / 1000, MemoryMB: mem, Instances: inst, Concurrency: k}, mem <= o.Env.Space().MemoryMB[1]
+}
+
+// each calls f with every (CPU, instances, concurrency) of the grid.
+func (o FaaSOracle) each(f func(cpu float64, inst, k int)) {
 	sp := o.Env.Space()
-	out := make([][]gridPoint, len(o.Env.Functions()))
-	for j := range out {
-		for cpu := sp.CPU[0]; cpu <= sp.CPU[1]+1e-9; cpu += o.CPUStep {
-			for inst := sp.Instances[0]; inst <= sp.Instances[1]; inst++ {
-				for k := sp.Concurrency[0]; k <= sp.Concurrency[1]; k++ {
-					mem := o.Env.MemoryFloor(j, k)
-					if mem > sp.MemoryMB[1] {
-						break
-					}
-					c := faasconf.Config{CPU: math.Round(cpu*1000) / 1000, MemoryMB: mem, Instances: inst, Concurrency: k}
-					out[j] = append(out[j], gridPoint{c, faasconf.Price([]faasconf.Config{c})})
-				}
+	for cpu := sp.CPU[0]; cpu <= sp.CPU[1]+1e-9; cpu += o.CPUStep {
+		for inst := sp.Instances[0]; inst <= sp.Instances[1]; inst++ {
+			for k := sp.Concurrency[0]; k <= sp.Concurrency[1]; k++ {
+				f(cpu, inst, k)
 			}
 		}
+	}
+}
+
+// grids returns every function's grid in increasing price.
+func (o FaaSOracle) grids() [][]gridPoint {
+	out := make([][]gridPoint, len(o.Env.Functions()))
+	for j := range out {
+		o.each(func(cpu float64, inst, k int) {
+			if c, ok := o.point(j, cpu, inst, k); ok {
+				out[j] = append(out[j], gridPoint{c, faasconf.Price([]faasconf.Config{c})})
+			}
+		})
 		slices.SortStableFunc(out[j], func(a, b gridPoint) int { return cmp.Compare(a.price, b.price) })
 	}
 	return out
@@ -142,38 +153,22 @@ func (o FaaSOracle) grids() [][]gridPoint {
 
 // uniform returns the cheapest configuration that meets the QoS with the
 // same CPU, instances and concurrency for every function (nil if none).
-func (o FaaSOracle) uniform(grids [][]gridPoint, met func([]faasconf.Config) bool) []faasconf.Config {
-	type key struct {
-		cpu     float64
-		inst, k int
-	}
-	var keys []key
-	for _, g := range grids[0] {
-		keys = append(keys, key{g.c.CPU, g.c.Instances, g.c.Concurrency})
-	}
-	build := func(k key) ([]faasconf.Config, bool) {
-		cs := make([]faasconf.Config, len(grids))
-		for j := range cs {
-			i := slices.IndexFunc(grids[j], func(g gridPoint) bool {
-				return g.c.CPU == k.cpu && g.c.Instances == k.inst && g.c.Concurrency == k.k
-			})
-			if i < 0 {
-				return nil, false
-			}
-			cs[j] = grids[j][i].c
-		}
-		return cs, true
-	}
+func (o FaaSOracle) uniform(n int, met func([]faasconf.Config) bool) []faasconf.Config {
 	type cand struct {
 		cs    []faasconf.Config
 		price float64
 	}
 	var cands []cand
-	for _, k := range keys {
-		if cs, ok := build(k); ok {
-			cands = append(cands, cand{cs, faasconf.Price(cs)})
+	o.each(func(cpu float64, inst, k int) {
+		cs := make([]faasconf.Config, n)
+		for j := range cs {
+			var ok bool
+			if cs[j], ok = o.point(j, cpu, inst, k); !ok {
+				return
+			}
 		}
-	}
+		cands = append(cands, cand{cs, faasconf.Price(cs)})
+	})
 	slices.SortStableFunc(cands, func(a, b cand) int { return cmp.Compare(a.price, b.price) })
 	for _, c := range cands {
 		if met(c.cs) {

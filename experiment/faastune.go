@@ -232,12 +232,7 @@ type RAMBOTuner struct {
 // NewRAMBOTuner returns the tuner for n functions, told the warm-up
 // measurements first.
 func NewRAMBOTuner(space faasconf.Space, n int, qos faasconf.QoS, warm []faasconfenv.Measurement, rng *rand.Rand) *RAMBOTuner {
-	enc := boSpace{space: space, n: n}
-	largest := make([]faasconf.Config, n)
-	for j := range largest {
-		largest[j] = space.Decode([]float64{1, 1, 1, 1})
-	}
-	t := &RAMBOTuner{enc: enc, qos: qos, largest: faasconf.Price(largest), rng: rng}
+	t := &RAMBOTuner{enc: boSpace{space: space, n: n}, qos: qos, largest: space.LargestPrice(n), rng: rng}
 	for _, m := range warm {
 		t.tell(m)
 	}
@@ -256,26 +251,28 @@ func (t *RAMBOTuner) tell(m faasconfenv.Measurement) {
 // Next implements FaaSTuner.
 func (t *RAMBOTuner) Next(_ float64, last faasconfenv.Measurement, _ [][]float64, _ bool) []faasconf.Config {
 	t.tell(last)
-	l := t.rng.Float64()
-	w := [2]float64{l, 1 - l}
-	opt, err := bo.NewBayesOpt(bo.Config{Space: t.enc.params(), InitialPoints: 1}, t.rng)
-	if err == nil {
-		for i, x := range t.xs {
-			f := t.fs[i]
-			y := max(w[0]*f[0], w[1]*f[1]) + 0.05*(w[0]*f[0]+w[1]*f[1])
-			if err = opt.Tell(x, y, nil); err != nil {
-				break
-			}
-		}
-	}
-	var x []float64
-	if err == nil {
-		x, err = opt.Ask()
-	}
+	x, err := t.ask()
 	if err != nil {
 		panic(fmt.Sprintf("rambo: %v", err)) // configurations of the space: cannot fail
 	}
 	return t.enc.configs(x)
+}
+
+// ask draws the round's weights λ and fits the scalarised outcomes.
+func (t *RAMBOTuner) ask() ([]float64, error) {
+	l := t.rng.Float64()
+	w := [2]float64{l, 1 - l}
+	opt, err := bo.NewBayesOpt(bo.Config{Space: t.enc.params(), InitialPoints: 1}, t.rng)
+	if err != nil {
+		return nil, err
+	}
+	for i, x := range t.xs {
+		f := t.fs[i]
+		if err := opt.Tell(x, max(w[0]*f[0], w[1]*f[1])+0.05*(w[0]*f[0]+w[1]*f[1]), nil); err != nil {
+			return nil, err
+		}
+	}
+	return opt.Ask()
 }
 
 // FirmTuner is FIRM-like tuning (Qiu et al., OSDI 2020, as FaaSConf
@@ -293,19 +290,18 @@ type FirmTuner struct {
 	Policy *faasconf.Policy
 	Noise  float64 // std of the exploration noise in action units (0.1)
 	Rng    *rand.Rand
-	cur    []faasconf.Config
 }
 
 // Next implements FaaSTuner.
 func (t *FirmTuner) Next(_ float64, last faasconfenv.Measurement, obs [][]float64, _ bool) []faasconf.Config {
-	t.cur = slices.Clone(last.Configs)
+	cs := slices.Clone(last.Configs)
 	j := culprit(obs, last.Met)
 	a := make([]float64, faasconf.ActionDim)
 	for k, v := range t.Policy.Actors().Act(obs)[j] {
 		a[k] = float64(v) + t.Noise*t.Rng.NormFloat64()
 	}
-	t.cur[j] = t.Policy.Space.Decode(a)
-	return t.cur
+	cs[j] = t.Policy.Space.Decode(a)
+	return cs
 }
 
 // culprit is the function FirmTuner changes: the highest 95th-percentile

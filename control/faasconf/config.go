@@ -104,6 +104,27 @@ func (s Space) Encode(dst []float64, c Config) {
 	dst[3] = unit(float64(c.Concurrency), float64(s.Concurrency[0]), float64(s.Concurrency[1]))
 }
 
+// EncodeAll is every configuration as its action (Encode), one per
+// function.
+func (s Space) EncodeAll(cs []Config) [][]float64 {
+	out := make([][]float64, len(cs))
+	for j, c := range cs {
+		out[j] = make([]float64, ActionDim)
+		s.Encode(out[j], c)
+	}
+	return out
+}
+
+// LargestPrice is the price per hour of n functions each at the space's
+// largest configuration.
+func (s Space) LargestPrice(n int) float64 {
+	largest := make([]Config, n)
+	for j := range largest {
+		largest[j] = s.Decode([]float64{1, 1, 1, 1})
+	}
+	return Price(largest)
+}
+
 // Prices are the paper's (equation 2), Azure Functions' premium plan.
 const (
 	VCPUHour = 0.173

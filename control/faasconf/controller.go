@@ -73,12 +73,7 @@ func (a *Agent) Record(level float64, met bool) {
 // propose (the ones running when it starts): every measurement joins the
 // Data Store (section 3, step 7).
 func (a *Agent) RecordRunning(level float64, cs []Config, met bool) {
-	act := make([][]float64, len(cs))
-	for j, c := range cs {
-		act[j] = make([]float64, ActionDim)
-		a.pol.Space.Encode(act[j], c)
-	}
-	a.ses.Add(Record{Workload: level, Action: act, Price: Price(cs), Met: met})
+	a.ses.Add(Record{Workload: level, Action: a.pol.Space.EncodeAll(cs), Price: Price(cs), Met: met})
 }
 
 // Propose returns every function's next configuration for the joint

@@ -27,7 +27,7 @@ type Policy struct {
 	Version   int    `json:"version"`
 	Algorithm string `json:"algorithm"` // "faasconf"
 	// Variant is the actors' (and their critics' in training) view:
-	// attmf, mf or maddpg (rl.MADDPGVariant).
+	// attmf, mf, maddpg or ddpg (rl.MADDPGVariant).
 	Variant rl.MADDPGVariant `json:"variant"`
 	// Functions are the agents, in order; Adjacency their topology.
 	Functions []string    `json:"functions"`

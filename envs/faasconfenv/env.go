@@ -123,11 +123,7 @@ func New(sc *scenario.Scenario, cfg Config) (*Env, error) {
 		}
 		e.idx = append(e.idx, i)
 	}
-	largest := make([]faasconf.Config, len(e.funcs))
-	for j := range largest {
-		largest[j] = cfg.Space.Decode([]float64{1, 1, 1, 1})
-	}
-	e.alpha = -1 / faasconf.Price(largest)
+	e.alpha = -1 / cfg.Space.LargestPrice(len(e.funcs))
 	e.spec = rl.MultiSpec{ID: "faasconf/" + sc.Name, MaxEpisodeSteps: cfg.Steps}
 	for range e.funcs {
 		e.spec.Observation = append(e.spec.Observation, rl.UniformBox(faasconf.Features, -1, 10))

@@ -91,7 +91,7 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg TrainConfig) (*Traine
 	}
 	record := func() {
 		l := env.Last
-		ses.Add(faasconf.Record{Workload: l.Level, Action: env.actions(l.Configs), Price: l.Price, Met: l.Met})
+		ses.Add(faasconf.Record{Workload: l.Level, Action: env.cfg.Space.EncodeAll(l.Configs), Price: l.Price, Met: l.Met})
 	}
 	for range cfg.Logged {
 		obs := rl.CloneJoint(env.Reset(rng))
@@ -168,16 +168,6 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg TrainConfig) (*Traine
 		return nil, err
 	}
 	return &Trained{Policy: pol, Curve: curve}, nil
-}
-
-// actions encodes configurations as the agents' actions.
-func (e *Env) actions(cs []faasconf.Config) [][]float64 {
-	out := make([][]float64, len(cs))
-	for j, c := range cs {
-		out[j] = make([]float64, faasconf.ActionDim)
-		e.cfg.Space.Encode(out[j], c)
-	}
-	return out
 }
 
 // history keeps, in order, every record that met the QoS and the last k
