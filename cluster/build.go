@@ -19,6 +19,8 @@ func New(cfg *Config, opt Options) (*Cluster, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	placed := cfg
+	cfg = expandPlacements(cfg)
 	if opt.Horizon <= 0 {
 		return nil, fmt.Errorf("cluster: horizon must be > 0, got %v", opt.Horizon)
 	}
@@ -36,7 +38,8 @@ func New(cfg *Config, opt Options) (*Cluster, error) {
 	}
 	streams := sim.NewStreams(opt.Seed)
 	cl := &Cluster{opt: opt, svcByName: map[string]*service{}, lbByName: map[string]*lbPoint{}, prices: cfg.Prices, slo: cfg.SLO,
-		retryRng: streams.Stream("retries")}
+		retryRng: streams.Stream("retries"), routeRng: streams.Stream("routes"),
+		groups: map[string]*routeGroup{}, edgeByKey: map[string]int32{}}
 	if cl.prices == (Prices{}) {
 		cl.prices = DefaultPrices()
 	}
@@ -80,6 +83,7 @@ func New(cfg *Config, opt Options) (*Cluster, error) {
 		}
 		s.lb = p
 	}
+	cl.buildGroups(placed)
 	for i, lc := range cfg.LBs {
 		s := cl.svcByName[lc.Service]
 		p, err := cl.newLB(lc.Name, s, cl.locOrFirst(lc.Location), opt.Policy, streams)
@@ -108,6 +112,7 @@ func New(cfg *Config, opt Options) (*Cluster, error) {
 			}
 		}
 	}
+	cl.scheduleChanges(cfg.Changes)
 	if err := cl.buildSources(cfg, streams); err != nil {
 		return nil, err
 	}
@@ -123,13 +128,16 @@ func (cl *Cluster) buildLocations(cfg *Config) {
 	if len(cfg.Locations) == 0 {
 		cl.locNames = []string{"local"}
 		cl.rtt = [][]time.Duration{{0}}
+		cl.background = []float64{0}
 		return
 	}
 	n := len(cfg.Locations)
 	cl.rtt = make([][]time.Duration, n)
+	cl.background = make([]float64, n)
 	for i, l := range cfg.Locations {
 		cl.locNames = append(cl.locNames, l.Name)
 		cl.rtt[i] = make([]time.Duration, n)
+		cl.background[i] = l.Background
 	}
 	for i, l := range cfg.Locations {
 		for other, d := range l.RTT {
@@ -158,7 +166,7 @@ func (cl *Cluster) newLB(name string, s *service, loc int32, policy string, stre
 }
 
 func (cl *Cluster) buildClass(c *Class, path string) (*class, error) {
-	root, err := cl.buildCall(&c.Call, path+".call")
+	root, err := cl.buildCall(&c.Call, "", path+".call")
 	if err != nil {
 		return nil, err
 	}
@@ -169,8 +177,13 @@ func (cl *Cluster) buildClass(c *Class, path string) (*class, error) {
 	return &class{name: c.Name, timeout: c.Timeout, slo: slo, root: root, period: metrics.ClassStats{Name: c.Name}}, nil
 }
 
-func (cl *Cluster) buildCall(c *Call, path string) (*callNode, error) {
-	n := &callNode{svc: cl.svcByName[c.Service], phases: int32(max(c.Phases, 1)), prob: or(c.Prob, 1), optional: c.Optional}
+// buildCall builds the call c of the service named caller ("" for a root).
+func (cl *Cluster) buildCall(c *Call, caller, path string) (*callNode, error) {
+	n := &callNode{svc: cl.svcByName[c.Service], phases: int32(max(c.Phases, 1)), prob: or(c.Prob, 1), optional: c.Optional,
+		edge: cl.edgeIndex(caller, c.Service)}
+	if g := cl.groups[c.Service]; g != nil {
+		n.svc, n.group = g.first(), g
+	}
 	n.route = n.svc.route
 	if c.Route != nil {
 		n.route = c.Route.resolve()
@@ -190,7 +203,7 @@ func (cl *Cluster) buildCall(c *Call, path string) (*callNode, error) {
 		st := &c.Stages[i]
 		sn := stageNode{choice: st.Choice}
 		for j := range st.Calls {
-			child, err := cl.buildCall(&st.Calls[j], fmt.Sprintf("%s.stages[%d].calls[%d]", path, i, j))
+			child, err := cl.buildCall(&st.Calls[j], c.Service, fmt.Sprintf("%s.stages[%d].calls[%d]", path, i, j))
 			if err != nil {
 				return nil, err
 			}

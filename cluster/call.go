@@ -237,7 +237,11 @@ func (cl *Cluster) call(parent *call, n *callNode) {
 	c := cl.newCall()
 	c.parent = parent
 	c.node = n
-	cl.start(c, n.svc.lb, parent.inst.loc, parent.rng)
+	svc := n.svc
+	if n.group != nil {
+		svc = n.group.pick(parent.inst.loc, cl.routeRng)
+	}
+	cl.start(c, svc.lb, parent.inst.loc, parent.rng)
 }
 
 // start sends the first attempt of call c from location from through LB
@@ -294,6 +298,7 @@ func (n *callNode) skipDraws(rng *rand.Rand) {
 func (cl *Cluster) send(c *call) {
 	now := cl.k.Now()
 	c.start = now
+	cl.routeStats(c, c.lbp.svc.loc).Calls++
 	if cl.onStart != nil {
 		cl.onStart(c)
 	}
@@ -394,7 +399,8 @@ func (cl *Cluster) releaseHeld(s *service) {
 // takes the failure. The attempt is abandoned: its work goes on and is
 // discarded.
 func (cl *Cluster) giveUp(c *call) {
-	c.node.svc.period.Failures.Timeout++
+	c.lbp.svc.period.Failures.Timeout++
+	cl.routeStats(c, c.lbp.svc.loc).Failures++
 	cl.lbDone(c)
 	p, r := c.parent, c.req
 	c.parent, c.req = nil, nil
@@ -429,7 +435,7 @@ func (cl *Cluster) retry(c, p *call, r *request, kind uint8) bool {
 	} else {
 		n.cpu, n.io = c.cpu, c.io
 	}
-	c.node.svc.period.Retries++
+	c.lbp.svc.period.Retries++
 	at := now + backoff(n.attempt, cl.retryRng)
 	if n.deadline > 0 && at > n.deadline {
 		at = n.deadline
@@ -465,7 +471,7 @@ func (cl *Cluster) resend(c *call) {
 	expired := c.deadline > 0 && cl.k.Now() >= c.deadline
 	if expired || (c.parent != nil && c.parent.replied) {
 		if expired {
-			c.node.svc.period.Failures.Timeout++
+			c.lbp.svc.period.Failures.Timeout++
 		}
 		c.fail = failTimeout
 		cl.respond(c)
@@ -508,6 +514,7 @@ func (cl *Cluster) respond(c *call) {
 func (cl *Cluster) deliver(c *call) {
 	cl.k.Cancel(&c.tev)
 	cl.lbDone(c)
+	cl.routeDone(c)
 	p, r := c.parent, c.req
 	c.parent, c.req = nil, nil
 	waited := p != nil || r != nil // not abandoned

@@ -122,6 +122,14 @@ type Cluster struct {
 	slo       time.Duration
 	requests  requestTotals // every request, warm-up included, for the time series
 	scaling   []ScaleEvent
+	// Placed services' route groups by name; the call-graph edges' route
+	// telemetry; each location's background load; the route picks' stream.
+	groups     map[string]*routeGroup
+	edges      []edge
+	edgeByKey  map[string]int32
+	background []float64
+	routeRng   *rand.Rand
+	changeEvs  []changeEvent
 
 	free     []*call
 	freeReqs []*request
@@ -156,8 +164,10 @@ type class struct {
 }
 
 type callNode struct {
-	svc      *service
-	route    route // the service's, or the call's own
+	svc      *service    // the service called (of a placed one: its first location's part)
+	group    *routeGroup // a placed service's route group, which picks the part
+	edge     int32       // the call-graph edge's index in Cluster.edges
+	route    route       // the service's, or the call's own
 	cpu, io  workload.Dist
 	phases   int32
 	prob     float64
@@ -224,6 +234,9 @@ func (s *source) Handle(now time.Duration, _ int) {
 func (s *source) entry(c *class) *lbPoint {
 	if s.lb != nil {
 		return s.lb
+	}
+	if g := c.root.group; g != nil {
+		return g.pick(s.loc, s.cl.routeRng).lb
 	}
 	return c.root.svc.lb
 }

@@ -31,6 +31,28 @@ type Config struct {
 	// SLO is the response-time target of every class without its own: a
 	// request that fails or takes longer violates it (0 = none).
 	SLO time.Duration `yaml:"slo"`
+	// Changes alter the system while it runs, as the world outside a
+	// controller does: a cloud's latency moves, other tenants load its
+	// nodes, replicas come and go.
+	Changes []Change `yaml:"changes"`
+}
+
+// Change is something that happens to the system at a point in time. It
+// names a location (whose RTTs or background load change) or a service
+// (whose replicas change), or both.
+type Change struct {
+	At time.Duration `yaml:"at"`
+	// Location is the location whose RTT and Background change.
+	Location string `yaml:"location"`
+	// RTT sets the round-trip time from Location to other locations.
+	RTT map[string]time.Duration `yaml:"rtt"`
+	// Background, when set, is the share of Location's CPU other tenants
+	// take from now on (see Location.Background).
+	Background *float64 `yaml:"background"`
+	// Service is the service whose replicas change: NAME, or
+	// NAME@LOCATION for one location of a placed service.
+	Service  string `yaml:"service"`
+	Replicas *int   `yaml:"replicas"`
 }
 
 // Location is a site with round-trip times to the others.
@@ -39,6 +61,10 @@ type Location struct {
 	// RTT is the round-trip time to other locations, by name; symmetric
 	// entries need only be given once.
 	RTT map[string]time.Duration `yaml:"rtt"`
+	// Background is the share of the location's CPU that other tenants
+	// use, in [0, 1): every instance there works at (1 - Background) of its
+	// speed (a noisy neighbour on shared cores; default 0).
+	Background float64 `yaml:"background"`
 }
 
 // Node is a machine (or Count identical machines) that instances are placed on.
@@ -54,6 +80,19 @@ type Node struct {
 type Service struct {
 	Name     string `yaml:"name"`
 	Location string `yaml:"location"` // where its instances run (default: the first location)
+	// Placement deploys the service in several locations, replicas per
+	// location name, instead of Location and Replicas (as an Istio
+	// multi-cluster mesh runs one Deployment per cluster). Each location's
+	// part is a service of its own named NAME@LOCATION in telemetry and
+	// actions; a call to NAME goes to the location the route weights of the
+	// caller's location pick (control.SetRouteWeights), by default in
+	// proportion to the ready instances in each (Istio's default: every
+	// endpoint of every cluster alike).
+	Placement map[string]int `yaml:"placement"`
+	// RequestKB and ResponseKB are the sizes of a call and its answer,
+	// which a call that crosses locations pays as egress (default 1 and 4).
+	RequestKB  float64 `yaml:"request_kb"`
+	ResponseKB float64 `yaml:"response_kb"`
 	// Replicas is the initial number of identical instances (default 1),
 	// ignored when Instances lists them one by one.
 	Replicas    int `yaml:"replicas"`
@@ -295,11 +334,16 @@ type Prices struct {
 	VCPUSecond float64 `yaml:"vcpu_second"`
 	// GBSecond is the price of one allocated GB of memory for one second.
 	GBSecond float64 `yaml:"gb_second"`
+	// EgressGB is the price of one GB sent from one location to another.
+	EgressGB float64 `yaml:"egress_gb"`
 }
 
 // DefaultPrices are Azure Functions Premium plan prices as FaaSConf uses them
 // in its cost model y(C) (problem formulation, "Optimal Configuration Tuning
-// On Hybrid Resources"): $0.173 per vCPU-hour and $0.0123 per GB-hour.
+// On Hybrid Resources"): $0.173 per vCPU-hour and $0.0123 per GB-hour. Egress
+// between locations is $0.09 per GB: traffic between clouds leaves one
+// provider for the internet, and $0.09 is the first tier of AWS's data
+// transfer out to the internet (Azure's is $0.087, GCP premium tier $0.12).
 func DefaultPrices() Prices {
-	return Prices{VCPUSecond: 0.173 / 3600, GBSecond: 0.0123 / 3600}
+	return Prices{VCPUSecond: 0.173 / 3600, GBSecond: 0.0123 / 3600, EgressGB: 0.09}
 }

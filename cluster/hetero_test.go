@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"errors"
 	"math"
 	"testing"
 	"time"
@@ -119,16 +118,14 @@ func TestApplyErrors(t *testing.T) {
 		{control.SetWeights{LB: "lb", Weights: []float64{1, -1, 1}}, "weight 1 is -1"},
 		{control.SetWeights{LB: "lb", Weights: []float64{1, 1, math.NaN()}}, "weight 2 is NaN"},
 		{control.SetWeights{LB: "lb", Weights: []float64{math.Inf(1), 1, 1}}, "weight 0 is +Inf"},
-		{control.SetRouteWeights{Service: "s", From: "local", Weights: map[string]float64{"local": 1}}, "not supported"},
+		{control.SetRouteWeights{Service: "s", From: "local", Weights: map[string]float64{"local": 1}}, "runs in one location"},
+		{control.SetRouteWeights{}, `unknown service ""`},
 		{nil, "unknown action"},
 	} {
 		err := cl.Apply(cl.Now(), tc.a)
 		if err == nil || !contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want %q", tc.a, err, tc.want)
 		}
-	}
-	if err := cl.Apply(cl.Now(), control.SetRouteWeights{}); !errors.Is(err, ErrUnsupported) {
-		t.Errorf("route weights: %v, want ErrUnsupported", err)
 	}
 	if err := cl.Apply(cl.Now()+1, control.SetReplicas{Service: "s", Replicas: 1}); err == nil {
 		t.Error("apply at the wrong time: no error")

@@ -342,3 +342,9 @@ func (in *instance) estimateCompletion(cpu, io float64) float64 {
 	}
 	return t
 }
+
+// cpuSpeed is the speed the instance's CPU works at: its own, less the
+// share other tenants take of its location's CPU.
+func (in *instance) cpuSpeed() float64 {
+	return in.speed * (1 - in.svc.cl.background[in.loc])
+}

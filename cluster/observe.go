@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -70,6 +69,7 @@ func (cl *Cluster) Observe(snap *metrics.Snapshot) {
 		st.P50, st.P95 = st.LatencyHist.Quantile(0.5), st.LatencyHist.Quantile(0.95)
 		c.period = metrics.ClassStats{Name: c.name}
 	}
+	cl.observeRoutes(snap)
 	snap.LBs = resize(snap.LBs, len(cl.lbs))
 	for i, p := range cl.lbs {
 		l := &snap.LBs[i]
@@ -96,9 +96,6 @@ func resize[T any](s []T, n int) []T {
 	}
 	return s[:n]
 }
-
-// ErrUnsupported is returned for actions the model does not implement yet.
-var ErrUnsupported = errors.New("not supported by the simulated model yet")
 
 // Apply carries out an action at the current time. It implements
 // control.Actuator.
@@ -177,7 +174,7 @@ func (cl *Cluster) Apply(now time.Duration, a control.Action) error {
 			cl.recordScale(now, s)
 		}
 	case control.SetRouteWeights:
-		return fmt.Errorf("set route weights: %w", ErrUnsupported)
+		return cl.setRouteWeights(a)
 	default:
 		return fmt.Errorf("unknown action %T", a)
 	}
@@ -211,7 +208,7 @@ func (s *service) setResources(cpu, mem float64) {
 				in.node.usedCPU += cpu - in.cpuLimit
 			}
 			in.cpuLimit = cpu
-			in.cpu.setCapacity(&s.cl.k, cpu, in.speed)
+			in.cpu.setCapacity(&s.cl.k, cpu, in.cpuSpeed())
 		}
 		s.cpuLimit = cpu
 	}

@@ -33,7 +33,10 @@ type Results struct {
 	// Makespan is the mean over samples of max_j l_j, the time the busiest
 	// server needs to finish its work (Distr-LB paper, Def. 1), seconds.
 	Makespan float64
-	Cost     float64 // price of the resources allocated over the window
+	// Cost is the price of the resources allocated over the window and of
+	// the egress between locations (EgressGB at the egress price).
+	Cost     float64
+	EgressGB float64 // GB sent between locations by calls made in the window
 	Little   LittleCheck
 	Series   LoadSeries
 	Events   uint64 // simulation events fired
@@ -210,6 +213,7 @@ func (s *sampler) flush(cl *Cluster) {
 	for i := range r.Services {
 		r.Cost += r.Services[i].Cost
 	}
+	r.Cost += r.EgressGB * cl.prices.EgressGB
 	r.Scaling = cl.scaling
 	// Little's law over [0, now]: requests unfinished at the end count their
 	// time so far on both sides.

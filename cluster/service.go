@@ -105,7 +105,7 @@ func (s *service) newInstance(spec InstanceSpec, ready bool) *instance {
 		weight:   spec.Weight,
 	}
 	s.nextID++
-	in.cpu = psQueue{servers: in.cpuLimit, speed: in.speed}
+	in.cpu = psQueue{servers: in.cpuLimit, speed: in.cpuSpeed()}
 	in.cpu.ev = simEvent(in, evCPU)
 	in.ioDelay = c.IOParallelism == 0
 	in.io = psQueue{servers: float64(c.IOParallelism), speed: in.ioSpeed}

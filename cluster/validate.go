@@ -35,6 +35,7 @@ func (c *Config) Validate() error {
 				v.bad(p, "must be >= 0, got %v", d)
 			}
 		}
+		v.share(fmt.Sprintf("locations[%d].background", i), l.Background)
 	}
 	nodes := map[string]bool{}
 	for i, n := range c.Nodes {
@@ -77,6 +78,8 @@ func (c *Config) Validate() error {
 		v.name(p, l.Name, lbs)
 		if !services[l.Service] {
 			v.bad(p+".service", "unknown service %q", l.Service)
+		} else if c.placed(l.Service) {
+			v.bad(p+".service", "service %q is placed in several locations: an explicit LB point needs a service in one", l.Service)
 		}
 		knownLoc(p+".location", l.Location)
 	}
@@ -126,14 +129,101 @@ func (c *Config) Validate() error {
 	}
 	v.nonNegative("prices.vcpu_second", c.Prices.VCPUSecond)
 	v.nonNegative("prices.gb_second", c.Prices.GBSecond)
+	v.nonNegative("prices.egress_gb", c.Prices.EgressGB)
+	for i := range c.Changes {
+		c.validateChange(v, i, services, knownLoc)
+	}
 	return errors.Join(v.errs...)
+}
+
+// placed reports whether the service named name has a placement.
+func (c *Config) placed(name string) bool {
+	i := slices.IndexFunc(c.Services, func(s Service) bool { return s.Name == name })
+	return i >= 0 && len(c.Services[i].Placement) > 0
+}
+
+// validatePlacement checks a service deployed in several locations.
+func (c *Config) validatePlacement(v *validator, s *Service, p string, knownLoc func(string, string)) {
+	if len(s.Placement) == 0 {
+		return
+	}
+	if s.Location != "" {
+		v.bad(p+".location", "not with placement (placement names the locations)")
+	}
+	if s.Replicas != 0 || len(s.Instances) > 0 {
+		v.bad(p+".replicas", "not with placement (placement gives the replicas per location)")
+	}
+	if s.Optional {
+		v.bad(p+".optional", "a placed service cannot be browned out")
+	}
+	for _, loc := range slices.Sorted(maps.Keys(s.Placement)) {
+		q := fmt.Sprintf("%s.placement[%s]", p, loc)
+		knownLoc(q, loc)
+		if n := s.Placement[loc]; n < 1 || n > maxCount || n < s.MinReplicas || (s.MaxReplicas > 0 && n > s.MaxReplicas) {
+			v.bad(q, "must be in [max(1, min_replicas), max_replicas or %d], got %d", maxCount, n)
+		}
+	}
+}
+
+// validateChange checks one change of the system over time.
+func (c *Config) validateChange(v *validator, i int, services map[string]bool, knownLoc func(string, string)) {
+	ch := &c.Changes[i]
+	p := fmt.Sprintf("changes[%d]", i)
+	if ch.At < 0 {
+		v.bad(p+".at", "must be >= 0, got %v", ch.At)
+	}
+	if ch.Location == "" && ch.Service == "" {
+		v.bad(p, "must name a location or a service")
+	}
+	if ch.Location != "" {
+		knownLoc(p+".location", ch.Location)
+	} else if len(ch.RTT) > 0 || ch.Background != nil {
+		v.bad(p+".location", "rtt and background need the location they change")
+	}
+	for _, other := range slices.Sorted(maps.Keys(ch.RTT)) {
+		knownLoc(p+".rtt["+other+"]", other)
+		if d := ch.RTT[other]; d < 0 {
+			v.bad(p+".rtt["+other+"]", "must be >= 0, got %v", d)
+		}
+	}
+	if ch.Background != nil {
+		v.share(p+".background", *ch.Background)
+	}
+	if ch.Service != "" {
+		name, loc, part := strings.Cut(ch.Service, "@")
+		switch {
+		case !services[name]:
+			v.bad(p+".service", "unknown service %q", name)
+		case part && !c.placedIn(name, loc):
+			v.bad(p+".service", "service %q is not placed in location %q", name, loc)
+		case !part && c.placed(name):
+			v.bad(p+".service", "service %q is placed in several locations: name one as %s@LOCATION", name, name)
+		}
+		if ch.Replicas == nil || *ch.Replicas < 0 {
+			v.bad(p+".replicas", "a service's change must set replicas >= 0")
+		}
+	} else if ch.Replicas != nil {
+		v.bad(p+".service", "replicas need the service they change")
+	}
+}
+
+func (c *Config) placedIn(name, loc string) bool {
+	i := slices.IndexFunc(c.Services, func(s Service) bool { return s.Name == name })
+	_, ok := c.Services[i].Placement[loc]
+	return ok
 }
 
 func (c *Config) validateService(v *validator, i int, names map[string]bool, knownLoc func(string, string)) {
 	s := &c.Services[i]
 	p := fmt.Sprintf("services[%d]", i)
 	v.name(p, s.Name, names)
+	if strings.Contains(s.Name, "@") {
+		v.bad(p+".name", "must not contain @ (NAME@LOCATION names a placed service's part), got %q", s.Name)
+	}
 	knownLoc(p+".location", s.Location)
+	c.validatePlacement(v, s, p, knownLoc)
+	v.nonNegative(p+".request_kb", s.RequestKB)
+	v.nonNegative(p+".response_kb", s.ResponseKB)
 	if s.Replicas < 0 || s.Replicas > maxCount {
 		v.bad(p+".replicas", "must be in [0, %d], got %d", maxCount, s.Replicas)
 	}
@@ -197,12 +287,17 @@ func (c *Config) validateService(v *validator, i int, names map[string]bool, kno
 		for _, in := range s.Instances {
 			cpu = math.Max(cpu, in.CPU)
 		}
-		loc := c.location(s.Location)
-		fits := slices.ContainsFunc(c.Nodes, func(n Node) bool {
-			return c.location(n.Location) == loc && n.CPU >= cpu && (n.MemoryMB == 0 || n.MemoryMB >= s.MemoryMB)
-		})
-		if !fits {
-			v.bad(p+".cpu", "limit %g cores, memory %g MB fits on no node of location %q", cpu, s.MemoryMB, loc)
+		locs := []string{c.location(s.Location)}
+		if len(s.Placement) > 0 {
+			locs = slices.Sorted(maps.Keys(s.Placement))
+		}
+		for _, loc := range locs {
+			fits := slices.ContainsFunc(c.Nodes, func(n Node) bool {
+				return c.location(n.Location) == loc && n.CPU >= cpu && (n.MemoryMB == 0 || n.MemoryMB >= s.MemoryMB)
+			})
+			if !fits {
+				v.bad(p+".cpu", "limit %g cores, memory %g MB fits on no node of location %q", cpu, s.MemoryMB, loc)
+			}
 		}
 	}
 }
@@ -366,6 +461,13 @@ func (v *validator) name(path, name string, seen map[string]bool) {
 		v.bad(path+".name", "duplicate name %q", name)
 	}
 	seen[name] = true
+}
+
+// share checks a fraction in [0, 1).
+func (v *validator) share(path string, x float64) {
+	if !(x >= 0 && x < 1) {
+		v.bad(path, "must be in [0, 1), got %g", x)
+	}
 }
 
 func (v *validator) nonNegative(path string, x float64) {

@@ -15,6 +15,39 @@ type Snapshot struct {
 	// route's requests, in the order of the system's classes.
 	Classes []ClassStats
 	LBs     []LBStats
+	// Routes are the calls along each edge of the call graph by the
+	// caller's and the callee's location, as a mesh's request metrics give
+	// them (Istio's istio_requests_total and request_duration sums by
+	// source_workload, destination_service, source_cluster and
+	// destination_cluster).
+	Routes []RouteStats
+	// Locations are the sites and what a monitor measures of them.
+	Locations []LocationStats
+}
+
+// RouteStats is the traffic of one call-graph edge between two locations
+// over the period, measured at the caller (network time included).
+type RouteStats struct {
+	// Caller is the calling service's name ("" for clients outside the
+	// system); Service the called one. A service deployed in several
+	// locations appears under its own name here, and as NAME@LOCATION in
+	// Services.
+	Caller, Service string
+	From, To        string // the caller's and the instance's location
+	Calls           int64  // attempts sent during the period
+	Failures        int64  // of those answered, failed ones
+	Latency         LatencySum
+}
+
+// LocationStats is one location as a monitor sees it.
+type LocationStats struct {
+	Name string
+	// RTT is the round-trip time to each location, in Snapshot.Locations
+	// order (as a prober such as Prometheus's blackbox exporter measures it).
+	RTT []time.Duration
+	// Background is the share of its nodes' CPU other tenants use (node
+	// exporter's view: 1 - speed factor).
+	Background float64
 }
 
 // Failures counts requests that failed, by kind.
