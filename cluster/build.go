@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/shoal-project/shoal/control/lb"
@@ -112,7 +113,11 @@ func New(cfg *Config, opt Options) (*Cluster, error) {
 			}
 		}
 	}
-	cl.scheduleChanges(cfg.Changes)
+	changes := cfg.Changes
+	if r := cfg.RandomChanges; r != nil {
+		changes = append(slices.Clone(changes), r.Draw(placed, opt.Horizon)...)
+	}
+	cl.scheduleChanges(changes)
 	if err := cl.buildSources(cfg, streams); err != nil {
 		return nil, err
 	}

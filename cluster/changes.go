@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"math/rand/v2"
 	"time"
 
 	"github.com/shoal-project/shoal/sim"
@@ -63,4 +64,37 @@ func (cl *Cluster) setBackground(loc int32, share float64) {
 			}
 		}
 	}
+}
+
+// Draw returns the changes r makes up to horizon, for the locations and
+// placed services of cfg, in time order.
+func (r *RandomChanges) Draw(cfg *Config, horizon time.Duration) []Change {
+	rng := rand.New(rand.NewPCG(r.Seed, 0x6d756c7469636c64)) // "multicld"
+	var out []Change
+	for at := r.Every; at <= horizon; at += r.Every {
+		for i, l := range cfg.Locations {
+			ch := Change{At: at, Location: l.Name}
+			if len(r.RTT) == 2 {
+				ch.RTT = map[string]time.Duration{}
+				for _, o := range cfg.Locations[i+1:] {
+					ch.RTT[o.Name] = r.RTT[0] + time.Duration(rng.Int64N(int64(r.RTT[1]-r.RTT[0])+1)).Round(time.Millisecond)
+				}
+			}
+			if len(r.Background) == 2 {
+				b := r.Background[0] + rng.Float64()*(r.Background[1]-r.Background[0])
+				ch.Background = &b
+			}
+			out = append(out, ch)
+		}
+		for _, name := range r.Services {
+			for _, l := range cfg.Locations {
+				if !cfg.placedIn(name, l.Name) {
+					continue
+				}
+				n := r.Replicas[0] + rng.IntN(r.Replicas[1]-r.Replicas[0]+1)
+				out = append(out, Change{At: at, Service: name + "@" + l.Name, Replicas: &n})
+			}
+		}
+	}
+	return out
 }

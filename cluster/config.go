@@ -35,6 +35,28 @@ type Config struct {
 	// controller does: a cloud's latency moves, other tenants load its
 	// nodes, replicas come and go.
 	Changes []Change `yaml:"changes"`
+	// RandomChanges adds changes drawn at random, the same in every run.
+	RandomChanges *RandomChanges `yaml:"random_changes"`
+}
+
+// RandomChanges draws changes as the multi-cloud routing paper's online test
+// settings do (III-A: "latency and replica are set to change randomly as
+// time goes by ... the sequence is identical in every evaluation"): every
+// Every, a new RTT between each pair of locations, new replicas of each
+// named service in each of its locations, and a new background load of
+// each location, each uniform in its range. Unset ranges do not change.
+type RandomChanges struct {
+	Every time.Duration `yaml:"every"`
+	// Seed seeds the draws, independently of the run's seed.
+	Seed uint64 `yaml:"seed"`
+	// RTT is the [min, max] round-trip time between two locations.
+	RTT []time.Duration `yaml:"rtt"`
+	// Services are the placed services whose replicas per location change,
+	// within Replicas [min, max].
+	Services []string `yaml:"services"`
+	Replicas []int    `yaml:"replicas"`
+	// Background is the [min, max] share of a location's CPU other tenants take.
+	Background []float64 `yaml:"background"`
 }
 
 // Change is something that happens to the system at a point in time. It

@@ -133,6 +133,9 @@ func (c *Config) Validate() error {
 	for i := range c.Changes {
 		c.validateChange(v, i, services, knownLoc)
 	}
+	if r := c.RandomChanges; r != nil {
+		c.validateRandomChanges(v, r)
+	}
 	return errors.Join(v.errs...)
 }
 
@@ -479,5 +482,27 @@ func (v *validator) nonNegative(path string, x float64) {
 func (v *validator) positive(path string, x float64) {
 	if !(x > 0) || math.IsInf(x, 0) {
 		v.bad(path, "must be a finite number > 0, got %g", x)
+	}
+}
+
+// validateRandomChanges checks the ranges of random changes.
+func (c *Config) validateRandomChanges(v *validator, r *RandomChanges) {
+	const p = "random_changes"
+	if r.Every <= 0 {
+		v.bad(p+".every", "must be > 0, got %v", r.Every)
+	}
+	if len(r.RTT) != 0 && (len(r.RTT) != 2 || r.RTT[0] < 0 || r.RTT[1] < r.RTT[0]) {
+		v.bad(p+".rtt", "must be [min, max] with 0 <= min <= max, got %v", r.RTT)
+	}
+	if len(r.Background) != 0 && (len(r.Background) != 2 || !(r.Background[0] >= 0 && r.Background[1] >= r.Background[0] && r.Background[1] < 1)) {
+		v.bad(p+".background", "must be [min, max] with 0 <= min <= max < 1, got %v", r.Background)
+	}
+	if len(r.Services) > 0 && (len(r.Replicas) != 2 || r.Replicas[0] < 0 || r.Replicas[1] < r.Replicas[0]) {
+		v.bad(p+".replicas", "must be [min, max] with 0 <= min <= max, got %v", r.Replicas)
+	}
+	for i, name := range r.Services {
+		if !c.placed(name) {
+			v.bad(fmt.Sprintf("%s.services[%d]", p, i), "%q is not a placed service", name)
+		}
 	}
 }

@@ -56,6 +56,7 @@ var tables = []tableSpec{
 	{"Resources over the measurement window", []column{
 		{"vCPU-s", "vcpu_s", func(s *Summary) Stat { return s.VCPUSeconds }, -1},
 		{"GB-s", "gb_s", func(s *Summary) Stat { return s.GBSeconds }, -1},
+		{"egress (GB)", "egress_gb", func(s *Summary) Stat { return s.EgressGB }, -1},
 		{"cost ($)", "cost", func(s *Summary) Stat { return s.Cost }, -1},
 		{"CPU utilisation %", "cpu_utilisation_pct", pct(func(s *Summary) Stat { return s.Utilisation }), 0},
 		{"scaling actions", "scaling_actions", func(s *Summary) Stat { return s.ScalingActions }, 0},

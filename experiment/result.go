@@ -103,6 +103,7 @@ type Summary struct {
 	// Resources over the measurement window.
 	VCPUSeconds    Stat `json:"vcpu_seconds"`
 	GBSeconds      Stat `json:"gb_seconds"`
+	EgressGB       Stat `json:"egress_gb"` // sent between locations
 	Cost           Stat `json:"cost"`
 	Utilisation    Stat `json:"utilisation"`     // CPU used / CPU allocated
 	ScalingActions Stat `json:"scaling_actions"` // actions that changed a service
@@ -129,6 +130,7 @@ type RunResult struct {
 	SLORequests    int64               `json:"slo_requests"`
 	VCPUSeconds    Num                 `json:"vcpu_seconds"`
 	GBSeconds      Num                 `json:"gb_seconds"`
+	EgressGB       Num                 `json:"egress_gb"`
 	BusyCPUSeconds Num                 `json:"busy_cpu_seconds"`
 	Cost           Num                 `json:"cost"`
 	ScalingActions int                 `json:"scaling_actions"`
@@ -183,7 +185,7 @@ func runResult(sc *scenario.Scenario, seed uint64, r *cluster.Results) RunResult
 		P90: quantile(&r.Latency, 0.9), P99: quantile(&r.Latency, 0.99), Throughput: Num(r.Throughput),
 		Arrivals: r.Arrivals, Completed: r.Completed, Degraded: r.Degraded, Failures: r.Failures, Unfinished: r.Unfinished, Retries: r.Retries(),
 		SLOViolations: r.SLOViolations(), SLORequests: r.SLOArrivals(),
-		VCPUSeconds: Num(vcpu), GBSeconds: Num(gb), BusyCPUSeconds: Num(busy), Cost: Num(r.Cost),
+		VCPUSeconds: Num(vcpu), GBSeconds: Num(gb), EgressGB: Num(r.EgressGB), BusyCPUSeconds: Num(busy), Cost: Num(r.Cost),
 		ScalingActions: r.ScalingActions(sc.Warmup), Scaling: r.Scaling,
 		Fairness: Num(r.Fairness), Makespan: Num(r.Makespan), Little: r.Little, Events: r.Events,
 	}
@@ -238,6 +240,7 @@ func summary(runs []RunResult) Summary {
 		SLOViolations:  stat(func(r *RunResult) float64 { return frac(r.SLOViolations, r.SLORequests) }),
 		VCPUSeconds:    stat(func(r *RunResult) float64 { return float64(r.VCPUSeconds) }),
 		GBSeconds:      stat(func(r *RunResult) float64 { return float64(r.GBSeconds) }),
+		EgressGB:       stat(func(r *RunResult) float64 { return float64(r.EgressGB) }),
 		Cost:           stat(func(r *RunResult) float64 { return float64(r.Cost) }),
 		Utilisation:    stat(func(r *RunResult) float64 { return float64(r.BusyCPUSeconds / r.VCPUSeconds) }),
 		ScalingActions: stat(func(r *RunResult) float64 { return float64(r.ScalingActions) }),

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"reflect"
 	"regexp"
@@ -21,14 +22,17 @@ import (
 var appScenarios = []struct {
 	name string
 	// services is the number of services in the file; apps is the number of
-	// distinct application services (a multi-cloud file has one copy per
-	// cloud, name-cN, and an ingress gateway per cloud).
+	// distinct application services (a multi-cloud file places each in every
+	// cloud, and has an ingress gateway per cloud).
 	services, apps int
 	classes        []string
+	// horizon is the file's horizon (default 5m): the multi-cloud files'
+	// online test settings last 20m.
+	horizon time.Duration
 }{
 	{name: "trainticket", services: 40, apps: 40, classes: []string{"query", "buy", "cancel", "admin"}},
-	{name: "online-boutique", services: 34, apps: 11, classes: perCloud("index", "setCurrency", "browseProduct", "addToCart", "viewCart", "checkout")},
-	{name: "bookinfo", services: 21, apps: 6, classes: perCloud("productpage")},
+	{name: "online-boutique", services: 3 + 11, apps: 11, classes: perCloud("index", "setCurrency", "browseProduct", "addToCart", "viewCart", "checkout"), horizon: 20 * time.Minute},
+	{name: "bookinfo", services: 3 + 6, apps: 6, classes: perCloud("productpage"), horizon: 20 * time.Minute},
 	// The workflows: the functions plus the orchestrator (wf5, wf6, wf7).
 	{name: "faas-sequential", services: 5 + 1, apps: 5 + 1, classes: []string{"sequential"}},
 	{name: "faas-parallel", services: 6 + 1, apps: 6 + 1, classes: []string{"parallel"}},
@@ -58,8 +62,9 @@ func TestApplicationScenariosShape(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if sc.Description == "" || sc.Seeds != 3 || sc.Horizon != 5*time.Minute {
-				t.Errorf("description %q, seeds %d, horizon %v: want a description, 3 seeds, 5m", sc.Description, sc.Seeds, sc.Horizon)
+			horizon := cmp.Or(tc.horizon, 5*time.Minute)
+			if sc.Description == "" || sc.Seeds != 3 || sc.Horizon != horizon {
+				t.Errorf("description %q, seeds %d, horizon %v: want a description, 3 seeds, %v", sc.Description, sc.Seeds, sc.Horizon, horizon)
 			}
 			if len(sc.Services) != tc.services {
 				t.Errorf("%d services, want %d", len(sc.Services), tc.services)
@@ -91,8 +96,8 @@ func TestApplicationScenariosShape(t *testing.T) {
 			fed := map[string]bool{}
 			for _, src := range sc.Sources {
 				fed[src.Class] = true
-				if src.Arrivals.Kind != "poisson" || src.Arrivals.Rate <= 0 {
-					t.Errorf("source %s: arrivals %+v, want Poisson with a rate", src.Name, src.Arrivals)
+				if k := src.Arrivals.Kind; (k != "poisson" && k != "diurnal") || src.Arrivals.Rate <= 0 {
+					t.Errorf("source %s: arrivals %+v, want Poisson or diurnal with a rate", src.Name, src.Arrivals)
 				}
 			}
 			for _, c := range classes {
