@@ -21,6 +21,7 @@ import (
 
 	"github.com/shoal-project/shoal/cluster"
 	"github.com/shoal-project/shoal/control"
+	"github.com/shoal-project/shoal/control/multicloud"
 	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/scenario"
 	"github.com/shoal-project/shoal/workload"
@@ -73,12 +74,12 @@ func (c *Comparison) Run(ctx context.Context) (*Result, error) {
 		sel = lb.Classical()
 	}
 	for _, p := range policies {
-		if _, ok := c.Learned[p]; ok || scenario.IsAutoscalerPolicy(p) {
+		if _, ok := c.Learned[p]; ok || scenario.IsAutoscalerPolicy(p) || multicloud.IsBaseline(p) {
 			continue
 		}
 		if _, ok := sel[p]; !ok {
-			return nil, fmt.Errorf("policy: unknown policy %q (selectors: %s; autoscalers: %s, joined with +)",
-				p, strings.Join(sel.Names(), ", "), strings.Join(scenario.AutoscalerKinds(), ", "))
+			return nil, fmt.Errorf("policy: unknown policy %q (selectors: %s; autoscalers: %s, joined with +; routes: %s)",
+				p, strings.Join(sel.Names(), ", "), strings.Join(scenario.AutoscalerKinds(), ", "), strings.Join(multicloud.Baselines, ", "))
 		}
 	}
 	traces := c.Traces
@@ -148,6 +149,11 @@ func (c *Comparison) runOne(ctx context.Context, policy string, seed uint64, sel
 		selector = learned.Selector
 	case scenario.IsAutoscalerPolicy(policy):
 		learned, isLearned, selector = Learned{New: func(*cluster.Cluster) ([]control.Controller, error) { return sc.Autoscalers(policy) }}, true, ""
+	case multicloud.IsBaseline(policy):
+		learned, isLearned, selector = Learned{New: func(*cluster.Cluster) ([]control.Controller, error) {
+			c, err := multicloud.NewBaseline(policy, seed)
+			return []control.Controller{c}, err
+		}}, true, ""
 	}
 	cl, err := cluster.New(&sc.Config, cluster.Options{
 		Seed: seed, Selectors: sel, Policy: selector, Traces: traces,

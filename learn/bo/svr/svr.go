@@ -399,3 +399,30 @@ func (m *Model) Iterations() int { return m.iterations }
 
 // Converged reports whether the stopping rule was met before MaxIterations.
 func (m *Model) Converged() bool { return m.converged }
+
+// Saved is what a trained model needs to predict: its kernel, support
+// vectors, their coefficients and the bias. It is plain data, for a model
+// file.
+type Saved struct {
+	Kernel KernelKind  `json:"kernel"`
+	Gamma  float64     `json:"gamma"`
+	SV     [][]float64 `json:"sv"`
+	Coef   []float64   `json:"coef"`
+	Bias   float64     `json:"bias"`
+}
+
+// Save returns the model's predictive part.
+func (m *Model) Save() Saved {
+	return Saved{Kernel: m.kernel, Gamma: m.gamma, SV: m.sv, Coef: m.coef, Bias: m.b}
+}
+
+// Load rebuilds a model that predicts as the saved one did.
+func Load(s Saved) (*Model, error) {
+	if len(s.SV) != len(s.Coef) {
+		return nil, fmt.Errorf("svr: %d support vectors but %d coefficients", len(s.SV), len(s.Coef))
+	}
+	if s.Kernel != RBF && s.Kernel != Linear {
+		return nil, fmt.Errorf("svr: unknown kernel %d", s.Kernel)
+	}
+	return &Model{kernel: s.Kernel, gamma: s.Gamma, sv: s.SV, coef: s.Coef, b: s.Bias, converged: true}, nil
+}

@@ -1,0 +1,209 @@
+package multicloud
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/shoal-project/shoal/control"
+	"github.com/shoal-project/shoal/metrics"
+)
+
+// Baselines are the routes compared with the learned one: the paper's
+// Local and Even (III-D), Istio's locality load balancing with failover
+// (what a service mesh gives by default once outlier detection is on), and
+// a random route.
+var Baselines = []string{"local", "even", "locality", "random"}
+
+// IsBaseline reports whether name is one of Baselines.
+func IsBaseline(name string) bool { return slices.Contains(Baselines, name) }
+
+// NewBaseline returns the controller of a baseline route; seed seeds the
+// random route's draws.
+func NewBaseline(name string, seed uint64) (control.Controller, error) {
+	switch name {
+	case "local":
+		return &rule{weights: localWeights}, nil
+	case "even":
+		return &rule{weights: evenWeights}, nil
+	case "locality":
+		return &rule{weights: localityWeights, every: true}, nil
+	case "random":
+		rng := rand.New(rand.NewPCG(seed, 0x72616e646f6d)) // "random"
+		return &rule{weights: func(dst [][]float64, t *Topology, s *metrics.Snapshot, svc *Service) [][]float64 {
+			shift := make([]float64, Pairs(len(t.Locations)))
+			for k := range shift {
+				shift[k] = 2*rng.Float64() - 1
+			}
+			return Weights(dst, shift, svc)
+		}, cycle: 20 * time.Second}, nil
+	}
+	return nil, fmt.Errorf("multicloud: unknown baseline %q (want one of %v)", name, Baselines)
+}
+
+// rule is a baseline: route weights computed from the snapshot, put in
+// force at the start, and then every period (every), every cycle, or never
+// again.
+type rule struct {
+	weights func(dst [][]float64, t *Topology, s *metrics.Snapshot, svc *Service) [][]float64
+	every   bool
+	cycle   time.Duration
+
+	topo *Topology
+	last []([][]float64) // the weights in force, by service
+	next time.Duration
+}
+
+// Decide implements control.Controller.
+func (r *rule) Decide(now time.Duration, s *metrics.Snapshot) []control.Action {
+	if r.topo == nil {
+		t, err := ReadTopology(s)
+		if err != nil {
+			return nil
+		}
+		r.topo, r.last = t, make([][][]float64, len(t.Services))
+	} else if !r.every && (r.cycle == 0 || now < r.next) {
+		return nil
+	}
+	r.next = now + r.cycle
+	var out []control.Action
+	for i := range r.topo.Services {
+		svc := &r.topo.Services[i]
+		w := r.weights(nil, r.topo, s, svc)
+		if equalRows(w, r.last[i]) {
+			continue
+		}
+		r.last[i] = w
+		out = r.topo.Actions(out, svc, w)
+	}
+	return out
+}
+
+// localWeights keeps every call in its caller's cloud (the paper's Local),
+// or sends it to the nearest cloud the service runs in.
+func localWeights(dst [][]float64, t *Topology, s *metrics.Snapshot, svc *Service) [][]float64 {
+	n := len(t.Locations)
+	dst = resizeRows(dst, n)
+	for from := range n {
+		clear(dst[from])
+		best := -1
+		for to := range n {
+			if svc.Placed(to) && (best < 0 || s.Locations[from].RTT[to] < s.Locations[from].RTT[best]) {
+				best = to
+			}
+		}
+		dst[from][best] = 1
+	}
+	return dst
+}
+
+// evenWeights splits every cloud's calls equally among the clouds the
+// service runs in (the paper's Even).
+func evenWeights(dst [][]float64, t *Topology, _ *metrics.Snapshot, svc *Service) [][]float64 {
+	n := len(t.Locations)
+	dst = resizeRows(dst, n)
+	placed := 0
+	for l := range n {
+		if svc.Placed(l) {
+			placed++
+		}
+	}
+	for from := range n {
+		for to := range n {
+			dst[from][to] = 0
+			if svc.Placed(to) {
+				dst[from][to] = 1 / float64(placed)
+			}
+		}
+	}
+	return dst
+}
+
+// overprovisioning is Envoy's default overprovisioning factor, in percent
+// (ClusterLoadAssignment.Policy.overprovisioning_factor: 140).
+const overprovisioning = 140
+
+// localityWeights is Istio's locality load balancing with failover: the
+// caller's own cloud is priority 0 and the other clouds (other regions)
+// priority 1, and Envoy shares the load between priorities by their health
+// (envoy/source/common/upstream/load_balancer_impl.cc,
+// LoadBalancerBase::recalculatePerPriorityState and distributeLoad): a
+// priority's health is min(100, 1.4 x 100 x healthy / hosts), their sum is
+// capped at 100, and each priority in turn takes min(what is left,
+// health x 100 / that sum), in whole percent; what remains goes to the
+// first priority with health. Within priority 1 the calls spread over the
+// healthy endpoints, i.e. in proportion to each cloud's ready instances.
+func localityWeights(dst [][]float64, t *Topology, s *metrics.Snapshot, svc *Service) [][]float64 {
+	n := len(t.Locations)
+	dst = resizeRows(dst, n)
+	ready := make([]int, n)
+	hosts := make([]int, n)
+	for l, i := range svc.Parts {
+		if i >= 0 {
+			ready[l], hosts[l] = s.Services[i].Ready, s.Services[i].Replicas
+		}
+	}
+	for from := range n {
+		clear(dst[from])
+		var h0, h1 [2]int // ready and hosts of priorities 0 and 1
+		h0 = [2]int{ready[from], hosts[from]}
+		for l := range n {
+			if l != from {
+				h1[0] += ready[l]
+				h1[1] += hosts[l]
+			}
+		}
+		load := priorityLoad([]int{health(h0), health(h1)})
+		dst[from][from] = float64(load[0]) / 100
+		if load[1] == 0 || h1[0] == 0 {
+			if load[1] > 0 { // nothing healthy elsewhere: the rest stays home
+				dst[from][from] = 1
+			}
+			continue
+		}
+		for l := range n {
+			if l != from {
+				dst[from][l] = float64(load[1]) / 100 * float64(ready[l]) / float64(h1[0])
+			}
+		}
+	}
+	return dst
+}
+
+// health is a priority's health in percent from its healthy and total hosts.
+func health(h [2]int) int {
+	if h[1] == 0 {
+		return 0
+	}
+	return min(100, overprovisioning*h[0]/h[1])
+}
+
+// priorityLoad shares 100% of the load among priorities by health, as
+// Envoy's distributeLoad does.
+func priorityLoad(health []int) []int {
+	load := make([]int, len(health))
+	total := 0
+	for _, h := range health {
+		total += h
+	}
+	total = min(total, 100)
+	if total == 0 { // everything is unhealthy: all to priority 0
+		load[0] = 100
+		return load
+	}
+	left, first := 100, -1
+	for p, h := range health {
+		load[p] = min(left, h*100/total)
+		left -= load[p]
+		if first < 0 && h > 0 {
+			first = p
+		}
+	}
+	load[first] += left
+	return load
+}
+
+func equalRows(a, b [][]float64) bool {
+	return slices.EqualFunc(a, b, func(x, y []float64) bool { return slices.Equal(x, y) })
+}
