@@ -21,8 +21,8 @@ import (
 
 	"github.com/shoal-project/shoal/cluster"
 	"github.com/shoal-project/shoal/control"
-	"github.com/shoal-project/shoal/control/multicloud"
 	"github.com/shoal-project/shoal/control/lb"
+	"github.com/shoal-project/shoal/control/multicloud"
 	"github.com/shoal-project/shoal/scenario"
 	"github.com/shoal-project/shoal/workload"
 )

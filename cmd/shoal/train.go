@@ -12,6 +12,7 @@ import (
 	"github.com/shoal-project/shoal/control/faasconf"
 	"github.com/shoal-project/shoal/control/firm"
 	"github.com/shoal-project/shoal/control/lb"
+	"github.com/shoal-project/shoal/control/multicloud"
 	"github.com/shoal-project/shoal/envs/lbenv"
 	"github.com/shoal-project/shoal/experiment"
 	"github.com/shoal-project/shoal/learn/modelfile"
@@ -28,6 +29,7 @@ var learners = []struct{ name, short string }{
 	{"firm", "FIRM-like: critical path, an SVM culprit and one DDPG action per period (DRPC's baseline)"},
 	{"coscal", "CoScal-like: a Q-table over utilisation quarter and GRU-forecast trend scales every deployment (DRPC's baseline)"},
 	{"faasconf", "FaaSConf: attention mean-field MADDPG agents set each function's CPU, memory, instances and concurrency"},
+	{"multicloud", "Multi-cloud routing: per-service performance models (SVR and a neural network) for BO on route weights"},
 }
 
 func (cl *cli) train() *cobra.Command {
@@ -61,6 +63,8 @@ file, which 'shoal sim --policy LEARNER:FILE' and 'shoal proxy' load.`,
 			cmd.AddCommand(cl.trainCoScal(l.short))
 		case "faasconf":
 			cmd.AddCommand(cl.trainFaaSConf(l.short))
+		case "multicloud":
+			cmd.AddCommand(cl.trainMultiCloud(l.short))
 		default:
 			cmd.AddCommand(cl.trainLB(lbenv.Algorithm(l.name), l.short))
 		}
@@ -214,6 +218,12 @@ func readLearned(kind, path string, sc *scenario.Scenario) (experiment.Learned, 
 			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
 		}
 		return experiment.CoScalPolicy(p, sc), nil
+	case "multicloud-nn", "multicloud-svr":
+		p, err := multicloud.ReadPolicy(f)
+		if err != nil {
+			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
+		}
+		return experiment.MultiCloudPolicy(p, strings.TrimPrefix(kind, "multicloud-"), multicloud.DefaultOptions())
 	case "faasconf":
 		p, err := faasconf.ReadPolicy(f)
 		if err != nil {

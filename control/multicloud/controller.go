@@ -1,0 +1,218 @@
+package multicloud
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/shoal-project/shoal/control"
+	"github.com/shoal-project/shoal/learn/bo"
+	"github.com/shoal-project/shoal/metrics"
+)
+
+// Options configure the learned controller (section II-C).
+type Options struct {
+	// Cycle is how often the metrics variation check runs (20 s).
+	Cycle time.Duration
+	// Threshold is the relative change of an environment metric that
+	// starts load balancing (0.2).
+	Threshold float64
+	// Steps is the number of BO steps per service (10 in the overall
+	// evaluation, III-D; the convergence study runs 20).
+	Steps int
+	// Seed seeds the BO.
+	Seed uint64
+}
+
+// DefaultOptions are the paper's settings.
+func DefaultOptions() Options {
+	return Options{Cycle: 20 * time.Second, Threshold: 0.2, Steps: 20, Seed: 1}
+}
+
+// Controller is the learning-based load balancer (Fig. 1, II-C): every
+// cycle it checks the environment metrics for a change beyond the
+// threshold; on one, it balances the services layer by layer down the call
+// graph (Fig. 4), one layer per control period so that the children's
+// rates reflect their parents' new routes (the paper waits 10 s after each
+// layer), choosing each service's request shift by BO on its performance
+// model.
+type Controller struct {
+	opt      Options
+	models   map[string]Model
+	standard map[string][]float64
+	rng      *rand.Rand
+
+	topo    *Topology
+	checked []float64 // the environment metrics at the last check
+	next    time.Duration
+	layer   int // the layer to balance next; -1 when balanced
+	st      State
+	stats   Stats
+}
+
+// Stats count what the controller did.
+type Stats struct {
+	Checks, Rebalances, Optimised int
+	// Compute is the wall time spent choosing routes (the BO on the
+	// models), over all rebalances.
+	Compute time.Duration
+}
+
+// NewController returns the learned controller over models (by service)
+// with the services' standard processing times.
+func NewController(models map[string]Model, standard map[string][]float64, opt Options) *Controller {
+	def := DefaultOptions()
+	opt.Cycle, opt.Steps, opt.Threshold = cmp.Or(opt.Cycle, def.Cycle), cmp.Or(opt.Steps, def.Steps), cmp.Or(opt.Threshold, def.Threshold)
+	return &Controller{opt: opt, models: models, standard: standard, rng: rand.New(rand.NewPCG(opt.Seed, 0x626f)), layer: -1}
+}
+
+// Stats returns the counters so far.
+func (c *Controller) Stats() Stats { return c.stats }
+
+// Decide implements control.Controller.
+func (c *Controller) Decide(now time.Duration, s *metrics.Snapshot) []control.Action {
+	if c.topo == nil {
+		t, err := ReadTopology(s)
+		if err != nil {
+			return nil
+		}
+		c.topo, c.layer, c.next = t, 0, now+c.opt.Cycle
+		c.checked = environment(c.checked, t, s)
+		c.stats.Rebalances++
+	} else if c.layer < 0 && now >= c.next {
+		c.next = now + c.opt.Cycle
+		c.stats.Checks++
+		env := environment(nil, c.topo, s)
+		if changed(env, c.checked, c.opt.Threshold) {
+			c.layer = 0
+			c.stats.Rebalances++
+		}
+		c.checked = env
+	}
+	if c.layer < 0 {
+		return nil
+	}
+	start := time.Now()
+	var out []control.Action
+	for _, i := range c.topo.Layers[c.layer] {
+		svc := &c.topo.Services[i]
+		m, ok := c.models[svc.Name]
+		if !ok {
+			continue
+		}
+		c.topo.Observe(&c.st, s, svc)
+		if total(c.st.RPS) == 0 {
+			continue // no calls to route
+		}
+		shift, _, err := Optimise(m, &c.st, c.standard[svc.Name], c.opt.Steps, c.rng)
+		if err != nil {
+			continue
+		}
+		c.stats.Optimised++
+		out = c.topo.Actions(out, svc, Weights(nil, shift, svc))
+	}
+	c.stats.Compute += time.Since(start)
+	if c.layer++; c.layer == len(c.topo.Layers) {
+		c.layer = -1
+	}
+	return out
+}
+
+// Optimise searches the request shift that minimises the model's predicted
+// response time of a service in state st by GP-BO with Expected
+// Improvement (II-C2) for steps evaluations, the first Pairs+1 a Latin
+// hypercube. It returns the best shift and the minimum found after each
+// step (the convergence of Fig. 7).
+func Optimise(m Model, st *State, standard []float64, steps int, rng *rand.Rand) (best, trace []float64, err error) {
+	d := len(st.RTT)
+	space := make([]bo.Param, d)
+	for k := range space {
+		space[k] = bo.Param{Name: fmt.Sprintf("shift%d", k), Kind: bo.Continuous, Low: -1, High: 1}
+	}
+	cfg := bo.DefaultConfig(space)
+	cfg.InitialPoints = min(d+1, steps)
+	cfg.Candidates = 500
+	opt, err := bo.NewBayesOpt(cfg, rng)
+	if err != nil {
+		return nil, nil, err
+	}
+	var x []float64
+	min := math.Inf(1)
+	for range steps {
+		shift, err := opt.Ask()
+		if err != nil {
+			return nil, nil, err
+		}
+		x = Features(x, st, standard, shift)
+		y := m.Predict(x)
+		if err := opt.Tell(shift, y, nil); err != nil {
+			return nil, nil, err
+		}
+		if y < min {
+			min, best = y, shift
+		}
+		trace = append(trace, min)
+	}
+	return best, trace, nil
+}
+
+// environment returns the metrics the variation check compares (II-C):
+// the replicas of every routed service in every location, the RTT of each
+// pair of locations, the users' requests to each location, and each
+// location's background load.
+func environment(dst []float64, t *Topology, s *metrics.Snapshot) []float64 {
+	dst = dst[:0]
+	for _, svc := range t.Services {
+		for _, i := range svc.Parts {
+			if i >= 0 {
+				dst = append(dst, float64(s.Services[i].Replicas))
+			}
+		}
+	}
+	n := len(t.Locations)
+	pairs(n, func(_, i, j int) { dst = append(dst, s.Locations[i].RTT[j].Seconds()) })
+	users := make([]float64, n)
+	for i := range s.Routes {
+		if r := &s.Routes[i]; r.Caller == "" {
+			if l := t.location(r.From); l >= 0 {
+				users[l] += float64(r.Calls)
+			}
+		}
+	}
+	dst = append(dst, users...)
+	for _, l := range s.Locations {
+		dst = append(dst, l.Background)
+	}
+	return dst
+}
+
+// changed reports whether any metric moved by more than threshold relative
+// to its previous value (a metric that was 0 moves when it is no longer).
+func changed(now, before []float64, threshold float64) bool {
+	if len(now) != len(before) {
+		return true
+	}
+	for i, v := range now {
+		b := before[i]
+		if b == 0 {
+			if v != 0 {
+				return true
+			}
+			continue
+		}
+		if math.Abs(v-b)/math.Abs(b) > threshold {
+			return true
+		}
+	}
+	return false
+}
+
+func total(x []float64) float64 {
+	s := 0.0
+	for _, v := range x {
+		s += v
+	}
+	return s
+}

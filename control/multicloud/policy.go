@@ -1,0 +1,142 @@
+package multicloud
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+
+	"github.com/shoal-project/shoal/learn/bo/svr"
+	"github.com/shoal-project/shoal/learn/modelfile"
+	"github.com/shoal-project/shoal/learn/nn"
+)
+
+// PolicyFormat names the file format of trained performance models.
+const PolicyFormat = "shoal-multicloud-models"
+
+// StandardRPS are the request rates of the standard processing times
+// (section III-A: "The range of RPS for it is [10, 20, 30, 40, 50]").
+var StandardRPS = []float64{10, 20, 30, 40, 50}
+
+// Policy is a file of trained performance models, both kinds, one per
+// routed service: a JSON header, then the networks' weights.
+type Policy struct {
+	Format    string         `json:"format"`
+	Scenario  string         `json:"scenario"`
+	Locations []string       `json:"locations"`
+	Services  []ServiceModel `json:"services"`
+	// Provenance says how the models were made.
+	Provenance Provenance `json:"provenance"`
+
+	nets []*Net
+}
+
+// ServiceModel is one service's two models and its standard processing
+// times.
+type ServiceModel struct {
+	Name string `json:"name"`
+	// Standard is the service's mean response time, ms, at each of
+	// StandardRPS, measured with one replica in one location.
+	Standard  []float64 `json:"standard_ms"`
+	NNScaler  Scaler    `json:"nn_scaler"`
+	SVRScaler Scaler    `json:"svr_scaler"`
+	SVR       svr.Saved `json:"svr"`
+}
+
+// Provenance records the training run.
+type Provenance struct {
+	Seed        uint64  `json:"seed"`
+	Samples     int     `json:"samples"` // offline data points per service
+	Epochs      int     `json:"epochs"`
+	LR          float64 `json:"lr"`
+	LRDecay     float64 `json:"lr_decay"`    // factor of the step decay
+	DecayEvery  int     `json:"decay_every"` // epochs between decays
+	WallSeconds float64 `json:"wall_seconds"`
+}
+
+// NewPolicy returns a policy with fresh networks for services.
+func NewPolicy(p Policy, rng *rand.Rand) *Policy {
+	p.Format = PolicyFormat
+	p.nets = nil
+	for _, s := range p.Services {
+		p.nets = append(p.nets, NewNet(rng, s.Name, Inputs(len(p.Locations), len(s.Standard))))
+	}
+	return &p
+}
+
+// Net returns service i's network.
+func (p *Policy) Net(i int) *Net { return p.nets[i] }
+
+func (p *Policy) arch() string {
+	return fmt.Sprintf("multicloud locations=%d services=%d layers=%d units=%d", len(p.Locations), len(p.Services), NetLayers, NetUnits)
+}
+
+func (p *Policy) state() []*nn.Node[float32] {
+	var all []*nn.Node[float32]
+	for _, n := range p.nets {
+		all = append(all, n.State()...)
+	}
+	return all
+}
+
+// Write writes the policy file.
+func (p *Policy) Write(w io.Writer) error {
+	if err := modelfile.WriteHeader(w, p); err != nil {
+		return err
+	}
+	return nn.Save(w, p.arch(), p.state())
+}
+
+// ReadPolicy reads a policy file.
+func ReadPolicy(r io.Reader) (*Policy, error) {
+	var h Policy
+	br, err := modelfile.ReadHeader(r, &h, PolicyFormat)
+	if err != nil {
+		return nil, err
+	}
+	if h.Format != PolicyFormat {
+		return nil, fmt.Errorf("format %q, want %q", h.Format, PolicyFormat)
+	}
+	if len(h.Locations) < 2 || len(h.Services) == 0 {
+		return nil, fmt.Errorf("policy has %d locations and %d services: want at least 2 and 1", len(h.Locations), len(h.Services))
+	}
+	p := NewPolicy(h, rand.New(rand.NewPCG(0, 0)))
+	if err := nn.Load(br, p.arch(), p.state()); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Models returns fresh instances of the policy's models of kind "nn" or
+// "svr", by service name.
+func (p *Policy) Models(kind string) (map[string]Model, error) {
+	out := map[string]Model{}
+	for i, s := range p.Services {
+		switch kind {
+		case "nn":
+			out[s.Name] = &NNModel{Scaler: s.NNScaler, Net: p.nets[i].clone()}
+		case "svr":
+			m, err := svr.Load(s.SVR)
+			if err != nil {
+				return nil, fmt.Errorf("service %s: %w", s.Name, err)
+			}
+			out[s.Name] = &SVRModel{Scaler: s.SVRScaler, M: m}
+		default:
+			return nil, fmt.Errorf("unknown model kind %q (want nn or svr)", kind)
+		}
+	}
+	return out, nil
+}
+
+// clone shares the weights but not the inference scratch.
+func (n *Net) clone() *Net {
+	return &Net{Hidden: n.Hidden, Norms: n.Norms, Out: n.Out}
+}
+
+// Standard returns the standard processing times by service name.
+func (p *Policy) Standard() map[string][]float64 {
+	out := map[string][]float64{}
+	for _, s := range p.Services {
+		out[s.Name] = s.Standard
+	}
+	return out
+}

@@ -1,0 +1,22 @@
+package experiment
+
+import (
+	"github.com/shoal-project/shoal/cluster"
+	"github.com/shoal-project/shoal/control"
+	"github.com/shoal-project/shoal/control/multicloud"
+)
+
+// MultiCloudPolicy routes with BO on a trained policy's models of kind
+// "nn" or "svr", a fresh controller per run.
+func MultiCloudPolicy(p *multicloud.Policy, kind string, opt multicloud.Options) (Learned, error) {
+	if _, err := p.Models(kind); err != nil {
+		return Learned{}, err
+	}
+	return Learned{New: func(*cluster.Cluster) ([]control.Controller, error) {
+		models, err := p.Models(kind)
+		if err != nil {
+			return nil, err
+		}
+		return []control.Controller{multicloud.NewController(models, p.Standard(), opt)}, nil
+	}}, nil
+}
