@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/shoal-project/shoal/control/multicloud"
 	"github.com/shoal-project/shoal/envs/multicloudenv"
 	"github.com/shoal-project/shoal/learn/modelfile"
 	"github.com/shoal-project/shoal/scenario"
@@ -18,6 +19,7 @@ func (cl *cli) trainMultiCloud(short string) *cobra.Command {
 		seed   uint64
 		quiet  bool
 		epochs int
+		inputs string
 	)
 	def := multicloudenv.DefaultConfig()
 	periods := def.Collection.Periods
@@ -48,6 +50,7 @@ multicloud-nn:FILE,multicloud-svr:FILE' routes with BO on either model.`,
 	f.IntVar(&periods, "periods", periods, "measurement periods of the offline data set (each a sample per routed service)")
 	f.IntVar(&epochs, "epochs", def.Epochs, "epochs of the network's training")
 	f.Uint64Var(&seed, "seed", 1, "seed of the data collection and the training")
+	f.StringVar(&inputs, "inputs", def.Inputs, "the models' inputs: paper (section II-C1's), or derived (the paper's plus the mean RTT, share of the calls and calls per replica each location gets under the shift)")
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if out == "" {
@@ -56,12 +59,15 @@ multicloud-nn:FILE,multicloud-svr:FILE' routes with BO on either model.`,
 		if periods < 10 || epochs < 1 {
 			return usagef("--periods must be at least 10 and --epochs at least 1, got %d and %d", periods, epochs)
 		}
+		if inputs != multicloud.InputsPaper && inputs != multicloud.InputsDerived {
+			return usagef("--inputs must be paper or derived, got %q", inputs)
+		}
 		sc, err := scenario.Lookup(args[0])
 		if err != nil {
 			return err
 		}
 		cfg := def
-		cfg.Seed, cfg.Collection.Seed, cfg.Collection.Periods, cfg.Epochs = seed, seed, periods, epochs
+		cfg.Seed, cfg.Collection.Seed, cfg.Collection.Periods, cfg.Epochs, cfg.Inputs = seed, seed, periods, epochs, inputs
 		if !quiet {
 			bar := newProgressBar(cl.stderr)
 			defer bar.done()

@@ -20,10 +20,12 @@ var StandardRPS = []float64{10, 20, 30, 40, 50}
 // Policy is a file of trained performance models, both kinds, one per
 // routed service: a JSON header, then the networks' weights.
 type Policy struct {
-	Format    string         `json:"format"`
-	Scenario  string         `json:"scenario"`
-	Locations []string       `json:"locations"`
-	Services  []ServiceModel `json:"services"`
+	Format    string   `json:"format"`
+	Scenario  string   `json:"scenario"`
+	Locations []string `json:"locations"`
+	// Inputs is the models' input layout: InputsPaper or InputsDerived.
+	Inputs   string         `json:"inputs"`
+	Services []ServiceModel `json:"services"`
 	// Provenance says how the models were made.
 	Provenance Provenance `json:"provenance"`
 
@@ -40,6 +42,10 @@ type ServiceModel struct {
 	NNScaler  Scaler    `json:"nn_scaler"`
 	SVRScaler Scaler    `json:"svr_scaler"`
 	SVR       svr.Saved `json:"svr"`
+	// NNMAE and SVRMAE are the models' mean absolute errors, ms, on the
+	// offline test split: the margin a shift must win by (Optimise).
+	NNMAE  float64 `json:"nn_mae"`
+	SVRMAE float64 `json:"svr_mae"`
 }
 
 // Provenance records the training run.
@@ -58,16 +64,25 @@ func NewPolicy(p Policy, rng *rand.Rand) *Policy {
 	p.Format = PolicyFormat
 	p.nets = nil
 	for _, s := range p.Services {
-		p.nets = append(p.nets, NewNet(rng, s.Name, Inputs(len(p.Locations), len(s.Standard))))
+		p.nets = append(p.nets, NewNet(rng, s.Name, p.inputs(len(s.Standard))))
 	}
 	return &p
+}
+
+// inputs is the length of a model's input.
+func (p *Policy) inputs(std int) int {
+	n := len(p.Locations)
+	if p.Inputs == InputsDerived {
+		return Inputs(n, std) + 1 + 2*n
+	}
+	return Inputs(n, std)
 }
 
 // Net returns service i's network.
 func (p *Policy) Net(i int) *Net { return p.nets[i] }
 
 func (p *Policy) arch() string {
-	return fmt.Sprintf("multicloud locations=%d services=%d layers=%d units=%d", len(p.Locations), len(p.Services), NetLayers, NetUnits)
+	return fmt.Sprintf("multicloud locations=%d services=%d inputs=%s layers=%d units=%d", len(p.Locations), len(p.Services), p.Inputs, NetLayers, NetUnits)
 }
 
 func (p *Policy) state() []*nn.Node[float32] {
@@ -96,6 +111,9 @@ func ReadPolicy(r io.Reader) (*Policy, error) {
 	if h.Format != PolicyFormat {
 		return nil, fmt.Errorf("format %q, want %q", h.Format, PolicyFormat)
 	}
+	if h.Inputs != InputsPaper && h.Inputs != InputsDerived {
+		return nil, fmt.Errorf("inputs %q, want %q or %q", h.Inputs, InputsPaper, InputsDerived)
+	}
 	if len(h.Locations) < 2 || len(h.Services) == 0 {
 		return nil, fmt.Errorf("policy has %d locations and %d services: want at least 2 and 1", len(h.Locations), len(h.Services))
 	}
@@ -106,23 +124,35 @@ func ReadPolicy(r io.Reader) (*Policy, error) {
 	return p, nil
 }
 
+// Fitted is a service's trained model as a controller uses it.
+type Fitted struct {
+	Model    Model
+	Standard []float64 // the standard processing times, ms
+	MAE      float64   // the model's mean absolute error on its test split, ms
+}
+
 // Models returns fresh instances of the policy's models of kind "nn" or
 // "svr", by service name.
-func (p *Policy) Models(kind string) (map[string]Model, error) {
-	out := map[string]Model{}
+func (p *Policy) Models(kind string) (map[string]Fitted, error) {
+	out := map[string]Fitted{}
 	for i, s := range p.Services {
+		f := Fitted{Standard: s.Standard}
 		switch kind {
 		case "nn":
-			out[s.Name] = &NNModel{Scaler: s.NNScaler, Net: p.nets[i].clone()}
+			f.Model, f.MAE = &NNModel{Scaler: s.NNScaler, Net: p.nets[i].clone()}, s.NNMAE
 		case "svr":
 			m, err := svr.Load(s.SVR)
 			if err != nil {
 				return nil, fmt.Errorf("service %s: %w", s.Name, err)
 			}
-			out[s.Name] = &SVRModel{Scaler: s.SVRScaler, M: m}
+			f.Model, f.MAE = &SVRModel{Scaler: s.SVRScaler, M: m}, s.SVRMAE
 		default:
 			return nil, fmt.Errorf("unknown model kind %q (want nn or svr)", kind)
 		}
+		if p.Inputs == InputsDerived {
+			f.Model = &derivedModel{m: f.Model, n: len(p.Locations), std: len(s.Standard)}
+		}
+		out[s.Name] = f
 	}
 	return out, nil
 }
@@ -130,13 +160,4 @@ func (p *Policy) Models(kind string) (map[string]Model, error) {
 // clone shares the weights but not the inference scratch.
 func (n *Net) clone() *Net {
 	return &Net{Hidden: n.Hidden, Norms: n.Norms, Out: n.Out}
-}
-
-// Standard returns the standard processing times by service name.
-func (p *Policy) Standard() map[string][]float64 {
-	out := map[string][]float64{}
-	for _, s := range p.Services {
-		out[s.Name] = s.Standard
-	}
-	return out
 }

@@ -94,3 +94,72 @@ func resize(s []float64, n int) []float64 {
 	}
 	return s[:n]
 }
+
+// Input layouts of a performance model: the paper's (Features), or the
+// paper's with Derived's features after it.
+const (
+	InputsPaper   = "paper"
+	InputsDerived = "derived"
+)
+
+// Derived appends to the paper's input x (for n locations and std
+// standard processing times) what its request shift implies, beyond the
+// paper: the mean RTT the service's calls cross, and for each location its
+// share of the calls and its calls per second per replica at full speed
+// (calls / (replicas x (1 - background))). The paper's models must learn
+// these products of rates, weights and RTTs from 2500 samples; given them,
+// they need not. The weights assume the service runs in every location.
+func Derived(dst, x []float64, n, std int) []float64 {
+	p := Pairs(n)
+	rep, rtt, rps, bg := x[:n], x[n:n+p], x[n+p:2*n+p], x[2*n+p:3*n+p]
+	shift := x[3*n+p+std:]
+	all := &Service{Parts: make([]int, n)}
+	w := Weights(nil, shift, all)
+	dst = append(dst[:0], x...)
+	total := total(rps)
+	var ert float64
+	load := make([]float64, n)
+	for f := range n {
+		for t := range n {
+			load[t] += rps[f] * w[f][t]
+			if f != t {
+				ert += rps[f] * w[f][t] * rtt[pairIndex(n, f, t)]
+			}
+		}
+	}
+	if total > 0 {
+		ert /= total
+	}
+	dst = append(dst, ert)
+	for t := range n {
+		share := 0.0
+		if total > 0 {
+			share = load[t] / total
+		}
+		dst = append(dst, share)
+	}
+	for t := range n {
+		dst = append(dst, load[t]/(max(rep[t], 0.5)*(1-bg[t])))
+	}
+	return dst
+}
+
+// pairIndex is the index of the pair {i, j} (i != j) in a request shift.
+func pairIndex(n, i, j int) int {
+	if i > j {
+		i, j = j, i
+	}
+	return i*n - i*(i+1)/2 + j - i - 1
+}
+
+// derivedModel feeds a model the derived input.
+type derivedModel struct {
+	m      Model
+	n, std int
+	buf    []float64
+}
+
+func (d *derivedModel) Predict(x []float64) float64 {
+	d.buf = Derived(d.buf, x, d.n, d.std)
+	return d.m.Predict(d.buf)
+}

@@ -49,58 +49,80 @@ type Collection struct {
 	// measurement starts (II-C: "controller has to wait for 10 seconds to
 	// guarantee that metrics are accurate after route update").
 	Settle time.Duration
-	// Hold is how many periods an environment setting holds before the
-	// next random one.
-	Hold int
-	// Random is true for the offline data set: random rates per cloud
-	// (uniform up to twice each source's mean) and random changes of every
-	// routed service's replicas (within the scenario's range), RTTs and
-	// background loads, with the collection's seed. False keeps the
-	// scenario's own workload and changes (its online test settings).
+	// Random is true for the offline data set: every sample is measured
+	// on a fresh system in a random environment (see randomEnvironment).
+	// False runs the scenario itself, its online test settings, period
+	// after period.
 	Random bool
 }
 
 // DefaultCollection is the paper's offline data set: 2500 periods.
 func DefaultCollection() Collection {
-	return Collection{Seed: 1, Periods: 2500, Period: 10 * time.Second, Settle: 10 * time.Second, Hold: 3, Random: true}
+	return Collection{Seed: 1, Periods: 2500, Period: 10 * time.Second, Settle: 10 * time.Second, Random: true}
 }
 
-// Collect runs the scenario period by period with a random request shift
-// for every routed service in every period and returns the samples, with
-// standard the services' standard processing times (nil: zeros).
+// Collect measures the routed services under random request shifts (every
+// routed service gets a new one each period; half of them small, half
+// anywhere) and returns the samples, with standard the services' standard
+// processing times (nil: zeros).
+//
+// The offline data set (Random) measures each sample on a fresh system
+// (settle, then the period) in its own random environment, so a sample
+// does not carry the queues an earlier shift built: in the paper's testbed
+// each sample ran after the last, and an overload's backlog spilled into
+// the next samples as noise no input explains. The online test settings
+// run the scenario continuously, as a controller sees it.
 func Collect(ctx context.Context, sc *scenario.Scenario, c Collection, standard map[string][]float64, progress func(float64)) (*Data, error) {
-	cfg := sc.Config
-	step := c.Settle + c.Period
-	horizon := time.Duration(c.Periods) * step
-	if c.Random {
-		cfg = randomised(sc, c, horizon)
-	}
-	cl, err := cluster.New(&cfg, cluster.Options{Seed: c.Seed, Selectors: lb.Classical(), Traces: sc.Traces(), Horizon: horizon + step})
-	if err != nil {
-		return nil, err
-	}
 	rng := rand.New(rand.NewPCG(c.Seed, 0x7368696674)) // "shift"
-	var snap metrics.Snapshot
-	cl.Observe(&snap)
-	topo, err := multicloud.ReadTopology(&snap)
-	if err != nil {
-		return nil, err
+	step := c.Settle + c.Period
+	var (
+		cl   *cluster.Cluster
+		topo *multicloud.Topology
+		data = &Data{Samples: map[string][]Sample{}}
+		snap metrics.Snapshot
+		st   multicloud.State
+	)
+	start := func(cfg *cluster.Config, seed uint64, horizon time.Duration) error {
+		var err error
+		if cl, err = cluster.New(cfg, cluster.Options{Seed: seed, Selectors: lb.Classical(), Traces: sc.Traces(), Horizon: horizon}); err != nil {
+			return err
+		}
+		cl.Observe(&snap)
+		if topo == nil {
+			if topo, err = multicloud.ReadTopology(&snap); err != nil {
+				return err
+			}
+			for _, s := range topo.Services {
+				data.Services = append(data.Services, s.Name)
+			}
+		}
+		return nil
 	}
-	data := &Data{Samples: map[string][]Sample{}}
-	for _, s := range topo.Services {
-		data.Services = append(data.Services, s.Name)
+	if !c.Random {
+		if err := start(&sc.Config, c.Seed, time.Duration(c.Periods+1)*step); err != nil {
+			return nil, err
+		}
 	}
-	shifts := make([][]float64, len(topo.Services))
-	var st multicloud.State
+	shifts := make([][]float64, 0)
 	for p := range c.Periods {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		now := time.Duration(p) * step
+		if c.Random {
+			cfg := randomEnvironment(sc, rng)
+			if err := start(&cfg, rng.Uint64(), step); err != nil {
+				return nil, err
+			}
+			now = 0
+		}
+		if len(shifts) == 0 {
+			shifts = make([][]float64, len(topo.Services))
+		}
 		var acts []control.Action
 		for i := range topo.Services {
 			svc := &topo.Services[i]
-			shifts[i] = randomShift(shifts[i], len(topo.Locations), rng)
+			shifts[i] = randomShift(shifts[i], len(topo.Locations), p%2 == 1, rng)
 			acts = topo.Actions(acts, svc, multicloud.Weights(nil, shifts[i], svc))
 		}
 		for _, a := range acts {
@@ -131,46 +153,32 @@ func Collect(ctx context.Context, sc *scenario.Scenario, c Collection, standard 
 	return data, nil
 }
 
-func randomShift(dst []float64, n int, rng *rand.Rand) []float64 {
+// randomShift draws a request shift uniform in [-1, 1] per pair, or in
+// [-0.25, 0.25] when small: half the samples are near the routes a
+// controller ends up using, where most calls stay home.
+func randomShift(dst []float64, n int, small bool, rng *rand.Rand) []float64 {
 	dst = slices.Grow(dst[:0], multicloud.Pairs(n))[:multicloud.Pairs(n)]
+	scale := 1.0
+	if small {
+		scale = 0.25
+	}
 	for k := range dst {
-		dst[k] = 2*rng.Float64() - 1
+		dst[k] = scale * (2*rng.Float64() - 1)
 	}
 	return dst
 }
 
-// randomised returns the scenario's system with the offline data set's
-// random environment: each location's users at a rate uniform in [0, twice
-// their mean], redrawn every Hold periods (every source of a location at
-// the same rate, as the paper's load generator issues all request types
-// at once), and random changes of every routed service's replicas, the
-// RTTs and the background loads at the same pace.
-func randomised(sc *scenario.Scenario, c Collection, horizon time.Duration) cluster.Config {
+// randomEnvironment returns the scenario's system in a random environment
+// of the offline data set (III-A: "random service replica, clouds latency,
+// and RPS"): each location's users at a rate uniform in [0, twice their
+// mean] (every source of a location at the same rate, as the paper's load
+// generator issues all request types at once), every routed service's
+// replicas in each location, the RTTs and the background loads uniform in
+// the ranges of the scenario's random changes (default 1-3 replicas,
+// 10-40 ms, 0-40%), and no changes over time.
+func randomEnvironment(sc *scenario.Scenario, rng *rand.Rand) cluster.Config {
 	cfg := sc.Config
-	rng := rand.New(rand.NewPCG(c.Seed, 0x6c6f6164)) // "load"
-	step := time.Duration(c.Hold) * (c.Settle + c.Period)
-	steps := int(horizon/step) + 1
-	byLoc := map[string][]float64{}
-	cfg.Sources = slices.Clone(cfg.Sources)
-	for i := range cfg.Sources {
-		src := &cfg.Sources[i]
-		rates, ok := byLoc[src.Location]
-		if !ok {
-			rates = make([]float64, steps)
-			for k := range rates {
-				rates[k] = rng.Float64()
-			}
-			byLoc[src.Location] = rates
-		}
-		peak := 2 * src.Arrivals.Rate
-		scaled := make([]float64, steps)
-		for k, u := range rates {
-			scaled[k] = u * peak
-		}
-		src.Arrivals = workload.ProcessSpec{Kind: workload.KindSeries, Step: step, Rates: scaled}
-	}
-	rc := cluster.RandomChanges{Every: step, Seed: c.Seed, RTT: []time.Duration{10 * time.Millisecond, 40 * time.Millisecond},
-		Replicas: []int{1, 3}, Background: []float64{0, 0.4}}
+	rc := cluster.RandomChanges{RTT: []time.Duration{10 * time.Millisecond, 40 * time.Millisecond}, Replicas: []int{1, 3}, Background: []float64{0, 0.4}}
 	if r := sc.RandomChanges; r != nil {
 		if len(r.RTT) == 2 {
 			rc.RTT = r.RTT
@@ -182,13 +190,43 @@ func randomised(sc *scenario.Scenario, c Collection, horizon time.Duration) clus
 			rc.Background = r.Background
 		}
 	}
-	for _, s := range cfg.Services {
-		if len(s.Placement) > 0 {
-			rc.Services = append(rc.Services, s.Name)
+	cfg.RandomChanges, cfg.Changes = nil, nil
+	cfg.Locations = slices.Clone(cfg.Locations)
+	for i := range cfg.Locations {
+		l := &cfg.Locations[i]
+		l.RTT = map[string]time.Duration{}
+		for _, o := range cfg.Locations[i+1:] {
+			l.RTT[o.Name] = rc.RTT[0] + time.Duration(rng.Int64N(int64(rc.RTT[1]-rc.RTT[0])+1)).Round(time.Millisecond)
 		}
+		l.Background = rc.Background[0] + rng.Float64()*(rc.Background[1]-rc.Background[0])
 	}
-	cfg.RandomChanges = &rc
-	cfg.Changes = nil
+	cfg.Services = slices.Clone(cfg.Services)
+	for i := range cfg.Services {
+		s := &cfg.Services[i]
+		if len(s.Placement) == 0 {
+			continue
+		}
+		placement := map[string]int{}
+		for _, l := range cfg.Locations {
+			if _, ok := s.Placement[l.Name]; ok {
+				n := max(rc.Replicas[0]+rng.IntN(rc.Replicas[1]-rc.Replicas[0]+1), 1, s.MinReplicas)
+				if s.MaxReplicas > 0 {
+					n = min(n, s.MaxReplicas)
+				}
+				placement[l.Name] = n
+			}
+		}
+		s.Placement = placement
+	}
+	rate := map[string]float64{}
+	for _, l := range cfg.Locations {
+		rate[l.Name] = rng.Float64()
+	}
+	cfg.Sources = slices.Clone(cfg.Sources)
+	for i := range cfg.Sources {
+		src := &cfg.Sources[i]
+		src.Arrivals = workload.ProcessSpec{Kind: "poisson", Rate: math.Max(rate[src.Location]*2*src.Arrivals.Rate, 1e-6)}
+	}
 	return cfg
 }
 

@@ -30,6 +30,9 @@ type Config struct {
 	LR         float64
 	LRDecay    float64
 	DecayEvery int
+	// Inputs is the models' input layout (multicloud.InputsPaper or
+	// InputsDerived).
+	Inputs string
 	// StandardWindow is how long each standard processing time is measured.
 	StandardWindow time.Duration
 	// Progress, when set, is told the fraction done and what is running.
@@ -39,7 +42,7 @@ type Config struct {
 // DefaultConfig is the paper's training (III-A).
 func DefaultConfig() Config {
 	return Config{Seed: 1, Collection: DefaultCollection(), TrainFraction: 0.7, Epochs: 150, Batch: 32,
-		LR: 1e-3, LRDecay: 0.5, DecayEvery: 10, StandardWindow: time.Minute}
+		LR: 1e-3, LRDecay: 0.5, DecayEvery: 10, Inputs: multicloud.InputsPaper, StandardWindow: time.Minute}
 }
 
 // Accuracy is a model's R², MSE and MAE (ms², ms) on a set of samples.
@@ -80,10 +83,14 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg Config) (*Result, err
 	for _, name := range data.Services {
 		models = append(models, multicloud.ServiceModel{Name: name, Standard: standard[name]})
 	}
-	p := multicloud.NewPolicy(multicloud.Policy{Scenario: sc.Name, Locations: locations(sc), Services: models}, rand.New(rand.NewPCG(cfg.Seed, 0x6e6e)))
+	p := multicloud.NewPolicy(multicloud.Policy{Scenario: sc.Name, Locations: locations(sc), Inputs: cfg.Inputs, Services: models}, rand.New(rand.NewPCG(cfg.Seed, 0x6e6e)))
 	res := &Result{Policy: p, Test: map[string]map[string]Accuracy{}, Data: data}
 	for i, name := range data.Services {
-		train, test := Split(data.Samples[name], cfg.TrainFraction, cfg.Seed)
+		samples := data.Samples[name]
+		if cfg.Inputs == multicloud.InputsDerived {
+			samples = derive(samples, len(p.Locations), len(standard[name]))
+		}
+		train, test := Split(samples, cfg.TrainFraction, cfg.Seed)
 		if len(train) < 2 || len(test) == 0 {
 			return nil, fmt.Errorf("service %s: %d samples: too few to fit and test", name, len(data.Samples[name]))
 		}
@@ -100,6 +107,7 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg Config) (*Result, err
 		}
 		nm := &multicloud.NNModel{Scaler: p.Services[i].NNScaler, Net: p.Net(i)}
 		res.Test[name] = map[string]Accuracy{"svr": Evaluate(sm, test), "nn": Evaluate(nm, test)}
+		p.Services[i].SVRMAE, p.Services[i].NNMAE = res.Test[name]["svr"].MAE, res.Test[name]["nn"].MAE
 	}
 	res.Wall = time.Since(start)
 	p.Provenance = multicloud.Provenance{Seed: cfg.Seed, Samples: cfg.Collection.Periods, Epochs: cfg.Epochs, LR: cfg.LR,
@@ -201,4 +209,13 @@ func Evaluate(m multicloud.Model, samples []Sample) Accuracy {
 	}
 	n := float64(len(samples))
 	return Accuracy{R2: 1 - ss/st, MSE: ss / n, MAE: ae / n, N: len(samples)}
+}
+
+// derive returns samples with the derived input.
+func derive(samples []Sample, n, std int) []Sample {
+	out := make([]Sample, len(samples))
+	for i, s := range samples {
+		out[i] = Sample{X: multicloud.Derived(nil, s.X, n, std), Y: s.Y}
+	}
+	return out
 }
