@@ -17,6 +17,6 @@ func MultiCloudPolicy(p *multicloud.Policy, kind string, opt multicloud.Options)
 		if err != nil {
 			return nil, err
 		}
-		return []control.Controller{multicloud.NewController(models, p.Standard(), opt)}, nil
+		return []control.Controller{multicloud.NewController(models, opt)}, nil
 	}}, nil
 }

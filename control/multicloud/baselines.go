@@ -11,18 +11,22 @@ import (
 )
 
 // Baselines are the routes compared with the learned one: the paper's
-// Local and Even (III-D), Istio's locality load balancing with failover
-// (what a service mesh gives by default once outlier detection is on), and
-// a random route.
-var Baselines = []string{"local", "even", "locality", "random"}
+// Local, Even and BO on the system (III-D), Istio's locality load
+// balancing with failover (what a service mesh gives by default once
+// outlier detection is on), and a random route.
+var Baselines = []string{"local", "even", "locality", "bo-system", "random"}
 
 // IsBaseline reports whether name is one of Baselines.
 func IsBaseline(name string) bool { return slices.Contains(Baselines, name) }
 
 // NewBaseline returns the controller of a baseline route; seed seeds the
-// random route's draws.
+// random route's draws and the system BO's.
 func NewBaseline(name string, seed uint64) (control.Controller, error) {
 	switch name {
+	case "bo-system":
+		opt := DefaultOptions()
+		opt.Seed = seed
+		return NewSystemBO(opt), nil
 	case "local":
 		return &rule{weights: localWeights}, nil
 	case "even":

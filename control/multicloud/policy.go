@@ -42,10 +42,17 @@ type ServiceModel struct {
 	NNScaler  Scaler    `json:"nn_scaler"`
 	SVRScaler Scaler    `json:"svr_scaler"`
 	SVR       svr.Saved `json:"svr"`
-	// NNMAE and SVRMAE are the models' mean absolute errors, ms, on the
-	// offline test split: the margin a shift must win by (Optimise).
-	NNMAE  float64 `json:"nn_mae"`
-	SVRMAE float64 `json:"svr_mae"`
+	// Test is each model's accuracy on the offline test split, by kind
+	// ("nn", "svr"); its MAE is the margin a shift must win by (Optimise).
+	Test map[string]Accuracy `json:"test"`
+}
+
+// Accuracy is a model's R², MSE (ms²) and MAE (ms) on N samples.
+type Accuracy struct {
+	R2  float64 `json:"r2"`
+	MSE float64 `json:"mse"`
+	MAE float64 `json:"mae"`
+	N   int     `json:"n"`
 }
 
 // Provenance records the training run.
@@ -139,16 +146,17 @@ func (p *Policy) Models(kind string) (map[string]Fitted, error) {
 		f := Fitted{Standard: s.Standard}
 		switch kind {
 		case "nn":
-			f.Model, f.MAE = &NNModel{Scaler: s.NNScaler, Net: p.nets[i].clone()}, s.NNMAE
+			f.Model = &NNModel{Scaler: s.NNScaler, Net: p.nets[i].clone()}
 		case "svr":
 			m, err := svr.Load(s.SVR)
 			if err != nil {
 				return nil, fmt.Errorf("service %s: %w", s.Name, err)
 			}
-			f.Model, f.MAE = &SVRModel{Scaler: s.SVRScaler, M: m}, s.SVRMAE
+			f.Model = &SVRModel{Scaler: s.SVRScaler, M: m}
 		default:
 			return nil, fmt.Errorf("unknown model kind %q (want nn or svr)", kind)
 		}
+		f.MAE = s.Test[kind].MAE
 		if p.Inputs == InputsDerived {
 			f.Model = &derivedModel{m: f.Model, n: len(p.Locations), std: len(s.Standard)}
 		}

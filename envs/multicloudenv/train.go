@@ -45,17 +45,11 @@ func DefaultConfig() Config {
 		LR: 1e-3, LRDecay: 0.5, DecayEvery: 10, Inputs: multicloud.InputsPaper, StandardWindow: time.Minute}
 }
 
-// Accuracy is a model's R², MSE and MAE (ms², ms) on a set of samples.
-type Accuracy struct {
-	R2, MSE, MAE float64
-	N            int
-}
-
 // Result is a trained policy with its models' accuracy on the offline test
 // split, by service and model kind.
 type Result struct {
 	Policy *multicloud.Policy
-	Test   map[string]map[string]Accuracy // service -> "nn"|"svr" -> accuracy
+	Test   map[string]map[string]multicloud.Accuracy // service -> "nn"|"svr" -> accuracy
 	Data   *Data
 	Wall   time.Duration
 }
@@ -84,7 +78,7 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg Config) (*Result, err
 		models = append(models, multicloud.ServiceModel{Name: name, Standard: standard[name]})
 	}
 	p := multicloud.NewPolicy(multicloud.Policy{Scenario: sc.Name, Locations: locations(sc), Inputs: cfg.Inputs, Services: models}, rand.New(rand.NewPCG(cfg.Seed, 0x6e6e)))
-	res := &Result{Policy: p, Test: map[string]map[string]Accuracy{}, Data: data}
+	res := &Result{Policy: p, Test: map[string]map[string]multicloud.Accuracy{}, Data: data}
 	for i, name := range data.Services {
 		samples := data.Samples[name]
 		if cfg.Inputs == multicloud.InputsDerived {
@@ -106,8 +100,8 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg Config) (*Result, err
 			return nil, fmt.Errorf("service %s: network: %w", name, err)
 		}
 		nm := &multicloud.NNModel{Scaler: p.Services[i].NNScaler, Net: p.Net(i)}
-		res.Test[name] = map[string]Accuracy{"svr": Evaluate(sm, test), "nn": Evaluate(nm, test)}
-		p.Services[i].SVRMAE, p.Services[i].NNMAE = res.Test[name]["svr"].MAE, res.Test[name]["nn"].MAE
+		res.Test[name] = map[string]multicloud.Accuracy{"svr": Evaluate(sm, test), "nn": Evaluate(nm, test)}
+		p.Services[i].Test = res.Test[name]
 	}
 	res.Wall = time.Since(start)
 	p.Provenance = multicloud.Provenance{Seed: cfg.Seed, Samples: cfg.Collection.Periods, Epochs: cfg.Epochs, LR: cfg.LR,
@@ -194,7 +188,7 @@ func FitNet(ctx context.Context, net *multicloud.Net, sc multicloud.Scaler, samp
 
 // Evaluate returns a model's accuracy on samples: R² (1 - residual sum of
 // squares / total sum of squares), MSE and MAE.
-func Evaluate(m multicloud.Model, samples []Sample) Accuracy {
+func Evaluate(m multicloud.Model, samples []Sample) multicloud.Accuracy {
 	var mean float64
 	for _, s := range samples {
 		mean += s.Y
@@ -208,7 +202,7 @@ func Evaluate(m multicloud.Model, samples []Sample) Accuracy {
 		st += (s.Y - mean) * (s.Y - mean)
 	}
 	n := float64(len(samples))
-	return Accuracy{R2: 1 - ss/st, MSE: ss / n, MAE: ae / n, N: len(samples)}
+	return multicloud.Accuracy{R2: 1 - ss/st, MSE: ss / n, MAE: ae / n, N: len(samples)}
 }
 
 // derive returns samples with the derived input.
