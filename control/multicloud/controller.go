@@ -47,6 +47,7 @@ type Controller struct {
 	checked []float64 // the environment metrics at the last check
 	next    time.Duration
 	layer   int // the layer to balance next; -1 when balanced
+	began   time.Duration
 	st      State
 	stats   Stats
 }
@@ -57,6 +58,19 @@ type Stats struct {
 	// Compute is the wall time spent choosing routes (the BO on the
 	// models), over all rebalances.
 	Compute time.Duration
+	// Span is the simulated time from the start of each rebalance to its
+	// last route update, summed over the finished rebalances (the paper's
+	// execution time, Fig. 9, includes the waits between layers).
+	Span     time.Duration
+	Finished int
+}
+
+// MeanSpan is the mean simulated time of a finished rebalance.
+func (s Stats) MeanSpan() time.Duration {
+	if s.Finished == 0 {
+		return 0
+	}
+	return s.Span / time.Duration(s.Finished)
 }
 
 // NewController returns the learned controller over the services' models.
@@ -76,7 +90,7 @@ func (c *Controller) Decide(now time.Duration, s *metrics.Snapshot) []control.Ac
 		if err != nil {
 			return nil
 		}
-		c.topo, c.layer, c.next = t, 0, now+c.opt.Cycle
+		c.topo, c.layer, c.next, c.began = t, 0, now+c.opt.Cycle, now
 		c.checked = environment(c.checked, t, s)
 		c.stats.Rebalances++
 	} else if c.layer < 0 && now >= c.next {
@@ -84,7 +98,7 @@ func (c *Controller) Decide(now time.Duration, s *metrics.Snapshot) []control.Ac
 		c.stats.Checks++
 		env := environment(nil, c.topo, s)
 		if changed(env, c.checked, c.opt.Threshold) {
-			c.layer = 0
+			c.layer, c.began = 0, now
 			c.stats.Rebalances++
 		}
 		c.checked = env
@@ -114,6 +128,8 @@ func (c *Controller) Decide(now time.Duration, s *metrics.Snapshot) []control.Ac
 	c.stats.Compute += time.Since(start)
 	if c.layer++; c.layer == len(c.topo.Layers) {
 		c.layer = -1
+		c.stats.Span += now - c.began
+		c.stats.Finished++
 	}
 	return out
 }

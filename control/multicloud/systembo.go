@@ -24,7 +24,8 @@ type SystemBO struct {
 	topo    *Topology
 	checked []float64
 	next    time.Duration
-	layer   int       // the layer being balanced; -1 when balanced
+	layer   int // the layer being balanced; -1 when balanced
+	began   time.Duration
 	opts    []*search // the layer's searches, by position in the layer
 	st      State
 	stats   Stats
@@ -57,13 +58,13 @@ func (c *SystemBO) Decide(now time.Duration, s *metrics.Snapshot) []control.Acti
 		}
 		c.topo, c.next = t, now+c.opt.Cycle
 		c.checked = environment(nil, t, s)
-		c.start()
+		c.start(now)
 	} else if c.layer < 0 && now >= c.next {
 		c.next = now + c.opt.Cycle
 		c.stats.Checks++
 		env := environment(nil, c.topo, s)
 		if changed(env, c.checked, c.opt.Threshold) {
-			c.start()
+			c.start(now)
 		}
 		c.checked = env
 	}
@@ -109,6 +110,8 @@ func (c *SystemBO) Decide(now time.Duration, s *metrics.Snapshot) []control.Acti
 	c.layer++
 	if c.layer == len(c.topo.Layers) {
 		c.layer = -1
+		c.stats.Span += now - c.began
+		c.stats.Finished++
 		return out
 	}
 	c.begin()
@@ -116,9 +119,9 @@ func (c *SystemBO) Decide(now time.Duration, s *metrics.Snapshot) []control.Acti
 }
 
 // start begins balancing from the first layer.
-func (c *SystemBO) start() {
+func (c *SystemBO) start(now time.Duration) {
 	c.stats.Rebalances++
-	c.layer = 0
+	c.layer, c.began = 0, now
 	c.begin()
 }
 

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/shoal-project/shoal/control/multicloud"
+	"github.com/shoal-project/shoal/experiment"
+	"github.com/spf13/cobra"
+)
+
+// multiCloudBenchmarks are the multi-cloud routing paper's benchmarks.
+var multiCloudBenchmarks = []string{"bookinfo", "online-boutique"}
+
+func (cl *cli) experimentMultiCloud() *cobra.Command {
+	var (
+		out        string
+		seeds      int
+		trainSeed  uint64
+		periods    int
+		online     int
+		moments    int
+		inputs     string
+		quiet      bool
+		benchmarks []string
+	)
+	def := experiment.DefaultMultiCloudStudy("")
+	cmd := &cobra.Command{
+		Use:   "multicloud models|convergence|overall|time|all",
+		Short: "Multi-cloud routing paper: models, BO convergence, response time and rebalance time",
+		Long: `Train each benchmark's performance models (or reuse DIR/policies/BENCHMARK.models),
+then reproduce the multi-cloud routing paper's evaluation on Bookinfo and Online
+Boutique in three clouds (section III):
+
+models (Tables I and II): each service's SVR and network, R², MSE and MAE on
+  the offline test split and on --online periods collected under the online
+  test settings, per service and their mean.
+convergence (Fig. 7): BO with 20 steps on each model of the first routed
+  service, the minimum found per step, over --moments moments.
+overall (Figs. 8-9): every route (local, even, locality, bo-system, random,
+  multicloud-nn, multicloud-svr) for --seeds seeds on the benchmark's online
+  test settings: response time, p99, egress, and the rebalances' compute time
+  and span; the full comparison in DIR/overall-BENCHMARK.
+time (Fig. 9): one rebalance of all services on each model, wall time, and
+  its simulated span beside BO on the system's.
+all: the four.
+
+Every result file names its seeds; 95% intervals are over seeds (overall) or
+moments (convergence, time).`,
+		Example: `  shoal experiment multicloud all
+  shoal experiment multicloud overall --benchmarks bookinfo --seeds 3`,
+		Args:      exactArgs(1, "models, convergence, overall, time or all"),
+		ValidArgs: []string{"models", "convergence", "overall", "time", "all"},
+	}
+	f := cmd.Flags()
+	f.StringVar(&out, "out", "out/multicloud", "results `DIR`; models in DIR/policies are reused")
+	f.IntVar(&seeds, "seeds", def.Seeds, "seeds of the overall comparison")
+	f.Uint64Var(&trainSeed, "train-seed", def.TrainSeed, "seed of the offline data and the training")
+	f.IntVar(&periods, "periods", def.Train.Collection.Periods, "periods of the offline data set")
+	f.IntVar(&online, "online", def.OnlinePeriods, "periods collected under the online test settings (models)")
+	f.IntVar(&moments, "moments", def.Moments, "moments of the online test settings (convergence, time)")
+	f.StringVar(&inputs, "inputs", def.Train.Inputs, "the models' inputs: paper or derived (see 'shoal train multicloud --help')")
+	f.StringSliceVar(&benchmarks, "benchmarks", nil, "bookinfo, online-boutique (default: both)")
+	f.BoolVar(&quiet, "quiet", false, "no progress lines")
+	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
+		studies := []string{args[0]}
+		switch args[0] {
+		case "models", "convergence", "overall", "time":
+		case "all":
+			studies = []string{"models", "convergence", "overall", "time"}
+		default:
+			return usagef("unknown multicloud experiment %q (known: models, convergence, overall, time, all)", args[0])
+		}
+		if seeds <= 0 || periods < 10 || online < 2 || moments <= 0 {
+			return usagef("--seeds and --moments must be positive, --periods at least 10, --online at least 2")
+		}
+		if inputs != multicloud.InputsPaper && inputs != multicloud.InputsDerived {
+			return usagef("--inputs must be paper or derived, got %q", inputs)
+		}
+		for _, b := range benchmarks {
+			if !slices.Contains(multiCloudBenchmarks, b) {
+				return usagef("--benchmarks: %q is none of %s", b, strings.Join(multiCloudBenchmarks, ", "))
+			}
+		}
+		s := experiment.DefaultMultiCloudStudy(out)
+		s.Scenarios = or(benchmarks, multiCloudBenchmarks)
+		s.Seeds, s.TrainSeed, s.OnlinePeriods, s.Moments = seeds, trainSeed, online, moments
+		s.Train.Collection.Periods, s.Train.Inputs = periods, inputs
+		if !quiet {
+			s.Progress = func(msg string) { fmt.Fprintln(cl.stderr, msg) }
+		}
+		for _, name := range studies {
+			var err error
+			switch name {
+			case "models":
+				var rows []experiment.ModelRow
+				if rows, err = s.Models(cmd.Context()); err == nil {
+					for _, r := range rows {
+						if r.Service == "mean" {
+							fmt.Fprintf(cl.stdout, "%s %s: mean R² offline %.3f (MSE %.1f, MAE %.2f), online %.3f (MSE %.1f, MAE %.2f)\n",
+								r.Scenario, r.Model, r.Offline.R2, r.Offline.MSE, r.Offline.MAE, r.Online.R2, r.Online.MSE, r.Online.MAE)
+						}
+					}
+				}
+			case "convergence":
+				_, err = s.Convergence(cmd.Context())
+			case "overall":
+				var rows []experiment.OverallRow
+				if rows, err = s.Overall(cmd.Context()); err == nil {
+					for _, g := range experiment.Gains(rows) {
+						fmt.Fprintln(cl.stdout, g)
+					}
+				}
+			case "time":
+				var rows []experiment.TimeRow
+				if rows, err = s.Time(cmd.Context()); err == nil {
+					for _, r := range rows {
+						fmt.Fprintf(cl.stdout, "%s %s: rebalance compute %.1f ± %.1f ms, span %.0f s (%d layers, %d services)\n",
+							r.Scenario, r.Model, 1000*float64(r.Compute.Mean), 1000*float64(r.Compute.CI95), r.Span, r.Layers, r.Services)
+					}
+				}
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cl.stdout, "wrote %s/%s.csv, .json, .html (training seed %d)\n", out, name, trainSeed)
+		}
+		return nil
+	})
+	return cmd
+}
