@@ -1,0 +1,298 @@
+package multicloud
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/shoal-project/shoal/control"
+	"github.com/shoal-project/shoal/learn/nn"
+	"github.com/shoal-project/shoal/metrics"
+)
+
+// mesh is a snapshot of a three-cloud mesh: clients call front (in every
+// cloud), front calls back (in c1 and c2); RTTs 20, 40, 30 ms.
+func mesh() *metrics.Snapshot {
+	locs := []string{"c1", "c2", "c3"}
+	rtt := [][]time.Duration{{0, 20, 40}, {20, 0, 30}, {40, 30, 0}}
+	s := &metrics.Snapshot{Period: 10 * time.Second}
+	for i, l := range locs {
+		r := make([]time.Duration, 3)
+		for j := range r {
+			r[j] = rtt[i][j] * time.Millisecond
+		}
+		s.Locations = append(s.Locations, metrics.LocationStats{Name: l, RTT: r})
+	}
+	for _, name := range []string{"gateway", "front@c1", "front@c2", "front@c3", "back@c1", "back@c2"} {
+		s.Services = append(s.Services, metrics.ServiceStats{Name: name, Replicas: 1, Ready: 1})
+	}
+	for _, e := range [][2]string{{"", "gateway"}, {"gateway", "front"}, {"front", "back"}} {
+		for _, f := range locs {
+			for _, t := range locs {
+				s.Routes = append(s.Routes, metrics.RouteStats{Caller: e[0], Service: e[1], From: f, To: t})
+			}
+		}
+	}
+	return s
+}
+
+func TestTopology(t *testing.T) {
+	topo, err := ReadTopology(mesh())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []string{topo.Services[0].Name, topo.Services[1].Name}; !slices.Equal(got, []string{"front", "back"}) {
+		t.Errorf("services %v, want front then back (call depth)", got)
+	}
+	if len(topo.Layers) != 2 || topo.Services[1].Placed(2) || !topo.Services[1].Placed(1) {
+		t.Errorf("layers %v, back's parts %v", topo.Layers, topo.Services[1].Parts)
+	}
+	one := mesh()
+	one.Locations = one.Locations[:1]
+	if _, err := ReadTopology(one); err == nil {
+		t.Error("one location: no error")
+	}
+}
+
+// TestWeights: a request shift's sign is its direction; rows sum to 1;
+// clouds the service is not in get nothing.
+func TestWeights(t *testing.T) {
+	topo, _ := ReadTopology(mesh())
+	front, back := &topo.Services[0], &topo.Services[1]
+	w := Weights(nil, []float64{0.3, -0.5, 0}, front) // pairs (c1,c2), (c1,c3), (c2,c3)
+	want := [][]float64{{0.7, 0.3, 0}, {0, 1, 0}, {0.5, 0, 0.5}}
+	for i := range want {
+		for j := range want[i] {
+			if math.Abs(w[i][j]-want[i][j]) > 1e-12 {
+				t.Fatalf("weights %v, want %v", w, want)
+			}
+		}
+	}
+	w = Weights(nil, []float64{0.8, 0.6, 0}, front) // c1 sends 1.4: scaled to 1
+	if math.Abs(w[0][1]-0.8/1.4) > 1e-12 || w[0][0] != 0 {
+		t.Errorf("c1's row %v, want shares 0.8 and 0.6 scaled to sum 1", w[0])
+	}
+	w = Weights(nil, []float64{0, 0, 0}, back) // c3 has no back: even over c1, c2
+	if w[2][0] != 0.5 || w[2][1] != 0.5 || w[2][2] != 0 {
+		t.Errorf("c3's row %v, want even over the placed clouds", w[2])
+	}
+}
+
+// TestPriorityLoad checks Envoy's priority load against the table of its
+// documentation (arch_overview/upstream/load_balancing/priority: healthy
+// share of P0 and P1 -> traffic to P0 and P1, overprovisioning 1.4).
+func TestPriorityLoad(t *testing.T) {
+	for _, tc := range []struct{ p0, p1, want0, want1 int }{
+		{100, 100, 100, 0}, {72, 72, 100, 0}, {71, 71, 99, 1}, {50, 50, 70, 30},
+		{25, 100, 35, 65}, {25, 25, 50, 50}, {0, 0, 100, 0},
+	} {
+		got := priorityLoad([]int{health([2]int{tc.p0, 100}), health([2]int{tc.p1, 100})})
+		if got[0] != tc.want0 || got[1] != tc.want1 {
+			t.Errorf("healthy %d%%, %d%%: load %v, want [%d %d]", tc.p0, tc.p1, got, tc.want0, tc.want1)
+		}
+	}
+}
+
+func weightsOf(acts []control.Action, service, from string) map[string]float64 {
+	for _, a := range acts {
+		if r, ok := a.(control.SetRouteWeights); ok && r.Service == service && r.From == from {
+			return r.Weights
+		}
+	}
+	return nil
+}
+
+func TestBaselines(t *testing.T) {
+	s := mesh()
+	decide := func(name string) []control.Action {
+		c, err := NewBaseline(name, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Decide(0, s)
+	}
+	if w := weightsOf(decide("local"), "back", "c3"); len(w) != 1 || w["c2"] != 1 {
+		t.Errorf("local: back from c3 %v, want all to c2, the nearest cloud with back", w)
+	}
+	if w := weightsOf(decide("even"), "front", "c1"); w["c1"] != w["c3"] || math.Abs(w["c2"]-1.0/3) > 1e-12 {
+		t.Errorf("even: front from c1 %v", w)
+	}
+	// Locality: front@c1 has 1 of 4 instances ready: health 35%, so 35%
+	// stays and 65% spills to the other clouds by their ready instances.
+	s.Services[1].Replicas, s.Services[1].Ready = 4, 1
+	s.Services[3].Ready = 0 // c3's instance is starting
+	w := weightsOf(decide("locality"), "front", "c1")
+	if math.Abs(w["c1"]-0.35) > 1e-12 || math.Abs(w["c2"]-0.65) > 1e-12 || w["c3"] != 0 {
+		t.Errorf("locality: front from c1 %v, want c1 0.35, c2 0.65", w)
+	}
+	if _, err := NewBaseline("nope", 1); err == nil {
+		t.Error("unknown baseline: no error")
+	}
+}
+
+// bowl is a model whose predicted time is lowest at shift (0.5, 0, 0).
+type bowl struct{}
+
+func (bowl) Predict(x []float64) float64 {
+	s := x[len(x)-3:]
+	return 10 + 100*((s[0]-0.5)*(s[0]-0.5)+s[1]*s[1]+s[2]*s[2])
+}
+
+// TestOptimiseFindsTheMinimum: 20 BO steps find a known optimum (within
+// 0.02 of the 10 ms floor), and the trace never rises.
+func TestOptimiseFindsTheMinimum(t *testing.T) {
+	st := &State{Replicas: []float64{1, 1, 1}, RTT: []float64{20, 40, 30}, RPS: []float64{5, 5, 5}, Background: make([]float64, 3)}
+	best, trace, err := Optimise(Fitted{Model: bowl{}, Standard: make([]float64, 5)}, st, 20, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := (bowl{}).Predict(append(make([]float64, 17), best...)); got > 12 {
+		t.Errorf("best %v predicts %.2f ms, want near 10", best, got)
+	}
+	for i := 1; i < len(trace); i++ {
+		if trace[i] > trace[i-1] {
+			t.Fatalf("trace rises: %v", trace)
+		}
+	}
+	// A margin larger than the gain keeps the zero shift.
+	best, _, _ = Optimise(Fitted{Model: bowl{}, Standard: make([]float64, 5), MAE: 100}, st, 20, rand.New(rand.NewPCG(1, 2)))
+	if zero := []float64{0, 0, 0}; !slices.Equal(best, zero) {
+		t.Errorf("with a 100 ms margin the shift is %v, want none", best)
+	}
+}
+
+// TestControllerLayers: the controller routes one layer per period, then
+// waits for the metrics to move beyond the threshold.
+func TestControllerLayers(t *testing.T) {
+	s := mesh()
+	for i := range s.Routes {
+		s.Routes[i].Calls = 100
+	}
+	models := map[string]Fitted{"front": {Model: bowl{}, Standard: make([]float64, 5)}, "back": {Model: bowl{}, Standard: make([]float64, 5)}}
+	c := NewController(models, DefaultOptions())
+	if w := weightsOf(c.Decide(0, s), "front", "c1"); w == nil || w["c2"] < 0.3 {
+		t.Fatalf("first period: front from c1 %v, want a shift toward c2", w)
+	}
+	acts := c.Decide(10*time.Second, s)
+	if weightsOf(acts, "back", "c1") == nil || weightsOf(acts, "front", "c1") != nil {
+		t.Fatalf("second period: %v, want back's routes only", acts)
+	}
+	if acts := c.Decide(20*time.Second, s); acts != nil {
+		t.Errorf("balanced and nothing moved: %v", acts)
+	}
+	s.Services[4].Replicas = 3 // back@c1 scaled up: beyond 20%
+	if acts := c.Decide(30*time.Second, s); acts != nil {
+		t.Errorf("between checks (every 20 s): %v", acts)
+	}
+	if acts := c.Decide(40*time.Second, s); weightsOf(acts, "front", "c1") == nil {
+		t.Errorf("after a change the front layer is routed again: %v", acts)
+	}
+	if st := c.Stats(); st.Rebalances != 2 || st.Finished != 1 || st.Span != 10*time.Second {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// TestSystemBOSpendsAPeriodPerStep: BO on the system tries one shift per
+// period per service, Steps of them, then moves to the next layer.
+func TestSystemBOSpendsAPeriodPerStep(t *testing.T) {
+	s := mesh()
+	opt := DefaultOptions()
+	opt.Steps = 3
+	c := NewSystemBO(opt)
+	for k := range 3 {
+		if w := weightsOf(c.Decide(time.Duration(k)*10*time.Second, s), "front", "c1"); w == nil {
+			t.Fatalf("step %d: no route for front", k)
+		}
+	}
+	acts := c.Decide(30*time.Second, s) // front's best; back waits for its new rates
+	if weightsOf(acts, "front", "c1") == nil || weightsOf(acts, "back", "c1") != nil {
+		t.Errorf("after 3 steps: %v, want front's best only", acts)
+	}
+	if acts := c.Decide(40*time.Second, s); weightsOf(acts, "back", "c1") == nil {
+		t.Errorf("next period: %v, want back's first try", acts)
+	}
+}
+
+// TestNetPredictMatchesTheTape: the allocation-free inference equals the
+// network recorded on a tape in evaluation mode.
+func TestNetPredictMatchesTheTape(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	n := NewNet(rng, "s", 7)
+	for _, bn := range n.Norms { // non-trivial running statistics
+		for j := range bn.RunMean.Value.Data {
+			bn.RunMean.Value.Data[j], bn.RunVar.Value.Data[j] = float32(rng.NormFloat64()), float32(0.5+rng.Float64())
+		}
+	}
+	x := []float32{0.1, -0.2, 0.3, 1, -1, 0.5, 2}
+	var tape nn.Tape[float32]
+	in := tape.Input(1, 7)
+	copy(in.Value.Data, x)
+	want := n.Forward(&tape, in, false).Value.Data[0]
+	if got := n.Predict(x); math.Abs(float64(got-want)) > 1e-4*math.Max(1, math.Abs(float64(want))) {
+		t.Errorf("Predict %g, tape %g", got, want)
+	}
+	if a := testing.AllocsPerRun(100, func() { n.Predict(x) }); a != 0 {
+		t.Errorf("Predict allocates %g times", a)
+	}
+}
+
+// TestPolicyRoundTrip: a written policy reads back with the same
+// predictions from both models.
+func TestPolicyRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	d := Inputs(3, 5)
+	var x [][]float64
+	var y []float64
+	for range 40 {
+		row := make([]float64, d)
+		for j := range row {
+			row[j] = rng.Float64()
+		}
+		x, y = append(x, row), append(y, 10*row[0]+row[d-1])
+	}
+	sm, err := FitSVR(x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPolicy(Policy{Scenario: "t", Locations: []string{"a", "b", "c"}, Inputs: InputsPaper,
+		Services: []ServiceModel{{Name: "s", Standard: make([]float64, 5), SVRScaler: sm.Scaler, SVR: sm.M.Save(), NNScaler: FitScaler(x),
+			Test: map[string]Accuracy{"nn": {MAE: 2}, "svr": {MAE: 1}}}}}, rng)
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	q, err := ReadPolicy(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{"nn", "svr"} {
+		a, _ := p.Models(kind)
+		b, _ := q.Models(kind)
+		if pa, pb := a["s"].Model.Predict(x[0]), b["s"].Model.Predict(x[0]); pa != pb || b["s"].MAE != a["s"].MAE {
+			t.Errorf("%s: %g and margin %g before, %g and %g after", kind, pa, a["s"].MAE, pb, b["s"].MAE)
+		}
+	}
+	if _, err := q.Models("gp"); err == nil {
+		t.Error("unknown kind: no error")
+	}
+	if _, err := ReadPolicy(bytes.NewReader([]byte("{}\n"))); err == nil {
+		t.Error("empty header: no error")
+	}
+}
+
+// TestDerived: the derived inputs of a known route.
+func TestDerived(t *testing.T) {
+	st := &State{Replicas: []float64{1, 2, 1}, RTT: []float64{20, 40, 30}, RPS: []float64{10, 0, 0}, Background: []float64{0, 0.5, 0}}
+	x := Features(nil, st, []float64{1, 2, 3, 4, 5}, []float64{0.5, 0, 0}) // c1 sends half to c2
+	d := Derived(nil, x, 3, 5)
+	extra := d[len(x):]
+	want := []float64{10, 0.5, 0.5, 0, 5, 5, 0} // mean RTT 10 ms; shares; calls per replica at full speed
+	for i := range want {
+		if math.Abs(extra[i]-want[i]) > 1e-12 {
+			t.Fatalf("derived %v, want %v", extra, want)
+		}
+	}
+}
