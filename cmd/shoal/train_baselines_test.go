@@ -60,3 +60,30 @@ func TestTrainFaaSConfThenSimulate(t *testing.T) {
 		t.Errorf("--gamma 1.5: %v", err)
 	}
 }
+
+// TestTrainMultiCloudThenSimulate: 'shoal train multicloud' writes the
+// models that 'shoal sim bookinfo --policy multicloud-nn:F,multicloud-svr:F'
+// route with, beside the baselines.
+func TestTrainMultiCloudThenSimulate(t *testing.T) {
+	models := filepath.Join(t.TempDir(), "bookinfo.models")
+	out, err := runCLI(t, "train", "multicloud", "bookinfo", "-o", models, "--periods", "60", "--epochs", "2", "--quiet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "6 services on bookinfo") || !strings.Contains(out, "productpage") || !strings.Contains(out, "wrote "+models) {
+		t.Fatalf("train multicloud output: %s", out)
+	}
+	out, err = runCLI(t, "sim", "bookinfo", "--policy", "local,locality,multicloud-nn:"+models+",multicloud-svr:"+models, "--seeds", "1", "--horizon", "3m", "--quiet")
+	if err != nil || !strings.Contains(out, "\nmulticloud-nn ") || !strings.Contains(out, "\nmulticloud-svr ") || !strings.Contains(out, "\nlocality ") {
+		t.Fatalf("sim: %v\n%s", err, out)
+	}
+	if _, err := runCLI(t, "train", "multicloud", "bookinfo", "-o", models, "--inputs", "all"); !errors.Is(err, errUsage) {
+		t.Errorf("--inputs all: %v", err)
+	}
+	if _, err := runCLI(t, "sim", "bookinfo", "--policy", "multicloud-gp:"+models); err == nil {
+		t.Error("multicloud-gp: no error")
+	}
+	if _, err := runCLI(t, "experiment", "multicloud", "tables"); !errors.Is(err, errUsage) {
+		t.Errorf("experiment multicloud tables: %v", err)
+	}
+}

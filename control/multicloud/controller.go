@@ -28,7 +28,7 @@ type Options struct {
 
 // DefaultOptions are the paper's settings.
 func DefaultOptions() Options {
-	return Options{Cycle: 20 * time.Second, Threshold: 0.2, Steps: 20, Seed: 1}
+	return Options{Cycle: 20 * time.Second, Threshold: 0.2, Steps: 10, Seed: 1}
 }
 
 // Controller is the learning-based load balancer (Fig. 1, II-C): every
