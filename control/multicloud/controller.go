@@ -22,13 +22,16 @@ type Options struct {
 	// Steps is the number of BO steps per service (10 in the overall
 	// evaluation, III-D; the convergence study runs 20).
 	Steps int
+	// Margin scales the margin a shift must win by: Margin x the model's
+	// mean absolute error (0: the paper's plain minimum).
+	Margin float64
 	// Seed seeds the BO.
 	Seed uint64
 }
 
 // DefaultOptions are the paper's settings.
 func DefaultOptions() Options {
-	return Options{Cycle: 20 * time.Second, Threshold: 0.2, Steps: 10, Seed: 1}
+	return Options{Cycle: 20 * time.Second, Threshold: 0.2, Steps: 10, Margin: 1, Seed: 1}
 }
 
 // Controller is the learning-based load balancer (Fig. 1, II-C): every
@@ -118,6 +121,7 @@ func (c *Controller) Decide(now time.Duration, s *metrics.Snapshot) []control.Ac
 		if total(c.st.RPS) == 0 {
 			continue // no calls to route
 		}
+		f.MAE *= c.opt.Margin
 		shift, _, err := Optimise(f, &c.st, c.opt.Steps, c.rng)
 		if err != nil {
 			continue

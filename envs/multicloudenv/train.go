@@ -30,8 +30,10 @@ type Config struct {
 	LR         float64
 	LRDecay    float64
 	DecayEvery int
-	// Inputs is the models' input layout (multicloud.InputsPaper or
-	// InputsDerived).
+	// Inputs is the models' input layout: multicloud.InputsDerived by
+	// default (the paper's inputs and what the shift implies), chosen over
+	// InputsPaper on validation runs of Bookinfo and Online Boutique with
+	// another random-change seed (7) and run seeds (101-103).
 	Inputs string
 	// StandardWindow is how long each standard processing time is measured.
 	StandardWindow time.Duration
@@ -42,7 +44,7 @@ type Config struct {
 // DefaultConfig is the paper's training (III-A).
 func DefaultConfig() Config {
 	return Config{Seed: 1, Collection: DefaultCollection(), TrainFraction: 0.7, Epochs: 150, Batch: 32,
-		LR: 1e-3, LRDecay: 0.5, DecayEvery: 10, Inputs: multicloud.InputsPaper, StandardWindow: time.Minute}
+		LR: 1e-3, LRDecay: 0.5, DecayEvery: 10, Inputs: multicloud.InputsDerived, StandardWindow: time.Minute}
 }
 
 // Result is a trained policy with its models' accuracy on the offline test
