@@ -1,7 +1,6 @@
 package multicloud
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -42,17 +41,10 @@ func DefaultOptions() Options {
 // layer), choosing each service's request shift by BO on its performance
 // model.
 type Controller struct {
-	opt    Options
+	cycle
 	models map[string]Fitted
 	rng    *rand.Rand
-
-	topo    *Topology
-	checked []float64 // the environment metrics at the last check
-	next    time.Duration
-	layer   int // the layer to balance next; -1 when balanced
-	began   time.Duration
-	st      State
-	stats   Stats
+	st     State
 }
 
 // Stats count what the controller did.
@@ -78,34 +70,12 @@ func (s Stats) MeanSpan() time.Duration {
 
 // NewController returns the learned controller over the services' models.
 func NewController(models map[string]Fitted, opt Options) *Controller {
-	def := DefaultOptions()
-	opt.Cycle, opt.Steps, opt.Threshold = cmp.Or(opt.Cycle, def.Cycle), cmp.Or(opt.Steps, def.Steps), cmp.Or(opt.Threshold, def.Threshold)
-	return &Controller{opt: opt, models: models, rng: rand.New(rand.NewPCG(opt.Seed, 0x626f)), layer: -1}
+	return &Controller{cycle: newCycle(opt), models: models, rng: rand.New(rand.NewPCG(opt.Seed, 0x626f))}
 }
-
-// Stats returns the counters so far.
-func (c *Controller) Stats() Stats { return c.stats }
 
 // Decide implements control.Controller.
 func (c *Controller) Decide(now time.Duration, s *metrics.Snapshot) []control.Action {
-	if c.topo == nil {
-		t, err := ReadTopology(s)
-		if err != nil {
-			return nil
-		}
-		c.topo, c.layer, c.next, c.began = t, 0, now+c.opt.Cycle, now
-		c.checked = environment(c.checked, t, s)
-		c.stats.Rebalances++
-	} else if c.layer < 0 && now >= c.next {
-		c.next = now + c.opt.Cycle
-		c.stats.Checks++
-		env := environment(nil, c.topo, s)
-		if changed(env, c.checked, c.opt.Threshold) {
-			c.layer, c.began = 0, now
-			c.stats.Rebalances++
-		}
-		c.checked = env
-	}
+	c.due(now, s)
 	if c.layer < 0 {
 		return nil
 	}
@@ -130,11 +100,7 @@ func (c *Controller) Decide(now time.Duration, s *metrics.Snapshot) []control.Ac
 		out = c.topo.Actions(out, svc, Weights(nil, shift, svc))
 	}
 	c.stats.Compute += time.Since(start)
-	if c.layer++; c.layer == len(c.topo.Layers) {
-		c.layer = -1
-		c.stats.Span += now - c.began
-		c.stats.Finished++
-	}
+	c.layerDone(now)
 	return out
 }
 
