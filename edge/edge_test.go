@@ -1,0 +1,161 @@
+package edge
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-project/shoal/sim"
+)
+
+func world(t *testing.T, seed uint64, start time.Duration) *World {
+	t.Helper()
+	shape, err := WikipediaShape()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := New(Default(), shape, seed, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// TestProcessorSharing: two jobs of 1 Gcycle on one core at 1 Gcycle/s,
+// arriving together, share it and both leave at 2 s; a third arriving at
+// 2 s alone leaves at 3 s.
+func TestProcessorSharing(t *testing.T) {
+	var k sim.Kernel
+	var left []time.Duration
+	q := &ps{servers: 1, speed: 1}
+	q.ev = sim.Event{Handler: handlerFunc(func(now time.Duration) {
+		for range q.done(&k, nil) {
+			left = append(left, now)
+		}
+	})}
+	q.add(&k, &task{}, 1)
+	q.add(&k, &task{}, 1)
+	k.RunUntil(2 * time.Second)
+	q.add(&k, &task{}, 1)
+	k.RunUntil(10 * time.Second)
+	want := []time.Duration{2 * time.Second, 2 * time.Second, 3 * time.Second}
+	if len(left) != 3 {
+		t.Fatalf("departures %v, want %v", left, want)
+	}
+	for i := range want {
+		if d := left[i] - want[i]; d < 0 || d > time.Microsecond {
+			t.Errorf("departures %v, want %v", left, want)
+		}
+	}
+}
+
+type handlerFunc func(now time.Duration)
+
+func (f handlerFunc) Handle(now time.Duration, _ int) { f(now) }
+
+func uniform(agent int) []float64 {
+	a := make([]float64, ActDim)
+	n := Targets
+	if agent == Engine {
+		n = Scenes
+	}
+	for i := range n {
+		a[i] = 1
+	}
+	return a
+}
+
+// TestLocalWeightsOffloadOnlyEdgeOnlyTasks: with all weight on local
+// execution, only the tasks that must run on an edge node are offloaded,
+// in the share the group's preferences give them.
+func TestLocalWeightsOffloadOnlyEdgeOnlyTasks(t *testing.T) {
+	w := world(t, 1, 0)
+	var acts [Agents][]float64
+	for a := range Agents {
+		acts[a] = uniform(a)
+		if a != Engine {
+			clear(acts[a])
+			acts[a][0] = 1
+		}
+	}
+	var total GroupStats
+	for range 60 {
+		st, err := w.Step(acts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := st.Groups[1] // iot: 50% must run on an edge node
+		total.Tasks += g.Tasks
+		for i := range g.Where {
+			total.Where[i] += g.Where[i]
+		}
+	}
+	n := float64(total.Tasks)
+	if sd := math.Sqrt(0.25 / n); math.Abs(total.Offloaded()-0.5) > 4*sd || total.Where[2] != 0 {
+		t.Errorf("offloaded %.3f of %g tasks (%v), want 0.5 and none in the cloud", total.Offloaded(), n, total.Where)
+	}
+}
+
+// TestDeterministicAndDrifting: a seed gives the same steps; the month's
+// drift makes the vehicles' rate grow by its Growth (60%) from day 0 to
+// day 30 at the same hour of the day, scaled by the trace's shape.
+func TestDeterministicAndDrifting(t *testing.T) {
+	a, b := world(t, 7, 0), world(t, 7, 0)
+	var acts [Agents][]float64
+	for i := range Agents {
+		acts[i] = uniform(i)
+	}
+	for range 5 {
+		sa, _ := a.Step(acts)
+		sb, _ := b.Step(acts)
+		if sa != sb {
+			t.Fatalf("same seed, different steps: %+v and %+v", sa, sb)
+		}
+	}
+	early, late := world(t, 1, 0), world(t, 1, 30*24*time.Hour)
+	ratio := late.rate(2) / early.rate(2)
+	shape := early.shape.At(30*24*time.Hour+16*time.Hour) / early.shape.At(16*time.Hour)
+	if want := shape * (1 + 0.6*30/31); math.Abs(ratio-want) > 1e-9 {
+		t.Errorf("vehicles' rate grew %.4fx, want %.4fx", ratio, want)
+	}
+}
+
+// TestLogRoundTrip: the random logging policy's transitions read back
+// with their sizes, and the devices' records have Table 1's measures.
+func TestLogRoundTrip(t *testing.T) {
+	w := world(t, 3, 0)
+	var buf bytes.Buffer
+	if err := Log(&buf, w, 6, RandomPolicy{Rand: rand.New(rand.NewPCG(1, 2))}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := ReadLog(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr) != 6*Agents || tr[Agents].Day <= tr[0].Day {
+		t.Fatalf("%d transitions, days %v and %v", len(tr), tr[0].Day, tr[Agents].Day)
+	}
+	for _, x := range tr {
+		if x.Agent == 1 && x.Outcome.Tasks == 0 {
+			t.Errorf("a 10 s step of the IoT scene finished no task: %+v", x.Outcome)
+		}
+	}
+	recs := w.DeviceRecords()
+	if len(recs) == 0 || recs[0].MeanTime <= 0 || recs[0].Convergence < 0 {
+		t.Errorf("device records %v", recs[:min(3, len(recs))])
+	}
+	if _, err := ReadLog(strings.NewReader(`{"agent": 9, "s": [], "a": [], "s2": []}`)); err == nil {
+		t.Error("a bad transition: no error")
+	}
+	var acts [Agents][]float64
+	for i := range Agents {
+		acts[i] = uniform(i)
+	}
+	acts[2][3] = -1
+	if _, err := w.Step(acts); err == nil || !strings.Contains(err.Error(), "agent 2: action[3]") {
+		t.Errorf("negative weight: %v", err)
+	}
+}

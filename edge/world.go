@@ -1,0 +1,276 @@
+package edge
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/shoal-project/shoal/sim"
+)
+
+// Agents are the scenes' agents (0..Scenes-1) and the platform's engine
+// (Engine), whose action is the scenes' CPU shares of the edge nodes.
+const (
+	Engine = Scenes
+	Agents = Scenes + 1
+	// ObsDim is an agent's observation length and ActDim the padded
+	// action length (section 4.1: 52, and 7 or 3 padded to 10).
+	ObsDim = 52
+	ActDim = 10
+)
+
+// Where a task runs.
+const (
+	targetLocal = 0
+	targetCloud = Targets - 1
+)
+
+// task is one task in flight.
+type task struct {
+	w             *World
+	group, device int
+	target        int
+	arrived       time.Duration
+	work          float64 // Gcycles
+	sizeMB        float64
+	ev            sim.Event // its transfer or local completion
+}
+
+// Handle implements sim.Handler: a transfer ended or a local run finished.
+func (t *task) Handle(now time.Duration, arg int) { t.w.transferred(t, arg) }
+
+// World is the simulated edge-cloud system. It is not safe for concurrent
+// use.
+type World struct {
+	cfg   Config
+	k     sim.Kernel
+	start time.Duration // where the world's time 0 is in the month
+	shape *Shape
+
+	arrive  [Scenes]sim.Event
+	rngs    [Scenes]*rand.Rand
+	weights [Scenes][Targets]float64
+	shares  [Scenes]float64
+	edge    [Edges][Scenes]ps // each scene's container on each edge node
+	cloud   ps
+	devBusy [Scenes][]time.Duration // each device's local CPU is free from then on
+
+	step    StepStats   // the current step's outcomes
+	last    StepStats   // the last step's
+	devices [Scenes][]DeviceStats
+	lastAct [Agents][ActDim]float64
+	done    []*task
+}
+
+// New builds a world whose time 0 is start within the month, seeded.
+func New(cfg Config, shape *Shape, seed uint64, start time.Duration) (*World, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	w := &World{cfg: cfg, start: start, shape: shape}
+	streams := sim.NewStreams(seed)
+	for g := range Scenes {
+		w.rngs[g] = streams.Stream(fmt.Sprintf("edge/%s", cfg.Groups[g].Name))
+		w.devBusy[g] = make([]time.Duration, cfg.Groups[g].Devices)
+		w.devices[g] = make([]DeviceStats, cfg.Groups[g].Devices)
+		w.shares[g] = 1.0 / Scenes
+		for t := range w.weights[g] {
+			w.weights[g][t] = 1
+		}
+		w.arrive[g] = sim.Event{Handler: arrival{w, g}}
+		w.scheduleArrival(g)
+	}
+	w.cloud = ps{servers: cfg.Cloud.Cores, speed: cfg.Cloud.Speed}
+	w.cloud.ev = sim.Event{Handler: server{w, -1, -1}}
+	for e := range Edges {
+		for g := range Scenes {
+			q := &w.edge[e][g]
+			*q = ps{servers: w.shares[g] * cfg.EdgeNodes[e].Cores, speed: cfg.EdgeNodes[e].Speed}
+			q.ev = sim.Event{Handler: server{w, e, g}}
+		}
+	}
+	return w, nil
+}
+
+// Now is the world's time.
+func (w *World) Now() time.Duration { return w.k.Now() }
+
+// MonthTime is where the world is in the month.
+func (w *World) MonthTime() time.Duration { return w.start + w.k.Now() }
+
+// rate is group g's arrival rate now: its base rate times the trace's
+// shape at its users' time of day, times its growth over the month.
+func (w *World) rate(g int) float64 {
+	gr := &w.cfg.Groups[g]
+	m := w.MonthTime()
+	frac := float64(m%w.cfg.Month) / float64(w.cfg.Month)
+	return gr.Rate * w.shape.At(m+gr.Phase) * (1 + gr.Growth*frac)
+}
+
+func (w *World) scheduleArrival(g int) {
+	r := w.rate(g)
+	if r <= 0 {
+		return
+	}
+	w.k.After(&w.arrive[g], time.Duration(w.rngs[g].ExpFloat64()/r*1e9)+1)
+}
+
+type arrival struct {
+	w *World
+	g int
+}
+
+// Handle implements sim.Handler: a task of group g arrives.
+func (a arrival) Handle(now time.Duration, _ int) {
+	w, g := a.w, a.g
+	gr := &w.cfg.Groups[g]
+	rng := w.rngs[g]
+	frac := float64(w.MonthTime()%w.cfg.Month) / float64(w.cfg.Month)
+	t := &task{w: w, group: g, device: rng.IntN(gr.Devices), arrived: now,
+		work: rng.ExpFloat64() * gr.WorkG * (1 + gr.WorkGrowth*frac), sizeMB: rng.ExpFloat64() * gr.SizeMB}
+	t.ev.Handler = t
+	t.target = w.choose(g, drawPrefer(gr.Prefer, rng), rng)
+	w.dispatch(t)
+	w.scheduleArrival(g)
+}
+
+// drawPrefer draws a task's preference: 0 local only, 1 an edge node
+// only, 2 anywhere.
+func drawPrefer(p [3]float64, rng *rand.Rand) int {
+	u := rng.Float64()
+	for i, x := range p[:2] {
+		if u -= x; u < 0 {
+			return i
+		}
+	}
+	return 2
+}
+
+// choose draws the target of a task of group g with preference pref from
+// the group's offloading weights.
+func (w *World) choose(g, pref int, rng *rand.Rand) int {
+	if pref == 0 {
+		return targetLocal
+	}
+	lo, hi := 0, Targets
+	if pref == 1 {
+		lo, hi = 1, 1+Edges
+	}
+	ws := w.weights[g][lo:hi]
+	total := 0.0
+	for _, x := range ws {
+		total += x
+	}
+	if total <= 0 {
+		return lo + rng.IntN(hi-lo)
+	}
+	u := rng.Float64() * total
+	for i, x := range ws {
+		if u -= x; u < 0 {
+			return lo + i
+		}
+	}
+	return hi - 1
+}
+
+// Transfer stages of a task (the arg of its event).
+const (
+	stageLocalDone = iota
+	stageUploaded
+)
+
+// dispatch starts a task where it runs.
+func (w *World) dispatch(t *task) {
+	gr := &w.cfg.Groups[t.group]
+	if t.target == targetLocal {
+		now := w.k.Now()
+		start := max(now, w.devBusy[t.group][t.device])
+		finish := start + time.Duration(t.work/gr.DeviceSpeed*1e9)
+		w.devBusy[t.group][t.device] = finish
+		t.ev.Arg = stageLocalDone
+		w.k.Schedule(&t.ev, finish)
+		return
+	}
+	t.ev.Arg = stageUploaded
+	w.k.After(&t.ev, w.upload(t))
+}
+
+// upload is the time to send a task's input to where it runs.
+func (w *World) upload(t *task) time.Duration {
+	bits := t.sizeMB * 8
+	if t.target == targetCloud {
+		l, b := w.cfg.Links[0], w.cfg.Backhaul
+		bw := math.Min(w.bandwidth(0), b.Bandwidth)
+		return l.Latency + b.Latency + time.Duration(bits/bw*1e9)
+	}
+	e := t.target - 1
+	return w.cfg.Links[e].Latency + time.Duration(bits/w.bandwidth(e)*1e9)
+}
+
+// downlink is the time to return a (small) result.
+func (w *World) downlink(t *task) time.Duration {
+	if t.target == targetCloud {
+		return w.cfg.Links[0].Latency + w.cfg.Backhaul.Latency
+	}
+	return w.cfg.Links[t.target-1].Latency
+}
+
+// bandwidth is edge link e's bandwidth now: it drops by up to 40% when
+// the broadband scene is at its busiest (shared radio).
+func (w *World) bandwidth(e int) float64 {
+	s := w.shape.At(w.MonthTime() + w.cfg.Groups[0].Phase)
+	return w.cfg.Links[e].Bandwidth * math.Max(0.3, 1.2-0.4*s)
+}
+
+func (w *World) transferred(t *task, stage int) {
+	switch stage {
+	case stageLocalDone:
+		w.finish(t, w.k.Now())
+	case stageUploaded:
+		if t.target == targetCloud {
+			w.cloud.add(&w.k, t, t.work)
+		} else {
+			w.edge[t.target-1][t.group].add(&w.k, t, t.work)
+		}
+	}
+}
+
+type server struct {
+	w           *World
+	edge, group int // -1, -1: the cloud
+}
+
+// Handle implements sim.Handler: jobs finished at a server.
+func (s server) Handle(now time.Duration, _ int) {
+	w := s.w
+	q := &w.cloud
+	if s.edge >= 0 {
+		q = &w.edge[s.edge][s.group]
+	}
+	w.done = q.done(&w.k, w.done[:0])
+	for _, t := range w.done {
+		w.finish(t, now+w.downlink(t))
+	}
+}
+
+// finish records a task done at time at.
+func (w *World) finish(t *task, at time.Duration) {
+	gr := &w.cfg.Groups[t.group]
+	d := at - t.arrived
+	st := &w.step.Groups[t.group]
+	st.Tasks++
+	st.TimeSum += d.Seconds()
+	if d > gr.Deadline {
+		st.Missed++
+	}
+	kind := 0
+	switch {
+	case t.target == targetCloud:
+		kind = 2
+	case t.target > targetLocal:
+		kind = 1
+	}
+	st.Where[kind]++
+	w.devices[t.group][t.device].record(d, kind != 0, w.k.Now())
+}
