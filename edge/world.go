@@ -56,8 +56,8 @@ type World struct {
 	cloud   ps
 	devBusy [Scenes][]time.Duration // each device's local CPU is free from then on
 
-	step    StepStats   // the current step's outcomes
-	last    StepStats   // the last step's
+	step    StepStats // the current step's outcomes
+	last    StepStats // the last step's
 	devices [Scenes][]DeviceStats
 	lastAct [Agents][ActDim]float64
 	done    []*task
