@@ -1,0 +1,84 @@
+// Package edgeenv is the edge scheduling paper's pipeline around the edge
+// world: logging the world under the random engine policy (the "real"
+// system's history), and learning from those logs only: the virtual
+// agents (GAN-SMMSG against GMM, GAN and WGAN, Table 1). The virtual
+// environment (MAIL-MMSG) and the policy trained in it (MA-PPO) come next
+// (issue 20).
+package edgeenv
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"time"
+
+	"github.com/shoal-project/shoal/edge"
+)
+
+// Logging configures the history of the real system.
+type Logging struct {
+	Seed uint64
+	// Days are the month days whose windows are logged (each from noon).
+	Days []float64
+	// Window is how long each day's window runs.
+	Window time.Duration
+}
+
+// DefaultLogging logs one hour of each of the first seven days: a week of
+// history.
+func DefaultLogging() Logging {
+	return Logging{Seed: 1, Days: []float64{0, 1, 2, 3, 4, 5, 6}, Window: time.Hour}
+}
+
+// Log runs the world under the random policy for every window and writes
+// the agents' transitions and, after each window, its devices' records,
+// as JSON lines.
+func Log(cfg edge.Config, l Logging, transitions, devices io.Writer) error {
+	shape, err := edge.WikipediaShape()
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(devices)
+	for i, day := range l.Days {
+		start := time.Duration(day*24*float64(time.Hour)) + 12*time.Hour
+		w, err := edge.New(cfg, shape, l.Seed+uint64(i), start)
+		if err != nil {
+			return err
+		}
+		steps := int(l.Window / cfg.Step)
+		policy := edge.RandomPolicy{Rand: rand.New(rand.NewPCG(l.Seed+uint64(i), 0x6c6f67))}
+		if err := edge.Log(transitions, w, steps, policy); err != nil {
+			return err
+		}
+		for _, r := range w.DeviceRecords() {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ReadDevices reads device records, refusing unknown fields and scenes.
+func ReadDevices(r io.Reader) ([]edge.DeviceRecord, error) {
+	dec := json.NewDecoder(bufio.NewReader(r))
+	dec.DisallowUnknownFields()
+	var out []edge.DeviceRecord
+	for n := 1; ; n++ {
+		var d edge.DeviceRecord
+		err := dec.Decode(&d)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("devices: record %d: %w", n, err)
+		}
+		if d.Scene < 0 || d.Scene >= edge.Scenes {
+			return nil, fmt.Errorf("devices: record %d: scene %d, want [0, %d)", n, d.Scene, edge.Scenes)
+		}
+		out = append(out, d)
+	}
+}
