@@ -61,6 +61,8 @@ type World struct {
 	devices [Scenes][]DeviceStats
 	lastAct [Agents][ActDim]float64
 	done    []*task
+
+	heuristic Heuristic // when set, tasks follow it instead of the weights
 }
 
 // New builds a world whose time 0 is start within the month, seeded.
@@ -130,7 +132,12 @@ func (a arrival) Handle(now time.Duration, _ int) {
 	t := &task{w: w, group: g, device: rng.IntN(gr.Devices), arrived: now,
 		work: rng.ExpFloat64() * gr.WorkG * (1 + gr.WorkGrowth*frac), sizeMB: rng.ExpFloat64() * gr.SizeMB}
 	t.ev.Handler = t
-	t.target = w.choose(g, drawPrefer(gr.Prefer, rng), rng)
+	pref := drawPrefer(gr.Prefer, rng)
+	if w.heuristic != "" {
+		t.target = w.decide(t, pref)
+	} else {
+		t.target = w.choose(g, pref, rng)
+	}
 	w.dispatch(t)
 	w.scheduleArrival(g)
 }

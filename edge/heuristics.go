@@ -1,0 +1,88 @@
+package edge
+
+import (
+	"fmt"
+	"time"
+)
+
+// Heuristic is a per-task offloading rule an edge platform runs today, used
+// instead of the agents' weights (the engine's shares still apply).
+type Heuristic string
+
+// The heuristics.
+const (
+	// Greedy sends each task where its estimated completion is earliest:
+	// locally after the device's backlog, or after the upload on an edge
+	// node or in the cloud with processor sharing among the jobs there.
+	Greedy Heuristic = "greedy"
+	// Threshold runs a task locally while its device's backlog stays
+	// under half the task's deadline, and otherwise on the edge node with
+	// the lowest link latency.
+	Threshold Heuristic = "threshold"
+)
+
+// SetHeuristic makes every scene's tasks follow h ("" for the agents'
+// weights again).
+func (w *World) SetHeuristic(h Heuristic) error {
+	switch h {
+	case "", Greedy, Threshold:
+		w.heuristic = h
+		return nil
+	}
+	return fmt.Errorf("edge: unknown heuristic %q (want greedy or threshold)", h)
+}
+
+// decide applies the heuristic to a task of preference pref.
+func (w *World) decide(t *task, pref int) int {
+	if pref == 0 {
+		return targetLocal
+	}
+	gr := &w.cfg.Groups[t.group]
+	if w.heuristic == Threshold {
+		backlog := max(w.devBusy[t.group][t.device]-w.k.Now(), 0)
+		if pref == 2 && backlog < gr.Deadline/2 {
+			return targetLocal
+		}
+		best := 1
+		for e := 1; e < Edges; e++ {
+			if w.cfg.Links[e].Latency < w.cfg.Links[best-1].Latency {
+				best = e + 1
+			}
+		}
+		return best
+	}
+	lo, hi := 0, Targets
+	if pref == 1 {
+		lo, hi = 1, 1+Edges
+	}
+	best, bestAt := lo, time.Duration(1<<62)
+	for target := lo; target < hi; target++ {
+		if at := w.estimate(t, target); at < bestAt {
+			best, bestAt = target, at
+		}
+	}
+	return best
+}
+
+// estimate is when a task would finish at target, from now.
+func (w *World) estimate(t *task, target int) time.Duration {
+	now := w.k.Now()
+	if target == targetLocal {
+		gr := &w.cfg.Groups[t.group]
+		return max(w.devBusy[t.group][t.device]-now, 0) + time.Duration(t.work/gr.DeviceSpeed*1e9)
+	}
+	saved := t.target
+	t.target = target
+	up, down := w.upload(t), w.downlink(t)
+	t.target = saved
+	q := &w.cloud
+	if target != targetCloud {
+		q = &w.edge[target-1][t.group]
+	}
+	jobs := float64(len(q.jobs) + 1)
+	rate := q.speed * min(1, q.servers/jobs)
+	if rate <= 0 {
+		return time.Duration(1 << 62)
+	}
+	return up + time.Duration(t.work/rate*1e9) + down
+}
