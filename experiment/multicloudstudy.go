@@ -537,10 +537,16 @@ func (s MultiCloudStudy) meta() []report.KV {
 
 // write writes Dir/name.csv, .json and .html.
 func (s MultiCloudStudy) write(name string, head []string, recs [][]string, v any, rep *report.Report) error {
-	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+	return writeStudy(s.Dir, name, head, recs, v, rep)
+}
+
+// writeStudy writes dir/name.csv (head, then recs), name.json (v) and
+// name.html (rep).
+func writeStudy(dir, name string, head []string, recs [][]string, v any, rep *report.Report) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	err := writeFile(filepath.Join(s.Dir, name+".csv"), func(w io.Writer) error {
+	err := writeFile(filepath.Join(dir, name+".csv"), func(w io.Writer) error {
 		cw := csv.NewWriter(w)
 		if err := cw.Write(head); err != nil {
 			return err
@@ -553,7 +559,7 @@ func (s MultiCloudStudy) write(name string, head []string, recs [][]string, v an
 	if err != nil {
 		return err
 	}
-	err = writeFile(filepath.Join(s.Dir, name+".json"), func(w io.Writer) error {
+	err = writeFile(filepath.Join(dir, name+".json"), func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(v)
@@ -561,7 +567,7 @@ func (s MultiCloudStudy) write(name string, head []string, recs [][]string, v an
 	if err != nil {
 		return err
 	}
-	return report.WriteFile(filepath.Join(s.Dir, name+".html"), rep)
+	return report.WriteFile(filepath.Join(dir, name+".html"), rep)
 }
 
 func g(x float64) string  { return strconv.FormatFloat(x, 'g', 6, 64) }

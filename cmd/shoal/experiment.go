@@ -22,13 +22,13 @@ tables, CSV files and HTML reports.`,
 		Example: "  shoal experiment distr-lb table3\n  shoal experiment distr-lb all --out out/distr-lb",
 		RunE: cl.action(func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usagef("want a paper (distr-lb, drpc, faasconf or multicloud)")
+				return usagef("want a paper (distr-lb, drpc, faasconf, multicloud or edge)")
 			}
-			return usagef("unknown paper %q (want distr-lb, drpc, faasconf or multicloud)", args[0])
+			return usagef("unknown paper %q (want distr-lb, drpc, faasconf, multicloud or edge)", args[0])
 		}),
 	}
 	cmd.FParseErrWhitelist.UnknownFlags = true
-	cmd.AddCommand(cl.experimentDistrLB(), cl.experimentDRPC(), cl.experimentFaaSConf(), cl.experimentMultiCloud())
+	cmd.AddCommand(cl.experimentDistrLB(), cl.experimentDRPC(), cl.experimentFaaSConf(), cl.experimentMultiCloud(), cl.experimentEdge())
 	return cmd
 }
 

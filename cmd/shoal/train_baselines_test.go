@@ -87,3 +87,14 @@ func TestTrainMultiCloudThenSimulate(t *testing.T) {
 		t.Errorf("experiment multicloud tables: %v", err)
 	}
 }
+
+// TestExperimentEdgeUsage: the edge experiments not built yet are usage
+// errors that say so.
+func TestExperimentEdgeUsage(t *testing.T) {
+	if _, err := runCLI(t, "experiment", "edge", "generalisation"); !errors.Is(err, errUsage) {
+		t.Errorf("experiment edge generalisation: %v", err)
+	}
+	if _, err := runCLI(t, "experiment", "edge", "distributions", "--seeds", "0"); !errors.Is(err, errUsage) {
+		t.Errorf("--seeds 0: %v", err)
+	}
+}

@@ -1,0 +1,35 @@
+package experiment
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/shoal-project/shoal/envs/edgeenv"
+)
+
+// TestEdgeDistributionsSmall: a short history gives Table 1's rows for
+// every method with an interval per measure, and the files.
+func TestEdgeDistributionsSmall(t *testing.T) {
+	s := EdgeStudy{Dir: t.TempDir(), Logging: edgeenv.Logging{Seed: 1, Days: []float64{0, 2}, Window: 5 * time.Minute},
+		Agents: 3000, Steps: 100, Seeds: 2}
+	rows, err := s.Distributions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(edgeenv.Methods) {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for _, r := range rows {
+		if len(r.KL) != len(edgeenv.Measures) || !(r.KL[0].Mean >= 0) {
+			t.Errorf("%s: %+v", r.Method, r.KL)
+		}
+	}
+	for _, name := range []string{"distributions.csv", "distributions.json", "distributions.html", "logs/transitions.jsonl", "logs/devices.jsonl"} {
+		if _, err := os.Stat(filepath.Join(s.Dir, name)); err != nil {
+			t.Error(err)
+		}
+	}
+}
