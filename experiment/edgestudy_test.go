@@ -13,7 +13,7 @@ import (
 // TestEdgeDistributionsSmall: a short history gives Table 1's rows for
 // every method with an interval per measure, and the files.
 func TestEdgeDistributionsSmall(t *testing.T) {
-	s := EdgeStudy{Dir: t.TempDir(), Logging: edgeenv.Logging{Seed: 1, Days: []float64{0, 2}, Window: 5 * time.Minute},
+	s := EdgeStudy{Dir: t.TempDir(), Logging: edgeenv.Logging{Seed: 1, Days: []float64{0, 2}, From: 12 * time.Hour, Window: 5 * time.Minute},
 		Agents: 3000, Steps: 100, Seeds: 2}
 	rows, err := s.Distributions(context.Background())
 	if err != nil {

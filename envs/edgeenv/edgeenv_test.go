@@ -2,11 +2,14 @@ package edgeenv
 
 import (
 	"bytes"
+	"io"
+	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/shoal-project/shoal/edge"
+	"github.com/shoal-project/shoal/learn/venv"
 )
 
 // TestLogThenLearnAgents: the random engine's history of two short
@@ -15,7 +18,7 @@ import (
 // measure, and every method's row is there.
 func TestLogThenLearnAgents(t *testing.T) {
 	var tr, dev bytes.Buffer
-	l := Logging{Seed: 1, Days: []float64{0, 3}, Window: 10 * time.Minute}
+	l := Logging{Seed: 1, Days: []float64{0, 3}, From: 12 * time.Hour, Window: 10 * time.Minute}
 	if err := Log(edge.Default(), l, &tr, &dev); err != nil {
 		t.Fatal(err)
 	}
@@ -47,5 +50,33 @@ func TestLogThenLearnAgents(t *testing.T) {
 	}
 	if _, err := ReadDevices(strings.NewReader(`{"scene": 5}`)); err == nil {
 		t.Error("scene 5: no error")
+	}
+}
+
+// TestVirtualOffloadRatio: a virtual environment learned from one slice
+// of the random engine's log reproduces each scene's offloading ratio
+// under the random policy to within 0.05 (the paper's Fig. 4).
+func TestVirtualOffloadRatio(t *testing.T) {
+	var tr bytes.Buffer
+	if err := Log(edge.Default(), Logging{Seed: 1, Days: []float64{1}, Window: 20 * time.Minute}, &tr, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	log, err := edge.ReadLog(&tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := venv.DefaultConfig()
+	cfg.MLEEpochs, cfg.Adversarial = 20, 50
+	rows, err := OffloadRatios(log, 1, cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if math.Abs(r.Real-r.Virtual) > 0.05 {
+			t.Errorf("scene %d: real %.3f, virtual %.3f", r.Scene, r.Real, r.Virtual)
+		}
+	}
+	if _, err := Learn(log[1:5], cfg); err == nil {
+		t.Error("a log that does not start with agent 0: no error")
 	}
 }

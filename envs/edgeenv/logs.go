@@ -1,9 +1,9 @@
 // Package edgeenv is the edge scheduling paper's pipeline around the edge
 // world: logging the world under the random engine policy (the "real"
 // system's history), and learning from those logs only: the virtual
-// agents (GAN-SMMSG against GMM, GAN and WGAN, Table 1). The virtual
-// environment (MAIL-MMSG) and the policy trained in it (MA-PPO) come next
-// (issue 20).
+// agents (GAN-SMMSG against GMM, GAN and WGAN, Table 1) and the virtual
+// environment (MAIL-MMSG, per agent, with learn/venv). The policy trained
+// in it (MA-PPO) comes next (issue 20).
 package edgeenv
 
 import (
@@ -21,16 +21,16 @@ import (
 // Logging configures the history of the real system.
 type Logging struct {
 	Seed uint64
-	// Days are the month days whose windows are logged (each from noon).
+	// Days are the month days whose windows are logged.
 	Days []float64
-	// Window is how long each day's window runs.
-	Window time.Duration
+	// From is when in the day a window starts, and Window how long it runs.
+	From, Window time.Duration
 }
 
 // DefaultLogging logs one hour of each of the first seven days: a week of
 // history.
 func DefaultLogging() Logging {
-	return Logging{Seed: 1, Days: []float64{0, 1, 2, 3, 4, 5, 6}, Window: time.Hour}
+	return Logging{Seed: 1, Days: []float64{0, 1, 2, 3, 4, 5, 6}, From: 12 * time.Hour, Window: time.Hour}
 }
 
 // Log runs the world under the random policy for every window and writes
@@ -43,7 +43,7 @@ func Log(cfg edge.Config, l Logging, transitions, devices io.Writer) error {
 	}
 	enc := json.NewEncoder(devices)
 	for i, day := range l.Days {
-		start := time.Duration(day*24*float64(time.Hour)) + 12*time.Hour
+		start := time.Duration(day*24*float64(time.Hour)) + l.From
 		w, err := edge.New(cfg, shape, l.Seed+uint64(i), start)
 		if err != nil {
 			return err

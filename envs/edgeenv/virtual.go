@@ -1,0 +1,117 @@
+package edgeenv
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/shoal-project/shoal/edge"
+	"github.com/shoal-project/shoal/learn/venv"
+)
+
+// Virtual is a virtual edge environment learned from logs only: one
+// transition model per agent (its observation and action to its next
+// observation and its step's outcome: tasks, mean time, offloading ratio,
+// missed share), by learn/venv's MAIL-style training.
+type Virtual struct {
+	models [edge.Agents]*venv.Model
+	starts [][edge.Agents][]float64 // logged joint observations to start from
+}
+
+// outcomeVec is an outcome as the models see it.
+func outcomeVec(o edge.Outcome) []float64 {
+	return []float64{float64(o.Tasks), o.MeanTime, o.Offloaded, o.Missed}
+}
+
+// Learn fits a virtual environment to logged transitions (the agents'
+// transitions of a step follow each other, as edge.Log writes them).
+func Learn(log []edge.Transition, cfg venv.Config) (*Virtual, error) {
+	var per [edge.Agents][]venv.Transition
+	v := &Virtual{}
+	for i := 0; i+edge.Agents <= len(log); i += edge.Agents {
+		var start [edge.Agents][]float64
+		for a := range edge.Agents {
+			t := log[i+a]
+			if t.Agent != a {
+				return nil, fmt.Errorf("edgeenv: transition %d is agent %d's, want agent %d's (a step's agents in order)", i+a, t.Agent, a)
+			}
+			per[a] = append(per[a], venv.Transition{State: t.State, Action: t.Action, Next: t.Next, Outcome: outcomeVec(t.Outcome)})
+			start[a] = t.State
+		}
+		v.starts = append(v.starts, start)
+	}
+	for a := range edge.Agents {
+		m, err := venv.Train(per[a], cfg)
+		if err != nil {
+			return nil, fmt.Errorf("edgeenv: agent %d: %w", a, err)
+		}
+		v.models[a] = m
+	}
+	return v, nil
+}
+
+// Rollout runs policy in the virtual environment for steps from a logged
+// start and returns each step's outcomes by agent.
+func (v *Virtual) Rollout(policy edge.Policy, steps int, rng *rand.Rand) [][edge.Agents]edge.Outcome {
+	obs := v.starts[rng.IntN(len(v.starts))]
+	var act [edge.Agents][]float64
+	var out [][edge.Agents]edge.Outcome
+	for range steps {
+		var row [edge.Agents]edge.Outcome
+		var next [edge.Agents][]float64
+		for a := range edge.Agents {
+			act[a] = policy.Act(a, obs[a], act[a])
+			n, o := v.models[a].Step(obs[a], act[a], rng)
+			next[a] = n
+			row[a] = edge.Outcome{Tasks: int64(math.Round(max(o[0], 0))), MeanTime: max(o[1], 0), Offloaded: min(max(o[2], 0), 1), Missed: min(max(o[3], 0), 1)}
+		}
+		out = append(out, row)
+		obs = next
+	}
+	return out
+}
+
+// SliceRatio is one time slice's offloading ratio of one scene, in the
+// real world's log and in the virtual environment learned from that slice
+// alone, both under the random engine policy (Fig. 4).
+type SliceRatio struct {
+	Slice   int     `json:"slice"`
+	Scene   int     `json:"scene"`
+	Real    float64 `json:"real"`
+	Virtual float64 `json:"virtual"`
+}
+
+// OffloadRatios splits a logged day into slices, learns a virtual
+// environment from each slice's transitions alone, runs the random policy
+// in it for as many steps, and compares each scene's offloading ratio with
+// the log's (the paper's Fig. 4: 12 slices of a day).
+func OffloadRatios(log []edge.Transition, slices int, cfg venv.Config, seed uint64) ([]SliceRatio, error) {
+	steps := len(log) / edge.Agents / slices
+	if steps < 2 {
+		return nil, fmt.Errorf("edgeenv: %d transitions in %d slices: too few", len(log), slices)
+	}
+	var out []SliceRatio
+	for k := range slices {
+		part := log[k*steps*edge.Agents : (k+1)*steps*edge.Agents]
+		v, err := Learn(part, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("slice %d: %w", k, err)
+		}
+		rng := rand.New(rand.NewPCG(seed, uint64(k)))
+		roll := v.Rollout(edge.RandomPolicy{Rand: rng}, steps, rng)
+		for g := range edge.Scenes {
+			var real, virt, nr, nv float64
+			for i := g; i < len(part); i += edge.Agents {
+				o := part[i].Outcome
+				real += o.Offloaded * float64(o.Tasks)
+				nr += float64(o.Tasks)
+			}
+			for _, row := range roll {
+				virt += row[g].Offloaded * float64(row[g].Tasks)
+				nv += float64(row[g].Tasks)
+			}
+			out = append(out, SliceRatio{Slice: k, Scene: g, Real: real / max(nr, 1), Virtual: virt / max(nv, 1)})
+		}
+	}
+	return out, nil
+}
