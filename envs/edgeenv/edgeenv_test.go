@@ -117,3 +117,27 @@ func TestMAPPOInTheVirtualEnvironment(t *testing.T) {
 		t.Errorf("IoT mean time: MA-PPO %.3f s, random %.3f s", learned.MeanTime[1], random.MeanTime[1])
 	}
 }
+
+// TestBCLearnsTheLogsMeanAction: cloning the random engine, whose weights
+// are uniform in [0, 1) whatever it observes, gives actions near their
+// mean, 0.5.
+func TestBCLearnsTheLogsMeanAction(t *testing.T) {
+	var tr bytes.Buffer
+	if err := Log(edge.Default(), Logging{Seed: 1, Days: []float64{0}, From: 12 * time.Hour, Window: 20 * time.Minute}, &tr, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	log, err := edge.ReadLog(&tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bc, err := TrainBC(log, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := bc.Act(1, log[1].State, nil)
+	for i, x := range a[:edge.Targets] {
+		if math.Abs(x-0.5) > 0.15 {
+			t.Errorf("IoT weight %d is %.3f, want about 0.5", i, x)
+		}
+	}
+}

@@ -145,3 +145,42 @@ func Evaluate(name string, cfg edge.Config, policy edge.Policy, h edge.Heuristic
 	}
 	return e, nil
 }
+
+// BCPolicy is behaviour cloning on the logs (Eq. 7): per agent, a network
+// of MA-PPO's actor's shape fitted by mean squared error to the logged
+// actions of the logged observations.
+type BCPolicy struct {
+	Agents [edge.Agents]*rl.BC
+}
+
+// TrainBC fits every agent's behaviour cloning to the log.
+func TrainBC(log []edge.Transition, seed uint64) (*BCPolicy, error) {
+	cfg := rl.DefaultBCConfig()
+	cfg.Hidden = []int{32, 32}
+	var obs, act [edge.Agents][][]float64
+	for _, t := range log {
+		obs[t.Agent] = append(obs[t.Agent], t.State)
+		act[t.Agent] = append(act[t.Agent], t.Action)
+	}
+	p := &BCPolicy{}
+	for a := range edge.Agents {
+		if len(obs[a]) == 0 {
+			return nil, fmt.Errorf("edgeenv: no transition of agent %d in the log", a)
+		}
+		spec := rl.Spec{Observation: rl.UniformBox(edge.ObsDim, -1e9, 1e9), Action: rl.UniformBox(edge.ActDim, 0, 1)}
+		b, err := rl.NewBC(spec, cfg, rand.New(rand.NewPCG(seed, uint64(a))))
+		if err != nil {
+			return nil, err
+		}
+		if _, err := b.Fit(obs[a], act[a]); err != nil {
+			return nil, err
+		}
+		p.Agents[a] = b
+	}
+	return p, nil
+}
+
+// Act implements edge.Policy.
+func (p *BCPolicy) Act(agent int, obs, dst []float64) []float64 {
+	return append(dst[:0], p.Agents[agent].Act(obs, true)...)
+}
