@@ -3,28 +3,40 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/shoal-project/shoal/edge"
 	"github.com/shoal-project/shoal/envs/edgeenv"
 	"github.com/shoal-project/shoal/experiment/report"
+	"github.com/shoal-project/shoal/learn/venv"
 )
 
-// EdgeStudy is the edge scheduling paper's evaluation (section 4.2). Only
-// the virtual agents' distributions (Table 1) are built so far.
+// EdgeStudy is the edge scheduling paper's evaluation (section 4.2). The
+// virtual agents' distributions (Table 1) and the offloading ratio of the
+// virtual environments (Fig. 4) are built so far.
 type EdgeStudy struct {
 	Dir     string
 	Logging edgeenv.Logging
 	Agents  int // virtual agents generated per method (the paper: 100,000)
 	Steps   int // generator updates of the GANs
 	Seeds   int // training seeds, for the 95% intervals
+	// Fig. 4: the logged day, its length, the slices, the virtual
+	// environments' training.
+	OffloadDay float64
+	DayWindow  time.Duration
+	Slices     int
+	Venv       venv.Config
 }
 
-// DefaultEdgeStudy logs a week and generates 100,000 agents, 3 seeds.
+// DefaultEdgeStudy logs a week and generates 100,000 agents, 3 seeds; Fig.
+// 4 splits day 2 into 12 slices.
 func DefaultEdgeStudy(dir string) EdgeStudy {
-	return EdgeStudy{Dir: dir, Logging: edgeenv.DefaultLogging(), Agents: 100000, Steps: 3000, Seeds: 3}
+	return EdgeStudy{Dir: dir, Logging: edgeenv.DefaultLogging(), Agents: 100000, Steps: 3000, Seeds: 3,
+		OffloadDay: 2, DayWindow: 24 * time.Hour, Slices: 12, Venv: venv.DefaultConfig()}
 }
 
 // DistributionRow is one method's KL per measure over the seeds.
@@ -113,4 +125,63 @@ func (s EdgeStudy) Distributions(ctx context.Context) ([]DistributionRow, error)
 		Meta: []report.KV{{Key: "study", Value: "edge distributions"}, {Key: "logging seed", Value: fmt.Sprint(s.Logging.Seed)},
 			{Key: "logged days", Value: fmt.Sprint(s.Logging.Days)}, {Key: "window", Value: s.Logging.Window.String()}}}
 	return out, writeStudy(s.Dir, "distributions", head, recsCSV, out, rep)
+}
+
+// OffloadRatio logs day OffloadDay of the real world under the random
+// engine (Dir/logs/day.jsonl), learns a virtual environment from each of
+// Slices parts of it alone, and writes each scene's offloading ratio under
+// the random policy, real against virtual, per slice (the paper's Fig. 4);
+// offload-ratio.csv, .json, .html.
+func (s EdgeStudy) OffloadRatio(ctx context.Context) ([]edgeenv.SliceRatio, error) {
+	logs := filepath.Join(s.Dir, "logs")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(logs, "day.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	day := edgeenv.Logging{Seed: s.Logging.Seed, Days: []float64{s.OffloadDay}, Window: s.DayWindow}
+	if err := edgeenv.Log(edge.Default(), day, f, io.Discard); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	if f, err = os.Open(path); err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	log, err := edge.ReadLog(f)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rows, err := edgeenv.OffloadRatios(log, s.Slices, s.Venv, s.Logging.Seed)
+	if err != nil {
+		return nil, err
+	}
+	head := []string{"slice", "scene", "real", "virtual", "logging_seed", "day"}
+	var recs [][]string
+	figs := make([]report.Figure, edge.Scenes)
+	names := edge.Default().Groups
+	for g := range figs {
+		figs[g] = report.Figure{Title: names[g].Name, XLabel: "slice of the day", YLabel: "offloading ratio",
+			Series: []report.Series{{Name: "real"}, {Name: "virtual"}}}
+	}
+	for _, r := range rows {
+		recs = append(recs, []string{strconv.Itoa(r.Slice), names[r.Scene].Name, g(r.Real), g(r.Virtual), fmt.Sprint(s.Logging.Seed), g(s.OffloadDay)})
+		f := &figs[r.Scene]
+		for i, v := range []float64{r.Real, r.Virtual} {
+			f.Series[i].X, f.Series[i].Y = append(f.Series[i].X, float64(r.Slice)), append(f.Series[i].Y, v)
+		}
+	}
+	rep := &report.Report{Title: "Edge scheduling: offloading ratio, real and virtual (Fig. 4)", Figures: figs,
+		Meta: []report.KV{{Key: "study", Value: "edge offload-ratio"}, {Key: "logging seed", Value: fmt.Sprint(s.Logging.Seed)},
+			{Key: "day", Value: g(s.OffloadDay)}, {Key: "slices", Value: strconv.Itoa(s.Slices)}}}
+	return rows, writeStudy(s.Dir, "offload-ratio", head, recs, rows, rep)
 }

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -31,5 +32,28 @@ func TestEdgeDistributionsSmall(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(s.Dir, name)); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestEdgeOffloadRatioSmall: two slices of a short day give a real and a
+// virtual ratio per scene and slice, close to each other, and the files.
+func TestEdgeOffloadRatioSmall(t *testing.T) {
+	s := DefaultEdgeStudy(t.TempDir())
+	s.DayWindow, s.Slices = 20*time.Minute, 2
+	s.Venv.MLEEpochs, s.Venv.Adversarial = 20, 20
+	rows, err := s.OffloadRatio(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2*3 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for _, r := range rows {
+		if math.Abs(r.Real-r.Virtual) > 0.08 {
+			t.Errorf("slice %d scene %d: real %.3f, virtual %.3f", r.Slice, r.Scene, r.Real, r.Virtual)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(s.Dir, "offload-ratio.html")); err != nil {
+		t.Error(err)
 	}
 }
