@@ -57,14 +57,7 @@ func TestLogThenLearnAgents(t *testing.T) {
 // of the random engine's log reproduces each scene's offloading ratio
 // under the random policy to within 0.05 (the paper's Fig. 4).
 func TestVirtualOffloadRatio(t *testing.T) {
-	var tr bytes.Buffer
-	if err := Log(edge.Default(), Logging{Seed: 1, Days: []float64{1}, Window: 20 * time.Minute}, &tr, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	log, err := edge.ReadLog(&tr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	log := logged(t, Logging{Seed: 1, Days: []float64{1}, Window: 20 * time.Minute})
 	cfg := venv.DefaultConfig()
 	cfg.MLEEpochs, cfg.Adversarial = 20, 50
 	rows, err := OffloadRatios(log, 1, cfg, 1)
@@ -86,14 +79,7 @@ func TestVirtualOffloadRatio(t *testing.T) {
 // real world; the IoT scene, whose tasks are small, finishes them sooner
 // than under the random policy that wrote the logs.
 func TestMAPPOInTheVirtualEnvironment(t *testing.T) {
-	var tr bytes.Buffer
-	if err := Log(edge.Default(), Logging{Seed: 1, Days: []float64{0}, From: 12 * time.Hour, Window: 20 * time.Minute}, &tr, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	log, err := edge.ReadLog(&tr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	log := logged(t, Logging{Seed: 1, Days: []float64{0}, From: 12 * time.Hour, Window: 20 * time.Minute})
 	cfg := venv.DefaultConfig()
 	cfg.MLEEpochs, cfg.Adversarial = 20, 0
 	v, err := Learn(log, cfg)
@@ -122,14 +108,7 @@ func TestMAPPOInTheVirtualEnvironment(t *testing.T) {
 // are uniform in [0, 1) whatever it observes, gives actions near their
 // mean, 0.5.
 func TestBCLearnsTheLogsMeanAction(t *testing.T) {
-	var tr bytes.Buffer
-	if err := Log(edge.Default(), Logging{Seed: 1, Days: []float64{0}, From: 12 * time.Hour, Window: 20 * time.Minute}, &tr, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	log, err := edge.ReadLog(&tr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	log := logged(t, Logging{Seed: 1, Days: []float64{0}, From: 12 * time.Hour, Window: 20 * time.Minute})
 	bc, err := TrainBC(log, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -140,4 +119,18 @@ func TestBCLearnsTheLogsMeanAction(t *testing.T) {
 			t.Errorf("IoT weight %d is %.3f, want about 0.5", i, x)
 		}
 	}
+}
+
+// logged is the random engine's transitions of l's windows.
+func logged(t *testing.T, l Logging) []edge.Transition {
+	t.Helper()
+	var tr bytes.Buffer
+	if err := Log(edge.Default(), l, &tr, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	log, err := edge.ReadLog(&tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return log
 }
