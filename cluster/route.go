@@ -16,6 +16,9 @@ type routeGroup struct {
 	name    string
 	members []*service  // by location
 	weights [][]float64 // by caller location: a weight per location (nil: Istio's default)
+	// ready and all are scratch for the default spread: each location's
+	// ready and existing instances.
+	ready, all []int
 }
 
 // pick chooses the location a call from location from goes to: by the
@@ -26,36 +29,28 @@ func (g *routeGroup) pick(from int32, rng *rand.Rand) *service {
 	if w := g.weights[from]; w != nil {
 		return g.members[drawIndex(w, rng)]
 	}
-	total := 0.0
-	for _, s := range g.members {
+	ready, all := 0, 0
+	for i, s := range g.members {
+		g.ready[i], g.all[i] = 0, 0
 		if s != nil {
-			_, ready := s.replicas()
-			total += float64(ready)
+			g.all[i], g.ready[i] = s.replicas()
+			all, ready = all+g.all[i], ready+g.ready[i]
 		}
 	}
-	useReady := total > 0
-	if !useReady {
-		for _, s := range g.members {
-			if s != nil {
-				n, _ := s.replicas()
-				total += float64(n)
-			}
-		}
+	counts, total := g.ready, ready
+	if total == 0 {
+		counts, total = g.all, all
 	}
 	if total == 0 {
 		return g.first()
 	}
-	u := rng.Float64() * total
+	u := rng.Float64() * float64(total)
 	var last *service
-	for _, s := range g.members {
+	for i, s := range g.members {
 		if s == nil {
 			continue
 		}
-		n, ready := s.replicas()
-		if useReady {
-			n = ready
-		}
-		if u -= float64(n); u < 0 {
+		if u -= float64(counts[i]); u < 0 {
 			return s
 		}
 		last = s
@@ -131,7 +126,8 @@ func (cl *Cluster) buildGroups(cfg *Config) {
 		if len(s.Placement) == 0 {
 			continue
 		}
-		g := &routeGroup{name: s.Name, members: make([]*service, len(cl.locNames)), weights: make([][]float64, len(cl.locNames))}
+		n := len(cl.locNames)
+		g := &routeGroup{name: s.Name, members: make([]*service, n), weights: make([][]float64, n), ready: make([]int, n), all: make([]int, n)}
 		for loc := range s.Placement {
 			i := cl.locIndex(loc)
 			g.members[i] = cl.svcByName[s.Name+"@"+loc]
@@ -216,8 +212,8 @@ func (cl *Cluster) setRouteWeights(a control.SetRouteWeights) error {
 		}
 		return fmt.Errorf("set route weights: unknown service %q", a.Service)
 	}
-	from, ok := cl.locByName(a.From)
-	if !ok {
+	from := cl.locIndex(a.From)
+	if from < 0 {
 		return fmt.Errorf("set route weights of %q: unknown location %q", a.Service, a.From)
 	}
 	if a.Weights == nil {
@@ -227,9 +223,9 @@ func (cl *Cluster) setRouteWeights(a control.SetRouteWeights) error {
 	w := make([]float64, len(cl.locNames))
 	total := 0.0
 	for loc, x := range a.Weights {
-		i, ok := cl.locByName(loc)
+		i := cl.locIndex(loc)
 		switch {
-		case !ok:
+		case i < 0:
 			return fmt.Errorf("set route weights of %q from %q: unknown location %q", a.Service, a.From, loc)
 		case !finite(x) || x < 0:
 			return fmt.Errorf("set route weights of %q from %q: weight of %q is %g", a.Service, a.From, loc, x)
@@ -247,13 +243,4 @@ func (cl *Cluster) setRouteWeights(a control.SetRouteWeights) error {
 	}
 	g.weights[from] = w
 	return nil
-}
-
-func (cl *Cluster) locByName(name string) (int32, bool) {
-	for i, n := range cl.locNames {
-		if n == name {
-			return int32(i), true
-		}
-	}
-	return 0, false
 }

@@ -123,6 +123,3 @@ func (w *World) backlog(g int) float64 {
 	}
 	return sum / float64(len(w.devBusy[g]))
 }
-
-// Devices returns each scene's devices' figures so far.
-func (w *World) Devices(g int) []DeviceStats { return w.devices[g] }

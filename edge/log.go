@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -22,7 +23,8 @@ type RandomPolicy struct{ Rand *rand.Rand }
 
 // Act implements Policy.
 func (p RandomPolicy) Act(agent int, _, dst []float64) []float64 {
-	dst = append(dst[:0], make([]float64, ActDim)...)
+	dst = slices.Grow(dst[:0], ActDim)[:ActDim]
+	clear(dst)
 	n := Targets
 	if agent == Engine {
 		n = Scenes

@@ -100,7 +100,7 @@ type StepStats struct {
 type DeviceStats struct {
 	Tasks, Offloaded int64
 	TimeSum          float64
-	first, lastOut   time.Duration // first task done; last time the running mean was out of band
+	first            time.Duration // when its first task was done
 	started          bool
 	trace            []float64 // running means, to judge convergence at the end
 	times            []time.Duration

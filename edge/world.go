@@ -61,6 +61,7 @@ type World struct {
 	devices [Scenes][]DeviceStats
 	lastAct [Agents][ActDim]float64
 	done    []*task
+	free    []*task // finished tasks, reused by arrivals
 
 	heuristic Heuristic // when set, tasks follow it instead of the weights
 }
@@ -129,9 +130,9 @@ func (a arrival) Handle(now time.Duration, _ int) {
 	gr := &w.cfg.Groups[g]
 	rng := w.rngs[g]
 	frac := float64(w.MonthTime()%w.cfg.Month) / float64(w.cfg.Month)
-	t := &task{w: w, group: g, device: rng.IntN(gr.Devices), arrived: now,
-		work: rng.ExpFloat64() * gr.WorkG * (1 + gr.WorkGrowth*frac), sizeMB: rng.ExpFloat64() * gr.SizeMB}
-	t.ev.Handler = t
+	t := w.newTask()
+	t.group, t.device, t.arrived = g, rng.IntN(gr.Devices), now
+	t.work, t.sizeMB = rng.ExpFloat64()*gr.WorkG*(1+gr.WorkGrowth*frac), rng.ExpFloat64()*gr.SizeMB
 	pref := drawPrefer(gr.Prefer, rng)
 	if w.heuristic != "" {
 		t.target = w.decide(t, pref)
@@ -140,6 +141,18 @@ func (a arrival) Handle(now time.Duration, _ int) {
 	}
 	w.dispatch(t)
 	w.scheduleArrival(g)
+}
+
+// newTask takes a finished task to reuse, or makes one.
+func (w *World) newTask() *task {
+	if n := len(w.free); n > 0 {
+		t := w.free[n-1]
+		w.free = w.free[:n-1]
+		return t
+	}
+	t := &task{w: w}
+	t.ev.Handler = t
+	return t
 }
 
 // drawPrefer draws a task's preference: 0 local only, 1 an edge node
@@ -280,4 +293,5 @@ func (w *World) finish(t *task, at time.Duration) {
 	}
 	st.Where[kind]++
 	w.devices[t.group][t.device].record(d, kind != 0, w.k.Now())
+	w.free = append(w.free, t)
 }

@@ -372,9 +372,10 @@ type OverallRow struct {
 	// on the models; for bo-system its controller's own compute), seconds,
 	// and Span the simulated time from its start to the last layer's
 	// update (the paper's execution time, Fig. 9).
-	Rebalance Stat `json:"rebalance_s"`
-	Span      Stat `json:"span_s"`
-	Rebal     Stat `json:"rebalances"`
+	Rebalance Stat   `json:"rebalance_s"`
+	Span      Stat   `json:"span_s"`
+	Rebal     Stat   `json:"rebalances"`
+	FirstSeed uint64 `json:"first_seed"` // run i used FirstSeed + i
 }
 
 // Overall runs every route on each benchmark for Seeds seeds (Fig. 8) and
@@ -414,7 +415,7 @@ func (s MultiCloudStudy) Overall(ctx context.Context) ([]OverallRow, error) {
 		}
 		for i, ps := range res.Policies {
 			r := OverallRow{Scenario: sc.Name, Policy: policies[i], Mean: ps.Summary.Mean, P99: ps.Summary.P99, EgressGB: ps.Summary.EgressGB,
-				Cost: ps.Summary.Cost, Success: ps.Summary.Success}
+				Cost: ps.Summary.Cost, Success: ps.Summary.Success, FirstSeed: sc.Seed}
 			if t := timing[policies[i]]; len(t) > 0 {
 				r.Rebalance = meanCI(t, func(x *[3]float64) float64 { return x[0] })
 				r.Span = meanCI(t, func(x *[3]float64) float64 { return x[1] })
@@ -460,12 +461,11 @@ func (s MultiCloudStudy) writeOverall(rows []OverallRow) error {
 		fig := report.Figure{Title: sc, Kind: report.KindBar, XLabel: "route", YLabel: "mean response time (ms)"}
 		var bars report.Series
 		bars.Name = "mean"
-		first := firstSeed(sc)
 		for ; i < len(rows) && rows[i].Scenario == sc; i++ {
 			r := rows[i]
 			recs = append(recs, []string{sc, r.Policy, g(float64(r.Mean.Mean)), g(float64(r.Mean.CI95)), g(float64(r.P99.Mean)), g(float64(r.P99.CI95)),
 				g(float64(r.EgressGB.Mean)), g(float64(r.Cost.Mean)), g(float64(r.Success.Mean)), g(float64(r.Rebalance.Mean)), g(float64(r.Span.Mean)), g(float64(r.Rebal.Mean)),
-				strconv.Itoa(s.Seeds), strconv.FormatUint(first, 10)})
+				strconv.Itoa(s.Seeds), strconv.FormatUint(r.FirstSeed, 10)})
 			t.Rows = append(t.Rows, []string{r.Policy, report.MeanCI(1000*float64(r.Mean.Mean), 1000*float64(r.Mean.CI95)),
 				report.MeanCI(1000*float64(r.P99.Mean), 1000*float64(r.P99.CI95)), report.MeanCI(float64(r.EgressGB.Mean), float64(r.EgressGB.CI95)),
 				report.MeanCI(float64(r.Cost.Mean), float64(r.Cost.CI95)), report.MeanCI(100*float64(r.Success.Mean), 100*float64(r.Success.CI95)),
@@ -519,14 +519,6 @@ func Gains(rows []OverallRow) []Gain {
 		out = append(out, g)
 	}
 	return out
-}
-
-func firstSeed(name string) uint64 {
-	sc, err := scenario.Lookup(name)
-	if err != nil {
-		return 0
-	}
-	return sc.Seed
 }
 
 func (s MultiCloudStudy) meta() []report.KV {

@@ -15,52 +15,10 @@ type Model interface {
 	Predict(x []float64) float64
 }
 
-// Scaler standardises inputs: (x - Mean) / Std per feature. A feature that
-// never varied in training has Std 1.
-type Scaler struct {
-	Mean []float64 `json:"mean"`
-	Std  []float64 `json:"std"`
-}
-
-// FitScaler returns the scaler of the rows of x.
-func FitScaler(x [][]float64) Scaler {
-	d := len(x[0])
-	s := Scaler{Mean: make([]float64, d), Std: make([]float64, d)}
-	for _, row := range x {
-		for j, v := range row {
-			s.Mean[j] += v
-		}
-	}
-	for j := range s.Mean {
-		s.Mean[j] /= float64(len(x))
-	}
-	for _, row := range x {
-		for j, v := range row {
-			s.Std[j] += (v - s.Mean[j]) * (v - s.Mean[j])
-		}
-	}
-	for j := range s.Std {
-		s.Std[j] = math.Sqrt(s.Std[j] / float64(len(x)))
-		if s.Std[j] < 1e-12 {
-			s.Std[j] = 1
-		}
-	}
-	return s
-}
-
-// Apply writes the standardised x to dst.
-func (s *Scaler) Apply(dst, x []float64) []float64 {
-	dst = resize(dst, len(x))
-	for j, v := range x {
-		dst[j] = (v - s.Mean[j]) / s.Std[j]
-	}
-	return dst
-}
-
 // SVRModel is epsilon-SVR with an RBF kernel on standardised inputs
 // (section III-A: C = 960.77).
 type SVRModel struct {
-	Scaler Scaler
+	Scaler nn.Scaler
 	M      *svr.Model
 	buf    []float64
 }
@@ -79,7 +37,7 @@ const SVRC = 960.77
 // are scikit-learn's defaults (gamma "scale": 1 / (features x variance of
 // the standardised inputs) = 1 / features; epsilon 0.1).
 func FitSVR(x [][]float64, y []float64) (*SVRModel, error) {
-	sc := FitScaler(x)
+	sc := nn.FitScaler(x)
 	z := make([][]float64, len(x))
 	for i, row := range x {
 		z[i] = sc.Apply(nil, row)
@@ -197,7 +155,7 @@ func affine(y, x []float32, l *nn.Linear[float32]) {
 
 // NNModel is the network on standardised inputs.
 type NNModel struct {
-	Scaler Scaler
+	Scaler nn.Scaler
 	Net    *Net
 	z      []float64
 	x      []float32

@@ -258,7 +258,7 @@ func TestPolicyRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := NewPolicy(Policy{Scenario: "t", Locations: []string{"a", "b", "c"}, Inputs: InputsPaper,
-		Services: []ServiceModel{{Name: "s", Standard: make([]float64, 5), SVRScaler: sm.Scaler, SVR: sm.M.Save(), NNScaler: FitScaler(x),
+		Services: []ServiceModel{{Name: "s", Standard: make([]float64, 5), SVRScaler: sm.Scaler, SVR: sm.M.Save(), NNScaler: nn.FitScaler(x),
 			Test: map[string]Accuracy{"nn": {MAE: 2}, "svr": {MAE: 1}}}}}, rng)
 	var buf bytes.Buffer
 	if err := p.Write(&buf); err != nil {

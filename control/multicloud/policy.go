@@ -39,8 +39,8 @@ type ServiceModel struct {
 	// Standard is the service's mean response time, ms, at each of
 	// StandardRPS, measured with one replica in one location.
 	Standard  []float64 `json:"standard_ms"`
-	NNScaler  Scaler    `json:"nn_scaler"`
-	SVRScaler Scaler    `json:"svr_scaler"`
+	NNScaler  nn.Scaler `json:"nn_scaler"`
+	SVRScaler nn.Scaler `json:"svr_scaler"`
 	SVR       svr.Saved `json:"svr"`
 	// Test is each model's accuracy on the offline test split, by kind
 	// ("nn", "svr"); its MAE is the margin a shift must win by (Optimise).

@@ -118,8 +118,3 @@ func callDepths(routes []metrics.RouteStats) map[string]int {
 	walk("", 0)
 	return depth
 }
-
-// Index returns the index of the named service, or -1.
-func (t *Topology) Index(name string) int {
-	return slices.IndexFunc(t.Services, func(s Service) bool { return s.Name == name })
-}

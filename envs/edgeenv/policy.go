@@ -2,6 +2,7 @@ package edgeenv
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -44,8 +45,10 @@ func (e *agentEnv) Step(action []float64) ([]float64, float64, bool, bool) {
 	return e.obs, Reward(outcomeOf(o)), false, e.t >= e.horizon
 }
 
+// outcomeOf reads a model's outcome vector (outcomeVec's layout), clamped
+// to what an outcome can be.
 func outcomeOf(o []float64) edge.Outcome {
-	return edge.Outcome{Tasks: int64(max(o[0], 0)), MeanTime: max(o[1], 0), Offloaded: min(max(o[2], 0), 1), Missed: min(max(o[3], 0), 1)}
+	return edge.Outcome{Tasks: int64(math.Round(max(o[0], 0))), MeanTime: max(o[1], 0), Offloaded: min(max(o[2], 0), 1), Missed: min(max(o[3], 0), 1)}
 }
 
 // MAPPO is the agents' PPO policies.

@@ -2,7 +2,6 @@ package edgeenv
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 
 	"github.com/shoal-project/shoal/edge"
@@ -63,7 +62,7 @@ func (v *Virtual) Rollout(policy edge.Policy, steps int, rng *rand.Rand) [][edge
 			act[a] = policy.Act(a, obs[a], act[a])
 			n, o := v.models[a].Step(obs[a], act[a], rng)
 			next[a] = n
-			row[a] = edge.Outcome{Tasks: int64(math.Round(max(o[0], 0))), MeanTime: max(o[1], 0), Offloaded: min(max(o[2], 0), 1), Missed: min(max(o[3], 0), 1)}
+			row[a] = outcomeOf(o)
 		}
 		out = append(out, row)
 		obs = next

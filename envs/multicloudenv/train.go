@@ -97,7 +97,7 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg Config) (*Result, err
 			return nil, fmt.Errorf("service %s: svr: %w", name, err)
 		}
 		p.Services[i].SVRScaler, p.Services[i].SVR = sm.Scaler, sm.M.Save()
-		p.Services[i].NNScaler = multicloud.FitScaler(x)
+		p.Services[i].NNScaler = nn.FitScaler(x)
 		if err := FitNet(ctx, p.Net(i), p.Services[i].NNScaler, train, cfg, cfg.Seed+uint64(i)); err != nil {
 			return nil, fmt.Errorf("service %s: network: %w", name, err)
 		}
@@ -145,7 +145,7 @@ func columns(s []Sample) ([][]float64, []float64) {
 
 // FitNet trains a network on samples (inputs standardised by sc) with Adam
 // on the mean squared error, in shuffled minibatches.
-func FitNet(ctx context.Context, net *multicloud.Net, sc multicloud.Scaler, samples []Sample, cfg Config, seed uint64) error {
+func FitNet(ctx context.Context, net *multicloud.Net, sc nn.Scaler, samples []Sample, cfg Config, seed uint64) error {
 	rng := rand.New(rand.NewPCG(seed, 0x666974)) // "fit"
 	d := len(samples[0].X)
 	z := make([][]float32, len(samples))

@@ -64,8 +64,7 @@ type Data struct {
 // Model generates rows.
 type Model struct {
 	gen     *nn.MLP[float32]
-	mean    []float64 // column standardisation
-	std     []float64
+	scale   nn.Scaler // of the continuous columns
 	cont    int
 	classes int
 	noise   int
@@ -87,12 +86,12 @@ func Train(data Data, cfg Config) (*Model, error) {
 	d := len(data.Cont[0])
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x67616e))
 	m := &Model{cont: d, classes: data.Classes, noise: cfg.Noise, rng: rng}
-	m.mean, m.std = standardise(data.Cont)
+	m.scale = nn.FitScaler(data.Cont)
 	real := make([][]float32, n) // standardised continuous columns, then the class one-hot
 	for i, row := range data.Cont {
 		r := make([]float32, d+data.Classes)
-		for j, v := range row {
-			r[j] = float32((v - m.mean[j]) / m.std[j])
+		for j, v := range m.scale.Apply(nil, row) {
+			r[j] = float32(v)
 		}
 		r[d+data.Class[i]] = 1
 		real[i] = r
@@ -123,28 +122,6 @@ func Train(data Data, cfg Config) (*Model, error) {
 	return m, nil
 }
 
-func standardise(rows [][]float64) (mean, std []float64) {
-	d := len(rows[0])
-	mean, std = make([]float64, d), make([]float64, d)
-	for _, r := range rows {
-		for j, v := range r {
-			mean[j] += v / float64(len(rows))
-		}
-	}
-	for _, r := range rows {
-		for j, v := range r {
-			std[j] += (v - mean[j]) * (v - mean[j]) / float64(len(rows))
-		}
-	}
-	for j := range std {
-		std[j] = math.Sqrt(std[j])
-		if std[j] < 1e-12 {
-			std[j] = 1
-		}
-	}
-	return mean, std
-}
-
 type trainer struct {
 	m         *Model
 	disc      *nn.MLP[float32]
@@ -154,19 +131,15 @@ type trainer struct {
 	gOpt      nn.Optimizer[float32]
 	dOpt      nn.Optimizer[float32]
 	tape      nn.Tape[float32]
-	centres   nn.Tensor[float32] // Batch x (cont x Bins): each column's bin centres, repeated per row
+	centres   []float32 // the bin centres over the standardised range
 	kernelInv float64
 }
 
 func (t *trainer) histogramBins() {
-	b, d, k := t.cfg.Batch, t.m.cont, t.cfg.Bins
-	t.centres = nn.NewTensor[float32](b, d*k)
-	for i := range b {
-		for j := range d {
-			for c := range k {
-				t.centres.Data[i*d*k+j*k+c] = float32(-3 + 6*(float64(c)+0.5)/float64(k))
-			}
-		}
+	k := t.cfg.Bins
+	t.centres = make([]float32, k)
+	for c := range k {
+		t.centres[c] = float32(-3 + 6*(float64(c)+0.5)/float64(k))
 	}
 	h := 6 / float64(k) // the kernel's width: one bin
 	t.kernelInv = 1 / (2 * h * h)
@@ -260,7 +233,7 @@ func (t *trainer) groupV(rows *nn.Node[float32]) *nn.Node[float32] {
 		spread := t.tape.MatMul(col, ones)    // b x k
 		centres := t.tape.Input(b, k)         // the bin centres
 		for i := range b {
-			copy(centres.Value.Data[i*k:(i+1)*k], t.centres.Data[i*d*k+j*k:i*d*k+(j+1)*k])
+			copy(centres.Value.Data[i*k:(i+1)*k], t.centres)
 		}
 		dist := t.tape.Square(t.tape.Sub(spread, centres))
 		soft := t.tape.Softmax(t.tape.Scale(dist, float32(-t.kernelInv)))
@@ -284,7 +257,7 @@ func (m *Model) Generate(n int) Data {
 		y = pred.Predict(y, z)
 		row := make([]float64, m.cont)
 		for j := range row {
-			row[j] = float64(y[j])*m.std[j] + m.mean[j]
+			row[j] = m.scale.Invert(j, float64(y[j]))
 		}
 		out.Cont = append(out.Cont, row)
 		out.Class = append(out.Class, drawSoftmax(y[m.cont:], m.rng))

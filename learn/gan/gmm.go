@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/shoal-project/shoal/learn/nn"
 )
 
 // Mixture is a Gaussian mixture with diagonal covariances fitted by EM,
@@ -12,7 +14,7 @@ import (
 type Mixture struct {
 	weights     []float64
 	means, vars [][]float64
-	mean, std   []float64
+	scale       nn.Scaler // of the columns, the class last
 	classes     int
 	rng         *rand.Rand
 }
@@ -29,11 +31,9 @@ func FitMixture(data Data, k, iters int, seed uint64) (*Mixture, error) {
 		rows[i] = append(append([]float64(nil), r...), float64(data.Class[i]))
 	}
 	m := &Mixture{classes: data.Classes, rng: rand.New(rand.NewPCG(seed, 0x676d6d))}
-	m.mean, m.std = standardise(rows)
+	m.scale = nn.FitScaler(rows)
 	for _, r := range rows {
-		for j := range r {
-			r[j] = (r[j] - m.mean[j]) / m.std[j]
-		}
+		m.scale.Apply(r, r)
 	}
 	d := len(rows[0])
 	for _, i := range m.rng.Perm(n)[:k] {
@@ -106,7 +106,7 @@ func logNormal(x, mu, vr []float64) float64 {
 // Generate samples n rows.
 func (m *Mixture) Generate(n int) Data {
 	out := Data{Classes: m.classes}
-	d := len(m.mean)
+	d := len(m.scale.Mean)
 	for range n {
 		u, c := m.rng.Float64(), 0
 		for c < len(m.weights)-1 && u >= m.weights[c] {
@@ -115,7 +115,7 @@ func (m *Mixture) Generate(n int) Data {
 		}
 		row := make([]float64, d-1)
 		for j := range d {
-			v := (m.means[c][j]+math.Sqrt(m.vars[c][j])*m.rng.NormFloat64())*m.std[j] + m.mean[j]
+			v := m.scale.Invert(j, m.means[c][j]+math.Sqrt(m.vars[c][j])*m.rng.NormFloat64())
 			if j == d-1 {
 				out.Class = append(out.Class, min(max(int(math.Round(v)), 0), m.classes-1))
 				continue

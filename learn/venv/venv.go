@@ -52,34 +52,10 @@ func DefaultConfig() Config {
 // Model is a learned transition model.
 type Model struct {
 	net          *nn.MLP[float32] // [state, action] -> mean and log-std of [next, outcome]
-	in, out      scaler
+	in, out      nn.Scaler
 	states, outs int
 	pred         *nn.MLPPredictor[float32]
 	x, y         []float32
-}
-
-type scaler struct{ mean, std []float64 }
-
-func fitScaler(rows [][]float64) scaler {
-	d := len(rows[0])
-	s := scaler{mean: make([]float64, d), std: make([]float64, d)}
-	for _, r := range rows {
-		for j, v := range r {
-			s.mean[j] += v / float64(len(rows))
-		}
-	}
-	for _, r := range rows {
-		for j, v := range r {
-			s.std[j] += (v - s.mean[j]) * (v - s.mean[j]) / float64(len(rows))
-		}
-	}
-	for j := range s.std {
-		s.std[j] = math.Sqrt(s.std[j])
-		if s.std[j] < 1e-9 {
-			s.std[j] = 1
-		}
-	}
-	return s
 }
 
 // Train learns a model from logged transitions. Consecutive transitions
@@ -105,14 +81,14 @@ func Train(data []Transition, cfg Config) (*Model, error) {
 		outs = append(outs, concat(t.Next, t.Outcome))
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x76656e76))
-	m := &Model{in: fitScaler(ins), out: fitScaler(outs), states: ds, outs: do}
+	m := &Model{in: nn.FitScaler(ins), out: nn.FitScaler(outs), states: ds, outs: do}
 	w := dn + do
 	m.net = nn.NewMLP[float32](rng, "venv", []int{ds + da, cfg.Hidden, cfg.Hidden, 2 * w}, nn.ReLU, nn.Identity)
 	tr := &trainer{m: m, cfg: cfg, rng: rng, w: w, da: da}
 	for i := range data {
-		tr.x = append(tr.x, toF32(m.in.apply(ins[i])))
-		tr.y = append(tr.y, toF32(m.out.apply(outs[i])))
-		tr.act = append(tr.act, toF32(m.in.apply(ins[i]))[ds:])
+		x := toF32(m.in.Apply(nil, ins[i]))
+		tr.x, tr.act = append(tr.x, x), append(tr.act, x[ds:])
+		tr.y = append(tr.y, toF32(m.out.Apply(nil, outs[i])))
 	}
 	tr.chains(data)
 	opt := nn.NewAdam(m.net.Params(), nn.AdamConfig{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
@@ -127,14 +103,6 @@ func Train(data []Transition, cfg Config) (*Model, error) {
 }
 
 func concat(a, b []float64) []float64 { return append(append([]float64(nil), a...), b...) }
-
-func (s scaler) apply(x []float64) []float64 {
-	out := make([]float64, len(x))
-	for j, v := range x {
-		out[j] = (v - s.mean[j]) / s.std[j]
-	}
-	return out
-}
 
 func toF32(x []float64) []float32 {
 	out := make([]float32, len(x))
@@ -289,8 +257,8 @@ func (t *trainer) feedback(rows int) (a, c *nn.Node[float32]) {
 	a, c = t.tape.Input(rows, ds), t.tape.Input(rows, ds)
 	for i := range rows {
 		for j := range ds {
-			a.Value.Data[i*ds+j] = float32(t.m.out.std[j] / t.m.in.std[j])
-			c.Value.Data[i*ds+j] = float32((t.m.out.mean[j] - t.m.in.mean[j]) / t.m.in.std[j])
+			a.Value.Data[i*ds+j] = float32(t.m.out.Std[j] / t.m.in.Std[j])
+			c.Value.Data[i*ds+j] = float32((t.m.out.Mean[j] - t.m.in.Mean[j]) / t.m.in.Std[j])
 		}
 	}
 	return a, c
@@ -299,14 +267,14 @@ func (t *trainer) feedback(rows int) (a, c *nn.Node[float32]) {
 // Step samples what follows state under action: the next state and the
 // step's outcome, in the log's units.
 func (m *Model) Step(state, action []float64, rng *rand.Rand) (next, outcome []float64) {
-	in := m.in.apply(concat(state, action))
+	in := m.in.Apply(nil, concat(state, action))
 	m.x = append(m.x[:0], toF32(in)...)
 	m.y = m.pred.Predict(m.y, m.x)
 	w := len(m.y) / 2
 	out := make([]float64, w)
 	for j := range w {
 		ls := min(max(float64(m.y[w+j]), -5), 2)
-		out[j] = (float64(m.y[j])+math.Exp(ls)*rng.NormFloat64())*m.out.std[j] + m.out.mean[j]
+		out[j] = m.out.Invert(j, float64(m.y[j])+math.Exp(ls)*rng.NormFloat64())
 	}
 	return out[:m.states], out[m.states:]
 }
