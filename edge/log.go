@@ -55,16 +55,13 @@ type Outcome struct {
 	Missed    float64 `json:"missed"`
 }
 
-func outcome(st StepStats, agent int) Outcome {
+// OutcomeOf is agent's outcome of a step: its scene's tasks, or all of
+// them for the engine.
+func OutcomeOf(st StepStats, agent int) Outcome {
 	var g GroupStats
 	if agent == Engine {
 		for _, s := range st.Groups {
-			g.Tasks += s.Tasks
-			g.TimeSum += s.TimeSum
-			g.Missed += s.Missed
-			for i := range g.Where {
-				g.Where[i] += s.Where[i]
-			}
+			g.Add(s)
 		}
 	} else {
 		g = st.Groups[agent]
@@ -93,7 +90,7 @@ func Log(out io.Writer, w *World, steps int, policy Policy) error {
 		}
 		for a := range Agents {
 			next[a] = w.Observe(a, next[a])
-			if err := enc.Encode(Transition{Day: day, Agent: a, State: obs[a], Action: acts[a], Next: next[a], Outcome: outcome(st, a)}); err != nil {
+			if err := enc.Encode(Transition{Day: day, Agent: a, State: obs[a], Action: acts[a], Next: next[a], Outcome: OutcomeOf(st, a)}); err != nil {
 				return err
 			}
 			obs[a], next[a] = next[a], obs[a]

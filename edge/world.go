@@ -292,6 +292,9 @@ func (w *World) finish(t *task, at time.Duration) {
 		kind = 1
 	}
 	st.Where[kind]++
+	if kind != 0 && d > gr.Deadline {
+		st.LateOffloaded++
+	}
 	w.devices[t.group][t.device].record(d, kind != 0, w.k.Now())
 	w.free = append(w.free, t)
 }

@@ -185,3 +185,206 @@ func (s EdgeStudy) OffloadRatio(ctx context.Context) ([]edgeenv.SliceRatio, erro
 			{Key: "day", Value: g(s.OffloadDay)}, {Key: "slices", Value: strconv.Itoa(s.Slices)}}}
 	return rows, writeStudy(s.Dir, "offload-ratio", head, recs, rows, rep)
 }
+
+// Generalisation settings: the policies' training, and where they are
+// evaluated.
+type Generalisation struct {
+	TrainDay float64   // the logged day the environment and policies learn from
+	Later    []float64 // days after it that the policies are evaluated on (Table 2: 0, 1, 7, 30)
+	// Hours are the times of day the evaluation windows start, each
+	// Window long.
+	Hours  []float64
+	Window time.Duration
+	// PolicySteps are environment steps per agent of MA-PPO (in the
+	// virtual environment) and of PPO in the real world, in episodes of
+	// Horizon steps.
+	PolicySteps, RealSteps, Horizon int
+}
+
+// DefaultGeneralisation learns from day 0 and evaluates 0, 1, 7 and 30
+// days later in four one-hour windows (midnight, 6:00, noon, 18:00).
+func DefaultGeneralisation() Generalisation {
+	return Generalisation{Later: []float64{0, 1, 7, 30}, Hours: []float64{0, 6, 12, 18}, Window: time.Hour,
+		PolicySteps: 200000, RealSteps: 200000, Horizon: 60}
+}
+
+// GeneralisationRow is one policy on one day, over the seeds.
+type GeneralisationRow struct {
+	Policy string  `json:"policy"`
+	Later  float64 `json:"days_later"`
+	// OnTimeOffloaded is the successful offloading ratio, Improvement its
+	// relative gain over the random engine's in the same windows (Table
+	// 2), MeanTime the mean task completion time (s), Missed the deadline
+	// miss ratio, Offloaded the offloading ratio counting late results.
+	OnTimeOffloaded Stat `json:"on_time_offloaded"`
+	Improvement     Stat `json:"improvement"`
+	MeanTime        Stat `json:"mean_time_s"`
+	Missed          Stat `json:"missed"`
+	Offloaded       Stat `json:"offloaded"`
+}
+
+// EdgePolicies are the policies of the generalisation study, in its
+// tables' order: the logging policy, today's heuristics, behaviour
+// cloning, MA-PPO in the virtual environment, PPO in the real world.
+var EdgePolicies = []string{"random", "greedy", "threshold", "bc", "mappo", "ppo-real"}
+
+// GeneralisationStudy is Table 2 and beyond: per seed, the real world
+// under the random engine is logged for day TrainDay (Dir/logs/train-SEED.jsonl),
+// a virtual environment is learned from the log alone, MA-PPO is trained
+// in it and behaviour cloning on the log; with PPO trained in the real
+// world on the same day (the upper bound), the heuristics and the random
+// engine, every policy runs in the real world 0, 1, 7 and 30 days later.
+// progress, when set, hears each seed's stages. generalisation.csv,
+// .json, .html.
+func (s EdgeStudy) GeneralisationStudy(ctx context.Context, gen Generalisation, progress func(frac float64, stage string)) ([]GeneralisationRow, error) {
+	if progress == nil {
+		progress = func(float64, string) {}
+	}
+	logs := filepath.Join(s.Dir, "logs")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		return nil, err
+	}
+	cfg := edge.Default()
+	type key struct {
+		policy string
+		later  float64
+	}
+	runs := map[key][]edgeenv.Evaluation{}
+	random := map[float64][]edgeenv.Evaluation{}
+	for i := range s.Seeds {
+		seed := s.Logging.Seed + uint64(i)
+		stage := func(k int, what string) { progress((float64(i)+float64(k)/5)/float64(s.Seeds), fmt.Sprintf("seed %d: %s", seed, what)) }
+		stage(0, "logging")
+		log, err := s.logDay(filepath.Join(logs, fmt.Sprintf("train-%d.jsonl", seed)), seed, gen.TrainDay)
+		if err != nil {
+			return nil, err
+		}
+		stage(1, "learning the virtual environment")
+		vc := s.Venv
+		vc.Seed = seed
+		v, err := edgeenv.Learn(log, vc)
+		if err != nil {
+			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		stage(2, "MA-PPO in the virtual environment, BC on the log")
+		policies := map[string]edge.Policy{}
+		if policies["mappo"], err = edgeenv.TrainMAPPO(v, gen.PolicySteps, gen.Horizon, seed); err != nil {
+			return nil, err
+		}
+		if policies["bc"], err = edgeenv.TrainBC(v.Steps, seed); err != nil {
+			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		stage(3, "PPO in the real world")
+		if policies["ppo-real"], err = edgeenv.TrainRealPPO(cfg, gen.TrainDay, gen.RealSteps, gen.Horizon, seed); err != nil {
+			return nil, err
+		}
+		stage(4, "evaluating")
+		for _, later := range gen.Later {
+			for _, name := range EdgePolicies {
+				e, err := s.evaluate(cfg, name, policies[name], gen, gen.TrainDay+later, seed)
+				if err != nil {
+					return nil, err
+				}
+				runs[key{name, later}] = append(runs[key{name, later}], e)
+				if name == "random" {
+					random[later] = append(random[later], e)
+				}
+			}
+		}
+	}
+	progress(1, "writing")
+	var out []GeneralisationRow
+	head := []string{"policy", "days_later", "on_time_offloaded", "on_time_offloaded_ci95", "improvement", "improvement_ci95",
+		"mean_time_s", "mean_time_s_ci95", "missed", "missed_ci95", "offloaded", "offloaded_ci95", "seeds", "train_day"}
+	var recs [][]string
+	table2 := report.Table{Caption: fmt.Sprintf("Successful offloading ratio improved over the random engine (Table 2), mean ± 95%% interval over %d seeds", s.Seeds),
+		Columns: []string{"policy"}}
+	times := report.Table{Caption: "Mean task completion time (s)", Columns: []string{"policy"}}
+	for _, later := range gen.Later {
+		table2.Columns = append(table2.Columns, fmt.Sprintf("%g days later", later))
+		times.Columns = append(times.Columns, fmt.Sprintf("%g days later", later))
+	}
+	for _, name := range EdgePolicies {
+		imp, tm := []string{name}, []string{name}
+		for _, later := range gen.Later {
+			es := runs[key{name, later}]
+			gain := make([]float64, len(es))
+			for i, e := range es {
+				r := random[later][i].All.OnTimeOffloaded()
+				gain[i] = (e.All.OnTimeOffloaded() - r) / r
+			}
+			row := GeneralisationRow{Policy: name, Later: later,
+				OnTimeOffloaded: meanCI(es, func(e *edgeenv.Evaluation) float64 { return e.All.OnTimeOffloaded() }),
+				Improvement:     meanCI(gain, func(x *float64) float64 { return *x }),
+				MeanTime:        meanCI(es, func(e *edgeenv.Evaluation) float64 { return e.All.MeanTime() }),
+				Missed:          meanCI(es, func(e *edgeenv.Evaluation) float64 { return e.All.MissRatio() }),
+				Offloaded:       meanCI(es, func(e *edgeenv.Evaluation) float64 { return e.All.Offloaded() }),
+			}
+			out = append(out, row)
+			line := []string{name, g(later)}
+			for _, st := range []Stat{row.OnTimeOffloaded, row.Improvement, row.MeanTime, row.Missed, row.Offloaded} {
+				line = append(line, g(float64(st.Mean)), g(float64(st.CI95)))
+			}
+			recs = append(recs, append(line, strconv.Itoa(s.Seeds), g(gen.TrainDay)))
+			imp = append(imp, report.MeanCI(100*float64(row.Improvement.Mean), 100*float64(row.Improvement.CI95))+"%")
+			tm = append(tm, report.MeanCI(float64(row.MeanTime.Mean), float64(row.MeanTime.CI95)))
+		}
+		table2.Rows, times.Rows = append(table2.Rows, imp), append(times.Rows, tm)
+	}
+	rep := &report.Report{Title: "Edge scheduling: generalisation (Table 2)", Tables: []report.Table{table2, times},
+		Meta: []report.KV{{Key: "study", Value: "edge generalisation"}, {Key: "seeds", Value: fmt.Sprintf("%d from %d", s.Seeds, s.Logging.Seed)},
+			{Key: "train day", Value: g(gen.TrainDay)}, {Key: "MA-PPO steps per agent", Value: strconv.Itoa(gen.PolicySteps)},
+			{Key: "real PPO steps per agent", Value: strconv.Itoa(gen.RealSteps)}, {Key: "evaluation", Value: fmt.Sprintf("%v long from hours %v", gen.Window, gen.Hours)}}}
+	return out, writeStudy(s.Dir, "generalisation", head, recs, out, rep)
+}
+
+// logDay logs a whole day of the real world under the random engine to
+// path and reads it back, as the learners see it.
+func (s EdgeStudy) logDay(path string, seed uint64, day float64) ([]edge.Transition, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	l := edgeenv.Logging{Seed: seed, Days: []float64{day}, Window: 24 * time.Hour}
+	if err := edgeenv.Log(edge.Default(), l, f, io.Discard); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	if f, err = os.Open(path); err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return edge.ReadLog(f)
+}
+
+// evaluate runs a policy (a heuristic or the random engine by name when
+// p is nil) in the real world's windows of the given day, seeded apart
+// from the logs.
+func (s EdgeStudy) evaluate(cfg edge.Config, name string, p edge.Policy, gen Generalisation, day float64, seed uint64) (edgeenv.Evaluation, error) {
+	var h edge.Heuristic
+	if name == "greedy" || name == "threshold" {
+		h = edge.Heuristic(name)
+	}
+	e := edgeenv.Evaluation{Policy: name}
+	for k, hour := range gen.Hours {
+		start := time.Duration((day*24 + hour) * float64(time.Hour))
+		w, err := edgeenv.Evaluate(name, cfg, p, h, start, gen.Window, 1000*seed+uint64(k))
+		if err != nil {
+			return e, err
+		}
+		for g := range edge.Scenes {
+			e.Scenes[g].Add(w.Scenes[g])
+		}
+		e.All.Add(w.All)
+	}
+	return e, nil
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/shoal-project/shoal/envs/edgeenv"
 	"github.com/shoal-project/shoal/experiment"
@@ -15,11 +16,13 @@ func (cl *cli) experimentEdge() *cobra.Command {
 		out           string
 		seeds, agents int
 		steps         int
+		quiet         bool
 	)
 	def := experiment.DefaultEdgeStudy("")
+	gen := experiment.DefaultGeneralisation()
 	cmd := &cobra.Command{
-		Use:   "edge distributions|offload-ratio",
-		Short: "Edge scheduling paper: the virtual agents (Table 1) and environments (Fig. 4); the rest is not built yet",
+		Use:   "edge distributions|offload-ratio|generalisation|all",
+		Short: "Edge scheduling paper: virtual agents (Table 1), environments (Fig. 4), policies' generalisation (Table 2)",
 		Long: `Log the simulated edge-cloud world under the random engine policy (the real
 system's history) into DIR/logs and learn from the logs alone:
 
@@ -33,54 +36,119 @@ offload-ratio (Fig. 4): day 2 split into 12 slices, a virtual environment
   (MAIL-style, per agent) learned from each slice alone, and each scene's
   offloading ratio under the random policy, real against virtual;
   DIR/offload-ratio.csv, .json, .html (about 6 minutes).
-
-MA-PPO's generalisation study (Table 2) is not built yet (issue 20).`,
+generalisation (Table 2): per seed, day 0 logged whole; a virtual
+  environment learned from it; MA-PPO trained in it (with Eq. 8), BC on the
+  log, and PPO in the real world on day 0 (the upper bound); every policy,
+  the random engine and the greedy and threshold heuristics run in the real
+  world 0, 1, 7 and 30 days later. The successful offloading ratio's gain
+  over the random engine (Table 2) and the mean task completion time, with
+  95% intervals over --seeds; DIR/generalisation.csv, .json, .html.
+all: the three.`,
 		Example: `  shoal experiment edge distributions --seeds 3
-  shoal experiment edge offload-ratio`,
-		Args:      exactArgs(1, "distributions or offload-ratio"),
-		ValidArgs: []string{"distributions", "offload-ratio"},
+  shoal experiment edge offload-ratio
+  shoal experiment edge generalisation --seeds 3`,
+		Args:      exactArgs(1, "distributions, offload-ratio, generalisation or all"),
+		ValidArgs: []string{"distributions", "offload-ratio", "generalisation", "all"},
 	}
 	f := cmd.Flags()
 	f.StringVar(&out, "out", "out/edge", "results `DIR`")
 	f.IntVar(&seeds, "seeds", def.Seeds, "training seeds of the generators")
 	f.IntVar(&agents, "agents", def.Agents, "virtual agents generated per method")
 	f.IntVar(&steps, "steps", def.Steps, "generator updates of the GANs")
+	f.IntVar(&gen.PolicySteps, "policy-steps", gen.PolicySteps, "environment steps per agent of MA-PPO (generalisation)")
+	f.IntVar(&gen.RealSteps, "real-steps", gen.RealSteps, "environment steps per agent of PPO in the real world (generalisation)")
+	f.BoolVar(&quiet, "quiet", false, "no progress bar")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
-		if args[0] != "distributions" && args[0] != "offload-ratio" {
-			return usagef("unknown edge experiment %q (known: distributions, offload-ratio; generalisation is not built yet)", args[0])
+		switch args[0] {
+		case "distributions", "offload-ratio", "generalisation", "all":
+		default:
+			return usagef("unknown edge experiment %q (known: distributions, offload-ratio, generalisation, all)", args[0])
 		}
-		if seeds <= 0 || agents <= 0 || steps <= 0 {
-			return usagef("--seeds, --agents and --steps must be positive")
+		if seeds <= 0 || agents <= 0 || steps <= 0 || gen.PolicySteps <= 0 || gen.RealSteps <= 0 {
+			return usagef("--seeds, --agents, --steps, --policy-steps and --real-steps must be positive")
 		}
 		s := experiment.DefaultEdgeStudy(out)
 		s.Seeds, s.Agents, s.Steps = seeds, agents, steps
-		if args[0] == "offload-ratio" {
-			rows, err := s.OffloadRatio(cmd.Context())
-			if err != nil {
-				return err
+		if args[0] == "all" {
+			for _, part := range []func() error{
+				func() error { return cl.edgeDistributions(cmd, s) },
+				func() error { return cl.edgeOffloadRatio(cmd, s) },
+				func() error { return cl.edgeGeneralisation(cmd, s, gen, quiet) },
+			} {
+				if err := part(); err != nil {
+					return err
+				}
 			}
-			worst := 0.0
-			for _, r := range rows {
-				worst = max(worst, math.Abs(r.Real-r.Virtual))
-			}
-			fmt.Fprintf(cl.stdout, "%d slices of day %g: the virtual environments' offloading ratio is within %.3f of the real one for every scene\nwrote %s/offload-ratio.csv, .json, .html (logging seed %d)\n",
-				s.Slices, s.OffloadDay, worst, out, s.Logging.Seed)
 			return nil
 		}
-		rows, err := s.Distributions(cmd.Context())
-		if err != nil {
-			return err
+		switch args[0] {
+		case "offload-ratio":
+			return cl.edgeOffloadRatio(cmd, s)
+		case "generalisation":
+			return cl.edgeGeneralisation(cmd, s, gen, quiet)
 		}
-		fmt.Fprintf(cl.stdout, "KL between virtual and real agents (%s), mean over %d seeds:\n", strings.Join(edgeenv.Measures, ", "), seeds)
-		for _, r := range rows {
-			fmt.Fprintf(cl.stdout, "%-10s", r.Method)
-			for _, k := range r.KL {
-				fmt.Fprintf(cl.stdout, " %8.4f", float64(k.Mean))
-			}
-			fmt.Fprintln(cl.stdout)
-		}
-		fmt.Fprintf(cl.stdout, "wrote %s/distributions.csv, .json, .html and the logs in %s/logs\n", out, out)
-		return nil
+		return cl.edgeDistributions(cmd, s)
 	})
 	return cmd
+}
+
+func (cl *cli) edgeOffloadRatio(cmd *cobra.Command, s experiment.EdgeStudy) error {
+	rows, err := s.OffloadRatio(cmd.Context())
+	if err != nil {
+		return err
+	}
+	worst := 0.0
+	for _, r := range rows {
+		worst = max(worst, math.Abs(r.Real-r.Virtual))
+	}
+	fmt.Fprintf(cl.stdout, "%d slices of day %g: the virtual environments' offloading ratio is within %.3f of the real one for every scene\nwrote %s/offload-ratio.csv, .json, .html (logging seed %d)\n",
+		s.Slices, s.OffloadDay, worst, s.Dir, s.Logging.Seed)
+	return nil
+}
+
+func (cl *cli) edgeDistributions(cmd *cobra.Command, s experiment.EdgeStudy) error {
+	rows, err := s.Distributions(cmd.Context())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cl.stdout, "KL between virtual and real agents (%s), mean over %d seeds:\n", strings.Join(edgeenv.Measures, ", "), s.Seeds)
+	for _, r := range rows {
+		fmt.Fprintf(cl.stdout, "%-10s", r.Method)
+		for _, k := range r.KL {
+			fmt.Fprintf(cl.stdout, " %8.4f", float64(k.Mean))
+		}
+		fmt.Fprintln(cl.stdout)
+	}
+	fmt.Fprintf(cl.stdout, "wrote %s/distributions.csv, .json, .html and the logs in %s/logs\n", s.Dir, s.Dir)
+	return nil
+}
+
+func (cl *cli) edgeGeneralisation(cmd *cobra.Command, s experiment.EdgeStudy, gen experiment.Generalisation, quiet bool) error {
+	var progress func(float64, string)
+	if !quiet {
+		bar := newProgressBar(cl.stderr)
+		defer bar.done()
+		progress = func(frac float64, stage string) { bar.show(frac, stage, false) }
+	}
+	start := time.Now()
+	rows, err := s.GeneralisationStudy(cmd.Context(), gen, progress)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cl.stdout, "successful offloading ratio's gain over the random engine (Table 2) | mean task time (s), mean over %d seeds from %d:\n%-10s", s.Seeds, s.Logging.Seed, "policy")
+	for _, d := range gen.Later {
+		fmt.Fprintf(cl.stdout, " %16s", fmt.Sprintf("+%g days", d))
+	}
+	fmt.Fprintln(cl.stdout)
+	for i, r := range rows {
+		if i%len(gen.Later) == 0 {
+			fmt.Fprintf(cl.stdout, "%-10s", r.Policy)
+		}
+		fmt.Fprintf(cl.stdout, " %+7.1f%% | %5.3f", 100*float64(r.Improvement.Mean), float64(r.MeanTime.Mean))
+		if i%len(gen.Later) == len(gen.Later)-1 {
+			fmt.Fprintln(cl.stdout)
+		}
+	}
+	fmt.Fprintf(cl.stdout, "wrote %s/generalisation.csv, .json, .html in %s\n", s.Dir, time.Since(start).Round(time.Second))
+	return nil
 }

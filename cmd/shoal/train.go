@@ -30,6 +30,8 @@ var learners = []struct{ name, short string }{
 	{"coscal", "CoScal-like: a Q-table over utilisation quarter and GRU-forecast trend scales every deployment (DRPC's baseline)"},
 	{"faasconf", "FaaSConf: attention mean-field MADDPG agents set each function's CPU, memory, instances and concurrency"},
 	{"multicloud", "Multi-cloud routing: per-service performance models (SVR and a neural network) for BO on route weights"},
+	{"edge-env", "Edge scheduling: a virtual environment learned from the edge world's logs alone (MAIL-MMSG)"},
+	{"edge-policy", "Edge scheduling: MA-PPO (or BC) trained only in a learned virtual environment"},
 }
 
 func (cl *cli) train() *cobra.Command {
@@ -65,6 +67,10 @@ file, which 'shoal sim --policy LEARNER:FILE' and 'shoal proxy' load.`,
 			cmd.AddCommand(cl.trainFaaSConf(l.short))
 		case "multicloud":
 			cmd.AddCommand(cl.trainMultiCloud(l.short))
+		case "edge-env":
+			cmd.AddCommand(cl.trainEdgeEnv(l.short))
+		case "edge-policy":
+			cmd.AddCommand(cl.trainEdgePolicy(l.short))
 		default:
 			cmd.AddCommand(cl.trainLB(lbenv.Algorithm(l.name), l.short))
 		}

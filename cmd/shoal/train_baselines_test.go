@@ -88,11 +88,47 @@ func TestTrainMultiCloudThenSimulate(t *testing.T) {
 	}
 }
 
-// TestExperimentEdgeUsage: the edge experiments not built yet are usage
-// errors that say so.
+// TestEdgePipeline: 'shoal edge log' writes the logs that 'shoal train
+// edge-env' learns an environment from, in which 'shoal train
+// edge-policy' trains MA-PPO and BC, which 'shoal edge evaluate' runs in
+// the world beside the heuristics.
+func TestEdgePipeline(t *testing.T) {
+	dir := t.TempDir()
+	logs, env := filepath.Join(dir, "logs"), filepath.Join(dir, "day0.env")
+	mappo, bc := filepath.Join(dir, "mappo.policy"), filepath.Join(dir, "bc.policy")
+	for _, args := range [][]string{
+		{"edge", "log", "-o", logs, "--window", "5m", "--from", "12h"},
+		{"train", "edge-env", logs, "-o", env, "--epochs", "2", "--adversarial", "5"},
+		{"train", "edge-policy", env, "-o", mappo, "--steps", "1024"},
+		{"train", "edge-policy", env, "-o", bc, "--method", "bc"},
+	} {
+		out, err := runCLI(t, args...)
+		if err != nil || !strings.Contains(out, "wrote") && !strings.Contains(out, "logged 30 steps") {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+	}
+	out, err := runCLI(t, "edge", "evaluate", mappo, bc, "--day", "30", "--hours", "12", "--window", "2m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\nrandom ", "\ngreedy ", "\nthreshold ", "\nmappo.policy (mappo) ", "\nbc.policy (bc) "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("edge evaluate prints no %q row:\n%s", want, out)
+		}
+	}
+	if _, err := runCLI(t, "edge", "evaluate", env); err == nil {
+		t.Error("an environment file as a policy: no error")
+	}
+	if _, err := runCLI(t, "train", "edge-policy", env, "-o", mappo, "--method", "sac"); !errors.Is(err, errUsage) {
+		t.Errorf("--method sac: %v", err)
+	}
+}
+
+// TestExperimentEdgeUsage: bad edge experiments and flags are usage
+// errors.
 func TestExperimentEdgeUsage(t *testing.T) {
-	if _, err := runCLI(t, "experiment", "edge", "generalisation"); !errors.Is(err, errUsage) {
-		t.Errorf("experiment edge generalisation: %v", err)
+	if _, err := runCLI(t, "experiment", "edge", "tables"); !errors.Is(err, errUsage) {
+		t.Errorf("experiment edge tables: %v", err)
 	}
 	if _, err := runCLI(t, "experiment", "edge", "distributions", "--seeds", "0"); !errors.Is(err, errUsage) {
 		t.Errorf("--seeds 0: %v", err)

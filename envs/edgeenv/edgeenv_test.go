@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -99,8 +101,8 @@ func TestMAPPOInTheVirtualEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if learned.MeanTime[1] >= random.MeanTime[1] {
-		t.Errorf("IoT mean time: MA-PPO %.3f s, random %.3f s", learned.MeanTime[1], random.MeanTime[1])
+	if l, r := learned.Scenes[1].MeanTime(), random.Scenes[1].MeanTime(); l >= r {
+		t.Errorf("IoT mean time: MA-PPO %.3f s, random %.3f s", l, r)
 	}
 }
 
@@ -109,7 +111,11 @@ func TestMAPPOInTheVirtualEnvironment(t *testing.T) {
 // mean, 0.5.
 func TestBCLearnsTheLogsMeanAction(t *testing.T) {
 	log := logged(t, Logging{Seed: 1, Days: []float64{0}, From: 12 * time.Hour, Window: 20 * time.Minute})
-	bc, err := TrainBC(log, 1)
+	steps, err := StepsOf(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bc, err := TrainBC(steps, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,4 +139,56 @@ func logged(t *testing.T, l Logging) []edge.Transition {
 		t.Fatal(err)
 	}
 	return log
+}
+
+// TestVirtualFileRoundTrip: an environment read back rolls out exactly as
+// the one written, and keeps the logged steps.
+func TestVirtualFileRoundTrip(t *testing.T) {
+	log := logged(t, Logging{Seed: 2, Days: []float64{0}, Window: 5 * time.Minute})
+	cfg := venv.DefaultConfig()
+	cfg.MLEEpochs, cfg.Adversarial = 2, 0
+	v, err := Learn(log, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := v.Write(&buf, EnvProvenance{Logs: "test", Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	got, prov, err := ReadVirtual(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prov.Logs != "test" || prov.Config != cfg || len(got.States) != len(v.States) || !slices.Equal(got.Actions[3][1], v.Actions[3][1]) {
+		t.Fatalf("read back %d steps, provenance %+v", len(got.States), prov)
+	}
+	policy := equalShares{}
+	a := v.Rollout(policy, 10, rand.New(rand.NewPCG(1, 1)))
+	b := got.Rollout(policy, 10, rand.New(rand.NewPCG(1, 1)))
+	if !slices.Equal(a, b) {
+		t.Errorf("rollouts differ:\n%v\n%v", a, b)
+	}
+	if _, _, err := ReadVirtual(strings.NewReader(`{"format":"shoal-edge-env","agents":2}` + "\n")); err == nil {
+		t.Error("2 agents: no error")
+	}
+}
+
+// TestRealPPOIsDeterministic: the agents learning together in shared real
+// worlds (one goroutine each) give the same policy from the same seed.
+func TestRealPPOIsDeterministic(t *testing.T) {
+	var acts [2][]float64
+	obs := logged(t, Logging{Seed: 3, Days: []float64{0}, Window: time.Minute})[2].State
+	for i := range acts {
+		p, err := TrainRealPPO(edge.Default(), 0, 1024, 30, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Method != "ppo-real" || p.Provenance.Steps != 1024 {
+			t.Errorf("header %+v", p)
+		}
+		acts[i] = p.Act(2, obs, nil)
+	}
+	if !slices.Equal(acts[0], acts[1]) {
+		t.Errorf("two runs act %v and %v", acts[0], acts[1])
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/shoal-project/shoal/control/edgesched"
 	"github.com/shoal-project/shoal/edge"
 	"github.com/shoal-project/shoal/learn/nn"
 	"github.com/shoal-project/shoal/learn/rl"
@@ -35,7 +36,7 @@ func (e *agentEnv) Spec() rl.Spec {
 
 func (e *agentEnv) Reset(rng *rand.Rand) []float64 {
 	e.rng, e.t = rng, 0
-	e.obs = append(e.obs[:0], e.v.starts[rng.IntN(len(e.v.starts))][e.agent]...)
+	e.obs = append(e.obs[:0], e.v.States[rng.IntN(len(e.v.States))][e.agent]...)
 	return e.obs
 }
 
@@ -51,11 +52,6 @@ func outcomeOf(o []float64) edge.Outcome {
 	return edge.Outcome{Tasks: int64(math.Round(max(o[0], 0))), MeanTime: max(o[1], 0), Offloaded: min(max(o[2], 0), 1), Missed: min(max(o[3], 0), 1)}
 }
 
-// MAPPO is the agents' PPO policies.
-type MAPPO struct {
-	Agents [edge.Agents]*rl.PPO
-}
-
 // PolicyConfig is MA-PPO's setting: the paper's actor (two hidden layers
 // of 32, ReLU), gamma 0.95; PPO's defaults elsewhere (the paper's RMSProp
 // is Adam here, rl.PPO's optimiser).
@@ -66,11 +62,19 @@ func PolicyConfig() rl.PPOConfig {
 	return c
 }
 
+// Lambda is Eq. 8's weight of the actions' magnitude (section 4.2.2).
+const Lambda = 0.4
+
 // TrainMAPPO trains each agent's PPO in the virtual environment for steps
-// environment steps, episodes of horizon steps.
-func TrainMAPPO(v *Virtual, steps, horizon int, seed uint64) (*MAPPO, error) {
+// environment steps, episodes of horizon steps. Every update also
+// minimises Eq. 8, the MAIL-MMSG policy's loss: the squared distance of
+// the policy's actions to the logged ones on logged states (S1), plus
+// lambda times their squared magnitude on the virtual environment's
+// states (S), which keeps the policy where the learned model was fitted.
+func TrainMAPPO(v *Virtual, steps, horizon int, seed uint64) (*edgesched.Policy, error) {
+	began := time.Now()
 	cfg := PolicyConfig()
-	m := &MAPPO{}
+	var nets []*nn.MLP[float32]
 	for a := range edge.Agents {
 		rng := rand.New(rand.NewPCG(seed, uint64(a)))
 		envs := make([]rl.Env, cfg.NumEnvs)
@@ -81,30 +85,53 @@ func TrainMAPPO(v *Virtual, steps, horizon int, seed uint64) (*MAPPO, error) {
 		if err != nil {
 			return nil, err
 		}
+		p.Regularize = v.eq8(a, cfg.BatchSize, rng)
 		if _, err := p.Learn(envs, steps, rng); err != nil {
 			return nil, err
 		}
-		m.Agents[a] = p
+		nets = append(nets, p.Policy())
 	}
-	return m, nil
+	return newPolicy("mappo", nets, edgesched.OutputLinear, edgesched.Provenance{Seed: seed, Steps: steps, Horizon: horizon,
+		Lambda: Lambda, WallSeconds: time.Since(began).Seconds()})
 }
 
-// Act implements edge.Policy: each agent's most likely action.
-func (m *MAPPO) Act(agent int, obs, dst []float64) []float64 {
-	return append(dst[:0], m.Agents[agent].Act(obs, true)...)
+// newPolicy is a policy file of method's networks, one per agent, with
+// MA-PPO's actor's hidden layers.
+func newPolicy(method string, nets []*nn.MLP[float32], output string, prov edgesched.Provenance) (*edgesched.Policy, error) {
+	return edgesched.New(edgesched.Policy{Method: method, Agents: edge.Agents, ObsDim: edge.ObsDim, ActDim: edge.ActDim,
+		Hidden: PolicyConfig().Hidden, Output: output, Provenance: prov}, nets)
 }
 
-// Evaluation is a policy's outcome in the real world, by scene.
+// eq8 is Eq. 8 for agent's policy, on rows logged transitions drawn per
+// update and the update's virtual states.
+func (v *Virtual) eq8(agent, rows int, rng *rand.Rand) func(*nn.Tape[float32], *nn.MLP[float32], *nn.Node[float32]) *nn.Node[float32] {
+	return func(tp *nn.Tape[float32], pi *nn.MLP[float32], out *nn.Node[float32]) *nn.Node[float32] {
+		obs, act := tp.Input(rows, edge.ObsDim), tp.Input(rows, edge.ActDim)
+		for r := range rows {
+			i := rng.IntN(len(v.States))
+			for j, x := range v.States[i][agent] {
+				obs.Value.Data[r*edge.ObsDim+j] = float32(x)
+			}
+			for j, x := range v.Actions[i][agent] {
+				act.Value.Data[r*edge.ActDim+j] = float32(x)
+			}
+		}
+		d := tp.Sub(pi.Forward(tp, obs), act)
+		return tp.Add(tp.Mean(tp.RowSum(tp.Mul(d, d))), tp.Scale(tp.Mean(tp.RowSum(tp.Mul(out, out))), Lambda))
+	}
+}
+
+// Evaluation is a policy's tasks in the real world, by scene and in all.
 type Evaluation struct {
-	Policy    string
-	MeanTime  [edge.Scenes]float64
-	Offloaded [edge.Scenes]float64
-	Missed    [edge.Scenes]float64
+	Policy string
+	Scenes [edge.Scenes]edge.GroupStats
+	All    edge.GroupStats
 }
 
-// Evaluate runs policy (or, when policy is nil, heuristic h) in the real
-// world from month time start for window, seeded, and sums each scene's
-// outcomes.
+// Evaluate runs policy in the real world from month time start for
+// window, seeded, and sums each scene's outcomes. With heuristic h the
+// scenes' tasks follow it, and a nil policy gives the scenes equal CPU
+// shares; without, a nil policy is the random engine.
 func Evaluate(name string, cfg edge.Config, policy edge.Policy, h edge.Heuristic, start, window time.Duration, seed uint64) (Evaluation, error) {
 	shape, err := edge.WikipediaShape()
 	if err != nil {
@@ -117,12 +144,14 @@ func Evaluate(name string, cfg edge.Config, policy edge.Policy, h edge.Heuristic
 	if err := w.SetHeuristic(h); err != nil {
 		return Evaluation{}, err
 	}
-	if policy == nil {
+	switch {
+	case policy == nil && h != "":
+		policy = equalShares{}
+	case policy == nil:
 		policy = edge.RandomPolicy{Rand: rand.New(rand.NewPCG(seed, 0x65))}
 	}
-	var obs [edge.Agents][]float64
-	var acts [edge.Agents][]float64
-	var tot [edge.Scenes]edge.GroupStats
+	var obs, acts [edge.Agents][]float64
+	e := Evaluation{Policy: name}
 	for range int(window / cfg.Step) {
 		for a := range edge.Agents {
 			obs[a] = w.Observe(a, obs[a])
@@ -132,44 +161,42 @@ func Evaluate(name string, cfg edge.Config, policy edge.Policy, h edge.Heuristic
 		if err != nil {
 			return Evaluation{}, err
 		}
-		for g := range edge.Scenes {
-			x := st.Groups[g]
-			tot[g].Tasks += x.Tasks
-			tot[g].TimeSum += x.TimeSum
-			tot[g].Missed += x.Missed
-			for i := range x.Where {
-				tot[g].Where[i] += x.Where[i]
-			}
+		for g, x := range st.Groups {
+			e.Scenes[g].Add(x)
+			e.All.Add(x)
 		}
-	}
-	e := Evaluation{Policy: name}
-	for g := range edge.Scenes {
-		e.MeanTime[g], e.Offloaded[g], e.Missed[g] = tot[g].MeanTime(), tot[g].Offloaded(), tot[g].MissRatio()
 	}
 	return e, nil
 }
 
-// BCPolicy is behaviour cloning on the logs (Eq. 7): per agent, a network
-// of MA-PPO's actor's shape fitted by mean squared error to the logged
-// actions of the logged observations.
-type BCPolicy struct {
-	Agents [edge.Agents]*rl.BC
+// equalShares gives every target the same weight and every scene the same
+// CPU share: the platform without a learned engine.
+type equalShares struct{}
+
+func (equalShares) Act(_ int, _, dst []float64) []float64 {
+	dst = dst[:0]
+	for range edge.ActDim {
+		dst = append(dst, 1)
+	}
+	return dst
 }
 
-// TrainBC fits every agent's behaviour cloning to the log.
-func TrainBC(log []edge.Transition, seed uint64) (*BCPolicy, error) {
+// TrainBC is behaviour cloning on the logged steps (Eq. 7): per agent, a
+// network of MA-PPO's actor's shape fitted by mean squared error to the
+// logged actions of the logged observations.
+func TrainBC(steps Steps, seed uint64) (*edgesched.Policy, error) {
+	began := time.Now()
 	cfg := rl.DefaultBCConfig()
-	cfg.Hidden = []int{32, 32}
+	cfg.Hidden = PolicyConfig().Hidden
 	var obs, act [edge.Agents][][]float64
-	for _, t := range log {
-		obs[t.Agent] = append(obs[t.Agent], t.State)
-		act[t.Agent] = append(act[t.Agent], t.Action)
-	}
-	p := &BCPolicy{}
-	for a := range edge.Agents {
-		if len(obs[a]) == 0 {
-			return nil, fmt.Errorf("edgeenv: no transition of agent %d in the log", a)
+	for i := range steps.States {
+		for a := range edge.Agents {
+			obs[a] = append(obs[a], steps.States[i][a])
+			act[a] = append(act[a], steps.Actions[i][a])
 		}
+	}
+	var nets []*nn.MLP[float32]
+	for a := range edge.Agents {
 		spec := rl.Spec{Observation: rl.UniformBox(edge.ObsDim, -1e9, 1e9), Action: rl.UniformBox(edge.ActDim, 0, 1)}
 		b, err := rl.NewBC(spec, cfg, rand.New(rand.NewPCG(seed, uint64(a))))
 		if err != nil {
@@ -178,12 +205,7 @@ func TrainBC(log []edge.Transition, seed uint64) (*BCPolicy, error) {
 		if _, err := b.Fit(obs[a], act[a]); err != nil {
 			return nil, err
 		}
-		p.Agents[a] = b
+		nets = append(nets, b.Net())
 	}
-	return p, nil
-}
-
-// Act implements edge.Policy.
-func (p *BCPolicy) Act(agent int, obs, dst []float64) []float64 {
-	return append(dst[:0], p.Agents[agent].Act(obs, true)...)
+	return newPolicy("bc", nets, edgesched.OutputTanh, edgesched.Provenance{Seed: seed, WallSeconds: time.Since(began).Seconds()})
 }

@@ -8,13 +8,43 @@ import (
 	"github.com/shoal-project/shoal/learn/venv"
 )
 
+// Steps are a log's steps: every agent's observation and action.
+type Steps struct {
+	States, Actions [][edge.Agents][]float64
+}
+
+// StepsOf reads a log's steps (the agents' transitions of a step follow
+// each other, as edge.Log writes them).
+func StepsOf(log []edge.Transition) (Steps, error) {
+	var s Steps
+	if len(log) < edge.Agents {
+		return s, fmt.Errorf("edgeenv: %d transitions: not one step of %d agents", len(log), edge.Agents)
+	}
+	for i := 0; i+edge.Agents <= len(log); i += edge.Agents {
+		var st, act [edge.Agents][]float64
+		for a := range edge.Agents {
+			t := log[i+a]
+			if t.Agent != a {
+				return Steps{}, fmt.Errorf("edgeenv: transition %d is agent %d's, want agent %d's (a step's agents in order)", i+a, t.Agent, a)
+			}
+			if len(t.State) != edge.ObsDim || len(t.Action) != edge.ActDim {
+				return Steps{}, fmt.Errorf("edgeenv: transition %d: state of %d and action of %d values, want %d and %d", i+a, len(t.State), len(t.Action), edge.ObsDim, edge.ActDim)
+			}
+			st[a], act[a] = t.State, t.Action
+		}
+		s.States, s.Actions = append(s.States, st), append(s.Actions, act)
+	}
+	return s, nil
+}
+
 // Virtual is a virtual edge environment learned from logs only: one
 // transition model per agent (its observation and action to its next
 // observation and its step's outcome: tasks, mean time, offloading ratio,
-// missed share), by learn/venv's MAIL-style training.
+// missed share), by learn/venv's MAIL-style training, and the logged steps
+// (the starts of its episodes, and Eq. 8's S1).
 type Virtual struct {
 	models [edge.Agents]*venv.Model
-	starts [][edge.Agents][]float64 // logged joint observations to start from
+	Steps
 }
 
 // outcomeVec is an outcome as the models see it.
@@ -25,20 +55,15 @@ func outcomeVec(o edge.Outcome) []float64 {
 // Learn fits a virtual environment to logged transitions (the agents'
 // transitions of a step follow each other, as edge.Log writes them).
 func Learn(log []edge.Transition, cfg venv.Config) (*Virtual, error) {
-	var per [edge.Agents][]venv.Transition
-	v := &Virtual{}
-	for i := 0; i+edge.Agents <= len(log); i += edge.Agents {
-		var start [edge.Agents][]float64
-		for a := range edge.Agents {
-			t := log[i+a]
-			if t.Agent != a {
-				return nil, fmt.Errorf("edgeenv: transition %d is agent %d's, want agent %d's (a step's agents in order)", i+a, t.Agent, a)
-			}
-			per[a] = append(per[a], venv.Transition{State: t.State, Action: t.Action, Next: t.Next, Outcome: outcomeVec(t.Outcome)})
-			start[a] = t.State
-		}
-		v.starts = append(v.starts, start)
+	steps, err := StepsOf(log)
+	if err != nil {
+		return nil, err
 	}
+	var per [edge.Agents][]venv.Transition
+	for _, t := range log[:len(steps.States)*edge.Agents] {
+		per[t.Agent] = append(per[t.Agent], venv.Transition{State: t.State, Action: t.Action, Next: t.Next, Outcome: outcomeVec(t.Outcome)})
+	}
+	v := &Virtual{Steps: steps}
 	for a := range edge.Agents {
 		m, err := venv.Train(per[a], cfg)
 		if err != nil {
@@ -52,7 +77,7 @@ func Learn(log []edge.Transition, cfg venv.Config) (*Virtual, error) {
 // Rollout runs policy in the virtual environment for steps from a logged
 // start and returns each step's outcomes by agent.
 func (v *Virtual) Rollout(policy edge.Policy, steps int, rng *rand.Rand) [][edge.Agents]edge.Outcome {
-	obs := v.starts[rng.IntN(len(v.starts))]
+	obs := v.States[rng.IntN(len(v.States))]
 	var act [edge.Agents][]float64
 	var out [][edge.Agents]edge.Outcome
 	for range steps {

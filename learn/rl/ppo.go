@@ -92,6 +92,11 @@ type PPO struct {
 
 	// Updates counts gradient steps; Steps counts environment steps.
 	Updates, Steps int
+
+	// Regularize, when set, adds a term to every minibatch's loss: it is
+	// given the policy network and its outputs on the minibatch (e.g. to
+	// keep an offline policy near logged actions).
+	Regularize func(tp *nn.Tape[float32], pi *nn.MLP[float32], out *nn.Node[float32]) *nn.Node[float32]
 }
 
 // NewPPO returns a PPO agent for spec (discrete or box actions).
@@ -320,6 +325,9 @@ func (p *PPO) step(clip float64) {
 	loss := tp.Add(lossPi, tp.Scale(lossV, float32(cfg.VFCoef)))
 	if cfg.EntCoef != 0 {
 		loss = tp.Sub(loss, tp.Scale(tp.Mean(entropy), float32(cfg.EntCoef)))
+	}
+	if p.Regularize != nil {
+		loss = tp.Add(loss, p.Regularize(tp, p.pi, out))
 	}
 	p.opt.ZeroGrad()
 	tp.Backward(loss)

@@ -35,12 +35,12 @@ type Transition struct {
 
 // Config configures training.
 type Config struct {
-	Hidden      int // units of the model's two hidden layers (default 128)
-	MLEEpochs   int // maximum-likelihood epochs (default 30)
-	Adversarial int // adversarial updates (default 500; 0: none)
-	Horizon     int // rollout length of the adversarial phase (default 5)
-	Batch       int // rows per batch (default 64)
-	Seed        uint64
+	Hidden      int    `json:"hidden"`      // units of the model's two hidden layers (default 128)
+	MLEEpochs   int    `json:"mle_epochs"`  // maximum-likelihood epochs (default 30)
+	Adversarial int    `json:"adversarial"` // adversarial updates (default 500; 0: none)
+	Horizon     int    `json:"horizon"`     // rollout length of the adversarial phase (default 5)
+	Batch       int    `json:"batch"`       // rows per batch (default 64)
+	Seed        uint64 `json:"seed"`
 }
 
 // DefaultConfig is the paper's setting where it gives one (the 4-layer

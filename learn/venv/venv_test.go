@@ -1,8 +1,11 @@
 package venv
 
 import (
+	"bufio"
+	"bytes"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -68,5 +71,41 @@ func TestLearnsAKnownSystem(t *testing.T) {
 	}
 	if _, err := Train(logs(1, 1, rng), cfg); err == nil {
 		t.Error("one transition: no error")
+	}
+}
+
+// TestWriteRead: a model read back steps exactly as the one written, two
+// models follow each other in one stream, and a header that does not fit
+// its weights is refused.
+func TestWriteRead(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	cfg := DefaultConfig()
+	cfg.MLEEpochs, cfg.Adversarial = 2, 0
+	m, err := Train(logs(20, 10, rng), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	for range 2 {
+		if err := m.Write(&buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	br := bufio.NewReader(bytes.NewReader(buf.Bytes()))
+	for i := range 2 {
+		got, err := Read(br)
+		if err != nil {
+			t.Fatalf("model %d: %v", i, err)
+		}
+		s, a := []float64{0.3, -1}, []float64{0.2}
+		n1, o1 := m.Step(s, a, rand.New(rand.NewPCG(5, 6)))
+		n2, o2 := got.Step(s, a, rand.New(rand.NewPCG(5, 6)))
+		if !slices.Equal(n1, n2) || !slices.Equal(o1, o2) {
+			t.Errorf("model %d steps to %v %v, written %v %v", i, n2, o2, n1, o1)
+		}
+	}
+	bad := bytes.Replace(buf.Bytes(), []byte(`"hidden":128`), []byte(`"hidden":64`), 1)
+	if _, err := Read(bytes.NewReader(bad)); err == nil {
+		t.Error("hidden 64 on 128-unit weights: no error")
 	}
 }

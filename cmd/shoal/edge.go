@@ -1,0 +1,183 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/shoal-project/shoal/control/edgesched"
+	"github.com/shoal-project/shoal/edge"
+	"github.com/shoal-project/shoal/envs/edgeenv"
+	"github.com/spf13/cobra"
+)
+
+func (cl *cli) edgeCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "edge log|evaluate",
+		Short: "The simulated edge-cloud world: log it under the random engine, evaluate edge policies in it",
+		Long: `The edge scheduling paper's world (Xiong et al.): a 16-core cloud, five 4-core
+edge nodes and three scenes of devices (broadband, IoT, vehicles) whose tasks
+run locally, on an edge node or in the cloud, drifting over a simulated month.
+
+The pipeline: 'shoal edge log' writes the random engine's history,
+'shoal train edge-env' learns a virtual environment from it alone,
+'shoal train edge-policy' trains MA-PPO (or BC) in it, and 'shoal edge
+evaluate' runs the policy in the real world against today's heuristics.`,
+		Example: `  shoal edge log -o logs
+  shoal train edge-env logs/transitions.jsonl -o day0.env
+  shoal train edge-policy day0.env -o mappo.policy
+  shoal edge evaluate mappo.policy --day 30`,
+		Args: exactArgs(0, "a subcommand: log or evaluate"),
+	}
+	cmd.AddCommand(cl.edgeLog(), cl.edgeEvaluate())
+	return cmd
+}
+
+func (cl *cli) edgeLog() *cobra.Command {
+	var (
+		out          string
+		days         []float64
+		from, window time.Duration
+		seed         uint64
+	)
+	cmd := &cobra.Command{
+		Use:   "log -o DIR",
+		Short: "Log the edge world under the random engine policy (the learners' only input)",
+		Long: `Run the edge world under the random engine policy, as the paper logs its real
+system, for a window of each given month day, and write every agent's
+transitions (observation, action, next observation, outcome) to
+DIR/transitions.jsonl and the devices' records to DIR/devices.jsonl.`,
+		Example: `  shoal edge log -o logs                      # day 0, all of it
+  shoal edge log -o week --days 0,1,2,3,4,5,6 --from 12h --window 1h`,
+		Args: exactArgs(0, "no arguments"),
+	}
+	f := cmd.Flags()
+	f.StringVarP(&out, "output", "o", "", "the logs' `DIR` (required)")
+	f.Float64SliceVar(&days, "days", []float64{0}, "month days to log (0-30)")
+	f.DurationVar(&from, "from", 0, "when in each day the window starts")
+	f.DurationVar(&window, "window", 24*time.Hour, "how long each day's window runs")
+	f.Uint64Var(&seed, "seed", 1, "seed of the world and the random engine (a day's is seed + its index)")
+	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
+		if out == "" {
+			return usagef("-o DIR is required (where to write the logs)")
+		}
+		if window < edge.Default().Step || from < 0 || from >= 24*time.Hour {
+			return usagef("--window must be at least one step (%v) and --from in [0, 24h), got %v and %v", edge.Default().Step, window, from)
+		}
+		for _, d := range days {
+			if d < 0 {
+				return usagef("--days: %g is negative", d)
+			}
+		}
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			return err
+		}
+		tr, err := os.Create(filepath.Join(out, "transitions.jsonl"))
+		if err != nil {
+			return err
+		}
+		defer tr.Close()
+		dev, err := os.Create(filepath.Join(out, "devices.jsonl"))
+		if err != nil {
+			return err
+		}
+		defer dev.Close()
+		if err := edgeenv.Log(edge.Default(), edgeenv.Logging{Seed: seed, Days: days, From: from, Window: window}, tr, dev); err != nil {
+			return err
+		}
+		if err := tr.Close(); err != nil {
+			return err
+		}
+		if err := dev.Close(); err != nil {
+			return err
+		}
+		steps := int(window/edge.Default().Step) * len(days)
+		fmt.Fprintf(cl.stdout, "logged %d steps of %d agents (days %v, %v from %v, seed %d) to %s/transitions.jsonl and devices.jsonl\n",
+			steps, edge.Agents, days, window, from, seed, out)
+		return nil
+	})
+	return cmd
+}
+
+func (cl *cli) edgeEvaluate() *cobra.Command {
+	var (
+		day    float64
+		hours  []float64
+		window time.Duration
+		seed   uint64
+	)
+	cmd := &cobra.Command{
+		Use:   "evaluate [POLICY...]",
+		Short: "Run edge policies in the real world beside the random engine and today's heuristics",
+		Long: `Run each policy file (from 'shoal train edge-policy') in the edge world on a
+month day, in a window from each given hour, beside the random engine and the
+greedy (earliest estimated completion) and threshold offloading heuristics,
+and print each one's mean task completion time, successful offloading ratio
+(offloaded and within the deadline), offloading ratio and deadline misses.`,
+		Example: `  shoal edge evaluate mappo.policy bc.policy --day 30`,
+	}
+	f := cmd.Flags()
+	f.Float64Var(&day, "day", 0, "month day of the evaluation")
+	f.Float64SliceVar(&hours, "hours", []float64{0, 6, 12, 18}, "hours of the day the windows start")
+	f.DurationVar(&window, "window", time.Hour, "length of each window")
+	f.Uint64Var(&seed, "seed", 1000, "seed of the world")
+	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
+		if day < 0 || window < edge.Default().Step || len(hours) == 0 {
+			return usagef("--day must be >= 0, --window at least %v and --hours not empty", edge.Default().Step)
+		}
+		type entry struct {
+			name string
+			p    edge.Policy
+			h    edge.Heuristic
+		}
+		entries := []entry{{"random", nil, ""}, {"greedy", nil, edge.Greedy}, {"threshold", nil, edge.Threshold}}
+		for _, path := range args {
+			p, err := readEdgePolicy(path)
+			if err != nil {
+				return err
+			}
+			entries = append(entries, entry{fmt.Sprintf("%s (%s)", filepath.Base(path), p.Method), p, ""})
+		}
+		fmt.Fprintf(cl.stdout, "day %g, %v from hours %v, seed %d\n%-28s %14s %18s %10s %8s\n", day, window, hours, seed, "policy", "mean time (s)", "on-time offloaded", "offloaded", "missed")
+		for _, e := range entries {
+			var all edge.GroupStats
+			for k, h := range hours {
+				start := time.Duration((day*24 + h) * float64(time.Hour))
+				ev, err := edgeenv.Evaluate(e.name, edge.Default(), e.p, e.h, start, window, seed+uint64(k))
+				if err != nil {
+					return err
+				}
+				all.Add(ev.All)
+			}
+			fmt.Fprintf(cl.stdout, "%-28s %14.3f %18.3f %10.3f %8.3f\n", e.name, all.MeanTime(), all.OnTimeOffloaded(), all.Offloaded(), all.MissRatio())
+		}
+		return nil
+	})
+	return cmd
+}
+
+func readEdgePolicy(path string) (*edgesched.Policy, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	p, err := edgesched.Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if p.Agents != edge.Agents || p.ObsDim != edge.ObsDim || p.ActDim != edge.ActDim {
+		return nil, fmt.Errorf("%s: a policy of %d agents, %d -> %d; the edge world has %d, %d -> %d", path, p.Agents, p.ObsDim, p.ActDim, edge.Agents, edge.ObsDim, edge.ActDim)
+	}
+	return p, nil
+}
+
+// edgeLogPath is a logs argument: a transitions file, or a directory
+// holding transitions.jsonl.
+func edgeLogPath(arg string) string {
+	if st, err := os.Stat(arg); err == nil && st.IsDir() {
+		return filepath.Join(arg, "transitions.jsonl")
+	}
+	return arg
+}

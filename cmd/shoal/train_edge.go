@@ -1,0 +1,148 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/shoal-project/shoal/control/edgesched"
+	"github.com/shoal-project/shoal/edge"
+	"github.com/shoal-project/shoal/envs/edgeenv"
+	"github.com/shoal-project/shoal/learn/modelfile"
+	"github.com/shoal-project/shoal/learn/venv"
+	"github.com/spf13/cobra"
+)
+
+func (cl *cli) trainEdgeEnv(short string) *cobra.Command {
+	var out string
+	cfg := venv.DefaultConfig()
+	cmd := &cobra.Command{
+		Use:   "edge-env LOGS -o ENV",
+		Short: short,
+		Long: short + `.
+
+LOGS is a transitions file from 'shoal edge log' (or its directory). Each
+agent's transition model (its observation and action to its next
+observation and outcome) is fitted by maximum likelihood, then trained
+adversarially against a GAIL discriminator (4-layer) on rollouts under the
+logged actions, kept near the log by its likelihood (MAIL-MMSG, section 3.4).
+ENV holds the models and the logged steps, which 'shoal train edge-policy'
+starts its episodes from.`,
+		Example: `  shoal edge log -o logs
+  shoal train edge-env logs -o day0.env`,
+		Args: exactArgs(1, "the logs (a transitions file or its directory)"),
+	}
+	f := cmd.Flags()
+	f.StringVarP(&out, "output", "o", "", "where to save the environment `FILE` (required)")
+	f.IntVar(&cfg.MLEEpochs, "epochs", cfg.MLEEpochs, "maximum-likelihood epochs")
+	f.IntVar(&cfg.Adversarial, "adversarial", cfg.Adversarial, "adversarial updates (0: none)")
+	f.IntVar(&cfg.Horizon, "horizon", cfg.Horizon, "rollout length of the adversarial updates")
+	f.IntVar(&cfg.Hidden, "hidden", cfg.Hidden, "units of the models' two hidden layers")
+	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "training seed")
+	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
+		if out == "" {
+			return usagef("-o ENV is required (where to save the environment)")
+		}
+		if cfg.MLEEpochs < 1 || cfg.Adversarial < 0 || cfg.Horizon < 1 || cfg.Hidden < 1 {
+			return usagef("--epochs, --horizon and --hidden must be positive and --adversarial >= 0")
+		}
+		path := edgeLogPath(args[0])
+		log, err := readEdgeLog(path)
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		v, err := edgeenv.Learn(log, cfg)
+		if err != nil {
+			return err
+		}
+		prov := edgeenv.EnvProvenance{Logs: path, Config: cfg, WallSeconds: time.Since(start).Seconds()}
+		if err := modelfile.WriteFile(out, func(w io.Writer) error { return v.Write(w, prov) }); err != nil {
+			return err
+		}
+		fmt.Fprintf(cl.stdout, "learned a virtual environment from %d steps of %s (seed %d) in %s; wrote %s\n",
+			len(v.States), path, cfg.Seed, time.Since(start).Round(time.Second), out)
+		return nil
+	})
+	return cmd
+}
+
+func readEdgeLog(path string) ([]edge.Transition, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	log, err := edge.ReadLog(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return log, nil
+}
+
+func (cl *cli) trainEdgePolicy(short string) *cobra.Command {
+	var (
+		out, method    string
+		steps, horizon int
+		seed           uint64
+	)
+	cmd := &cobra.Command{
+		Use:   "edge-policy ENV -o FILE",
+		Short: short,
+		Long: short + `.
+
+ENV is a virtual environment from 'shoal train edge-env'; the real world is
+never touched. --method mappo (the default) trains one PPO per agent in it
+(actor 2x32 ReLU, gamma 0.95, section 4.1), minimising Eq. 8 (the squared
+distance to the logged actions on logged states plus lambda = 0.4 times the
+actions' squared magnitude) beside PPO's loss; --method bc clones the logged
+actions (Eq. 7). 'shoal edge evaluate FILE' runs the policy in the world.`,
+		Example: `  shoal train edge-policy day0.env -o mappo.policy
+  shoal train edge-policy day0.env --method bc -o bc.policy`,
+		Args: exactArgs(1, "the virtual environment file"),
+	}
+	f := cmd.Flags()
+	f.StringVarP(&out, "output", "o", "", "where to save the policy `FILE` (required)")
+	f.StringVar(&method, "method", "mappo", "mappo (PPO per agent in the virtual environment) or bc (behaviour cloning)")
+	f.IntVar(&steps, "steps", 200000, "environment steps per agent (mappo)")
+	f.IntVar(&horizon, "horizon", 60, "episode length in steps (mappo)")
+	f.Uint64Var(&seed, "seed", 1, "training seed")
+	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
+		if out == "" {
+			return usagef("-o FILE is required (where to save the policy)")
+		}
+		if method != "mappo" && method != "bc" {
+			return usagef("--method must be mappo or bc, got %q", method)
+		}
+		if steps < 1 || horizon < 1 {
+			return usagef("--steps and --horizon must be positive, got %d and %d", steps, horizon)
+		}
+		fh, err := os.Open(args[0])
+		if err != nil {
+			return err
+		}
+		v, _, err := edgeenv.ReadVirtual(fh)
+		fh.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", args[0], err)
+		}
+		start := time.Now()
+		var p *edgesched.Policy
+		if method == "bc" {
+			p, err = edgeenv.TrainBC(v.Steps, seed)
+		} else {
+			p, err = edgeenv.TrainMAPPO(v, steps, horizon, seed)
+		}
+		if err != nil {
+			return err
+		}
+		p.Provenance.Source = args[0]
+		if err := modelfile.WriteFile(out, p.Write); err != nil {
+			return err
+		}
+		fmt.Fprintf(cl.stdout, "trained %s in %s (seed %d) in %s; wrote %s\n", method, args[0], seed, time.Since(start).Round(time.Second), out)
+		return nil
+	})
+	return cmd
+}
