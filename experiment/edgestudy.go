@@ -253,7 +253,9 @@ func (s EdgeStudy) GeneralisationStudy(ctx context.Context, gen Generalisation, 
 	random := map[float64][]edgeenv.Evaluation{}
 	for i := range s.Seeds {
 		seed := s.Logging.Seed + uint64(i)
-		stage := func(k int, what string) { progress((float64(i)+float64(k)/5)/float64(s.Seeds), fmt.Sprintf("seed %d: %s", seed, what)) }
+		stage := func(k int, what string) {
+			progress((float64(i)+float64(k)/5)/float64(s.Seeds), fmt.Sprintf("seed %d: %s", seed, what))
+		}
 		stage(0, "logging")
 		log, err := s.logDay(filepath.Join(logs, fmt.Sprintf("train-%d.jsonl", seed)), seed, gen.TrainDay)
 		if err != nil {
