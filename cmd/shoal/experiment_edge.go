@@ -33,7 +33,7 @@ distributions (Table 1): from a week of one-hour windows, virtual agents
   offloading ratio, agent type), with 95% intervals over --seeds training
   seeds; DIR/distributions.csv, .json, .html.
 offload-ratio (Fig. 4): day 2 split into 12 slices, a virtual environment
-  (MAIL-style, per agent) learned from each slice alone, and each scene's
+  (MAIL-style, one joint model) learned from each slice alone, and each scene's
   offloading ratio under the random policy, real against virtual;
   DIR/offload-ratio.csv, .json, .html (about 6 minutes).
 generalisation (Table 2): per seed, day 0 logged whole; a virtual

@@ -22,11 +22,12 @@ func (cl *cli) trainEdgeEnv(short string) *cobra.Command {
 		Short: short,
 		Long: short + `.
 
-LOGS is a transitions file from 'shoal edge log' (or its directory). Each
-agent's transition model (its observation and action to its next
-observation and outcome) is fitted by maximum likelihood, then trained
-adversarially against a GAIL discriminator (4-layer) on rollouts under the
-logged actions, kept near the log by its likelihood (MAIL-MMSG, section 3.4).
+LOGS is a transitions file from 'shoal edge log' (or its directory). A
+transition model of the joint step (every agent's observation and action to
+every agent's next observation and outcome) is fitted by maximum likelihood,
+then trained adversarially against a GAIL discriminator (4-layer) on
+rollouts under the logged actions, kept near the log by its likelihood
+(MAIL-MMSG, section 3.4).
 ENV holds the models and the logged steps, which 'shoal train edge-policy'
 starts its episodes from.`,
 		Example: `  shoal edge log -o logs
@@ -93,8 +94,9 @@ func (cl *cli) trainEdgePolicy(short string) *cobra.Command {
 		Long: short + `.
 
 ENV is a virtual environment from 'shoal train edge-env'; the real world is
-never touched. --method mappo (the default) trains one PPO per agent in it
-(actor 2x32 ReLU, gamma 0.95, section 4.1), minimising Eq. 8 (the squared
+never touched. --method mappo (the default) trains one PPO per agent in it,
+the agents acting together (actor 2x32 ReLU, gamma 0.95, section 4.1),
+minimising Eq. 8 (the squared
 distance to the logged actions on logged states plus lambda = 0.4 times the
 actions' squared magnitude) beside PPO's loss; --method bc clones the logged
 actions (Eq. 7). 'shoal edge evaluate FILE' runs the policy in the world.`,

@@ -15,8 +15,8 @@ import (
 const EnvFormat = "shoal-edge-env"
 
 // envHeader describes a virtual environment file: this header line, the
-// agents' models (learn/venv's files, one after another), then the logged
-// steps' observations and actions.
+// joint model (a learn/venv file), then the logged steps' observations
+// and actions.
 type envHeader struct {
 	Format string `json:"format"`
 	Agents int    `json:"agents"`
@@ -44,10 +44,8 @@ func (v *Virtual) Write(w io.Writer, prov EnvProvenance) error {
 	if err := modelfile.WriteHeader(w, h); err != nil {
 		return err
 	}
-	for _, m := range v.models {
-		if err := m.Write(w); err != nil {
-			return err
-		}
+	if err := v.model.Write(w); err != nil {
+		return err
 	}
 	return nn.Save(w, h.arch(), v.Steps.tensors())
 }
@@ -81,10 +79,8 @@ func ReadVirtual(r io.Reader) (*Virtual, EnvProvenance, error) {
 	}
 	v := &Virtual{}
 	rd := bufio.NewReader(br)
-	for a := range v.models {
-		if v.models[a], err = venv.Read(rd); err != nil {
-			return nil, EnvProvenance{}, fmt.Errorf("edgeenv: agent %d's model: %w", a, err)
-		}
+	if v.model, err = venv.Read(rd); err != nil {
+		return nil, EnvProvenance{}, fmt.Errorf("edgeenv: the model: %w", err)
 	}
 	v.States = make([][edge.Agents][]float64, h.Steps)
 	v.Actions = make([][edge.Agents][]float64, h.Steps)

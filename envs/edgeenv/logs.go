@@ -1,9 +1,10 @@
 // Package edgeenv is the edge scheduling paper's pipeline around the edge
 // world: logging the world under the random engine policy (the "real"
 // system's history), and learning from those logs only: the virtual
-// agents (GAN-SMMSG against GMM, GAN and WGAN, Table 1) and the virtual
-// environment (MAIL-MMSG, per agent, with learn/venv). The policy trained
-// in it (MA-PPO) comes next (issue 20).
+// agents (GAN-SMMSG against GMM, GAN and WGAN, Table 1), the virtual
+// environment (MAIL-MMSG, a joint model, with learn/venv), MA-PPO trained
+// in it with Eq. 8, behaviour cloning on the logs (Eq. 7), PPO in the real
+// world (the upper bound), and the policies' evaluation in the real world.
 package edgeenv
 
 import (

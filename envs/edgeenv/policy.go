@@ -1,8 +1,6 @@
 package edgeenv
 
 import (
-	"fmt"
-	"math"
 	"math/rand/v2"
 	"time"
 
@@ -16,41 +14,6 @@ import (
 // tasks past their deadline, minus a tenth of their mean completion time
 // in seconds.
 func Reward(o edge.Outcome) float64 { return -o.Missed - 0.1*o.MeanTime }
-
-// agentEnv is one agent's view of a virtual environment, a single-agent
-// RL environment: the per-agent models decouple the agents, so MA-PPO's
-// agents train each in its own (section 4.1: PPO per agent (scene)).
-type agentEnv struct {
-	v       *Virtual
-	agent   int
-	horizon int
-	rng     *rand.Rand
-	obs     []float64
-	t       int
-}
-
-func (e *agentEnv) Spec() rl.Spec {
-	return rl.Spec{ID: fmt.Sprintf("edge-virtual-%d", e.agent), Observation: rl.UniformBox(edge.ObsDim, -1e9, 1e9),
-		Action: rl.UniformBox(edge.ActDim, 0, 1), MaxEpisodeSteps: e.horizon}
-}
-
-func (e *agentEnv) Reset(rng *rand.Rand) []float64 {
-	e.rng, e.t = rng, 0
-	e.obs = append(e.obs[:0], e.v.States[rng.IntN(len(e.v.States))][e.agent]...)
-	return e.obs
-}
-
-func (e *agentEnv) Step(action []float64) ([]float64, float64, bool, bool) {
-	next, o := e.v.models[e.agent].Step(e.obs, action, e.rng)
-	e.obs, e.t = next, e.t+1
-	return e.obs, Reward(outcomeOf(o)), false, e.t >= e.horizon
-}
-
-// outcomeOf reads a model's outcome vector (outcomeVec's layout), clamped
-// to what an outcome can be.
-func outcomeOf(o []float64) edge.Outcome {
-	return edge.Outcome{Tasks: int64(math.Round(max(o[0], 0))), MeanTime: max(o[1], 0), Offloaded: min(max(o[2], 0), 1), Missed: min(max(o[3], 0), 1)}
-}
 
 // PolicyConfig is MA-PPO's setting: the paper's actor (two hidden layers
 // of 32, ReLU), gamma 0.95; PPO's defaults elsewhere (the paper's RMSProp
@@ -66,30 +29,20 @@ func PolicyConfig() rl.PPOConfig {
 const Lambda = 0.4
 
 // TrainMAPPO trains each agent's PPO in the virtual environment for steps
-// environment steps, episodes of horizon steps. Every update also
-// minimises Eq. 8, the MAIL-MMSG policy's loss: the squared distance of
-// the policy's actions to the logged ones on logged states (S1), plus
-// lambda times their squared magnitude on the virtual environment's
-// states (S), which keeps the policy where the learned model was fitted.
+// environment steps, episodes of horizon steps, the agents acting
+// together. Every update also minimises Eq. 8, the MAIL-MMSG policy's
+// loss: the squared distance of the policy's actions to the logged ones
+// on logged states (S1), plus lambda times their squared magnitude on the
+// virtual environment's states (S), which keeps the policy where the
+// learned model was fitted.
 func TrainMAPPO(v *Virtual, steps, horizon int, seed uint64) (*edgesched.Policy, error) {
 	began := time.Now()
-	cfg := PolicyConfig()
-	var nets []*nn.MLP[float32]
-	for a := range edge.Agents {
-		rng := rand.New(rand.NewPCG(seed, uint64(a)))
-		envs := make([]rl.Env, cfg.NumEnvs)
-		for i := range envs {
-			envs[i] = &agentEnv{v: v, agent: a, horizon: horizon}
-		}
-		p, err := rl.NewPPO(envs[0].Spec(), cfg, rng)
-		if err != nil {
-			return nil, err
-		}
-		p.Regularize = v.eq8(a, cfg.BatchSize, rng)
-		if _, err := p.Learn(envs, steps, rng); err != nil {
-			return nil, err
-		}
-		nets = append(nets, p.Policy())
+	nets, err := trainJoint(func() world { return &virtualWorld{v: v} }, steps, horizon, seed,
+		func(agent int, rng *rand.Rand) func(*nn.Tape[float32], *nn.MLP[float32], *nn.Node[float32]) *nn.Node[float32] {
+			return v.eq8(agent, PolicyConfig().BatchSize, rng)
+		})
+	if err != nil {
+		return nil, err
 	}
 	return newPolicy("mappo", nets, edgesched.OutputLinear, edgesched.Provenance{Seed: seed, Steps: steps, Horizon: horizon,
 		Lambda: Lambda, WallSeconds: time.Since(began).Seconds()})

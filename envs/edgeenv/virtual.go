@@ -2,6 +2,7 @@ package edgeenv
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/shoal-project/shoal/edge"
@@ -38,19 +39,30 @@ func StepsOf(log []edge.Transition) (Steps, error) {
 }
 
 // Virtual is a virtual edge environment learned from logs only: one
-// transition model per agent (its observation and action to its next
-// observation and its step's outcome: tasks, mean time, offloading ratio,
-// missed share), by learn/venv's MAIL-style training, and the logged steps
-// (the starts of its episodes, and Eq. 8's S1).
+// transition model of the joint step (every agent's observation and
+// action to every agent's next observation and outcome: tasks, mean
+// time, offloading ratio, missed share), by learn/venv's MAIL-style
+// training, and the logged steps (the starts of its episodes, and Eq. 8's
+// S1). The model is joint because the agents share one state (section
+// 3.1): a scene's outcome depends on the engine's shares and the other
+// scenes' load, which a model of its own observation alone cannot see.
 type Virtual struct {
-	models [edge.Agents]*venv.Model
+	model *venv.Model
 	Steps
 }
 
-// outcomeVec is an outcome as the models see it.
+// outcomeVec is an outcome as the model sees it.
 func outcomeVec(o edge.Outcome) []float64 {
 	return []float64{float64(o.Tasks), o.MeanTime, o.Offloaded, o.Missed}
 }
+
+// outcomeOf reads the model's outcome vector (outcomeVec's layout),
+// clamped to what an outcome can be.
+func outcomeOf(o []float64) edge.Outcome {
+	return edge.Outcome{Tasks: int64(math.Round(max(o[0], 0))), MeanTime: max(o[1], 0), Offloaded: min(max(o[2], 0), 1), Missed: min(max(o[3], 0), 1)}
+}
+
+const outcomeDim = 4
 
 // Learn fits a virtual environment to logged transitions (the agents'
 // transitions of a step follow each other, as edge.Log writes them).
@@ -59,19 +71,35 @@ func Learn(log []edge.Transition, cfg venv.Config) (*Virtual, error) {
 	if err != nil {
 		return nil, err
 	}
-	var per [edge.Agents][]venv.Transition
-	for _, t := range log[:len(steps.States)*edge.Agents] {
-		per[t.Agent] = append(per[t.Agent], venv.Transition{State: t.State, Action: t.Action, Next: t.Next, Outcome: outcomeVec(t.Outcome)})
-	}
-	v := &Virtual{Steps: steps}
-	for a := range edge.Agents {
-		m, err := venv.Train(per[a], cfg)
-		if err != nil {
-			return nil, fmt.Errorf("edgeenv: agent %d: %w", a, err)
+	data := make([]venv.Transition, len(steps.States))
+	for i := range data {
+		t := &data[i]
+		for a, x := range log[i*edge.Agents : (i+1)*edge.Agents] {
+			t.State = append(t.State, steps.States[i][a]...)
+			t.Action = append(t.Action, steps.Actions[i][a]...)
+			t.Next = append(t.Next, x.Next...)
+			t.Outcome = append(t.Outcome, outcomeVec(x.Outcome)...)
 		}
-		v.models[a] = m
 	}
-	return v, nil
+	m, err := venv.Train(data, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("edgeenv: %w", err)
+	}
+	return &Virtual{model: m, Steps: steps}, nil
+}
+
+// step samples the joint step from obs under acts.
+func (v *Virtual) step(obs, acts [edge.Agents][]float64, rng *rand.Rand) (next [edge.Agents][]float64, outs [edge.Agents]edge.Outcome) {
+	var s, a []float64
+	for i := range edge.Agents {
+		s, a = append(s, obs[i]...), append(a, acts[i]...)
+	}
+	n, o := v.model.Step(s, a, rng)
+	for i := range edge.Agents {
+		next[i] = n[i*edge.ObsDim : (i+1)*edge.ObsDim]
+		outs[i] = outcomeOf(o[i*outcomeDim : (i+1)*outcomeDim])
+	}
+	return next, outs
 }
 
 // Rollout runs policy in the virtual environment for steps from a logged
@@ -81,18 +109,31 @@ func (v *Virtual) Rollout(policy edge.Policy, steps int, rng *rand.Rand) [][edge
 	var act [edge.Agents][]float64
 	var out [][edge.Agents]edge.Outcome
 	for range steps {
-		var row [edge.Agents]edge.Outcome
-		var next [edge.Agents][]float64
 		for a := range edge.Agents {
 			act[a] = policy.Act(a, obs[a], act[a])
-			n, o := v.models[a].Step(obs[a], act[a], rng)
-			next[a] = n
-			row[a] = outcomeOf(o)
 		}
+		next, row := v.step(obs, act, rng)
 		out = append(out, row)
 		obs = next
 	}
 	return out
+}
+
+// virtualWorld is a virtual environment as the agents train in it.
+type virtualWorld struct {
+	v   *Virtual
+	obs [edge.Agents][]float64
+}
+
+func (w *virtualWorld) reset(rng *rand.Rand) ([edge.Agents][]float64, error) {
+	w.obs = w.v.States[rng.IntN(len(w.v.States))]
+	return w.obs, nil
+}
+
+func (w *virtualWorld) step(acts [edge.Agents][]float64, rng *rand.Rand) ([edge.Agents][]float64, [edge.Agents]edge.Outcome, error) {
+	next, outs := w.v.step(w.obs, acts, rng)
+	w.obs = next
+	return next, outs, nil
 }
 
 // SliceRatio is one time slice's offloading ratio of one scene, in the
