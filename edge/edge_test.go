@@ -180,13 +180,23 @@ func run(t *testing.T, h Heuristic, steps int) [Scenes]GroupStats {
 			t.Fatal(err)
 		}
 		for g := range Scenes {
-			x := st.Groups[g]
-			tot[g].Tasks += x.Tasks
-			tot[g].TimeSum += x.TimeSum
-			tot[g].Missed += x.Missed
+			tot[g].Add(st.Groups[g])
 		}
 	}
 	return tot
+}
+
+// TestOnTimeOffloaded: the successful offloading ratio leaves out the
+// offloaded tasks past their deadline, so it is the offloading ratio less
+// their share, and under random weights, whose offloads often come too
+// late, below it.
+func TestOnTimeOffloaded(t *testing.T) {
+	for g, x := range run(t, "", 60) {
+		late := float64(x.LateOffloaded) / float64(x.Tasks)
+		if d := x.Offloaded() - late - x.OnTimeOffloaded(); d > 1e-12 || d < -1e-12 || late <= 0 || x.LateOffloaded > x.Missed {
+			t.Errorf("scene %d: offloaded %.3f, on time %.3f, late offloads %d of %d missed", g, x.Offloaded(), x.OnTimeOffloaded(), x.LateOffloaded, x.Missed)
+		}
+	}
 }
 
 // TestGreedyBeatsRandom: sending each task where it would finish first
