@@ -15,9 +15,10 @@ import (
 	"github.com/shoal-project/shoal/learn/venv"
 )
 
-// EdgeStudy is the edge scheduling paper's evaluation (section 4.2). The
-// virtual agents' distributions (Table 1) and the offloading ratio of the
-// virtual environments (Fig. 4) are built so far.
+// EdgeStudy is the edge scheduling paper's evaluation (section 4.2): the
+// virtual agents' distributions (Table 1), the offloading ratio of the
+// virtual environments (Fig. 4) and the policies' generalisation (Table
+// 2).
 type EdgeStudy struct {
 	Dir     string
 	Logging edgeenv.Logging
@@ -137,24 +138,7 @@ func (s EdgeStudy) OffloadRatio(ctx context.Context) ([]edgeenv.SliceRatio, erro
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(logs, "day.jsonl")
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	day := edgeenv.Logging{Seed: s.Logging.Seed, Days: []float64{s.OffloadDay}, Window: s.DayWindow}
-	if err := edgeenv.Log(edge.Default(), day, f, io.Discard); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if err := f.Close(); err != nil {
-		return nil, err
-	}
-	if f, err = os.Open(path); err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	log, err := edge.ReadLog(f)
+	log, err := s.logDay(filepath.Join(logs, "day.jsonl"), s.Logging.Seed, s.OffloadDay, s.DayWindow)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +173,8 @@ func (s EdgeStudy) OffloadRatio(ctx context.Context) ([]edgeenv.SliceRatio, erro
 // Generalisation settings: the policies' training, and where they are
 // evaluated.
 type Generalisation struct {
-	TrainDay float64   // the logged day the environment and policies learn from
+	TrainDay  float64       // the logged day the environment and policies learn from
+	LogWindow time.Duration // how much of it is logged, from midnight (default a day)
 	Later    []float64 // days after it that the policies are evaluated on (Table 2: 0, 1, 7, 30)
 	// Hours are the times of day the evaluation windows start, each
 	// Window long.
@@ -204,7 +189,7 @@ type Generalisation struct {
 // DefaultGeneralisation learns from day 0 and evaluates 0, 1, 7 and 30
 // days later in four one-hour windows (midnight, 6:00, noon, 18:00).
 func DefaultGeneralisation() Generalisation {
-	return Generalisation{Later: []float64{0, 1, 7, 30}, Hours: []float64{0, 6, 12, 18}, Window: time.Hour,
+	return Generalisation{LogWindow: 24 * time.Hour, Later: []float64{0, 1, 7, 30}, Hours: []float64{0, 6, 12, 18}, Window: time.Hour,
 		PolicySteps: 200000, RealSteps: 200000, Horizon: 60}
 }
 
@@ -257,7 +242,7 @@ func (s EdgeStudy) GeneralisationStudy(ctx context.Context, gen Generalisation, 
 			progress((float64(i)+float64(k)/5)/float64(s.Seeds), fmt.Sprintf("seed %d: %s", seed, what))
 		}
 		stage(0, "logging")
-		log, err := s.logDay(filepath.Join(logs, fmt.Sprintf("train-%d.jsonl", seed)), seed, gen.TrainDay)
+		log, err := s.logDay(filepath.Join(logs, fmt.Sprintf("train-%d.jsonl", seed)), seed, gen.TrainDay, gen.LogWindow)
 		if err != nil {
 			return nil, err
 		}
@@ -346,14 +331,14 @@ func (s EdgeStudy) GeneralisationStudy(ctx context.Context, gen Generalisation, 
 	return out, writeStudy(s.Dir, "generalisation", head, recs, out, rep)
 }
 
-// logDay logs a whole day of the real world under the random engine to
-// path and reads it back, as the learners see it.
-func (s EdgeStudy) logDay(path string, seed uint64, day float64) ([]edge.Transition, error) {
+// logDay logs window of a day of the real world from midnight under the
+// random engine to path and reads it back, as the learners see it.
+func (s EdgeStudy) logDay(path string, seed uint64, day float64, window time.Duration) ([]edge.Transition, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
 	}
-	l := edgeenv.Logging{Seed: seed, Days: []float64{day}, Window: 24 * time.Hour}
+	l := edgeenv.Logging{Seed: seed, Days: []float64{day}, Window: window}
 	if err := edgeenv.Log(edge.Default(), l, f, io.Discard); err != nil {
 		f.Close()
 		return nil, err

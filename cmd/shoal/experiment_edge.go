@@ -35,7 +35,7 @@ distributions (Table 1): from a week of one-hour windows, virtual agents
 offload-ratio (Fig. 4): day 2 split into 12 slices, a virtual environment
   (MAIL-style, one joint model) learned from each slice alone, and each scene's
   offloading ratio under the random policy, real against virtual;
-  DIR/offload-ratio.csv, .json, .html (about 6 minutes).
+  DIR/offload-ratio.csv, .json, .html (about 3.5 minutes).
 generalisation (Table 2): per seed, day 0 logged whole; a virtual
   environment learned from it; MA-PPO trained in it (with Eq. 8), BC on the
   log, and PPO in the real world on day 0 (the upper bound); every policy,

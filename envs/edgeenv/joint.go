@@ -50,7 +50,10 @@ func trainJoint(newWorld func() world, steps, horizon int, seed uint64,
 			p.Regularize = regularize(a, rand.New(rand.NewPCG(seed, 0x72656775+uint64(a))))
 		}
 		wg.Add(1)
-		go func() { // every agent steps the shared worlds in the same order, so they meet at each step
+		// Every agent steps the worlds in the same order and none leaves a
+		// world before its round is run, so rounds never overlap: the
+		// worlds may share what is not safe for concurrent use (a model).
+		go func() {
 			defer wg.Done()
 			_, errs[a] = p.Learn(envs, steps, rng)
 			nets[a] = p.Policy()

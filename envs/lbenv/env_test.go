@@ -49,17 +49,13 @@ func meanReward(t *testing.T, env *Env, action []float64, seed uint64) float64 {
 	}
 }
 
-// TestVBFRewardsTrueWeights: on servers whose configured weights are wrong,
-// weights proportional to the true capacities (cores x speed) earn a better
-// VBF reward than equal weights; the reward carries the signal to learn from.
-func TestVBFRewardsTrueWeights(t *testing.T) {
-	env, err := New(moderate(t, "lb-moderate-misconfigured"), Config{EpisodeSteps: 400})
-	if err != nil {
-		t.Fatal(err)
-	}
+// trueWeights is lb-moderate-misconfigured's servers' true capacities
+// (cores x speed) as an action: x_j = log10(c_j / m) / WeightDecades with
+// m = √(0.5·4.8), so that weights a_j ∝ c_j, centred so that the
+// extremes' ratio 9.6 fits in [-1, 1].
+func trueWeights(t *testing.T) []float64 {
+	t.Helper()
 	caps := []float64{1.5, 0.5, 2, 1.2, 2.8, 2, 4.8}
-	// x_j = log10(c_j / m) / WeightDecades with m = √(0.5·4.8): weights
-	// a_j ∝ c_j, centred so that the extremes' ratio 9.6 fits in [-1, 1].
 	mean := math.Log10(0.5*4.8) / 2
 	right := make([]float64, len(caps))
 	for j, c := range caps {
@@ -68,7 +64,19 @@ func TestVBFRewardsTrueWeights(t *testing.T) {
 			t.Fatalf("x[%d] = %g is outside [-1, 1]", j, right[j])
 		}
 	}
-	equal := make([]float64, len(caps))
+	return right
+}
+
+// TestVBFRewardsTrueWeights: on servers whose configured weights are wrong,
+// weights proportional to the true capacities (cores x speed) earn a better
+// VBF reward than equal weights; the reward carries the signal to learn from.
+func TestVBFRewardsTrueWeights(t *testing.T) {
+	env, err := New(moderate(t, "lb-moderate-misconfigured"), Config{EpisodeSteps: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	right := trueWeights(t)
+	equal := make([]float64, len(right))
 	good, bad := 0.0, 0.0
 	for seed := uint64(1); seed <= 3; seed++ {
 		good += meanReward(t, env, right, seed)

@@ -1,11 +1,9 @@
 package lbenv
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
 
-	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/learn/venv"
 )
 
@@ -60,13 +58,8 @@ func TestVirtualEnvironmentFromLBLogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	caps := []float64{1.5, 0.5, 2, 1.2, 2.8, 2, 4.8}
-	mid := math.Log10(0.5*4.8) / 2
-	right := make([]float64, len(caps))
-	for j, c := range caps {
-		right[j] = (math.Log10(c) - mid) / lb.WeightDecades
-	}
-	equal := make([]float64, len(caps))
+	right := trueWeights(t)
+	equal := make([]float64, len(right))
 	var real, virt [2]float64
 	for k, a := range [][]float64{right, equal} {
 		for _, x := range run(env, a, 3, rng) {
