@@ -175,7 +175,7 @@ func (s EdgeStudy) OffloadRatio(ctx context.Context) ([]edgeenv.SliceRatio, erro
 type Generalisation struct {
 	TrainDay  float64       // the logged day the environment and policies learn from
 	LogWindow time.Duration // how much of it is logged, from midnight (default a day)
-	Later    []float64 // days after it that the policies are evaluated on (Table 2: 0, 1, 7, 30)
+	Later     []float64     // days after it that the policies are evaluated on (Table 2: 0, 1, 7, 30)
 	// Hours are the times of day the evaluation windows start, each
 	// Window long.
 	Hours  []float64
