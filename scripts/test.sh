@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Shoal's whole test suite. Installs what the tests need (Debian packages with
-# apt-get), then checks formatting, vet and module tidiness, and runs every
-# test. Safe to run again: installs only what is missing.
+# apt-get; the Kubernetes control plane's binaries built from the Go module
+# proxy into $HOME/.cache/shoal/bin), then checks formatting, vet and module
+# tidiness, and runs every test. Safe to run again: installs only what is
+# missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,5 +35,8 @@ echo "== go vet"
 go vet ./...
 echo "== go mod tidy"
 go mod tidy -diff
+echo "== Kubernetes binaries (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, KWOK)"
+SHOAL_KUBE_BIN=$(bash scripts/kube-bins.sh)
+export SHOAL_KUBE_BIN
 echo "== go test"
 go test -count=1 -timeout 40m ./...

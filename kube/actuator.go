@@ -1,0 +1,400 @@
+// Package kube runs Shoal's controllers on Kubernetes: an implementation
+// of the controller contract (control.Actuator) that turns each action
+// into the API change a cluster understands. The same controller code
+// that drives the simulator drives a cluster through it.
+//
+//   - SetReplicas patches the scale subresource of a Deployment or a
+//     StatefulSet (absolute, so a retry never loses or doubles an update).
+//   - SetResources resizes the running pods in place (the pods/resize
+//     subresource, Kubernetes 1.33+) where discovery finds it, leaving the
+//     template, whose change would roll every pod (new pods start from it
+//     until the next SetResources, as VPA's in-place mode does); where the
+//     cluster has no in-place resize, it patches the template, and the
+//     pods roll.
+//   - SetConcurrency sets what the target's platform reads: OpenFaaS's
+//     max_inflight environment variable, or Knative's
+//     containerConcurrency.
+//   - SetBrownout scales an optional workload to zero, remembering its
+//     replicas in an annotation, and back.
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/shoal-project/shoal/control"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
+)
+
+// Workload kinds.
+const (
+	Deployment  = "Deployment"
+	StatefulSet = "StatefulSet"
+	// KnativeService is a Knative Service (serving.knative.dev/v1).
+	KnativeService = "KnativeService"
+)
+
+// Platforms that read a concurrency limit.
+const (
+	OpenFaaS = "openfaas"
+	Knative  = "knative"
+)
+
+// BrownoutAnnotation holds the replicas a browned-out workload had.
+const BrownoutAnnotation = "shoal.io/brownout-replicas"
+
+// Target is the workload behind one of Shoal's services.
+type Target struct {
+	Service   string `json:"service"`
+	Namespace string `json:"namespace"`
+	Kind      string `json:"kind"` // Deployment (default), StatefulSet or KnativeService
+	Name      string `json:"name"`
+	// Container is the container whose resources are set (default: the
+	// first).
+	Container string `json:"container,omitempty"`
+	// Platform reads the concurrency limit: openfaas or knative ("" for
+	// none).
+	Platform string `json:"platform,omitempty"`
+	// Optional workloads may be browned out.
+	Optional bool `json:"optional,omitempty"`
+}
+
+// ResizeMode is how SetResources reaches running pods.
+type ResizeMode string
+
+// The resize modes.
+const (
+	InPlace ResizeMode = "in-place" // pods/resize on the running pods
+	Rolling ResizeMode = "rolling"  // the template: the pods roll
+)
+
+// Actuator applies actions to a cluster. It is safe for concurrent use.
+type Actuator struct {
+	client  kubernetes.Interface
+	dynamic dynamic.Interface
+	targets map[string]Target
+	mode    ResizeMode
+	// Timeout bounds each API call (default 10 s).
+	Timeout time.Duration
+}
+
+// New connects to the cluster of cfg and checks the targets. With resize
+// "" it learns by discovery whether pods resize in place; Rolling forces
+// template patches (for example where in-place resizes are not wanted).
+func New(cfg *rest.Config, targets []Target, resize ResizeMode) (*Actuator, error) {
+	if resize != "" && resize != InPlace && resize != Rolling {
+		return nil, fmt.Errorf("kube: resize %q, want in-place, rolling or empty (discover)", resize)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	a := &Actuator{client: cs, dynamic: dyn, targets: map[string]Target{}, mode: Rolling, Timeout: 10 * time.Second}
+	for i, t := range targets {
+		if t.Kind == "" {
+			t.Kind = Deployment
+		}
+		switch {
+		case t.Service == "" || t.Name == "" || t.Namespace == "":
+			return nil, fmt.Errorf("kube: targets[%d]: service, namespace and name are required", i)
+		case t.Kind != Deployment && t.Kind != StatefulSet && t.Kind != KnativeService:
+			return nil, fmt.Errorf("kube: targets[%d] (%s): kind %q, want Deployment, StatefulSet or KnativeService", i, t.Service, t.Kind)
+		case t.Platform != "" && t.Platform != OpenFaaS && t.Platform != Knative:
+			return nil, fmt.Errorf("kube: targets[%d] (%s): platform %q, want openfaas or knative", i, t.Service, t.Platform)
+		case (t.Kind == KnativeService) != (t.Platform == Knative):
+			return nil, fmt.Errorf("kube: targets[%d] (%s): a KnativeService is the knative platform's, and only it", i, t.Service)
+		}
+		if _, dup := a.targets[t.Service]; dup {
+			return nil, fmt.Errorf("kube: targets[%d]: service %s twice", i, t.Service)
+		}
+		a.targets[t.Service] = t
+	}
+	res, err := cs.Discovery().ServerResourcesForGroupVersion("v1")
+	if err != nil {
+		return nil, fmt.Errorf("kube: discovery: %w", err)
+	}
+	inPlace := false
+	for _, r := range res.APIResources {
+		inPlace = inPlace || r.Name == "pods/resize"
+	}
+	switch {
+	case resize == InPlace && !inPlace:
+		return nil, errors.New("kube: resize in-place: the cluster has no pods/resize subresource (Kubernetes 1.33+)")
+	case resize == "" && inPlace, resize == InPlace:
+		a.mode = InPlace
+	}
+	return a, nil
+}
+
+// Mode is how SetResources reaches running pods on this cluster.
+func (a *Actuator) Mode() ResizeMode { return a.mode }
+
+// Apply implements control.Actuator.
+func (a *Actuator) Apply(_ time.Duration, act control.Action) error {
+	ctx, cancel := context.WithTimeout(context.Background(), a.Timeout)
+	defer cancel()
+	switch x := act.(type) {
+	case control.SetReplicas:
+		t, err := a.target(x.Service)
+		if err != nil {
+			return err
+		}
+		if x.Replicas < 0 {
+			return fmt.Errorf("kube: %s: %d replicas", x.Service, x.Replicas)
+		}
+		return a.scale(ctx, t, x.Replicas)
+	case control.SetResources:
+		t, err := a.target(x.Service)
+		if err != nil {
+			return err
+		}
+		return a.resources(ctx, t, x.CPU, x.MemoryMB)
+	case control.SetConcurrency:
+		t, err := a.target(x.Service)
+		if err != nil {
+			return err
+		}
+		return a.concurrency(ctx, t, x.Limit)
+	case control.SetBrownout:
+		t, err := a.target(x.Service)
+		if err != nil {
+			return err
+		}
+		if !t.Optional {
+			return fmt.Errorf("kube: %s is not optional: it cannot be browned out", x.Service)
+		}
+		return a.brownout(ctx, t, x.On)
+	}
+	return fmt.Errorf("kube: %T is not supported on Kubernetes", act)
+}
+
+func (a *Actuator) target(service string) (Target, error) {
+	t, ok := a.targets[service]
+	if !ok {
+		return t, fmt.Errorf("kube: no target for service %q", service)
+	}
+	return t, nil
+}
+
+// scale patches the workload's scale subresource.
+func (a *Actuator) scale(ctx context.Context, t Target, replicas int) error {
+	patch := fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, replicas)
+	var err error
+	switch t.Kind {
+	case Deployment:
+		_, err = a.client.AppsV1().Deployments(t.Namespace).Patch(ctx, t.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "scale")
+	case StatefulSet:
+		_, err = a.client.AppsV1().StatefulSets(t.Namespace).Patch(ctx, t.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "scale")
+	case KnativeService: // Knative scales by its autoscaler's bounds
+		patch = fmt.Appendf(nil, `{"spec":{"template":{"metadata":{"annotations":{"autoscaling.knative.dev/min-scale":"%d","autoscaling.knative.dev/max-scale":"%d"}}}}}`, replicas, replicas)
+		_, err = a.dynamic.Resource(knativeServices).Namespace(t.Namespace).Patch(ctx, t.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	}
+	return wrap(t, "scale", err)
+}
+
+var knativeServices = schema.GroupVersionResource{Group: "serving.knative.dev", Version: "v1", Resource: "services"}
+
+func wrap(t Target, what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("kube: %s (%s %s/%s): %s: %w", t.Service, t.Kind, t.Namespace, t.Name, what, err)
+}
+
+// podSpec reads the workload's pod template and selector.
+func (a *Actuator) podSpec(ctx context.Context, t Target) (*corev1.PodTemplateSpec, *metav1.LabelSelector, error) {
+	switch t.Kind {
+	case Deployment:
+		d, err := a.client.AppsV1().Deployments(t.Namespace).Get(ctx, t.Name, metav1.GetOptions{})
+		if err != nil {
+			return nil, nil, err
+		}
+		return &d.Spec.Template, d.Spec.Selector, nil
+	case StatefulSet:
+		s, err := a.client.AppsV1().StatefulSets(t.Namespace).Get(ctx, t.Name, metav1.GetOptions{})
+		if err != nil {
+			return nil, nil, err
+		}
+		return &s.Spec.Template, s.Spec.Selector, nil
+	}
+	return nil, nil, fmt.Errorf("%s workloads have no pod template Shoal patches", t.Kind)
+}
+
+// container is the index of the target's container in spec.
+func container(t Target, spec *corev1.PodSpec) (int, error) {
+	if len(spec.Containers) == 0 {
+		return 0, errors.New("no containers")
+	}
+	if t.Container == "" {
+		return 0, nil
+	}
+	for i, c := range spec.Containers {
+		if c.Name == t.Container {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("no container %q", t.Container)
+}
+
+// resourcesPatch is a strategic merge patch of one container's CPU and
+// memory (limits and requests alike; zero leaves a value).
+func resourcesPatch(name string, cpu, memMB float64) []byte {
+	list := corev1.ResourceList{}
+	if cpu > 0 {
+		list[corev1.ResourceCPU] = *resource.NewMilliQuantity(int64(cpu*1000+0.5), resource.DecimalSI)
+	}
+	if memMB > 0 {
+		list[corev1.ResourceMemory] = *resource.NewQuantity(int64(memMB*1024*1024+0.5), resource.BinarySI)
+	}
+	c := map[string]any{"name": name, "resources": map[string]any{"limits": list, "requests": list}}
+	b, _ := json.Marshal(map[string]any{"spec": map[string]any{"containers": []any{c}}})
+	return b
+}
+
+// resources sets the target container's CPU and memory: in place on the
+// running pods where the cluster can, on the template where it cannot.
+func (a *Actuator) resources(ctx context.Context, t Target, cpu, memMB float64) error {
+	if cpu < 0 || memMB < 0 || (cpu == 0 && memMB == 0) {
+		return fmt.Errorf("kube: %s: resources cpu %g, memory %g MB: want one positive, none negative", t.Service, cpu, memMB)
+	}
+	tmpl, sel, err := a.podSpec(ctx, t)
+	if err != nil {
+		return wrap(t, "resources", err)
+	}
+	i, err := container(t, &tmpl.Spec)
+	if err != nil {
+		return wrap(t, "resources", err)
+	}
+	name := tmpl.Spec.Containers[i].Name
+	pod := resourcesPatch(name, cpu, memMB)
+	if a.mode == Rolling {
+		tpl := fmt.Appendf(nil, `{"spec":{"template":%s}}`, pod)
+		return wrap(t, "resources", a.patchWorkload(ctx, t, types.StrategicMergePatchType, tpl))
+	}
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return wrap(t, "resources", err)
+	}
+	pods, err := a.client.CoreV1().Pods(t.Namespace).List(ctx, metav1.ListOptions{LabelSelector: s.String()})
+	if err != nil {
+		return wrap(t, "resources", err)
+	}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		_, err := a.client.CoreV1().Pods(t.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, pod, metav1.PatchOptions{}, "resize")
+		if err != nil && !apierrors.IsNotFound(err) {
+			return wrap(t, "resize pod "+p.Name, err)
+		}
+	}
+	return nil
+}
+
+func (a *Actuator) patchWorkload(ctx context.Context, t Target, pt types.PatchType, patch []byte) error {
+	var err error
+	switch t.Kind {
+	case Deployment:
+		_, err = a.client.AppsV1().Deployments(t.Namespace).Patch(ctx, t.Name, pt, patch, metav1.PatchOptions{})
+	case StatefulSet:
+		_, err = a.client.AppsV1().StatefulSets(t.Namespace).Patch(ctx, t.Name, pt, patch, metav1.PatchOptions{})
+	default:
+		err = fmt.Errorf("%s workloads are not patched here", t.Kind)
+	}
+	return err
+}
+
+// concurrency sets the limit the target's platform reads.
+func (a *Actuator) concurrency(ctx context.Context, t Target, limit int) error {
+	if limit < 0 {
+		return fmt.Errorf("kube: %s: concurrency %d", t.Service, limit)
+	}
+	switch t.Platform {
+	case Knative: // spec.template.spec.containerConcurrency, 0 = unlimited
+		patch := fmt.Appendf(nil, `{"spec":{"template":{"spec":{"containerConcurrency":%d}}}}`, limit)
+		_, err := a.dynamic.Resource(knativeServices).Namespace(t.Namespace).Patch(ctx, t.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+		return wrap(t, "concurrency", err)
+	case OpenFaaS: // the of-watchdog's max_inflight, 0 = unlimited
+		tmpl, _, err := a.podSpec(ctx, t)
+		if err != nil {
+			return wrap(t, "concurrency", err)
+		}
+		i, err := container(t, &tmpl.Spec)
+		if err != nil {
+			return wrap(t, "concurrency", err)
+		}
+		c := map[string]any{"name": tmpl.Spec.Containers[i].Name, "env": []corev1.EnvVar{{Name: "max_inflight", Value: strconv.Itoa(limit)}}}
+		patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{c}}}}})
+		return wrap(t, "concurrency", a.patchWorkload(ctx, t, types.StrategicMergePatchType, patch))
+	}
+	return fmt.Errorf("kube: %s: no platform reads a concurrency limit (set platform: openfaas or knative)", t.Service)
+}
+
+// brownout scales an optional workload to zero, keeping its replicas in
+// an annotation, or back to them. Both are idempotent.
+func (a *Actuator) brownout(ctx context.Context, t Target, on bool) error {
+	if t.Kind == KnativeService {
+		return fmt.Errorf("kube: %s: Knative services are browned out by their routes, not here", t.Service)
+	}
+	return wrap(t, "brownout", retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		meta, replicas, err := a.replicas(ctx, t)
+		if err != nil {
+			return err
+		}
+		kept, browned := meta.Annotations[BrownoutAnnotation]
+		var patch []byte
+		switch {
+		case on && !browned:
+			patch = fmt.Appendf(nil, `{"metadata":{"annotations":{%q:"%d"},"resourceVersion":%q},"spec":{"replicas":0}}`, BrownoutAnnotation, replicas, meta.ResourceVersion)
+		case !on && browned:
+			n, err := strconv.Atoi(kept)
+			if err != nil || n < 0 {
+				n = 1
+			}
+			patch = fmt.Appendf(nil, `{"metadata":{"annotations":{%q:null},"resourceVersion":%q},"spec":{"replicas":%d}}`, BrownoutAnnotation, meta.ResourceVersion, n)
+		default:
+			return nil
+		}
+		return a.patchWorkload(ctx, t, types.MergePatchType, patch)
+	}))
+}
+
+func (a *Actuator) replicas(ctx context.Context, t Target) (*metav1.ObjectMeta, int32, error) {
+	var meta *metav1.ObjectMeta
+	var r *int32
+	switch t.Kind {
+	case Deployment:
+		d, err := a.client.AppsV1().Deployments(t.Namespace).Get(ctx, t.Name, metav1.GetOptions{})
+		if err != nil {
+			return nil, 0, err
+		}
+		meta, r = &d.ObjectMeta, d.Spec.Replicas
+	case StatefulSet:
+		s, err := a.client.AppsV1().StatefulSets(t.Namespace).Get(ctx, t.Name, metav1.GetOptions{})
+		if err != nil {
+			return nil, 0, err
+		}
+		meta, r = &s.ObjectMeta, s.Spec.Replicas
+	}
+	if r == nil {
+		return meta, 1, nil
+	}
+	return meta, *r, nil
+}

@@ -1,0 +1,219 @@
+// Package prom builds the telemetry contract, metrics.Snapshot, from a
+// Prometheus server's PromQL, so that a controller trained in the
+// simulator reads the same observation from a real cluster. Each field of
+// a service's ServiceStats has one query (Queries), a text/template over
+// the workload (.Namespace, .Name, .Container) and the control period
+// (.Period, as a PromQL duration); DefaultQueries are those of a
+// Kubernetes cluster with kube-state-metrics, cAdvisor (the kubelet's
+// /metrics/cadvisor) and Istio's standard metrics. A snapshot from
+// Prometheus has no LatencyHist: controllers read P50 and P95, which
+// PromQL's histogram_quantile gives.
+package prom
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"text/template"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+	"github.com/shoal-project/shoal/metrics"
+)
+
+// Workload is one of Shoal's services as the cluster runs it.
+type Workload struct {
+	Service   string `json:"service"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`      // the Deployment's (or StatefulSet's) name
+	Container string `json:"container"` // the serving container
+}
+
+// Queries are the PromQL templates of a service's fields. An empty query
+// leaves its field zero.
+type Queries struct {
+	Replicas    string `json:"replicas"`     // instances that exist
+	Ready       string `json:"ready"`        // instances ready
+	CPULimit    string `json:"cpu_limit"`    // cores per instance
+	MemoryLimit string `json:"memory_limit"` // MB per instance
+	CPUUse      string `json:"cpu_use"`      // mean cores busy over the period, all instances
+	MemoryUse   string `json:"memory_use"`   // MB in use, all instances
+	Arrivals    string `json:"arrivals"`     // calls that reached it in the period
+	Failures    string `json:"failures"`     // of those, failed (5xx and 429)
+	LatencySum  string `json:"latency_sum"`  // seconds, of the calls completed in the period
+	Completions string `json:"completions"`  // calls completed in the period
+	// P50 and P95 are the response time's quantiles over the period,
+	// seconds (histogram_quantile over the histogram's increase).
+	P50 string `json:"p50"`
+	P95 string `json:"p95"`
+}
+
+// The selectors of a workload's pods and containers.
+const (
+	podSel       = `namespace="{{.Namespace}}",pod=~"{{.Name}}-[a-z0-9]+(-[a-z0-9]+)?"`
+	containerSel = podSel + `,container="{{.Container}}"`
+	istioSel     = `reporter="destination",destination_workload_namespace="{{.Namespace}}",destination_workload="{{.Name}}"`
+)
+
+// DefaultQueries read kube-state-metrics (replicas, limits), cAdvisor
+// (CPU and memory use) and Istio (istio_requests_total and
+// istio_request_duration_milliseconds, reported by the destination).
+func DefaultQueries() Queries {
+	return Queries{
+		Replicas:    `sum(kube_deployment_status_replicas{namespace="{{.Namespace}}",deployment="{{.Name}}"})`,
+		Ready:       `sum(kube_deployment_status_replicas_ready{namespace="{{.Namespace}}",deployment="{{.Name}}"})`,
+		CPULimit:    `max(kube_pod_container_resource_limits{` + containerSel + `,resource="cpu"})`,
+		MemoryLimit: `max(kube_pod_container_resource_limits{` + containerSel + `,resource="memory"}) / 1048576`,
+		CPUUse:      `sum(rate(container_cpu_usage_seconds_total{` + containerSel + `}[{{.Period}}]))`,
+		MemoryUse:   `sum(container_memory_working_set_bytes{` + containerSel + `}) / 1048576`,
+		Arrivals:    `sum(increase(istio_requests_total{` + istioSel + `}[{{.Period}}]))`,
+		Failures:    `sum(increase(istio_requests_total{` + istioSel + `,response_code=~"5..|429"}[{{.Period}}]))`,
+		LatencySum:  `sum(increase(istio_request_duration_milliseconds_sum{` + istioSel + `}[{{.Period}}])) / 1000`,
+		Completions: `sum(increase(istio_request_duration_milliseconds_count{` + istioSel + `}[{{.Period}}]))`,
+		P50:         `histogram_quantile(0.5, sum by (le) (increase(istio_request_duration_milliseconds_bucket{` + istioSel + `}[{{.Period}}]))) / 1000`,
+		P95:         `histogram_quantile(0.95, sum by (le) (increase(istio_request_duration_milliseconds_bucket{` + istioSel + `}[{{.Period}}]))) / 1000`,
+	}
+}
+
+// Observer fills snapshots from Prometheus.
+type Observer struct {
+	api       promv1.API
+	workloads []Workload
+	period    time.Duration
+	tmpl      [numFields]*template.Template
+}
+
+// The fields, in Queries order.
+const (
+	fReplicas = iota
+	fReady
+	fCPULimit
+	fMemoryLimit
+	fCPUUse
+	fMemoryUse
+	fArrivals
+	fFailures
+	fLatencySum
+	fCompletions
+	fP50
+	fP95
+	numFields
+)
+
+func (q Queries) list() [numFields]string {
+	return [numFields]string{q.Replicas, q.Ready, q.CPULimit, q.MemoryLimit, q.CPUUse, q.MemoryUse, q.Arrivals, q.Failures, q.LatencySum, q.Completions, q.P50, q.P95}
+}
+
+var fieldNames = [numFields]string{"replicas", "ready", "cpu_limit", "memory_limit", "cpu_use", "memory_use", "arrivals", "failures", "latency_sum", "completions", "p50", "p95"}
+
+// New returns an observer of the Prometheus server at url for the
+// workloads, over control periods of period.
+func New(url string, period time.Duration, workloads []Workload, q Queries) (*Observer, error) {
+	if period < time.Second {
+		return nil, fmt.Errorf("prom: period %v: want at least 1s", period)
+	}
+	c, err := api.NewClient(api.Config{Address: url})
+	if err != nil {
+		return nil, fmt.Errorf("prom: %w", err)
+	}
+	o := &Observer{api: promv1.NewAPI(c), workloads: workloads, period: period}
+	for i, w := range workloads {
+		if w.Service == "" || w.Namespace == "" || w.Name == "" {
+			return nil, fmt.Errorf("prom: workloads[%d]: service, namespace and name are required", i)
+		}
+	}
+	for i, s := range q.list() {
+		if s == "" {
+			continue
+		}
+		t, err := template.New(fieldNames[i]).Option("missingkey=error").Parse(s)
+		if err != nil {
+			return nil, fmt.Errorf("prom: query %s: %w", fieldNames[i], err)
+		}
+		o.tmpl[i] = t
+	}
+	if o.tmpl[fReplicas] == nil {
+		return nil, fmt.Errorf("prom: query replicas is required (a service without it cannot be told from one without data)")
+	}
+	return o, nil
+}
+
+// Query is one rendered query, for documentation and logs.
+func (o *Observer) Query(w Workload, field int) string {
+	s, _ := o.render(w, field)
+	return s
+}
+
+func (o *Observer) render(w Workload, field int) (string, error) {
+	var b bytes.Buffer
+	err := o.tmpl[field].Execute(&b, struct {
+		Workload
+		Period string
+	}{w, model.Duration(o.period).String()})
+	return b.String(), err
+}
+
+// Observe fills snap with the period that ends at now. It fails, and
+// leaves snap's services unset, when Prometheus cannot answer or has no
+// replica count of a workload: a controller must not act on stale data.
+func (o *Observer) Observe(ctx context.Context, now time.Time, snap *metrics.Snapshot) error {
+	services := make([]metrics.ServiceStats, 0, len(o.workloads))
+	for _, w := range o.workloads {
+		s := metrics.ServiceStats{Name: w.Service}
+		var vals [numFields]float64
+		for f := range numFields {
+			if o.tmpl[f] == nil {
+				continue
+			}
+			q, err := o.render(w, f)
+			if err != nil {
+				return fmt.Errorf("prom: %s: %s: %w", w.Service, fieldNames[f], err)
+			}
+			v, ok, err := o.scalar(ctx, q, now)
+			if err != nil {
+				return fmt.Errorf("prom: %s: %s: %w", w.Service, fieldNames[f], err)
+			}
+			if !ok && f == fReplicas {
+				return fmt.Errorf("prom: %s: no data for %s", w.Service, q)
+			}
+			vals[f] = v
+		}
+		s.Replicas, s.Ready = int(math.Round(vals[fReplicas])), int(math.Round(vals[fReady]))
+		s.CPULimit, s.MemoryLimit = vals[fCPULimit], vals[fMemoryLimit]
+		s.CPUUse, s.MemoryUse = vals[fCPUUse], vals[fMemoryUse]
+		s.Arrivals, s.Completions = int64(math.Round(vals[fArrivals])), int64(math.Round(vals[fCompletions]))
+		s.Failures.Rejected = int64(math.Round(vals[fFailures]))
+		s.Latency = metrics.LatencySum{Sum: vals[fLatencySum], Count: s.Completions}
+		s.P50, s.P95 = vals[fP50], vals[fP95]
+		services = append(services, s)
+	}
+	snap.At, snap.Period = time.Duration(now.UnixNano()), o.period
+	snap.Services = services
+	return nil
+}
+
+// scalar runs q at t and returns its single value (the sum of a vector's
+// samples, NaN ones left out: a quantile of no requests); ok is false
+// when there is none.
+func (o *Observer) scalar(ctx context.Context, q string, t time.Time) (float64, bool, error) {
+	res, _, _, err := o.api.Query(ctx, q, t)
+	if err != nil {
+		return 0, false, err
+	}
+	switch v := res.(type) {
+	case model.Vector:
+		sum := 0.0
+		for _, s := range v {
+			if x := float64(s.Value); !math.IsNaN(x) {
+				sum += x
+			}
+		}
+		return sum, len(v) > 0, nil
+	case *model.Scalar:
+		return float64(v.Value), true, nil
+	}
+	return 0, false, fmt.Errorf("result of type %s, want a vector", res.Type())
+}
