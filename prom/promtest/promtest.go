@@ -1,0 +1,113 @@
+// Package promtest starts a real Prometheus server (the Debian package,
+// which scripts/test.sh installs) on loopback for tests, scraping given
+// targets every second.
+package promtest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Need returns the path of a Debian program a test needs. scripts/test.sh
+// installs it, so under CI its absence fails the test; elsewhere the test
+// is skipped, saying what to install.
+func Need(t testing.TB, name, pkg string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		why := fmt.Sprintf("%s not found: install the Debian package %s (scripts/test.sh does)", name, pkg)
+		if os.Getenv("CI") != "" {
+			t.Fatal(why)
+		}
+		t.Skip(why)
+	}
+	return p
+}
+
+// FreeAddr returns a 127.0.0.1 address that was free a moment ago.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// Server is a running Prometheus.
+type Server struct {
+	URL  string // http://127.0.0.1:port
+	stop func()
+}
+
+// Stop stops the server (the test's end also does).
+func (s *Server) Stop() { s.stop() }
+
+// Start starts Prometheus scraping the targets (host:port, /metrics) as
+// job "test" every second, and stops it when the test ends; on failure
+// the test's log gets Prometheus's.
+func Start(t testing.TB, targets ...string) *Server {
+	t.Helper()
+	bin := Need(t, "prometheus", "prometheus")
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "prometheus.yml")
+	cfg := fmt.Sprintf("global: {scrape_interval: 1s, evaluation_interval: 1s}\nscrape_configs:\n  - job_name: test\n    static_configs: [{targets: [%q]}]\n",
+		strings.Join(targets, `", "`))
+	if err := os.WriteFile(conf, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	web := FreeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, "--config.file="+conf, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+web, "--log.level=warn")
+	out, err := os.Create(filepath.Join(dir, "prometheus.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			_ = cmd.Wait()
+		}
+	}
+	t.Cleanup(func() {
+		stop()
+		if t.Failed() {
+			log, _ := os.ReadFile(out.Name())
+			t.Logf("prometheus log:\n%s", log)
+		}
+		out.Close()
+	})
+	return &Server{URL: "http://" + web, stop: stop}
+}
+
+// Wait polls until ready says the server has what a test needs, or fails
+// the test after timeout.
+func Wait(t testing.TB, timeout time.Duration, what string, ready func() (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, err := ready()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("prometheus: %s: never (last error %v)", what, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
