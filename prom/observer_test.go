@@ -170,4 +170,3 @@ func TestNewRefusesBadSettings(t *testing.T) {
 		}
 	}
 }
-
