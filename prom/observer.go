@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 	"text/template"
 	"time"
 
@@ -49,6 +50,12 @@ type Queries struct {
 	// seconds (histogram_quantile over the histogram's increase).
 	P50 string `json:"p50"`
 	P95 string `json:"p95"`
+	// The instances (Instances), by their pod label: readiness (1 when
+	// ready), mean cores busy over the period, MB in use. Without
+	// PodReady a snapshot has no instances.
+	PodReady     string `json:"pod_ready"`
+	PodCPUUse    string `json:"pod_cpu_use"`
+	PodMemoryUse string `json:"pod_memory_use"`
 }
 
 // The selectors of a workload's pods and containers.
@@ -75,6 +82,9 @@ func DefaultQueries() Queries {
 		Completions: `sum(increase(istio_request_duration_milliseconds_count{` + istioSel + `}[{{.Period}}]))`,
 		P50:         `histogram_quantile(0.5, sum by (le) (increase(istio_request_duration_milliseconds_bucket{` + istioSel + `}[{{.Period}}]))) / 1000`,
 		P95:         `histogram_quantile(0.95, sum by (le) (increase(istio_request_duration_milliseconds_bucket{` + istioSel + `}[{{.Period}}]))) / 1000`,
+		PodReady:     `max by (pod) (kube_pod_status_ready{` + podSel + `,condition="true"})`,
+		PodCPUUse:    `sum by (pod) (rate(container_cpu_usage_seconds_total{` + containerSel + `}[{{.Period}}]))`,
+		PodMemoryUse: `sum by (pod) (container_memory_working_set_bytes{` + containerSel + `}) / 1048576`,
 	}
 }
 
@@ -84,6 +94,7 @@ type Observer struct {
 	workloads []Workload
 	period    time.Duration
 	tmpl      [numFields]*template.Template
+	ids       map[string]int // pod name -> its instance ID, stable over periods
 }
 
 // The fields, in Queries order.
@@ -100,14 +111,17 @@ const (
 	fCompletions
 	fP50
 	fP95
+	fPodReady
+	fPodCPUUse
+	fPodMemoryUse
 	numFields
 )
 
 func (q Queries) list() [numFields]string {
-	return [numFields]string{q.Replicas, q.Ready, q.CPULimit, q.MemoryLimit, q.CPUUse, q.MemoryUse, q.Arrivals, q.Failures, q.LatencySum, q.Completions, q.P50, q.P95}
+	return [numFields]string{q.Replicas, q.Ready, q.CPULimit, q.MemoryLimit, q.CPUUse, q.MemoryUse, q.Arrivals, q.Failures, q.LatencySum, q.Completions, q.P50, q.P95, q.PodReady, q.PodCPUUse, q.PodMemoryUse}
 }
 
-var fieldNames = [numFields]string{"replicas", "ready", "cpu_limit", "memory_limit", "cpu_use", "memory_use", "arrivals", "failures", "latency_sum", "completions", "p50", "p95"}
+var fieldNames = [numFields]string{"replicas", "ready", "cpu_limit", "memory_limit", "cpu_use", "memory_use", "arrivals", "failures", "latency_sum", "completions", "p50", "p95", "pod_ready", "pod_cpu_use", "pod_memory_use"}
 
 // New returns an observer of the Prometheus server at url for the
 // workloads, over control periods of period.
@@ -119,7 +133,7 @@ func New(url string, period time.Duration, workloads []Workload, q Queries) (*Ob
 	if err != nil {
 		return nil, fmt.Errorf("prom: %w", err)
 	}
-	o := &Observer{api: promv1.NewAPI(c), workloads: workloads, period: period}
+	o := &Observer{api: promv1.NewAPI(c), workloads: workloads, period: period, ids: map[string]int{}}
 	for i, w := range workloads {
 		if w.Service == "" || w.Namespace == "" || w.Name == "" {
 			return nil, fmt.Errorf("prom: workloads[%d]: service, namespace and name are required", i)
@@ -159,12 +173,13 @@ func (o *Observer) render(w Workload, field int) (string, error) {
 // Observe fills snap with the period that ends at now. It fails, and
 // leaves snap's services unset, when Prometheus cannot answer or has no
 // replica count of a workload: a controller must not act on stale data.
+// It is not safe for concurrent use.
 func (o *Observer) Observe(ctx context.Context, now time.Time, snap *metrics.Snapshot) error {
 	services := make([]metrics.ServiceStats, 0, len(o.workloads))
 	for _, w := range o.workloads {
 		s := metrics.ServiceStats{Name: w.Service}
 		var vals [numFields]float64
-		for f := range numFields {
+		for f := range fPodReady {
 			if o.tmpl[f] == nil {
 				continue
 			}
@@ -188,6 +203,9 @@ func (o *Observer) Observe(ctx context.Context, now time.Time, snap *metrics.Sna
 		s.Failures.Rejected = int64(math.Round(vals[fFailures]))
 		s.Latency = metrics.LatencySum{Sum: vals[fLatencySum], Count: s.Completions}
 		s.P50, s.P95 = vals[fP50], vals[fP95]
+		if err := o.instances(ctx, w, now, &s); err != nil {
+			return fmt.Errorf("prom: %s: %w", w.Service, err)
+		}
 		services = append(services, s)
 	}
 	snap.At, snap.Period = time.Duration(now.UnixNano()), o.period
@@ -216,4 +234,60 @@ func (o *Observer) scalar(ctx context.Context, q string, t time.Time) (float64, 
 		return float64(v.Value), true, nil
 	}
 	return 0, false, fmt.Errorf("result of type %s, want a vector", res.Type())
+}
+
+// instances fills s.Instances from the per-pod queries, in pod name
+// order, each pod keeping its ID from one period to the next.
+func (o *Observer) instances(ctx context.Context, w Workload, now time.Time, s *metrics.ServiceStats) error {
+	if o.tmpl[fPodReady] == nil {
+		return nil
+	}
+	var by [3]map[string]float64
+	for i, f := range []int{fPodReady, fPodCPUUse, fPodMemoryUse} {
+		if o.tmpl[f] == nil {
+			continue
+		}
+		q, err := o.render(w, f)
+		if err != nil {
+			return fmt.Errorf("%s: %w", fieldNames[f], err)
+		}
+		if by[i], err = o.byPod(ctx, q, now); err != nil {
+			return fmt.Errorf("%s: %w", fieldNames[f], err)
+		}
+	}
+	pods := make([]string, 0, len(by[0]))
+	for p := range by[0] {
+		pods = append(pods, p)
+	}
+	sort.Strings(pods)
+	for _, p := range pods {
+		id, ok := o.ids[p]
+		if !ok {
+			id = len(o.ids)
+			o.ids[p] = id
+		}
+		in := metrics.InstanceStats{ID: id, Ready: by[0][p] > 0, CPUUse: by[1][p], MemoryUse: by[2][p]}
+		if s.CPULimit > 0 {
+			in.Utilisation = in.CPUUse / s.CPULimit
+		}
+		s.Instances = append(s.Instances, in)
+	}
+	return nil
+}
+
+// byPod runs q at t and returns its samples by their pod label.
+func (o *Observer) byPod(ctx context.Context, q string, t time.Time) (map[string]float64, error) {
+	res, _, _, err := o.api.Query(ctx, q, t)
+	if err != nil {
+		return nil, err
+	}
+	vec, ok := res.(model.Vector)
+	if !ok {
+		return nil, fmt.Errorf("result of type %s, want a vector by pod", res.Type())
+	}
+	out := make(map[string]float64, len(vec))
+	for _, smp := range vec {
+		out[string(smp.Metric["pod"])] = float64(smp.Value)
+	}
+	return out, nil
 }

@@ -41,6 +41,11 @@ func cluster(t *testing.T) string {
 		l["resource"] = "memory"
 		gauge("kube_pod_container_resource_limits", l, 512<<20)
 		gauge("container_memory_working_set_bytes", pod(p), 100<<20)
+		ready := 1.0
+		if p == "front-6b9f7c-zz81p" { // starting
+			ready = 0
+		}
+		gauge("kube_pod_status_ready", prometheus.Labels{"namespace": "default", "pod": p, "condition": "true"}, ready)
 	}
 	cpu := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "container_cpu_usage_seconds_total"}, []string{"namespace", "pod", "container"})
 	istio := prometheus.Labels{"reporter": "destination", "destination_workload": "front", "destination_workload_namespace": "default"}
@@ -89,8 +94,9 @@ func cluster(t *testing.T) string {
 // TestObserverReadsARealPrometheus: a real Prometheus scrapes what a
 // cluster exports of a Deployment, and the observer's default queries
 // (kube-state-metrics, cAdvisor, Istio) turn it into the service's
-// snapshot: replicas, limits and use as exported, and the period's
-// requests, failures, mean and quantiles of their response time.
+// snapshot: replicas, limits and use as exported, the period's requests,
+// failures, mean and quantiles of their response time, and each pod as an
+// instance (ready or not, its utilisation and memory) with a stable ID.
 func TestObserverReadsARealPrometheus(t *testing.T) {
 	srv := promtest.Start(t, cluster(t))
 	w := Workload{Service: "front", Namespace: "default", Name: "front", Container: "app"}
@@ -126,6 +132,20 @@ func TestObserverReadsARealPrometheus(t *testing.T) {
 	near("mean response time (s)", s.Latency.Mean(), 0.076, 0.1)
 	if !(s.P50 > 0.025 && s.P50 <= 0.05) || !(s.P95 > 0.25 && s.P95 <= 0.5) {
 		t.Errorf("p50 %g s (want in the 25-50 ms bucket), p95 %g s (want in 250-500 ms)", s.P50, s.P95)
+	}
+	// Instances, in pod name order: the starting one is not ready and
+	// busy with nothing; the others run at a quarter of their limit.
+	if len(s.Instances) != 3 {
+		t.Fatalf("instances %+v, want front's 3 pods", s.Instances)
+	}
+	for i, in := range s.Instances {
+		busy := i != 2 // front-6b9f7c-zz81p sorts last
+		if in.ID != i || in.Ready != busy || in.MemoryUse != 100 || (in.Utilisation > 0.2) != busy {
+			t.Errorf("instance %d: %+v", i, in)
+		}
+		if busy {
+			near("instance utilisation", in.Utilisation, 0.25, 0.1)
+		}
 	}
 	if !strings.Contains(o.Query(w, fCPUUse), `[5s]`) {
 		t.Errorf("cpu use query %s has no 5 s window", o.Query(w, fCPUUse))
