@@ -13,9 +13,13 @@ package kubetest
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -217,4 +221,63 @@ func (c *Cluster) InstallCRDs(t testing.TB, crds ...*apiextensionsv1.CustomResou
 	if _, err := envtest.InstallCRDs(c.Config, envtest.CRDInstallOptions{CRDs: crds}); err != nil {
 		t.Fatalf("kubetest: installing CRDs: %v", err)
 	}
+}
+
+// ServeMetrics serves, on a loopback port, what kube-state-metrics and
+// the kubelets' cAdvisor would export of the cluster's Deployments and
+// running pods at each scrape (the series prom.DefaultQueries read):
+// replicas and ready replicas, each pod's readiness and containers' CPU
+// limits, and their CPU use (cpu(pod) cores since the pod started) and
+// memory (100 MiB each). It returns the address (host:port).
+func (c *Cluster) ServeMetrics(t testing.TB, cpu func(pod *corev1.Pod) float64) string {
+	t.Helper()
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		deps, err := c.Client.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		pods, err := c.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		var b strings.Builder
+		for _, d := range deps.Items {
+			fmt.Fprintf(&b, "kube_deployment_status_replicas{namespace=%q,deployment=%q} %d\n", d.Namespace, d.Name, d.Status.Replicas)
+			fmt.Fprintf(&b, "kube_deployment_status_replicas_ready{namespace=%q,deployment=%q} %d\n", d.Namespace, d.Name, d.Status.ReadyReplicas)
+		}
+		now := time.Now()
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil || p.Status.StartTime == nil {
+				continue
+			}
+			ready := 0
+			for _, cond := range p.Status.Conditions {
+				if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
+					ready = 1
+				}
+			}
+			fmt.Fprintf(&b, "kube_pod_status_ready{namespace=%q,pod=%q,condition=\"true\"} %d\n", p.Namespace, p.Name, ready)
+			used := cpu(p) * now.Sub(p.Status.StartTime.Time).Seconds()
+			for _, ct := range p.Spec.Containers {
+				l := fmt.Sprintf("namespace=%q,pod=%q,container=%q", p.Namespace, p.Name, ct.Name)
+				fmt.Fprintf(&b, "kube_pod_container_resource_limits{%s,resource=\"cpu\"} %g\n", l, ct.Resources.Limits.Cpu().AsApproximateFloat64())
+				fmt.Fprintf(&b, "container_cpu_usage_seconds_total{%s} %g\n", l, used)
+				fmt.Fprintf(&b, "container_memory_working_set_bytes{%s} %d\n", l, 100<<20)
+			}
+		}
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = io.WriteString(w, b.String())
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return ln.Addr().String()
 }

@@ -1,0 +1,109 @@
+// Package v1alpha1 is the shoal.io/v1alpha1 API of Shoal's operator.
+//
+// +kubebuilder:object:generate=true
+// +groupName=shoal.io
+package v1alpha1
+
+// The deep copies and deploy/crds are generated from this file:
+//go:generate go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0 object crd paths=. output:crd:dir=../../../deploy/crds
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// GroupVersion is the API's group and version.
+var GroupVersion = schema.GroupVersion{Group: "shoal.io", Version: "v1alpha1"}
+
+// AddToScheme adds the API's kinds to a scheme.
+func AddToScheme(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion, &Autoscaler{}, &AutoscalerList{})
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}
+
+// Autoscaler scales one workload with a Shoal policy, read from
+// Prometheus every period.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.spec.target.name`
+// +kubebuilder:printcolumn:name="Policy",type=string,JSONPath=`.spec.policy`
+// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.status.desiredReplicas`
+// +kubebuilder:printcolumn:name="Acting",type=string,JSONPath=`.status.acting`
+type Autoscaler struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   AutoscalerSpec   `json:"spec"`
+	Status AutoscalerStatus `json:"status,omitempty"`
+}
+
+// AutoscalerSpec is what to scale and how.
+type AutoscalerSpec struct {
+	// Target is the workload, in the Autoscaler's namespace.
+	Target Target `json:"target"`
+	// Policy decides: hpa (Kubernetes' HPA semantics, Shoal's port).
+	//
+	// +kubebuilder:validation:Enum=hpa
+	// +kubebuilder:default=hpa
+	Policy string `json:"policy,omitempty"`
+	// MinReplicas and MaxReplicas bound the replicas.
+	//
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:default=1
+	MinReplicas int32 `json:"minReplicas,omitempty"`
+	// +kubebuilder:validation:Minimum=1
+	MaxReplicas int32 `json:"maxReplicas"`
+	// TargetCPUUtilization is the HPA's target, percent of the CPU limit.
+	//
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:default=80
+	TargetCPUUtilization int32 `json:"targetCPUUtilization,omitempty"`
+	// Period is the control period (and the PromQL windows').
+	//
+	// +kubebuilder:default="15s"
+	Period metav1.Duration `json:"period,omitempty"`
+	// DryRun decides and reports (status, events) without acting: a
+	// shadow of the policy beside whatever scales the workload now.
+	DryRun bool `json:"dryRun,omitempty"`
+}
+
+// Target is a workload.
+type Target struct {
+	// Kind is Deployment or StatefulSet.
+	//
+	// +kubebuilder:validation:Enum=Deployment;StatefulSet
+	// +kubebuilder:default=Deployment
+	Kind string `json:"kind,omitempty"`
+	Name string `json:"name"`
+	// Container is the serving container (default: the first).
+	Container string `json:"container,omitempty"`
+}
+
+// AutoscalerStatus is what the operator last saw and did.
+type AutoscalerStatus struct {
+	// Conditions: Ready (the loop runs), MetricsAvailable (Prometheus
+	// answered with the target's data this period).
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// ObservedGeneration is the spec generation the loop runs.
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Replicas are the target's replicas as last observed, and
+	// DesiredReplicas the policy's last decision.
+	Replicas        int32 `json:"replicas,omitempty"`
+	DesiredReplicas int32 `json:"desiredReplicas,omitempty"`
+	// Acting is policy, dry-run, or holding (no data: nothing done).
+	Acting string `json:"acting,omitempty"`
+	// LastDecision is when the policy last decided.
+	LastDecision *metav1.Time `json:"lastDecision,omitempty"`
+}
+
+// AutoscalerList is a list of Autoscalers.
+//
+// +kubebuilder:object:root=true
+type AutoscalerList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Autoscaler `json:"items"`
+}

@@ -1,0 +1,120 @@
+package operator
+
+import (
+	"context"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/shoal-project/shoal/kube/kubetest"
+	"github.com/shoal-project/shoal/operator/api/v1alpha1"
+	"github.com/shoal-project/shoal/prom/promtest"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+func deploy(t *testing.T, c *kubetest.Cluster, name string) {
+	t.Helper()
+	one := int32(1)
+	labels := map[string]string{"app": name}
+	cpu := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: appsv1.DeploymentSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "shoal/backend",
+					Resources: corev1.ResourceRequirements{Limits: cpu, Requests: cpu}}}}}}}
+	if _, err := c.Client.AppsV1().Deployments("default").Create(context.Background(), d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAutoscalerClosesTheLoop: on a real control plane with KWOK nodes,
+// a real Prometheus scrapes the cluster's metrics (each pod busy at 0.9
+// of its one core); the operator's HPA policy, targeting 50%, scales
+// front up to its maximum through the API; a dry-run Autoscaler on back
+// decides the same but leaves back alone, saying what it would do; and
+// with Prometheus gone the operator holds, MetricsAvailable false.
+func TestAutoscalerClosesTheLoop(t *testing.T) {
+	c := kubetest.Start(t, 1)
+	_, file, _, _ := runtime.Caller(0)
+	if _, err := envtest.InstallCRDs(c.Config, envtest.CRDInstallOptions{Paths: []string{filepath.Join(filepath.Dir(file), "..", "deploy", "crds")}}); err != nil {
+		t.Fatal(err)
+	}
+	deploy(t, c, "front")
+	deploy(t, c, "back")
+	srv := promtest.Start(t, c.ServeMetrics(t, func(*corev1.Pod) float64 { return 0.9 }))
+
+	scheme := k8sruntime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(c.Config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &AutoscalerReconciler{Client: mgr.GetClient(), Config: c.Config, Recorder: mgr.GetEventRecorder("shoal-operator"), Prometheus: srv.URL}
+	if err := r.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	k := mgr.GetClient()
+	for _, a := range []*v1alpha1.Autoscaler{
+		{ObjectMeta: metav1.ObjectMeta{Name: "front", Namespace: "default"},
+			Spec: v1alpha1.AutoscalerSpec{Target: v1alpha1.Target{Name: "front", Container: "app"}, MinReplicas: 1, MaxReplicas: 4,
+				TargetCPUUtilization: 50, Period: metav1.Duration{Duration: 2 * time.Second}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "back", Namespace: "default"},
+			Spec: v1alpha1.AutoscalerSpec{Target: v1alpha1.Target{Name: "back", Container: "app"}, MinReplicas: 1, MaxReplicas: 4,
+				TargetCPUUtilization: 50, Period: metav1.Duration{Duration: 2 * time.Second}, DryRun: true}},
+	} {
+		if err := k.Create(context.Background(), a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.WaitReady(t, "default", "front", 4, 2*time.Minute)
+
+	var back v1alpha1.Autoscaler
+	get := func(name string, a *v1alpha1.Autoscaler) {
+		t.Helper()
+		if err := k.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: name}, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		get("back", &back)
+		return back.Status.DesiredReplicas > 1, nil
+	})
+	if err != nil {
+		t.Fatalf("the dry-run Autoscaler never decided to scale back up: %+v", back.Status)
+	}
+	if d, _ := c.Client.AppsV1().Deployments("default").Get(context.Background(), "back", metav1.GetOptions{}); *d.Spec.Replicas != 1 || back.Status.Acting != ActingDryRun {
+		t.Errorf("dry run: back has %d replicas (want 1), acting %q", *d.Spec.Replicas, back.Status.Acting)
+	}
+
+	srv.Stop()
+	var front v1alpha1.Autoscaler
+	err = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		get("front", &front)
+		return meta.IsStatusConditionFalse(front.Status.Conditions, CondMetricsAvailable), nil
+	})
+	if err != nil || front.Status.Acting != ActingHolding {
+		t.Errorf("Prometheus stopped: conditions %+v, acting %q", front.Status.Conditions, front.Status.Acting)
+	}
+}
