@@ -8,38 +8,13 @@ import (
 
 	"github.com/shoal-project/shoal/control"
 	"github.com/shoal-project/shoal/kube/kubetest"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 )
-
-// deployment creates a Deployment of one container "app" in namespace
-// default.
-func deployment(t *testing.T, c *kubetest.Cluster, name string, replicas int32) {
-	t.Helper()
-	labels := map[string]string{"app": name}
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "shoal/backend",
-					Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("512Mi")},
-						Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("512Mi")}}}}},
-			},
-		},
-	}
-	if _, err := c.Client.AppsV1().Deployments("default").Create(context.Background(), d, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func apply(t *testing.T, a *Actuator, act control.Action) {
 	t.Helper()
@@ -59,7 +34,7 @@ func TestActuatorOnARealControlPlane(t *testing.T) {
 	c := kubetest.Start(t, 1)
 	ctx := context.Background()
 	for _, d := range []string{"front", "recs", "fn"} {
-		deployment(t, c, d, 1)
+		c.Deploy(t, "default", d, 1)
 	}
 	knativeCRD(t, c)
 	targets := []Target{

@@ -5,6 +5,8 @@
 // (shoal.io/v1alpha1) scales one workload.
 package operator
 
+//go:generate go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0 rbac:roleName=shoal-operator paths=. output:rbac:dir=../deploy/rbac
+
 import (
 	"context"
 	"fmt"
@@ -38,6 +40,19 @@ const (
 	ActingHolding = "holding"
 )
 
+// The operator's permissions, which controller-gen turns into
+// deploy/rbac/role.yaml: what it reads and changes, no more.
+//
+// +kubebuilder:rbac:groups=shoal.io,resources=autoscalers,verbs=get;list;watch
+// +kubebuilder:rbac:groups=shoal.io,resources=autoscalers/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments/scale;statefulsets/scale,verbs=get;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods/resize,verbs=patch
+// +kubebuilder:rbac:groups=serving.knative.dev,resources=services,verbs=get;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+
 // AutoscalerReconciler runs every Autoscaler's loop: each period it
 // observes the target through Prometheus, lets the policy decide, and
 // applies the decision (or, in dry-run, only reports it). When Prometheus
@@ -50,6 +65,9 @@ type AutoscalerReconciler struct {
 	Prometheus string // the Prometheus server's URL
 	// Queries are the PromQL templates (default prom.DefaultQueries).
 	Queries *prom.Queries
+	// DryRun makes every Autoscaler a dry run (the operator in shadow
+	// mode).
+	DryRun bool
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 
@@ -112,15 +130,16 @@ func (r *AutoscalerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	r.setCondition(&as, CondMetricsAvailable, true, "Observed", "Prometheus answered")
 	s := snap.Services[0]
 	as.Status.Replicas, as.Status.DesiredReplicas = int32(s.Replicas), int32(s.Replicas)
+	dry := as.Spec.DryRun || r.DryRun
 	as.Status.Acting = ActingPolicy
-	if as.Spec.DryRun {
+	if dry {
 		as.Status.Acting = ActingDryRun
 	}
 	for _, a := range l.ctl.Decide(now.Sub(l.started), &snap) {
 		if sr, ok := a.(control.SetReplicas); ok {
 			as.Status.DesiredReplicas = int32(sr.Replicas)
 		}
-		if as.Spec.DryRun {
+		if dry {
 			r.Recorder.Eventf(&as, nil, corev1.EventTypeNormal, "WouldAct", "DryRun", "would apply %+v", a)
 			continue
 		}

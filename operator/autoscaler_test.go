@@ -3,41 +3,22 @@ package operator
 import (
 	"context"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/shoal-project/shoal/kube/kubetest"
 	"github.com/shoal-project/shoal/operator/api/v1alpha1"
 	"github.com/shoal-project/shoal/prom/promtest"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
-
-func deploy(t *testing.T, c *kubetest.Cluster, name string) {
-	t.Helper()
-	one := int32(1)
-	labels := map[string]string{"app": name}
-	cpu := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
-		Spec: appsv1.DeploymentSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "shoal/backend",
-					Resources: corev1.ResourceRequirements{Limits: cpu, Requests: cpu}}}}}}}
-	if _, err := c.Client.AppsV1().Deployments("default").Create(context.Background(), d, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestAutoscalerClosesTheLoop: on a real control plane with KWOK nodes,
 // a real Prometheus scrapes the cluster's metrics (each pod busy at 0.9
@@ -47,12 +28,9 @@ func deploy(t *testing.T, c *kubetest.Cluster, name string) {
 // with Prometheus gone the operator holds, MetricsAvailable false.
 func TestAutoscalerClosesTheLoop(t *testing.T) {
 	c := kubetest.Start(t, 1)
-	_, file, _, _ := runtime.Caller(0)
-	if _, err := envtest.InstallCRDs(c.Config, envtest.CRDInstallOptions{Paths: []string{filepath.Join(filepath.Dir(file), "..", "deploy", "crds")}}); err != nil {
-		t.Fatal(err)
-	}
-	deploy(t, c, "front")
-	deploy(t, c, "back")
+	c.InstallCRDDir(t, filepath.Join("..", "deploy", "crds"))
+	c.Deploy(t, "default", "front", 1)
+	c.Deploy(t, "default", "back", 1)
 	srv := promtest.Start(t, c.ServeMetrics(t, func(*corev1.Pod) float64 { return 0.9 }))
 
 	scheme := k8sruntime.NewScheme()

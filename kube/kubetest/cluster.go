@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -40,6 +41,8 @@ type Cluster struct {
 	Config     *rest.Config
 	Kubeconfig string // a kubeconfig file of an admin user
 	Client     kubernetes.Interface
+	env        *envtest.Environment
+	dir        string
 }
 
 // Bin is the directory of the binaries.
@@ -77,7 +80,7 @@ func Start(t testing.TB, nodes int) *Cluster {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	c := &Cluster{Config: cfg, Kubeconfig: filepath.Join(dir, "kubeconfig")}
+	c := &Cluster{Config: cfg, Kubeconfig: filepath.Join(dir, "kubeconfig"), env: env, dir: dir}
 	if err := os.WriteFile(c.Kubeconfig, kc, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -280,4 +283,55 @@ func (c *Cluster) ServeMetrics(t testing.TB, cpu func(pod *corev1.Pod) float64) 
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return ln.Addr().String()
+}
+
+// User adds a user with no permissions but those bound to it later (for
+// testing a least-privilege role) and returns its kubeconfig file.
+func (c *Cluster) User(t testing.TB, name string) string {
+	t.Helper()
+	u, err := c.env.AddUser(envtest.User{Name: name}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := u.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(c.dir, name+".kubeconfig")
+	if err := os.WriteFile(path, kc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Deploy creates a Deployment of replicas pods of one container, "app",
+// limited to (and requesting) one core and 512 MiB.
+func (c *Cluster) Deploy(t testing.TB, namespace, name string, replicas int32) {
+	t.Helper()
+	labels := map[string]string{"app": name}
+	res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("512Mi")}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "shoal/backend",
+					Resources: corev1.ResourceRequirements{Limits: res, Requests: res}}}},
+			},
+		},
+	}
+	if _, err := c.Client.AppsV1().Deployments(namespace).Create(context.Background(), d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// InstallCRDDir installs the custom resource definitions in a directory
+// of YAML files and waits until they are served.
+func (c *Cluster) InstallCRDDir(t testing.TB, dir string) {
+	t.Helper()
+	if _, err := envtest.InstallCRDs(c.Config, envtest.CRDInstallOptions{Paths: []string{dir}, ErrorIfPathMissing: true}); err != nil {
+		t.Fatalf("kubetest: installing the CRDs of %s: %v", dir, err)
+	}
 }

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/shoal-project/shoal/operator"
+	"github.com/shoal-project/shoal/operator/api/v1alpha1"
+	"github.com/spf13/cobra"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+func (cl *cli) operatorCmd() *cobra.Command {
+	var (
+		kubeconfig, prometheus        string
+		metricsAddr, healthAddr       string
+		leaderElect, dryRun           bool
+		leaderNamespace, leaderLockID string
+	)
+	cmd := &cobra.Command{
+		Use:   "operator --prometheus URL",
+		Short: "Run Shoal's Kubernetes operator: Autoscalers scale workloads from Prometheus",
+		Long: `Run Shoal's Kubernetes operator (a controller-runtime manager). Every
+Autoscaler (shoal.io/v1alpha1; the CRD is deploy/crds/shoal.io_autoscalers.yaml)
+scales its target workload each period: it reads the workload from Prometheus
+(kube-state-metrics, cAdvisor and Istio series), lets its policy decide (hpa:
+Kubernetes' HPA semantics), and patches the workload's scale subresource. With
+dryRun (or --dry-run for all) it only reports what it would do, in its status
+and events. When Prometheus cannot answer it holds, with the MetricsAvailable
+condition false. The permissions it needs are deploy/rbac/role.yaml.
+
+It connects with --kubeconfig, else $KUBECONFIG, else in-cluster credentials,
+else ~/.kube/config.`,
+		Example: `  shoal operator --prometheus http://prometheus.monitoring:9090
+  shoal operator --kubeconfig ~/.kube/config --prometheus http://127.0.0.1:9090 --leader-elect=false --dry-run`,
+		Args: exactArgs(0, "no arguments"),
+	}
+	f := cmd.Flags()
+	f.StringVar(&prometheus, "prometheus", "", "the Prometheus server's `URL` (required)")
+	f.StringVar(&kubeconfig, "kubeconfig", "", "a kubeconfig `FILE`")
+	f.StringVar(&metricsAddr, "metrics-address", "127.0.0.1:8080", "where the operator's own metrics are served (0: nowhere)")
+	f.StringVar(&healthAddr, "health-address", "127.0.0.1:8081", "where /healthz and /readyz are served (0: nowhere)")
+	f.BoolVar(&leaderElect, "leader-elect", true, "elect a leader among replicas of the operator (a Lease)")
+	f.StringVar(&leaderNamespace, "leader-election-namespace", "", "the Lease's namespace (default: the operator's own, in a cluster)")
+	f.StringVar(&leaderLockID, "leader-election-id", "shoal-operator.shoal.io", "the Lease's name")
+	f.BoolVar(&dryRun, "dry-run", false, "decide and report, act on nothing (shadow mode)")
+	cmd.RunE = cl.action(func(cmd *cobra.Command, _ []string) error {
+		if prometheus == "" {
+			return usagef("--prometheus URL is required")
+		}
+		cfg, err := kubeConfig(kubeconfig)
+		if err != nil {
+			return err
+		}
+		scheme := k8sruntime.NewScheme()
+		if err := clientgoscheme.AddToScheme(scheme); err != nil {
+			return err
+		}
+		if err := v1alpha1.AddToScheme(scheme); err != nil {
+			return err
+		}
+		mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: metricsAddr},
+			HealthProbeBindAddress: healthAddr, LeaderElection: leaderElect, LeaderElectionID: leaderLockID,
+			LeaderElectionNamespace: leaderNamespace, LeaderElectionReleaseOnCancel: true})
+		if err != nil {
+			return fmt.Errorf("operator: %w", err)
+		}
+		r := &operator.AutoscalerReconciler{Client: mgr.GetClient(), Config: cfg, Recorder: mgr.GetEventRecorder("shoal-operator"),
+			Prometheus: prometheus, DryRun: dryRun}
+		if err := r.SetupWithManager(mgr); err != nil {
+			return err
+		}
+		if healthAddr != "0" {
+			if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+				return err
+			}
+			if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(cl.stderr, "shoal operator: watching Autoscalers at %s, Prometheus %s (dry run: %v)\n", cfg.Host, prometheus, dryRun)
+		return mgr.Start(cmd.Context())
+	})
+	return cmd
+}
+
+// kubeConfig is the file's configuration, else $KUBECONFIG's, else the
+// in-cluster one, else ~/.kube/config's.
+func kubeConfig(path string) (*rest.Config, error) {
+	if path == "" {
+		path = os.Getenv("KUBECONFIG")
+	}
+	if path != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", path)
+		if err != nil {
+			return nil, fmt.Errorf("kubeconfig %s: %w", path, err)
+		}
+		return cfg, nil
+	}
+	if cfg, err := rest.InClusterConfig(); err == nil {
+		return cfg, nil
+	}
+	home, _ := os.UserHomeDir()
+	cfg, err := clientcmd.BuildConfigFromFlags("", home+"/.kube/config")
+	if err != nil {
+		return nil, fmt.Errorf("no cluster: no --kubeconfig, $KUBECONFIG, in-cluster credentials or ~/.kube/config (%w)", err)
+	}
+	return cfg, nil
+}
