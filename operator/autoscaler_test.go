@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
 )
 
 // TestAutoscalerClosesTheLoop: on a real control plane with KWOK nodes,
@@ -94,5 +96,21 @@ func TestAutoscalerClosesTheLoop(t *testing.T) {
 	})
 	if err != nil || front.Status.Acting != ActingHolding {
 		t.Errorf("Prometheus stopped: conditions %+v, acting %q", front.Status.Conditions, front.Status.Acting)
+	}
+}
+
+// TestExampleAutoscalerDecodes keeps deploy/examples/autoscaler.yaml true
+// to the API: it decodes strictly into an Autoscaler.
+func TestExampleAutoscalerDecodes(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "deploy", "examples", "autoscaler.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a v1alpha1.Autoscaler
+	if err := yaml.UnmarshalStrict(raw, &a); err != nil {
+		t.Fatal(err)
+	}
+	if a.Spec.Target.Name != "frontend" || a.Spec.MaxReplicas != 10 || a.Spec.Period.Duration != 15*time.Second || !a.Spec.DryRun {
+		t.Errorf("example decodes as %+v", a.Spec)
 	}
 }
