@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 )
 
 // Condition types and the values of Status.Acting.
@@ -90,7 +91,11 @@ func (r *AutoscalerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.Now = time.Now
 	}
 	r.loops = map[types.NamespacedName]*loop{}
-	return ctrl.NewControllerManagedBy(mgr).For(&v1alpha1.Autoscaler{}).Named("autoscaler").Complete(r)
+	// One controller per manager; a process may run successive managers
+	// (an operator restarted in process, as the tests do).
+	skip := true
+	return ctrl.NewControllerManagedBy(mgr).For(&v1alpha1.Autoscaler{}).Named("autoscaler").
+		WithOptions(controller.Options{SkipNameValidation: &skip}).Complete(r)
 }
 
 // Reconcile runs one period of an Autoscaler's loop and asks to be run

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
@@ -23,7 +26,8 @@ import (
 // TestOperatorWithItsOwnRole: 'shoal operator', run as a user holding
 // only deploy/rbac/role.yaml's permissions and electing a leader, scales
 // a Deployment by an Autoscaler from a real Prometheus on a real control
-// plane, and stops cleanly when its context ends.
+// plane; stopped part way, it stops cleanly, and a new one takes the
+// lease and converges to the same end.
 func TestOperatorWithItsOwnRole(t *testing.T) {
 	c := kubetest.Start(t, 1)
 	c.InstallCRDDir(t, filepath.Join(repoRoot, "deploy", "crds"))
@@ -50,14 +54,6 @@ func TestOperatorWithItsOwnRole(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	rctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(rctx, []string{"operator", "--kubeconfig", kubeconfig, "--prometheus", srv.URL, "--leader-election-namespace", "default",
-			"--metrics-address", "0", "--health-address", "0"}, io.Discard, io.Discard)
-	}()
-
 	scheme := k8sruntime.NewScheme()
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
@@ -67,19 +63,79 @@ func TestOperatorWithItsOwnRole(t *testing.T) {
 		t.Fatal(err)
 	}
 	as := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: "front", Namespace: "default"},
-		Spec: v1alpha1.AutoscalerSpec{Target: v1alpha1.Target{Name: "front", Container: "app"}, MinReplicas: 1, MaxReplicas: 3,
+		Spec: v1alpha1.AutoscalerSpec{Target: v1alpha1.Target{Name: "front", Container: "app"}, MinReplicas: 1, MaxReplicas: 4,
 			TargetCPUUtilization: 50, Period: metav1.Duration{Duration: 2 * time.Second}}}
 	if err := k.Create(ctx, as); err != nil {
 		t.Fatal(err)
 	}
-	c.WaitReady(t, "default", "front", 3, 2*time.Minute)
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("operator stopped with %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Error("operator did not stop 30 s after its context ended")
+	// Stopped part way, a second operator (the lease released) takes over
+	// and, level-based, drives front to the same end.
+	stop := startOperator(t, kubeconfig, srv.URL)
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		d, err := c.Client.AppsV1().Deployments("default").Get(ctx, "front", metav1.GetOptions{})
+		return err == nil && *d.Spec.Replicas >= 2, nil
+	})
+	if err != nil {
+		t.Fatalf("the first operator never scaled front: %v", err)
 	}
+	stop()
+	stop = startOperator(t, kubeconfig, srv.URL)
+	c.WaitReady(t, "default", "front", 4, 2*time.Minute)
+	stop()
+}
+
+// startOperator runs 'shoal operator' until the returned function stops
+// it, which fails the test unless it stops cleanly within 30 s.
+func startOperator(t *testing.T, kubeconfig, prometheus string) func() {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	log := &syncBuffer{}
+	go func() {
+		done <- run(ctx, []string{"operator", "--kubeconfig", kubeconfig, "--prometheus", prometheus, "--leader-election-namespace", "default",
+			"--metrics-address", "0", "--health-address", "0"}, io.Discard, log)
+	}()
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			cancel()
+			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("operator stopped with %v", err)
+			}
+		}
+		if t.Failed() {
+			t.Logf("operator's log:\n%s", log.String())
+		}
+	})
+	return func() {
+		t.Helper()
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("operator stopped with %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("operator did not stop 30 s after its context ended")
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
