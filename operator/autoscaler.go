@@ -27,8 +27,10 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 )
 
 // Condition types and the values of Status.Acting.
@@ -92,10 +94,14 @@ func (r *AutoscalerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	r.loops = map[types.NamespacedName]*loop{}
 	// One controller per manager; a process may run successive managers
-	// (an operator restarted in process, as the tests do).
+	// (an operator restarted in process, as the tests do). A reconcile
+	// mostly waits on Prometheus and the API server, so several run at
+	// once (each Autoscaler's own are never concurrent).
 	skip := true
-	return ctrl.NewControllerManagedBy(mgr).For(&v1alpha1.Autoscaler{}).Named("autoscaler").
-		WithOptions(controller.Options{SkipNameValidation: &skip}).Complete(r)
+	// Only spec changes start a reconcile: the loop's own status updates
+	// must not, or every Autoscaler would run twice a period.
+	return ctrl.NewControllerManagedBy(mgr).For(&v1alpha1.Autoscaler{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).Named("autoscaler").
+		WithOptions(controller.Options{SkipNameValidation: &skip, MaxConcurrentReconciles: 8}).Complete(r)
 }
 
 // Reconcile runs one period of an Autoscaler's loop and asks to be run

@@ -22,6 +22,8 @@ func (cl *cli) operatorCmd() *cobra.Command {
 		metricsAddr, healthAddr       string
 		leaderElect, dryRun           bool
 		leaderNamespace, leaderLockID string
+		qps                           float32
+		burst                         int
 	)
 	cmd := &cobra.Command{
 		Use:   "operator --prometheus URL",
@@ -50,14 +52,20 @@ else ~/.kube/config.`,
 	f.StringVar(&leaderNamespace, "leader-election-namespace", "", "the Lease's namespace (default: the operator's own, in a cluster)")
 	f.StringVar(&leaderLockID, "leader-election-id", "shoal-operator.shoal.io", "the Lease's name")
 	f.BoolVar(&dryRun, "dry-run", false, "decide and report, act on nothing (shadow mode)")
+	f.Float32Var(&qps, "kube-qps", 50, "requests per second to the API server (client-go's default, 5, holds 100 Autoscalers back)")
+	f.IntVar(&burst, "kube-burst", 100, "burst of requests to the API server")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, _ []string) error {
 		if prometheus == "" {
 			return usagef("--prometheus URL is required")
+		}
+		if qps <= 0 || burst <= 0 {
+			return usagef("--kube-qps and --kube-burst must be positive, got %g and %d", qps, burst)
 		}
 		cfg, err := kubeConfig(kubeconfig)
 		if err != nil {
 			return err
 		}
+		cfg.QPS, cfg.Burst = qps, burst
 		scheme := k8sruntime.NewScheme()
 		if err := clientgoscheme.AddToScheme(scheme); err != nil {
 			return err

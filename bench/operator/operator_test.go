@@ -1,0 +1,183 @@
+// Package operator measures 'shoal operator' managing 100 Deployments on a
+// real control plane (kubetest: etcd, kube-apiserver, controller manager,
+// scheduler, KWOK nodes) with a real Prometheus: the operator's CPU and
+// memory, read from /proc, and its reconcile latency (controller-runtime's
+// controller_runtime_reconcile_time_seconds: the PromQL queries, the
+// policy's decision and the API patch), read from its own /metrics.
+//
+//	go test ./bench/operator -run '^$' -bench . -benchtime 1x
+package operator
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-project/shoal/kube/kubetest"
+	"github.com/shoal-project/shoal/operator/api/v1alpha1"
+	"github.com/shoal-project/shoal/prom/promtest"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+const (
+	workloads = 100
+	settle    = 150 * time.Second // to let every Autoscaler scale up
+	window    = 60 * time.Second  // the steady state measured
+)
+
+func BenchmarkOperator100(b *testing.B) {
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	c := kubetest.Start(b, 3)
+	c.InstallCRDDir(b, filepath.Join(root, "deploy", "crds"))
+	srv := promtest.Start(b, c.ServeMetrics(b, func(*corev1.Pod) float64 { return 0.9 }))
+
+	bin := filepath.Join(b.TempDir(), "shoal")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/shoal")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	scheme := k8sruntime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		b.Fatal(err)
+	}
+	k, err := client.New(c.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range workloads {
+		name := fmt.Sprintf("svc-%03d", i)
+		c.Deploy(b, "default", name, 1)
+		as := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+			Spec: v1alpha1.AutoscalerSpec{Target: v1alpha1.Target{Name: name, Container: "app"}, MinReplicas: 1, MaxReplicas: 3,
+				TargetCPUUtilization: 50, Period: metav1.Duration{Duration: 15 * time.Second}}}
+		if err := k.Create(context.Background(), as); err != nil {
+			b.Fatal(err)
+		}
+	}
+	metrics := promtest.FreeAddr(b)
+	op := exec.Command(bin, "operator", "--kubeconfig", c.Kubeconfig, "--prometheus", srv.URL, "--leader-elect=false",
+		"--metrics-address", metrics, "--health-address", "0")
+	logf, err := os.Create(filepath.Join(b.TempDir(), "operator.log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	op.Stdout, op.Stderr = logf, logf
+	b.Cleanup(func() {
+		if raw, _ := os.ReadFile(logf.Name()); len(raw) > 0 {
+			b.Logf("operator log (end): %s", raw[max(0, len(raw)-3000):])
+		}
+	})
+	if err := op.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = op.Process.Kill(); _ = op.Wait() })
+
+	b.ResetTimer()
+	scaled := 0
+	_ = wait.PollUntilContextTimeout(context.Background(), time.Second, settle, true, func(ctx context.Context) (bool, error) {
+		ds, err := c.Client.AppsV1().Deployments("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		scaled = 0
+		for _, d := range ds.Items {
+			if *d.Spec.Replicas == 3 {
+				scaled++
+			}
+		}
+		return scaled == workloads, nil
+	})
+	hist := map[int32]int{}
+	if ds, err := c.Client.AppsV1().Deployments("default").List(context.Background(), metav1.ListOptions{}); err == nil {
+		for _, d := range ds.Items {
+			hist[*d.Spec.Replicas]++
+		}
+	}
+	var one v1alpha1.Autoscaler
+	if err := k.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "svc-000"}, &one); err == nil {
+		b.Logf("replicas after %v: %v; svc-000's status: %+v", settle, hist, one.Status)
+	}
+	cpu0, at0 := cpuSeconds(b, op.Process.Pid), time.Now()
+	n0, s0 := reconciles(b, metrics)
+	time.Sleep(window)
+	cpu1, at1 := cpuSeconds(b, op.Process.Pid), time.Now()
+	n1, s1 := reconciles(b, metrics)
+	b.StopTimer()
+
+	cores := (cpu1 - cpu0) / at1.Sub(at0).Seconds()
+	rss, hwm := memKB(b, op.Process.Pid, "VmRSS:"), memKB(b, op.Process.Pid, "VmHWM:")
+	mean := (s1 - s0) / (n1 - n0)
+	b.ReportMetric(cores, "cores")
+	b.ReportMetric(rss/1024, "rss-MB")
+	b.ReportMetric(1000*mean, "reconcile-ms")
+	b.Logf("%d Autoscalers (%d scaled to 3 within %v); over %v: %.4f cores, RSS %.1f MB (peak %.1f MB), %.0f reconciles of mean %.1f ms",
+		workloads, scaled, settle, window, cores, rss/1024, hwm/1024, n1-n0, 1000*mean)
+}
+
+// cpuSeconds is a process's user and system CPU time (/proc/PID/stat).
+func cpuSeconds(b *testing.B, pid int) float64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return (utime + stime) / 100 // USER_HZ is 100 on Linux
+}
+
+// memKB reads a field of /proc/PID/status, in kB.
+func memKB(b *testing.B, pid int, field string) float64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(line, field) {
+			v, _ := strconv.ParseFloat(strings.Fields(line)[1], 64)
+			return v
+		}
+	}
+	b.Fatalf("no %s in /proc/%d/status", field, pid)
+	return 0
+}
+
+// reconciles reads the Autoscaler controller's reconcile count and total
+// seconds from the operator's /metrics.
+func reconciles(b *testing.B, addr string) (count, sum float64) {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(raw), "\n") {
+		for _, m := range []struct {
+			prefix string
+			dst    *float64
+		}{{`controller_runtime_reconcile_time_seconds_count{controller="autoscaler"}`, &count}, {`controller_runtime_reconcile_time_seconds_sum{controller="autoscaler"}`, &sum}} {
+			if strings.HasPrefix(line, m.prefix) {
+				*m.dst, _ = strconv.ParseFloat(strings.TrimSpace(strings.TrimPrefix(line, m.prefix)), 64)
+			}
+		}
+	}
+	if count == 0 {
+		b.Fatalf("no reconciles of the autoscaler controller in the operator's metrics")
+	}
+	return count, sum
+}
