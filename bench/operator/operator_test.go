@@ -23,7 +23,9 @@ import (
 	"time"
 
 	"github.com/shoal-project/shoal/kube/kubetest"
+	"github.com/shoal-project/shoal/metrics"
 	"github.com/shoal-project/shoal/operator/api/v1alpha1"
+	"github.com/shoal-project/shoal/prom"
 	"github.com/shoal-project/shoal/prom/promtest"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,16 +34,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
+var workloads = 100
+
 const (
-	workloads = 100
-	settle    = 150 * time.Second // to let every Autoscaler scale up
-	window    = 60 * time.Second  // the steady state measured
+	settle = 90 * time.Second // to let every Autoscaler scale up
+	window = 60 * time.Second // the steady state measured
 )
 
 func BenchmarkOperator100(b *testing.B) {
+	if n, err := strconv.Atoi(os.Getenv("SHOAL_BENCH_WORKLOADS")); err == nil && n > 0 {
+		workloads = n
+	}
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
-	c := kubetest.Start(b, 3)
+	c := kubetest.Start(b, 10) // 320 cores: room for 300 pods of one core
 	c.InstallCRDDir(b, filepath.Join(root, "deploy", "crds"))
 	srv := promtest.Start(b, c.ServeMetrics(b, func(*corev1.Pod) float64 { return 0.9 }))
 
@@ -69,9 +75,9 @@ func BenchmarkOperator100(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	metrics := promtest.FreeAddr(b)
+	metricsAddr := promtest.FreeAddr(b)
 	op := exec.Command(bin, "operator", "--kubeconfig", c.Kubeconfig, "--prometheus", srv.URL, "--leader-elect=false",
-		"--metrics-address", metrics, "--health-address", "0")
+		"--metrics-address", metricsAddr, "--health-address", "0")
 	logf, err := os.Create(filepath.Join(b.TempDir(), "operator.log"))
 	if err != nil {
 		b.Fatal(err)
@@ -108,15 +114,20 @@ func BenchmarkOperator100(b *testing.B) {
 			hist[*d.Spec.Replicas]++
 		}
 	}
+	if o, err := prom.New(srv.URL, 15*time.Second, []prom.Workload{{Service: "svc-000", Namespace: "default", Name: "svc-000", Container: "app"}}, prom.DefaultQueries()); err == nil {
+		var snap metrics.Snapshot
+		err := o.Observe(context.Background(), time.Now(), &snap)
+		b.Logf("svc-000 in Prometheus: %v %+v", err, snap.Services)
+	}
 	var one v1alpha1.Autoscaler
 	if err := k.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "svc-000"}, &one); err == nil {
 		b.Logf("replicas after %v: %v; svc-000's status: %+v", settle, hist, one.Status)
 	}
 	cpu0, at0 := cpuSeconds(b, op.Process.Pid), time.Now()
-	n0, s0 := reconciles(b, metrics)
+	n0, s0 := reconciles(b, metricsAddr)
 	time.Sleep(window)
 	cpu1, at1 := cpuSeconds(b, op.Process.Pid), time.Now()
-	n1, s1 := reconciles(b, metrics)
+	n1, s1 := reconciles(b, metricsAddr)
 	b.StopTimer()
 
 	cores := (cpu1 - cpu0) / at1.Sub(at0).Seconds()
