@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shoal-project/shoal/prom/promtest"
 )
 
 var built struct {
@@ -60,16 +61,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // TestProxySignals runs 'shoal proxy' as a child process: SIGHUP reloads
 // the file (a backend added is used, a broken file is refused and the old
 // configuration stays), SIGTERM drains the requests in flight and exits 0.
@@ -92,7 +83,7 @@ func TestProxySignals(t *testing.T) {
 		defer srv.Close()
 		backends = append(backends, srv.URL)
 	}
-	listen, admin := freePort(t), freePort(t)
+	listen, admin := promtest.FreeAddr(t), promtest.FreeAddr(t)
 	conf := filepath.Join(t.TempDir(), "proxy.yaml")
 	write := func(text string) {
 		if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
