@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -125,7 +126,7 @@ func (r *AutoscalerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if err != nil {
 		r.Recorder.Eventf(&as, nil, corev1.EventTypeWarning, "InvalidSpec", "Configure", "%v", err)
 		r.setCondition(&as, CondReady, false, "InvalidSpec", err.Error())
-		return ctrl.Result{}, r.Client.Status().Update(ctx, &as)
+		return ctrl.Result{}, r.writeStatus(ctx, &as)
 	}
 	r.setCondition(&as, CondReady, true, "Running", fmt.Sprintf("%s policy every %v", policyOf(&as), period))
 	as.Status.ObservedGeneration = as.Generation
@@ -136,7 +137,7 @@ func (r *AutoscalerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		as.Status.Acting = ActingHolding
 		r.setCondition(&as, CondMetricsAvailable, false, "PrometheusError", err.Error())
 		r.Recorder.Eventf(&as, nil, corev1.EventTypeWarning, "MetricsUnavailable", "Observe", "holding, no action: %v", err)
-		return ctrl.Result{RequeueAfter: period}, r.Client.Status().Update(ctx, &as)
+		return ctrl.Result{RequeueAfter: period}, r.writeStatus(ctx, &as)
 	}
 	r.setCondition(&as, CondMetricsAvailable, true, "Observed", "Prometheus answered")
 	s := snap.Services[0]
@@ -162,7 +163,24 @@ func (r *AutoscalerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 	t := metav1.NewTime(now)
 	as.Status.LastDecision = &t
-	return ctrl.Result{RequeueAfter: period}, r.Client.Status().Update(ctx, &as)
+	return ctrl.Result{RequeueAfter: period}, r.writeStatus(ctx, &as)
+}
+
+// writeStatus writes as's status onto the latest version of the object,
+// again on a conflict (another client changed it since it was read):
+// the status is the loop's own, so the latest object takes it whole.
+func (r *AutoscalerReconciler) writeStatus(ctx context.Context, as *v1alpha1.Autoscaler) error {
+	status := as.Status
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		err := r.Client.Status().Update(ctx, as)
+		if apierrors.IsConflict(err) {
+			if gerr := r.Client.Get(ctx, client.ObjectKeyFromObject(as), as); gerr != nil {
+				return gerr
+			}
+			as.Status = status
+		}
+		return err
+	})
 }
 
 func policyOf(as *v1alpha1.Autoscaler) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -26,8 +27,10 @@ import (
 // a real Prometheus scrapes the cluster's metrics (each pod busy at 0.9
 // of its one core); the operator's HPA policy, targeting 50%, scales
 // front up to its maximum through the API; a dry-run Autoscaler on back
-// decides the same but leaves back alone, saying what it would do; and
-// with Prometheus gone the operator holds, MetricsAvailable false.
+// decides the same but leaves back alone, saying what it would do; while
+// another client keeps changing front's Autoscaler, the conflicting
+// status writes are retried and none is lost; and with Prometheus gone
+// the operator holds, MetricsAvailable false.
 func TestAutoscalerClosesTheLoop(t *testing.T) {
 	c := kubetest.Start(t, 1)
 	c.InstallCRDDir(t, filepath.Join("..", "deploy", "crds"))
@@ -68,7 +71,38 @@ func TestAutoscalerClosesTheLoop(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Meanwhile another client keeps changing front's Autoscaler (its
+	// labels): the operator's status writes conflict, are retried with
+	// backoff, and none is lost.
+	churn, stopChurn := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(churn)
+		for i := 0; ; i++ {
+			select {
+			case <-stopChurn:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			var a v1alpha1.Autoscaler
+			if k.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "front"}, &a) == nil {
+				a.Labels = map[string]string{"churn": strconv.Itoa(i)}
+				_ = k.Update(context.Background(), &a)
+			}
+		}
+	}()
 	c.WaitReady(t, "default", "front", 4, 2*time.Minute)
+	close(stopChurn)
+	<-churn
+	var front v1alpha1.Autoscaler
+	err = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := k.Get(ctx, types.NamespacedName{Namespace: "default", Name: "front"}, &front); err != nil {
+			return false, nil
+		}
+		return front.Status.Replicas == 4 && front.Status.LastDecision != nil, nil
+	})
+	if err != nil {
+		t.Errorf("front's status after the churn: %+v", front.Status)
+	}
 
 	var back v1alpha1.Autoscaler
 	get := func(name string, a *v1alpha1.Autoscaler) {
@@ -89,7 +123,6 @@ func TestAutoscalerClosesTheLoop(t *testing.T) {
 	}
 
 	srv.Stop()
-	var front v1alpha1.Autoscaler
 	err = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		get("front", &front)
 		return meta.IsStatusConditionFalse(front.Status.Conditions, CondMetricsAvailable), nil
