@@ -235,7 +235,6 @@ func (s EdgeStudy) GeneralisationStudy(ctx context.Context, gen Generalisation, 
 		later  float64
 	}
 	runs := map[key][]edgeenv.Evaluation{}
-	random := map[float64][]edgeenv.Evaluation{}
 	for i := range s.Seeds {
 		seed := s.Logging.Seed + uint64(i)
 		stage := func(k int, what string) {
@@ -279,9 +278,6 @@ func (s EdgeStudy) GeneralisationStudy(ctx context.Context, gen Generalisation, 
 					return nil, err
 				}
 				runs[key{name, later}] = append(runs[key{name, later}], e)
-				if name == "random" {
-					random[later] = append(random[later], e)
-				}
 			}
 		}
 	}
@@ -303,7 +299,7 @@ func (s EdgeStudy) GeneralisationStudy(ctx context.Context, gen Generalisation, 
 			es := runs[key{name, later}]
 			gain := make([]float64, len(es))
 			for i, e := range es {
-				r := random[later][i].All.OnTimeOffloaded()
+				r := runs[key{"random", later}][i].All.OnTimeOffloaded()
 				gain[i] = (e.All.OnTimeOffloaded() - r) / r
 			}
 			row := GeneralisationRow{Policy: name, Later: later,
@@ -361,17 +357,5 @@ func (s EdgeStudy) evaluate(cfg edge.Config, name string, p edge.Policy, gen Gen
 	if name == "greedy" || name == "threshold" {
 		h = edge.Heuristic(name)
 	}
-	e := edgeenv.Evaluation{Policy: name}
-	for k, hour := range gen.Hours {
-		start := time.Duration((day*24 + hour) * float64(time.Hour))
-		w, err := edgeenv.Evaluate(name, cfg, p, h, start, gen.Window, 1000*seed+uint64(k))
-		if err != nil {
-			return e, err
-		}
-		for g := range edge.Scenes {
-			e.Scenes[g].Add(w.Scenes[g])
-		}
-		e.All.Add(w.All)
-	}
-	return e, nil
+	return edgeenv.EvaluateWindows(name, cfg, p, h, day, gen.Hours, gen.Window, 1000*seed)
 }

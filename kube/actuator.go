@@ -81,20 +81,19 @@ const (
 	Rolling ResizeMode = "rolling"  // the template: the pods roll
 )
 
-// Actuator applies actions to a cluster. It is safe for concurrent use.
-type Actuator struct {
+// Client is a connection to a cluster: its clients, and how pods resize
+// there. Actuators share it (and its rate limit). It is safe for
+// concurrent use.
+type Client struct {
 	client  kubernetes.Interface
 	dynamic dynamic.Interface
-	targets map[string]Target
 	mode    ResizeMode
-	// Timeout bounds each API call (default 10 s).
-	Timeout time.Duration
 }
 
-// New connects to the cluster of cfg and checks the targets. With resize
-// "" it learns by discovery whether pods resize in place; Rolling forces
-// template patches (for example where in-place resizes are not wanted).
-func New(cfg *rest.Config, targets []Target, resize ResizeMode) (*Actuator, error) {
+// Connect connects to the cluster of cfg. With resize "" it learns by
+// discovery whether pods resize in place; Rolling forces template patches
+// (for example where in-place resizes are not wanted).
+func Connect(cfg *rest.Config, resize ResizeMode) (*Client, error) {
 	if resize != "" && resize != InPlace && resize != Rolling {
 		return nil, fmt.Errorf("kube: resize %q, want in-place, rolling or empty (discover)", resize)
 	}
@@ -106,7 +105,45 @@ func New(cfg *rest.Config, targets []Target, resize ResizeMode) (*Actuator, erro
 	if err != nil {
 		return nil, err
 	}
-	a := &Actuator{client: cs, dynamic: dyn, targets: map[string]Target{}, mode: Rolling, Timeout: 10 * time.Second}
+	res, err := cs.Discovery().ServerResourcesForGroupVersion("v1")
+	if err != nil {
+		return nil, fmt.Errorf("kube: discovery: %w", err)
+	}
+	inPlace := false
+	for _, r := range res.APIResources {
+		inPlace = inPlace || r.Name == "pods/resize"
+	}
+	c := &Client{client: cs, dynamic: dyn, mode: Rolling}
+	switch {
+	case resize == InPlace && !inPlace:
+		return nil, errors.New("kube: resize in-place: the cluster has no pods/resize subresource (Kubernetes 1.33+)")
+	case resize == "" && inPlace, resize == InPlace:
+		c.mode = InPlace
+	}
+	return c, nil
+}
+
+// Actuator applies actions to a cluster. It is safe for concurrent use.
+type Actuator struct {
+	*Client
+	targets map[string]Target
+	// Timeout bounds each API call (default 10 s).
+	Timeout time.Duration
+}
+
+// New connects to the cluster of cfg (as Connect) and returns an actuator
+// of the targets.
+func New(cfg *rest.Config, targets []Target, resize ResizeMode) (*Actuator, error) {
+	c, err := Connect(cfg, resize)
+	if err != nil {
+		return nil, err
+	}
+	return c.Actuator(targets)
+}
+
+// Actuator checks the targets and returns their actuator on c.
+func (c *Client) Actuator(targets []Target) (*Actuator, error) {
+	a := &Actuator{Client: c, targets: map[string]Target{}, Timeout: 10 * time.Second}
 	for i, t := range targets {
 		if t.Kind == "" {
 			t.Kind = Deployment
@@ -126,25 +163,11 @@ func New(cfg *rest.Config, targets []Target, resize ResizeMode) (*Actuator, erro
 		}
 		a.targets[t.Service] = t
 	}
-	res, err := cs.Discovery().ServerResourcesForGroupVersion("v1")
-	if err != nil {
-		return nil, fmt.Errorf("kube: discovery: %w", err)
-	}
-	inPlace := false
-	for _, r := range res.APIResources {
-		inPlace = inPlace || r.Name == "pods/resize"
-	}
-	switch {
-	case resize == InPlace && !inPlace:
-		return nil, errors.New("kube: resize in-place: the cluster has no pods/resize subresource (Kubernetes 1.33+)")
-	case resize == "" && inPlace, resize == InPlace:
-		a.mode = InPlace
-	}
 	return a, nil
 }
 
 // Mode is how SetResources reaches running pods on this cluster.
-func (a *Actuator) Mode() ResizeMode { return a.mode }
+func (c *Client) Mode() ResizeMode { return c.mode }
 
 // Apply implements control.Actuator.
 func (a *Actuator) Apply(_ time.Duration, act control.Action) error {
@@ -218,23 +241,39 @@ func wrap(t Target, what string, err error) error {
 	return fmt.Errorf("kube: %s (%s %s/%s): %s: %w", t.Service, t.Kind, t.Namespace, t.Name, what, err)
 }
 
-// podSpec reads the workload's pod template and selector.
-func (a *Actuator) podSpec(ctx context.Context, t Target) (*corev1.PodTemplateSpec, *metav1.LabelSelector, error) {
+// workload is what Shoal reads of a Deployment or a StatefulSet.
+type workload struct {
+	meta     *metav1.ObjectMeta
+	replicas int32 // spec.replicas (1 when unset, as the API defaults it)
+	template *corev1.PodTemplateSpec
+	selector *metav1.LabelSelector
+}
+
+// get reads the target's workload.
+func (a *Actuator) get(ctx context.Context, t Target) (workload, error) {
+	var w workload
+	var r *int32
 	switch t.Kind {
 	case Deployment:
 		d, err := a.client.AppsV1().Deployments(t.Namespace).Get(ctx, t.Name, metav1.GetOptions{})
 		if err != nil {
-			return nil, nil, err
+			return w, err
 		}
-		return &d.Spec.Template, d.Spec.Selector, nil
+		w, r = workload{meta: &d.ObjectMeta, template: &d.Spec.Template, selector: d.Spec.Selector}, d.Spec.Replicas
 	case StatefulSet:
 		s, err := a.client.AppsV1().StatefulSets(t.Namespace).Get(ctx, t.Name, metav1.GetOptions{})
 		if err != nil {
-			return nil, nil, err
+			return w, err
 		}
-		return &s.Spec.Template, s.Spec.Selector, nil
+		w, r = workload{meta: &s.ObjectMeta, template: &s.Spec.Template, selector: s.Spec.Selector}, s.Spec.Replicas
+	default:
+		return w, fmt.Errorf("%s workloads have no pod template Shoal patches", t.Kind)
 	}
-	return nil, nil, fmt.Errorf("%s workloads have no pod template Shoal patches", t.Kind)
+	w.replicas = 1
+	if r != nil {
+		w.replicas = *r
+	}
+	return w, nil
 }
 
 // container is the index of the target's container in spec.
@@ -274,21 +313,21 @@ func (a *Actuator) resources(ctx context.Context, t Target, cpu, memMB float64) 
 	if cpu < 0 || memMB < 0 || (cpu == 0 && memMB == 0) {
 		return fmt.Errorf("kube: %s: resources cpu %g, memory %g MB: want one positive, none negative", t.Service, cpu, memMB)
 	}
-	tmpl, sel, err := a.podSpec(ctx, t)
+	w, err := a.get(ctx, t)
 	if err != nil {
 		return wrap(t, "resources", err)
 	}
-	i, err := container(t, &tmpl.Spec)
+	i, err := container(t, &w.template.Spec)
 	if err != nil {
 		return wrap(t, "resources", err)
 	}
-	name := tmpl.Spec.Containers[i].Name
+	name := w.template.Spec.Containers[i].Name
 	pod := resourcesPatch(name, cpu, memMB)
 	if a.mode == Rolling {
 		tpl := fmt.Appendf(nil, `{"spec":{"template":%s}}`, pod)
 		return wrap(t, "resources", a.patchWorkload(ctx, t, types.StrategicMergePatchType, tpl))
 	}
-	s, err := metav1.LabelSelectorAsSelector(sel)
+	s, err := metav1.LabelSelectorAsSelector(w.selector)
 	if err != nil {
 		return wrap(t, "resources", err)
 	}
@@ -332,15 +371,15 @@ func (a *Actuator) concurrency(ctx context.Context, t Target, limit int) error {
 		_, err := a.dynamic.Resource(knativeServices).Namespace(t.Namespace).Patch(ctx, t.Name, types.MergePatchType, patch, metav1.PatchOptions{})
 		return wrap(t, "concurrency", err)
 	case OpenFaaS: // the of-watchdog's max_inflight, 0 = unlimited
-		tmpl, _, err := a.podSpec(ctx, t)
+		w, err := a.get(ctx, t)
 		if err != nil {
 			return wrap(t, "concurrency", err)
 		}
-		i, err := container(t, &tmpl.Spec)
+		i, err := container(t, &w.template.Spec)
 		if err != nil {
 			return wrap(t, "concurrency", err)
 		}
-		c := map[string]any{"name": tmpl.Spec.Containers[i].Name, "env": []corev1.EnvVar{{Name: "max_inflight", Value: strconv.Itoa(limit)}}}
+		c := map[string]any{"name": w.template.Spec.Containers[i].Name, "env": []corev1.EnvVar{{Name: "max_inflight", Value: strconv.Itoa(limit)}}}
 		patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{c}}}}})
 		return wrap(t, "concurrency", a.patchWorkload(ctx, t, types.StrategicMergePatchType, patch))
 	}
@@ -354,10 +393,11 @@ func (a *Actuator) brownout(ctx context.Context, t Target, on bool) error {
 		return fmt.Errorf("kube: %s: Knative services are browned out by their routes, not here", t.Service)
 	}
 	return wrap(t, "brownout", retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		meta, replicas, err := a.replicas(ctx, t)
+		w, err := a.get(ctx, t)
 		if err != nil {
 			return err
 		}
+		meta, replicas := w.meta, w.replicas
 		kept, browned := meta.Annotations[BrownoutAnnotation]
 		var patch []byte
 		switch {
@@ -374,27 +414,4 @@ func (a *Actuator) brownout(ctx context.Context, t Target, on bool) error {
 		}
 		return a.patchWorkload(ctx, t, types.MergePatchType, patch)
 	}))
-}
-
-func (a *Actuator) replicas(ctx context.Context, t Target) (*metav1.ObjectMeta, int32, error) {
-	var meta *metav1.ObjectMeta
-	var r *int32
-	switch t.Kind {
-	case Deployment:
-		d, err := a.client.AppsV1().Deployments(t.Namespace).Get(ctx, t.Name, metav1.GetOptions{})
-		if err != nil {
-			return nil, 0, err
-		}
-		meta, r = &d.ObjectMeta, d.Spec.Replicas
-	case StatefulSet:
-		s, err := a.client.AppsV1().StatefulSets(t.Namespace).Get(ctx, t.Name, metav1.GetOptions{})
-		if err != nil {
-			return nil, 0, err
-		}
-		meta, r = &s.ObjectMeta, s.Spec.Replicas
-	}
-	if r == nil {
-		return meta, 1, nil
-	}
-	return meta, *r, nil
 }

@@ -76,6 +76,7 @@ type AutoscalerReconciler struct {
 	Now func() time.Time
 
 	mu    sync.Mutex
+	kube  *kube.Client // connected at the first Autoscaler, shared by all
 	loops map[types.NamespacedName]*loop
 }
 
@@ -203,7 +204,14 @@ func (r *AutoscalerReconciler) loop(key types.NamespacedName, as *v1alpha1.Autos
 		kind = kube.Deployment
 	}
 	service := spec.Target.Name
-	act, err := kube.New(r.Config, []kube.Target{{Service: service, Namespace: as.Namespace, Kind: kind, Name: spec.Target.Name, Container: spec.Target.Container}}, "")
+	if r.kube == nil {
+		c, err := kube.Connect(r.Config, "")
+		if err != nil {
+			return nil, err
+		}
+		r.kube = c
+	}
+	act, err := r.kube.Actuator([]kube.Target{{Service: service, Namespace: as.Namespace, Kind: kind, Name: spec.Target.Name, Container: spec.Target.Container}})
 	if err != nil {
 		return nil, err
 	}

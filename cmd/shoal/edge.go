@@ -141,15 +141,11 @@ and print each one's mean task completion time, successful offloading ratio
 		}
 		fmt.Fprintf(cl.stdout, "day %g, %v from hours %v, seed %d\n%-28s %14s %18s %10s %8s\n", day, window, hours, seed, "policy", "mean time (s)", "on-time offloaded", "offloaded", "missed")
 		for _, e := range entries {
-			var all edge.GroupStats
-			for k, h := range hours {
-				start := time.Duration((day*24 + h) * float64(time.Hour))
-				ev, err := edgeenv.Evaluate(e.name, edge.Default(), e.p, e.h, start, window, seed+uint64(k))
-				if err != nil {
-					return err
-				}
-				all.Add(ev.All)
+			ev, err := edgeenv.EvaluateWindows(e.name, edge.Default(), e.p, e.h, day, hours, window, seed)
+			if err != nil {
+				return err
 			}
+			all := ev.All
 			fmt.Fprintf(cl.stdout, "%-28s %14.3f %18.3f %10.3f %8.3f\n", e.name, all.MeanTime(), all.OnTimeOffloaded(), all.Offloaded(), all.MissRatio())
 		}
 		return nil

@@ -122,6 +122,25 @@ func Evaluate(name string, cfg edge.Config, policy edge.Policy, h edge.Heuristic
 	return e, nil
 }
 
+// EvaluateWindows runs a policy (as Evaluate) in windows of the given
+// length from each hour of a month day, window k seeded seed+k, and sums
+// their outcomes.
+func EvaluateWindows(name string, cfg edge.Config, policy edge.Policy, h edge.Heuristic, day float64, hours []float64, window time.Duration, seed uint64) (Evaluation, error) {
+	e := Evaluation{Policy: name}
+	for k, hour := range hours {
+		start := time.Duration((day*24 + hour) * float64(time.Hour))
+		w, err := Evaluate(name, cfg, policy, h, start, window, seed+uint64(k))
+		if err != nil {
+			return e, err
+		}
+		for g := range edge.Scenes {
+			e.Scenes[g].Add(w.Scenes[g])
+		}
+		e.All.Add(w.All)
+	}
+	return e, nil
+}
+
 // equalShares gives every target the same weight and every scene the same
 // CPU share: the platform without a learned engine.
 type equalShares struct{}
