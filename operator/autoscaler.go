@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/shoal-project/shoal/control"
-	"github.com/shoal-project/shoal/control/autoscale"
+	"github.com/shoal-project/shoal/control/drpc"
 	"github.com/shoal-project/shoal/kube"
 	"github.com/shoal-project/shoal/metrics"
 	"github.com/shoal-project/shoal/operator/api/v1alpha1"
@@ -39,9 +39,12 @@ const (
 	CondReady            = "Ready"
 	CondMetricsAvailable = "MetricsAvailable"
 
-	ActingPolicy  = "policy"
-	ActingDryRun  = "dry-run"
-	ActingHolding = "holding"
+	CondPolicyLoaded     = "PolicyLoaded"
+
+	ActingPolicy   = "policy"
+	ActingFallback = "fallback"
+	ActingDryRun   = "dry-run"
+	ActingHolding  = "holding"
 )
 
 // The operator's permissions, which controller-gen turns into
@@ -52,6 +55,7 @@ const (
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=apps,resources=deployments/scale;statefulsets/scale,verbs=get;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
 // +kubebuilder:rbac:groups="",resources=pods/resize,verbs=patch
 // +kubebuilder:rbac:groups=serving.knative.dev,resources=services,verbs=get;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -66,6 +70,9 @@ type AutoscalerReconciler struct {
 	Client     client.Client
 	Config     *rest.Config
 	Recorder   events.EventRecorder
+	// APIReader reads policy ConfigMaps uncached, so that the operator
+	// does not watch every ConfigMap of the cluster (default Client).
+	APIReader  client.Reader
 	Prometheus string // the Prometheus server's URL
 	// Queries are the PromQL templates (default prom.DefaultQueries).
 	Queries *prom.Queries
@@ -80,19 +87,29 @@ type AutoscalerReconciler struct {
 	loops map[types.NamespacedName]*loop
 }
 
-// loop is one Autoscaler's running state, rebuilt when its spec changes.
+// loop is one Autoscaler's running state, rebuilt when its spec or its
+// policy file changes.
 type loop struct {
 	generation int64
-	started    time.Time
+	policy     string // the policy file in force ("" for hpa)
+	about      string // policy and its provenance, for the status
+	rejected   string // the policy file last rejected
+	period     time.Duration
+	step       int64 // periods decided
 	obs        *prom.Observer
 	act        *kube.Actuator
 	ctl        control.Controller
+	drpc       *drpc.Controller // the same as ctl, with drpc
+	managed    map[string]bool  // the workloads drpc scales
 }
 
 // SetupWithManager registers the reconciler.
 func (r *AutoscalerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Now == nil {
 		r.Now = time.Now
+	}
+	if r.APIReader == nil {
+		r.APIReader = r.Client
 	}
 	r.loops = map[types.NamespacedName]*loop{}
 	// One controller per manager; a process may run successive managers
@@ -119,52 +136,74 @@ func (r *AutoscalerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		}
 		return ctrl.Result{}, err
 	}
-	period := as.Spec.Period.Duration
-	if period <= 0 {
-		period = 15 * time.Second
-	}
-	l, err := r.loop(req.NamespacedName, &as, period)
+	l, err := r.loop(ctx, req.NamespacedName, &as)
 	if err != nil {
 		r.Recorder.Eventf(&as, nil, corev1.EventTypeWarning, "InvalidSpec", "Configure", "%v", err)
 		r.setCondition(&as, CondReady, false, "InvalidSpec", err.Error())
-		return ctrl.Result{}, r.writeStatus(ctx, &as)
+		return ctrl.Result{RequeueAfter: time.Minute}, r.writeStatus(ctx, &as)
 	}
-	r.setCondition(&as, CondReady, true, "Running", fmt.Sprintf("%s policy every %v", policyOf(&as), period))
+	r.setCondition(&as, CondReady, true, "Running", fmt.Sprintf("%s policy every %v", policyOf(&as), l.period))
 	as.Status.ObservedGeneration = as.Generation
+	as.Status.Policy = l.about
 
-	now := r.Now()
 	var snap metrics.Snapshot
-	if err := l.obs.Observe(ctx, now, &snap); err != nil {
+	if err := l.obs.Observe(ctx, r.Now(), &snap); err != nil {
 		as.Status.Acting = ActingHolding
 		r.setCondition(&as, CondMetricsAvailable, false, "PrometheusError", err.Error())
 		r.Recorder.Eventf(&as, nil, corev1.EventTypeWarning, "MetricsUnavailable", "Observe", "holding, no action: %v", err)
-		return ctrl.Result{RequeueAfter: period}, r.writeStatus(ctx, &as)
+		return ctrl.Result{RequeueAfter: l.period}, r.writeStatus(ctx, &as)
 	}
 	r.setCondition(&as, CondMetricsAvailable, true, "Observed", "Prometheus answered")
-	s := snap.Services[0]
-	as.Status.Replicas, as.Status.DesiredReplicas = int32(s.Replicas), int32(s.Replicas)
-	dry := as.Spec.DryRun || r.DryRun
-	as.Status.Acting = ActingPolicy
-	if dry {
-		as.Status.Acting = ActingDryRun
-	}
-	for _, a := range l.ctl.Decide(now.Sub(l.started), &snap) {
-		if sr, ok := a.(control.SetReplicas); ok {
-			as.Status.DesiredReplicas = int32(sr.Replicas)
-		}
-		if dry {
+	// The controllers' clock counts periods, as the simulator's does.
+	l.step++
+	now := time.Duration(l.step) * l.period
+	acts := l.ctl.Decide(now, &snap)
+	r.report(&as, l, &snap, acts)
+	for _, a := range acts {
+		if as.Status.Acting == ActingDryRun {
 			r.Recorder.Eventf(&as, nil, corev1.EventTypeNormal, "WouldAct", "DryRun", "would apply %+v", a)
 			continue
 		}
-		if err := l.act.Apply(now.Sub(l.started), a); err != nil {
+		if err := l.act.Apply(now, a); err != nil {
 			r.Recorder.Eventf(&as, nil, corev1.EventTypeWarning, "ActionFailed", "Apply", "%+v: %v", a, err)
-			return ctrl.Result{RequeueAfter: period}, err
+			return ctrl.Result{RequeueAfter: l.period}, err
 		}
 		r.Recorder.Eventf(&as, nil, corev1.EventTypeNormal, "Acted", "Apply", "applied %+v", a)
 	}
-	t := metav1.NewTime(now)
+	t := metav1.NewTime(r.Now())
 	as.Status.LastDecision = &t
-	return ctrl.Result{RequeueAfter: period}, r.writeStatus(ctx, &as)
+	return ctrl.Result{RequeueAfter: l.period}, r.writeStatus(ctx, &as)
+}
+
+// report writes what the loop saw and decided into as's status.
+func (r *AutoscalerReconciler) report(as *v1alpha1.Autoscaler, l *loop, snap *metrics.Snapshot, acts []control.Action) {
+	desired := func(name string, replicas int) int32 {
+		for _, a := range acts {
+			if sr, ok := a.(control.SetReplicas); ok && sr.Service == name {
+				return int32(sr.Replicas)
+			}
+		}
+		return int32(replicas)
+	}
+	as.Status.Acting = ActingPolicy
+	as.Status.Workloads = as.Status.Workloads[:0]
+	for _, s := range snap.Services {
+		if l.drpc == nil {
+			as.Status.Replicas, as.Status.DesiredReplicas = int32(s.Replicas), desired(s.Name, s.Replicas)
+			continue
+		}
+		if !l.managed[s.Name] {
+			continue
+		}
+		w := v1alpha1.WorkloadStatus{Name: s.Name, Replicas: int32(s.Replicas), DesiredReplicas: desired(s.Name, s.Replicas), Fallback: l.drpc.Fallback(s.Name)}
+		if w.Fallback {
+			as.Status.Acting = ActingFallback
+		}
+		as.Status.Workloads = append(as.Status.Workloads, w)
+	}
+	if as.Spec.DryRun || r.DryRun {
+		as.Status.Acting = ActingDryRun
+	}
 }
 
 // writeStatus writes as's status onto the latest version of the object,
@@ -189,58 +228,6 @@ func policyOf(as *v1alpha1.Autoscaler) string {
 		return "hpa"
 	}
 	return as.Spec.Policy
-}
-
-// loop returns the Autoscaler's loop, building it when its spec is new.
-func (r *AutoscalerReconciler) loop(key types.NamespacedName, as *v1alpha1.Autoscaler, period time.Duration) (*loop, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if l := r.loops[key]; l != nil && l.generation == as.Generation {
-		return l, nil
-	}
-	spec := &as.Spec
-	kind := spec.Target.Kind
-	if kind == "" {
-		kind = kube.Deployment
-	}
-	service := spec.Target.Name
-	if r.kube == nil {
-		c, err := kube.Connect(r.Config, "")
-		if err != nil {
-			return nil, err
-		}
-		r.kube = c
-	}
-	act, err := r.kube.Actuator([]kube.Target{{Service: service, Namespace: as.Namespace, Kind: kind, Name: spec.Target.Name, Container: spec.Target.Container}})
-	if err != nil {
-		return nil, err
-	}
-	q := prom.DefaultQueries()
-	if r.Queries != nil {
-		q = *r.Queries
-	}
-	obs, err := prom.New(r.Prometheus, period, []prom.Workload{{Service: service, Namespace: as.Namespace, Name: spec.Target.Name, Container: spec.Target.Container}}, q)
-	if err != nil {
-		return nil, err
-	}
-	var ctl control.Controller
-	switch policyOf(as) {
-	case "hpa":
-		target := float64(spec.TargetCPUUtilization)
-		if target <= 0 {
-			target = 80
-		}
-		ctl, err = autoscale.NewHPA(autoscale.HPAConfig{Service: service, MinReplicas: int(spec.MinReplicas), MaxReplicas: int(spec.MaxReplicas),
-			Metrics: []autoscale.HPAMetric{{Kind: autoscale.MetricCPU, Target: target}}, SyncPeriod: period})
-	default:
-		err = fmt.Errorf("policy %q: want hpa", spec.Policy)
-	}
-	if err != nil {
-		return nil, err
-	}
-	l := &loop{generation: as.Generation, started: r.Now().Add(-period), obs: obs, act: act, ctl: ctl}
-	r.loops[key] = l
-	return l, nil
 }
 
 func (r *AutoscalerReconciler) setCondition(as *v1alpha1.Autoscaler, typ string, ok bool, reason, msg string) {

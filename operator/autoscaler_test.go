@@ -1,17 +1,23 @@
 package operator
 
 import (
+	"bytes"
 	"context"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/shoal-project/shoal/control/drpc"
 	"github.com/shoal-project/shoal/kube/kubetest"
+	"github.com/shoal-project/shoal/learn/nn"
 	"github.com/shoal-project/shoal/operator/api/v1alpha1"
 	"github.com/shoal-project/shoal/prom/promtest"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
@@ -19,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 )
@@ -61,10 +68,10 @@ func TestAutoscalerClosesTheLoop(t *testing.T) {
 	k := mgr.GetClient()
 	for _, a := range []*v1alpha1.Autoscaler{
 		{ObjectMeta: metav1.ObjectMeta{Name: "front", Namespace: "default"},
-			Spec: v1alpha1.AutoscalerSpec{Target: v1alpha1.Target{Name: "front", Container: "app"}, MinReplicas: 1, MaxReplicas: 4,
+			Spec: v1alpha1.AutoscalerSpec{Target: &v1alpha1.Target{Name: "front", Container: "app"}, MinReplicas: 1, MaxReplicas: 4,
 				TargetCPUUtilization: 50, Period: metav1.Duration{Duration: 2 * time.Second}}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "back", Namespace: "default"},
-			Spec: v1alpha1.AutoscalerSpec{Target: v1alpha1.Target{Name: "back", Container: "app"}, MinReplicas: 1, MaxReplicas: 4,
+			Spec: v1alpha1.AutoscalerSpec{Target: &v1alpha1.Target{Name: "back", Container: "app"}, MinReplicas: 1, MaxReplicas: 4,
 				TargetCPUUtilization: 50, Period: metav1.Duration{Duration: 2 * time.Second}, DryRun: true}},
 	} {
 		if err := k.Create(context.Background(), a); err != nil {
@@ -145,5 +152,161 @@ func TestExampleAutoscalerDecodes(t *testing.T) {
 	}
 	if a.Spec.Target.Name != "frontend" || a.Spec.MaxReplicas != 10 || a.Spec.Period.Duration != 15*time.Second || !a.Spec.DryRun {
 		t.Errorf("example decodes as %+v", a.Spec)
+	}
+}
+
+// startOperator runs the Autoscaler reconciler in a manager on c until
+// the test ends.
+func startOperator(t *testing.T, c *kubetest.Cluster, prometheus string) client.Client {
+	t.Helper()
+	scheme := k8sruntime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(c.Config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &AutoscalerReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: c.Config, Recorder: mgr.GetEventRecorder("shoal-operator"), Prometheus: prometheus}
+	if err := r.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return mgr.GetClient()
+}
+
+// residualPolicy is a DRPC policy whose networks output zero, so that it
+// acts exactly as its base rule: add a replica above a demand
+// utilisation of 0.8, remove one after two periods below 0.3. Its inputs'
+// trained range is everything, but cpu_util at most cpuMax.
+func residualPolicy(t *testing.T, cpuMax float64) []byte {
+	t.Helper()
+	p, err := drpc.NewPolicy(drpc.Policy{Period: drpc.Duration(2 * time.Second), Ingress: []string{"web"},
+		Deployments:   []drpc.Deployment{{Name: "web", MinReplicas: 1, MaxReplicas: 3, CPUMin: 1, CPUMax: 1, Period: drpc.Duration(2 * time.Second)}},
+		Steps:         drpc.Steps{CPU: 0.25, Replicas: 1},
+		StudentHidden: []int{4}, TeacherHidden: []int{4}, Base: &drpc.Base{Low: 0.3, High: 0.8, Stabilize: 2},
+		Reward:        drpc.DefaultReward(time.Second), Notifier: drpc.NotifierConfig{NPR: 10, TH: -1e9},
+		Provenance:    drpc.Provenance{Scenario: "test", Seed: 7}}, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range append([]*nn.MLP[float32]{p.Teacher()}, p.Student(0)) {
+		for _, n := range m.Params() {
+			clear(n.Value.Data)
+		}
+	}
+	p.Low, p.High = make([]float64, drpc.LocalFeatures), make([]float64, drpc.LocalFeatures)
+	for i, name := range drpc.LocalFeatureNames {
+		p.Low[i], p.High[i] = -1e9, 1e9
+		if name == "cpu_util" {
+			p.High[i] = cpuMax
+		}
+	}
+	var b bytes.Buffer
+	if err := p.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestAutoscalerRunsADRPCPolicy: an Autoscaler runs a DRPC policy file
+// from a ConfigMap on a real control plane, read through a real
+// Prometheus (no traffic, each pod 0.9 busy): the policy scales web down
+// to its minimum (its base rule sees no demand), where the HPA would
+// scale up; a corrupt file put in the ConfigMap is rejected with an
+// event and the policy in force stays; a policy trained only up to a CPU
+// utilisation of 0.5 falls back to the HPA, which scales web up.
+func TestAutoscalerRunsADRPCPolicy(t *testing.T) {
+	c := kubetest.Start(t, 1)
+	c.InstallCRDDir(t, filepath.Join("..", "deploy", "crds"))
+	c.Deploy(t, "default", "web", 3)
+	srv := promtest.Start(t, c.ServeMetrics(t, func(*corev1.Pod) float64 { return 0.9 }))
+	k := startOperator(t, c, srv.URL)
+	ctx := context.Background()
+
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web-policy", Namespace: "default"},
+		BinaryData: map[string][]byte{"drpc.policy": residualPolicy(t, 1e9)}}
+	if err := k.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	as := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "default"},
+		Spec: v1alpha1.AutoscalerSpec{Policy: "drpc", TargetCPUUtilization: 50,
+			PolicyFrom: &v1alpha1.PolicySource{ConfigMapKeyRef: &v1alpha1.ConfigMapKey{Name: "web-policy", Key: "drpc.policy"}}}}
+	if err := k.Create(ctx, as); err != nil {
+		t.Fatal(err)
+	}
+	key := types.NamespacedName{Namespace: "default", Name: "app"}
+	t.Cleanup(func() {
+		if t.Failed() {
+			var a v1alpha1.Autoscaler
+			_ = k.Get(ctx, key, &a)
+			t.Logf("status: %+v", a.Status)
+			var events eventsv1.EventList
+			_ = k.List(ctx, &events, client.InNamespace("default"))
+			for _, e := range events.Items {
+				t.Logf("event %s %s: %s", e.Regarding.Name, e.Reason, e.Note)
+			}
+		}
+	})
+	c.WaitReady(t, "default", "web", 1, 2*time.Minute)
+	get := func() {
+		t.Helper()
+		if err := k.Get(ctx, key, as); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get()
+	first := as.Status.Policy
+	if as.Status.Acting != ActingPolicy || !strings.Contains(first, "configmap web-policy/drpc.policy@") || !strings.Contains(first, "trained on test, seed 7") {
+		t.Errorf("after the policy scaled down: acting %q, policy %q", as.Status.Acting, first)
+	}
+
+	cm.BinaryData["drpc.policy"] = []byte("not a policy")
+	if err := k.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		get()
+		return meta.IsStatusConditionFalse(as.Status.Conditions, CondPolicyLoaded), nil
+	})
+	if err != nil {
+		t.Fatalf("a corrupt policy file: conditions %+v", as.Status.Conditions)
+	}
+	decided := as.Status.LastDecision.Time
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		get()
+		return as.Status.LastDecision.After(decided), nil
+	})
+	if err != nil || as.Status.Policy != first || as.Status.Acting != ActingPolicy {
+		t.Errorf("after the corrupt file the old policy should run on: policy %q (was %q), acting %q, %v", as.Status.Policy, first, as.Status.Acting, err)
+	}
+	var events eventsv1.EventList
+	if err := k.List(ctx, &events, client.InNamespace("default")); err != nil {
+		t.Fatal(err)
+	}
+	rejected := 0
+	for _, e := range events.Items {
+		if e.Reason == "PolicyRejected" && e.Regarding.Name == "app" {
+			rejected++
+		}
+	}
+	if rejected != 1 {
+		t.Errorf("%d PolicyRejected events, want 1 (once per version)", rejected)
+	}
+
+	cm.BinaryData["drpc.policy"] = residualPolicy(t, 0.5)
+	if err := k.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	c.WaitReady(t, "default", "web", 3, 2*time.Minute)
+	get()
+	if as.Status.Acting != ActingFallback || as.Status.Policy == first || len(as.Status.Workloads) != 1 || !as.Status.Workloads[0].Fallback {
+		t.Errorf("out of the trained range: acting %q, policy %q, workloads %+v", as.Status.Acting, as.Status.Policy, as.Status.Workloads)
 	}
 }

@@ -69,7 +69,7 @@ func BenchmarkOperator100(b *testing.B) {
 		name := fmt.Sprintf("svc-%03d", i)
 		c.Deploy(b, "default", name, 1)
 		as := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
-			Spec: v1alpha1.AutoscalerSpec{Target: v1alpha1.Target{Name: name, Container: "app"}, MinReplicas: 1, MaxReplicas: 3,
+			Spec: v1alpha1.AutoscalerSpec{Target: &v1alpha1.Target{Name: name, Container: "app"}, MinReplicas: 1, MaxReplicas: 3,
 				TargetCPUUtilization: 50, Period: metav1.Duration{Duration: 15 * time.Second}}}
 		if err := k.Create(context.Background(), as); err != nil {
 			b.Fatal(err)

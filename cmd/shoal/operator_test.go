@@ -63,7 +63,7 @@ func TestOperatorWithItsOwnRole(t *testing.T) {
 		t.Fatal(err)
 	}
 	as := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: "front", Namespace: "default"},
-		Spec: v1alpha1.AutoscalerSpec{Target: v1alpha1.Target{Name: "front", Container: "app"}, MinReplicas: 1, MaxReplicas: 4,
+		Spec: v1alpha1.AutoscalerSpec{Target: &v1alpha1.Target{Name: "front", Container: "app"}, MinReplicas: 1, MaxReplicas: 4,
 			TargetCPUUtilization: 50, Period: metav1.Duration{Duration: 2 * time.Second}}}
 	if err := k.Create(ctx, as); err != nil {
 		t.Fatal(err)

@@ -106,6 +106,14 @@ func NewController(pol *Policy, opt Options) (*Controller, error) {
 // Stats returns the counts so far.
 func (c *Controller) Stats() Stats { return c.stats }
 
+// Fallback reports whether the fallback controller acted for the named
+// deployment in the last period (its inputs were outside the trained
+// range, or the snapshot lacked a service).
+func (c *Controller) Fallback(name string) bool {
+	i := c.deployment(name)
+	return i >= 0 && c.fallback[i]
+}
+
 // Reward is the application's reward of the last period (equation 3,
 // averaged over the deployments), the notifier's input.
 func (c *Controller) Reward() float64 { return c.reward }

@@ -64,6 +64,11 @@ const (
 	LocalFeatures        // the student's input length
 )
 
+// LocalFeatureNames name the local features, in input order (as policy
+// files' Low and High bound them).
+var LocalFeatureNames = [LocalFeatures]string{"replicas", "starting", "cpu_limit", "memory_limit", "cpu_util", "memory_util",
+	"rate", "rate_per_pod", "latency", "errors", "trend", "brownout", "forecast", "demand"}
+
 // The teacher's application-wide features.
 const (
 	gLatency       = iota // log1p(ingress mean response time in ms)

@@ -41,33 +41,69 @@ type Autoscaler struct {
 }
 
 // AutoscalerSpec is what to scale and how.
+//
+// +kubebuilder:validation:XValidation:rule="self.policy != 'hpa' || has(self.target)",message="target is required by the hpa policy"
+// +kubebuilder:validation:XValidation:rule="self.policy != 'hpa' || has(self.maxReplicas)",message="maxReplicas is required by the hpa policy"
+// +kubebuilder:validation:XValidation:rule="self.policy != 'drpc' || has(self.policyFrom)",message="policyFrom is required by the drpc policy"
 type AutoscalerSpec struct {
-	// Target is the workload, in the Autoscaler's namespace.
-	Target Target `json:"target"`
-	// Policy decides: hpa (Kubernetes' HPA semantics, Shoal's port).
+	// Target is the workload, in the Autoscaler's namespace (hpa).
+	Target *Target `json:"target,omitempty"`
+	// Policy decides:
+	//   - hpa: Kubernetes' HPA semantics (Shoal's port) on Target.
+	//   - drpc: a DRPC policy file (PolicyFrom, written by 'shoal train
+	//     drpc'). It scales replicas, CPU and memory of the Deployments it
+	//     names (those of the same names in this namespace) and browns
+	//     out the optional ones, every period of its own (Period is
+	//     ignored). A Deployment whose inputs leave the range the policy
+	//     was trained on falls back to the hpa policy (its bounds from
+	//     the policy file, TargetCPUUtilization from here).
 	//
-	// +kubebuilder:validation:Enum=hpa
+	// +kubebuilder:validation:Enum=hpa;drpc
 	// +kubebuilder:default=hpa
 	Policy string `json:"policy,omitempty"`
-	// MinReplicas and MaxReplicas bound the replicas.
+	// PolicyFrom is where the policy file is (drpc).
+	PolicyFrom *PolicySource `json:"policyFrom,omitempty"`
+	// MinReplicas and MaxReplicas bound the replicas (hpa).
 	//
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:default=1
 	MinReplicas int32 `json:"minReplicas,omitempty"`
 	// +kubebuilder:validation:Minimum=1
-	MaxReplicas int32 `json:"maxReplicas"`
-	// TargetCPUUtilization is the HPA's target, percent of the CPU limit.
+	MaxReplicas int32 `json:"maxReplicas,omitempty"`
+	// TargetCPUUtilization is the HPA's target, percent of the CPU limit
+	// (hpa, and drpc's fallback).
 	//
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:default=80
 	TargetCPUUtilization int32 `json:"targetCPUUtilization,omitempty"`
-	// Period is the control period (and the PromQL windows').
+	// Period is the control period (and the PromQL windows') of hpa.
 	//
 	// +kubebuilder:default="15s"
 	Period metav1.Duration `json:"period,omitempty"`
 	// DryRun decides and reports (status, events) without acting: a
 	// shadow of the policy beside whatever scales the workload now.
 	DryRun bool `json:"dryRun,omitempty"`
+}
+
+// PolicySource is a policy file: a key of a ConfigMap in the
+// Autoscaler's namespace (in binaryData or data; read again whenever the
+// ConfigMap changes), or an http(s) URL (read when the spec changes). A
+// file that does not load is rejected with a PolicyRejected event, and the
+// policy in force, if any, stays.
+type PolicySource struct {
+	ConfigMapKeyRef *ConfigMapKey `json:"configMapKeyRef,omitempty"`
+	// URL is an http(s) URL of the file.
+	//
+	// +kubebuilder:validation:Pattern=`^https?://`
+	URL string `json:"url,omitempty"`
+}
+
+// ConfigMapKey names a key of a ConfigMap.
+type ConfigMapKey struct {
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// +kubebuilder:validation:MinLength=1
+	Key string `json:"key"`
 }
 
 // Target is a workload.
@@ -93,10 +129,27 @@ type AutoscalerStatus struct {
 	// DesiredReplicas the policy's last decision.
 	Replicas        int32 `json:"replicas,omitempty"`
 	DesiredReplicas int32 `json:"desiredReplicas,omitempty"`
-	// Acting is policy, dry-run, or holding (no data: nothing done).
+	// Acting is policy, fallback (some workload's inputs are outside
+	// the policy's trained range: the hpa policy acts for it), dry-run,
+	// or holding (no data: nothing done).
 	Acting string `json:"acting,omitempty"`
+	// Policy identifies the policy file in force (drpc): the ConfigMap's
+	// resource version or the URL, and the file's training provenance.
+	Policy string `json:"policy,omitempty"`
+	// Workloads are the drpc policy's Deployments as last observed.
+	Workloads []WorkloadStatus `json:"workloads,omitempty"`
 	// LastDecision is when the policy last decided.
 	LastDecision *metav1.Time `json:"lastDecision,omitempty"`
+}
+
+// WorkloadStatus is one managed workload's state.
+type WorkloadStatus struct {
+	Name string `json:"name"`
+	// Replicas as observed, and as decided this period.
+	Replicas        int32 `json:"replicas"`
+	DesiredReplicas int32 `json:"desiredReplicas"`
+	// Fallback is whether the hpa policy acted for it this period.
+	Fallback bool `json:"fallback,omitempty"`
 }
 
 // AutoscalerList is a list of Autoscalers.
