@@ -39,7 +39,7 @@ const (
 	CondReady            = "Ready"
 	CondMetricsAvailable = "MetricsAvailable"
 
-	CondPolicyLoaded     = "PolicyLoaded"
+	CondPolicyLoaded = "PolicyLoaded"
 
 	ActingPolicy   = "policy"
 	ActingFallback = "fallback"
@@ -67,9 +67,9 @@ const (
 // cannot answer it holds: no action from stale data, MetricsAvailable
 // false, a warning event.
 type AutoscalerReconciler struct {
-	Client     client.Client
-	Config     *rest.Config
-	Recorder   events.EventRecorder
+	Client   client.Client
+	Config   *rest.Config
+	Recorder events.EventRecorder
 	// APIReader reads policy ConfigMaps uncached, so that the operator
 	// does not watch every ConfigMap of the cluster (default Client).
 	APIReader  client.Reader

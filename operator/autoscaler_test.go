@@ -191,8 +191,8 @@ func residualPolicy(t *testing.T, cpuMax float64) []byte {
 		Deployments:   []drpc.Deployment{{Name: "web", MinReplicas: 1, MaxReplicas: 3, CPUMin: 1, CPUMax: 1, Period: drpc.Duration(2 * time.Second)}},
 		Steps:         drpc.Steps{CPU: 0.25, Replicas: 1},
 		StudentHidden: []int{4}, TeacherHidden: []int{4}, Base: &drpc.Base{Low: 0.3, High: 0.8, Stabilize: 2},
-		Reward:        drpc.DefaultReward(time.Second), Notifier: drpc.NotifierConfig{NPR: 10, TH: -1e9},
-		Provenance:    drpc.Provenance{Scenario: "test", Seed: 7}}, rand.New(rand.NewPCG(1, 2)))
+		Reward: drpc.DefaultReward(time.Second), Notifier: drpc.NotifierConfig{NPR: 10, TH: -1e9},
+		Provenance: drpc.Provenance{Scenario: "test", Seed: 7}}, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		t.Fatal(err)
 	}
