@@ -12,7 +12,7 @@ var floors = map[string]int{
 	"sim": 1, "metrics": 1, "workload": 1, "learn": 1, "buildinfo": 1,
 	"control": 2, "backend": 2, "loadgen": 2,
 	"cluster": 3, "proxy": 3, "edge": 3, "kube": 3, "prom": 3,
-	"scenario": 4, "operator": 4,
+	"scenario": 4, "operator": 4, "record": 4,
 	"envs":       5,
 	"experiment": 6,
 	"cmd":        7, "bench": 7,

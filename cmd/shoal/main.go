@@ -129,7 +129,7 @@ func (cl *cli) root() *cobra.Command {
 		c.GroupID = "sim"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{cl.proxy(), cl.backend(), cl.load(), cl.operatorCmd()} {
+	for _, c := range []*cobra.Command{cl.proxy(), cl.backend(), cl.load(), cl.operatorCmd(), cl.recordCmd()} {
 		c.GroupID = "real"
 		root.AddCommand(c)
 	}
