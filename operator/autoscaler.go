@@ -76,6 +76,9 @@ type AutoscalerReconciler struct {
 	Prometheus string // the Prometheus server's URL
 	// Queries are the PromQL templates (default prom.DefaultQueries).
 	Queries *prom.Queries
+	// MinWindow is the shortest window of the PromQL queries (see
+	// prom.Observer.SetMinWindow); 0: the control period.
+	MinWindow time.Duration
 	// DryRun makes every Autoscaler a dry run (the operator in shadow
 	// mode).
 	DryRun bool
@@ -198,6 +201,7 @@ func (r *AutoscalerReconciler) report(as *v1alpha1.Autoscaler, l *loop, snap *me
 		w := v1alpha1.WorkloadStatus{Name: s.Name, Replicas: int32(s.Replicas), DesiredReplicas: desired(s.Name, s.Replicas), Fallback: l.drpc.Fallback(s.Name)}
 		if w.Fallback {
 			as.Status.Acting = ActingFallback
+			w.Reason = l.drpc.OutOfRange(s.Name)
 		}
 		as.Status.Workloads = append(as.Status.Workloads, w)
 	}

@@ -43,7 +43,7 @@ func TestAutoscalerClosesTheLoop(t *testing.T) {
 	c.InstallCRDDir(t, filepath.Join("..", "deploy", "crds"))
 	c.Deploy(t, "default", "front", 1)
 	c.Deploy(t, "default", "back", 1)
-	srv := promtest.Start(t, c.ServeMetrics(t, func(*corev1.Pod) float64 { return 0.9 }))
+	srv := promtest.Start(t, c.ServeMetrics(t, kubetest.Busy(0.9)))
 
 	scheme := k8sruntime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -226,7 +226,7 @@ func TestAutoscalerRunsADRPCPolicy(t *testing.T) {
 	c := kubetest.Start(t, 1)
 	c.InstallCRDDir(t, filepath.Join("..", "deploy", "crds"))
 	c.Deploy(t, "default", "web", 3)
-	srv := promtest.Start(t, c.ServeMetrics(t, func(*corev1.Pod) float64 { return 0.9 }))
+	srv := promtest.Start(t, c.ServeMetrics(t, kubetest.Busy(0.9)))
 	k := startOperator(t, c, srv.URL)
 	ctx := context.Background()
 

@@ -223,8 +223,11 @@ func (r *AutoscalerReconciler) connect(ctx context.Context, l *loop, namespace s
 	if r.Queries != nil {
 		q = *r.Queries
 	}
-	l.obs, err = prom.New(r.Prometheus, l.period, workloads, q)
-	return err
+	if l.obs, err = prom.New(r.Prometheus, l.period, workloads, q); err != nil {
+		return err
+	}
+	l.obs.SetMinWindow(r.MinWindow)
+	return nil
 }
 
 // firstContainer is the name of a workload's first container.

@@ -2,8 +2,10 @@
 // Prometheus server's PromQL, so that a controller trained in the
 // simulator reads the same observation from a real cluster. Each field of
 // a service's ServiceStats has one query (Queries), a text/template over
-// the workload (.Namespace, .Name, .Container) and the control period
-// (.Period, as a PromQL duration); DefaultQueries are those of a
+// the workload (.Namespace, .Name, .Container) and the window (.Period,
+// as a PromQL duration: the control period, or the observer's minimum
+// window if that is longer, since a window must hold several scrapes; the
+// counts over a longer window are scaled to the period); DefaultQueries are those of a
 // Kubernetes cluster with kube-state-metrics, cAdvisor (the kubelet's
 // /metrics/cadvisor) and Istio's standard metrics. A snapshot from
 // Prometheus has no LatencyHist: controllers read P50 and P95, which
@@ -15,6 +17,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"sort"
 	"text/template"
 	"time"
@@ -23,6 +26,7 @@ import (
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 	"github.com/shoal-project/shoal/metrics"
+	"sigs.k8s.io/yaml"
 )
 
 // Workload is one of Shoal's services as the cluster runs it.
@@ -88,11 +92,64 @@ func DefaultQueries() Queries {
 	}
 }
 
+// proxySel selects the series of the shoal proxy in front of a workload:
+// its scrape job labels them with the workload's namespace and name (as
+// Kubernetes service discovery's relabelling does with a Service named
+// after the Deployment).
+const proxySel = `namespace="{{.Namespace}}",service="{{.Name}}"`
+
+// ProxyQueries are DefaultQueries with the request fields read from the
+// shoal proxy in front of the workload instead of Istio: requests
+// answered (shoal_proxy_requests_total) and requests that got no answer
+// (shoal_proxy_errors_total, a client gone excepted, less the attempts
+// retried, shoal_proxy_retries_total) arrive; 5xx answers
+// and unanswered attempts fail (the proxy counts status classes, so a 429
+// is not told from other 4xx); the response time is
+// shoal_proxy_request_duration_seconds.
+func ProxyQueries() Queries {
+	q := DefaultQueries()
+	orZero := func(e string) string { return "(" + e + " or vector(0))" }
+	answered := `sum(increase(shoal_proxy_requests_total{` + proxySel + `}[{{.Period}}]))`
+	// An attempt that failed to connect and was retried on another
+	// backend (shoal_proxy_retries_total) is not a request lost.
+	unanswered := "(" + orZero(`sum(increase(shoal_proxy_errors_total{`+proxySel+`,kind!="client_gone"}[{{.Period}}]))`) + " - " +
+		orZero(`sum(increase(shoal_proxy_retries_total{`+proxySel+`}[{{.Period}}]))`) + ")"
+	q.Arrivals = orZero(answered) + " + " + unanswered
+	q.Failures = orZero(`sum(increase(shoal_proxy_requests_total{`+proxySel+`,code="5xx"}[{{.Period}}]))`) + " + " + unanswered
+	q.LatencySum = `sum(increase(shoal_proxy_request_duration_seconds_sum{` + proxySel + `}[{{.Period}}]))`
+	q.Completions = `sum(increase(shoal_proxy_request_duration_seconds_count{` + proxySel + `}[{{.Period}}]))`
+	q.P50 = `histogram_quantile(0.5, sum by (le) (increase(shoal_proxy_request_duration_seconds_bucket{` + proxySel + `}[{{.Period}}])))`
+	q.P95 = `histogram_quantile(0.95, sum by (le) (increase(shoal_proxy_request_duration_seconds_bucket{` + proxySel + `}[{{.Period}}])))`
+	return q
+}
+
+// ReadQueries returns the named query set (istio: DefaultQueries,
+// shoal-proxy: ProxyQueries) or the one in a YAML or JSON file of
+// Queries' fields (missing fields: DefaultQueries').
+func ReadQueries(name string) (Queries, error) {
+	switch name {
+	case "", "istio":
+		return DefaultQueries(), nil
+	case "shoal-proxy":
+		return ProxyQueries(), nil
+	}
+	raw, err := os.ReadFile(name)
+	if err != nil {
+		return Queries{}, fmt.Errorf("queries: %w (want istio, shoal-proxy or a file)", err)
+	}
+	q := DefaultQueries()
+	if err := yaml.UnmarshalStrict(raw, &q); err != nil {
+		return Queries{}, fmt.Errorf("queries %s: %w", name, err)
+	}
+	return q, nil
+}
+
 // Observer fills snapshots from Prometheus.
 type Observer struct {
 	api       promv1.API
 	workloads []Workload
 	period    time.Duration
+	window    time.Duration // of the queries, at least period
 	tmpl      [numFields]*template.Template
 	ids       map[string]int // pod name -> its instance ID, stable over periods
 }
@@ -133,7 +190,7 @@ func New(url string, period time.Duration, workloads []Workload, q Queries) (*Ob
 	if err != nil {
 		return nil, fmt.Errorf("prom: %w", err)
 	}
-	o := &Observer{api: promv1.NewAPI(c), workloads: workloads, period: period, ids: map[string]int{}}
+	o := &Observer{api: promv1.NewAPI(c), workloads: workloads, period: period, window: period, ids: map[string]int{}}
 	for i, w := range workloads {
 		if w.Service == "" || w.Namespace == "" || w.Name == "" {
 			return nil, fmt.Errorf("prom: workloads[%d]: service, namespace and name are required", i)
@@ -155,6 +212,13 @@ func New(url string, period time.Duration, workloads []Workload, q Queries) (*Ob
 	return o, nil
 }
 
+// SetMinWindow makes the queries' window at least w: Prometheus needs
+// two scrapes in a window to give a rate (four is the usual advice), so
+// a period shorter than that would read no traffic at all.
+func (o *Observer) SetMinWindow(w time.Duration) {
+	o.window = max(o.period, w)
+}
+
 // Query is one rendered query, for documentation and logs.
 func (o *Observer) Query(w Workload, field int) string {
 	s, _ := o.render(w, field)
@@ -166,7 +230,7 @@ func (o *Observer) render(w Workload, field int) (string, error) {
 	err := o.tmpl[field].Execute(&b, struct {
 		Workload
 		Period string
-	}{w, model.Duration(o.period).String()})
+	}{w, model.Duration(o.window).String()})
 	return b.String(), err
 }
 
@@ -199,9 +263,10 @@ func (o *Observer) Observe(ctx context.Context, now time.Time, snap *metrics.Sna
 		s.Replicas, s.Ready = int(math.Round(vals[fReplicas])), int(math.Round(vals[fReady]))
 		s.CPULimit, s.MemoryLimit = vals[fCPULimit], vals[fMemoryLimit]
 		s.CPUUse, s.MemoryUse = vals[fCPUUse], vals[fMemoryUse]
-		s.Arrivals, s.Completions = int64(math.Round(vals[fArrivals])), int64(math.Round(vals[fCompletions]))
-		s.Failures.Rejected = int64(math.Round(vals[fFailures]))
-		s.Latency = metrics.LatencySum{Sum: vals[fLatencySum], Count: s.Completions}
+		scale := o.period.Seconds() / o.window.Seconds() // window counts to period counts
+		s.Arrivals, s.Completions = int64(math.Round(scale*vals[fArrivals])), int64(math.Round(scale*vals[fCompletions]))
+		s.Failures.Rejected = int64(math.Round(scale * vals[fFailures]))
+		s.Latency = metrics.LatencySum{Sum: scale * vals[fLatencySum], Count: s.Completions}
 		s.P50, s.P95 = vals[fP50], vals[fP95]
 		if err := o.instances(ctx, w, now, &s); err != nil {
 			return fmt.Errorf("prom: %s: %w", w.Service, err)

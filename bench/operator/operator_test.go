@@ -27,7 +27,6 @@ import (
 	"github.com/shoal-project/shoal/operator/api/v1alpha1"
 	"github.com/shoal-project/shoal/prom"
 	"github.com/shoal-project/shoal/prom/promtest"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -49,7 +48,7 @@ func BenchmarkOperator100(b *testing.B) {
 	root := filepath.Join(filepath.Dir(file), "..", "..")
 	c := kubetest.Start(b, 10) // 320 cores: room for 300 pods of one core
 	c.InstallCRDDir(b, filepath.Join(root, "deploy", "crds"))
-	srv := promtest.Start(b, c.ServeMetrics(b, func(*corev1.Pod) float64 { return 0.9 }))
+	srv := promtest.Start(b, c.ServeMetrics(b, kubetest.Busy(0.9)))
 
 	bin := filepath.Join(b.TempDir(), "shoal")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/shoal")

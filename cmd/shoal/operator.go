@@ -3,9 +3,11 @@ package main
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/shoal-project/shoal/operator"
 	"github.com/shoal-project/shoal/operator/api/v1alpha1"
+	"github.com/shoal-project/shoal/prom"
 	"github.com/spf13/cobra"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -19,6 +21,8 @@ import (
 func (cl *cli) operatorCmd() *cobra.Command {
 	var (
 		kubeconfig, prometheus        string
+		queries                       string
+		minWindow                     time.Duration
 		metricsAddr, healthAddr       string
 		leaderElect, dryRun           bool
 		leaderNamespace, leaderLockID string
@@ -31,8 +35,10 @@ func (cl *cli) operatorCmd() *cobra.Command {
 		Long: `Run Shoal's Kubernetes operator (a controller-runtime manager). Every
 Autoscaler (shoal.io/v1alpha1; the CRD is deploy/crds/shoal.io_autoscalers.yaml)
 scales its target workload each period: it reads the workload from Prometheus
-(kube-state-metrics, cAdvisor and Istio series), lets its policy decide (hpa:
-Kubernetes' HPA semantics), and patches the workload's scale subresource. With
+(kube-state-metrics, cAdvisor, and Istio's or shoal proxy's request series),
+lets its policy decide (hpa: Kubernetes' HPA semantics; drpc: a DRPC policy
+file from a ConfigMap or URL, with the HPA as fallback), and acts through the
+API: scale subresource, in-place resize, brownout. With
 dryRun (or --dry-run for all) it only reports what it would do, in its status
 and events. When Prometheus cannot answer it holds, with the MetricsAvailable
 condition false. The permissions it needs are deploy/rbac/role.yaml.
@@ -45,6 +51,8 @@ else ~/.kube/config.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&prometheus, "prometheus", "", "the Prometheus server's `URL` (required)")
+	f.StringVar(&queries, "queries", "istio", "where request metrics come from: istio, shoal-proxy (its series labelled namespace and service=the Deployment), or a YAML `FILE` of PromQL templates")
+	f.DurationVar(&minWindow, "min-window", time.Minute, "the shortest PromQL window (a rate needs several scrapes in it: 4 x the scrape interval)")
 	f.StringVar(&kubeconfig, "kubeconfig", "", "a kubeconfig `FILE`")
 	f.StringVar(&metricsAddr, "metrics-address", "127.0.0.1:8080", "where the operator's own metrics are served (0: nowhere)")
 	f.StringVar(&healthAddr, "health-address", "127.0.0.1:8081", "where /healthz and /readyz are served (0: nowhere)")
@@ -60,6 +68,10 @@ else ~/.kube/config.`,
 		}
 		if qps <= 0 || burst <= 0 {
 			return usagef("--kube-qps and --kube-burst must be positive, got %g and %d", qps, burst)
+		}
+		q, err := prom.ReadQueries(queries)
+		if err != nil {
+			return usagef("--queries: %v", err)
 		}
 		cfg, err := kubeConfig(kubeconfig)
 		if err != nil {
@@ -79,8 +91,8 @@ else ~/.kube/config.`,
 		if err != nil {
 			return fmt.Errorf("operator: %w", err)
 		}
-		r := &operator.AutoscalerReconciler{Client: mgr.GetClient(), Config: cfg, Recorder: mgr.GetEventRecorder("shoal-operator"),
-			Prometheus: prometheus, DryRun: dryRun}
+		r := &operator.AutoscalerReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: cfg, Recorder: mgr.GetEventRecorder("shoal-operator"),
+			Prometheus: prometheus, Queries: &q, MinWindow: minWindow, DryRun: dryRun}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return err
 		}

@@ -14,7 +14,6 @@ import (
 	"github.com/shoal-project/shoal/kube/kubetest"
 	"github.com/shoal-project/shoal/operator/api/v1alpha1"
 	"github.com/shoal-project/shoal/prom/promtest"
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
@@ -32,28 +31,10 @@ func TestOperatorWithItsOwnRole(t *testing.T) {
 	c := kubetest.Start(t, 1)
 	c.InstallCRDDir(t, filepath.Join(repoRoot, "deploy", "crds"))
 	c.Deploy(t, "default", "front", 1)
-	srv := promtest.Start(t, c.ServeMetrics(t, func(*corev1.Pod) float64 { return 0.9 }))
+	srv := promtest.Start(t, c.ServeMetrics(t, kubetest.Busy(0.9)))
 
-	raw, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "rbac", "role.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var role rbacv1.ClusterRole
-	if err := yaml.UnmarshalStrict(raw, &role); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := operatorUser(t, c)
 	ctx := context.Background()
-	if _, err := c.Client.RbacV1().ClusterRoles().Create(ctx, &role, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := c.User(t, "shoal-operator")
-	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "shoal-operator"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: "rbac.authorization.k8s.io", Name: "shoal-operator"}}}
-	if _, err := c.Client.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-
 	scheme := k8sruntime.NewScheme()
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
@@ -84,16 +65,43 @@ func TestOperatorWithItsOwnRole(t *testing.T) {
 	stop()
 }
 
+// operatorUser returns the kubeconfig of a user holding only
+// deploy/rbac/role.yaml's permissions.
+func operatorUser(t *testing.T, c *kubetest.Cluster) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "rbac", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict(raw, &role); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := c.Client.RbacV1().ClusterRoles().Create(ctx, &role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := c.User(t, "shoal-operator")
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "shoal-operator"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: "rbac.authorization.k8s.io", Name: "shoal-operator"}}}
+	if _, err := c.Client.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	return kubeconfig
+}
+
 // startOperator runs 'shoal operator' until the returned function stops
 // it, which fails the test unless it stops cleanly within 30 s.
-func startOperator(t *testing.T, kubeconfig, prometheus string) func() {
+func startOperator(t *testing.T, kubeconfig, prometheus string, flags ...string) func() {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	log := &syncBuffer{}
 	go func() {
-		done <- run(ctx, []string{"operator", "--kubeconfig", kubeconfig, "--prometheus", prometheus, "--leader-election-namespace", "default",
-			"--metrics-address", "0", "--health-address", "0"}, io.Discard, log)
+		done <- run(ctx, append([]string{"operator", "--kubeconfig", kubeconfig, "--prometheus", prometheus, "--leader-election-namespace", "default",
+			"--metrics-address", "0", "--health-address", "0"}, flags...), io.Discard, log)
 	}()
 	stopped := false
 	t.Cleanup(func() {

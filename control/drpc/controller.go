@@ -114,6 +114,21 @@ func (c *Controller) Fallback(name string) bool {
 	return i >= 0 && c.fallback[i]
 }
 
+// OutOfRange says which of the named deployment's inputs lies outside
+// the trained range, and where ("" when none, or no range is recorded).
+func (c *Controller) OutOfRange(name string) string {
+	i := c.deployment(name)
+	if i < 0 || c.pol.Low == nil {
+		return ""
+	}
+	for k, v := range c.obs.Local(i) {
+		if v < c.pol.Low[k] || v > c.pol.High[k] {
+			return fmt.Sprintf("%s %.3g outside [%.3g, %.3g]", LocalFeatureNames[k], v, c.pol.Low[k], c.pol.High[k])
+		}
+	}
+	return ""
+}
+
 // Reward is the application's reward of the last period (equation 3,
 // averaged over the deployments), the notifier's input.
 func (c *Controller) Reward() float64 { return c.reward }

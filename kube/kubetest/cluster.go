@@ -230,9 +230,9 @@ func (c *Cluster) InstallCRDs(t testing.TB, crds ...*apiextensionsv1.CustomResou
 // the kubelets' cAdvisor would export of the cluster's Deployments and
 // running pods at each scrape (the series prom.DefaultQueries read):
 // replicas and ready replicas, each pod's readiness and containers' CPU
-// limits, and their CPU use (cpu(pod) cores since the pod started) and
-// memory (100 MiB each). It returns the address (host:port).
-func (c *Cluster) ServeMetrics(t testing.TB, cpu func(pod *corev1.Pod) float64) string {
+// CPU and memory limits, and their CPU use (cpuSeconds(pod): CPU seconds used so far)
+// and memory (100 MiB each). It returns the address (host:port).
+func (c *Cluster) ServeMetrics(t testing.TB, cpuSeconds func(pod *corev1.Pod) float64) string {
 	t.Helper()
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
@@ -251,7 +251,6 @@ func (c *Cluster) ServeMetrics(t testing.TB, cpu func(pod *corev1.Pod) float64) 
 			fmt.Fprintf(&b, "kube_deployment_status_replicas{namespace=%q,deployment=%q} %d\n", d.Namespace, d.Name, d.Status.Replicas)
 			fmt.Fprintf(&b, "kube_deployment_status_replicas_ready{namespace=%q,deployment=%q} %d\n", d.Namespace, d.Name, d.Status.ReadyReplicas)
 		}
-		now := time.Now()
 		for i := range pods.Items {
 			p := &pods.Items[i]
 			if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil || p.Status.StartTime == nil {
@@ -264,10 +263,11 @@ func (c *Cluster) ServeMetrics(t testing.TB, cpu func(pod *corev1.Pod) float64) 
 				}
 			}
 			fmt.Fprintf(&b, "kube_pod_status_ready{namespace=%q,pod=%q,condition=\"true\"} %d\n", p.Namespace, p.Name, ready)
-			used := cpu(p) * now.Sub(p.Status.StartTime.Time).Seconds()
+			used := cpuSeconds(p)
 			for _, ct := range p.Spec.Containers {
 				l := fmt.Sprintf("namespace=%q,pod=%q,container=%q", p.Namespace, p.Name, ct.Name)
 				fmt.Fprintf(&b, "kube_pod_container_resource_limits{%s,resource=\"cpu\"} %g\n", l, ct.Resources.Limits.Cpu().AsApproximateFloat64())
+				fmt.Fprintf(&b, "kube_pod_container_resource_limits{%s,resource=\"memory\"} %d\n", l, ct.Resources.Limits.Memory().Value())
 				fmt.Fprintf(&b, "container_cpu_usage_seconds_total{%s} %g\n", l, used)
 				fmt.Fprintf(&b, "container_memory_working_set_bytes{%s} %d\n", l, 100<<20)
 			}
@@ -283,6 +283,12 @@ func (c *Cluster) ServeMetrics(t testing.TB, cpu func(pod *corev1.Pod) float64) 
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return ln.Addr().String()
+}
+
+// Busy is a pod CPU counter (ServeMetrics) of cores busy all the time
+// since the pod started.
+func Busy(cores float64) func(*corev1.Pod) float64 {
+	return func(p *corev1.Pod) float64 { return cores * time.Since(p.Status.StartTime.Time).Seconds() }
 }
 
 // User adds a user with no permissions but those bound to it later (for

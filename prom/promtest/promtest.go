@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -56,11 +57,31 @@ func (s *Server) Stop() { s.stop() }
 // the test's log gets Prometheus's.
 func Start(t testing.TB, targets ...string) *Server {
 	t.Helper()
+	return StartGroups(t, Group{Targets: targets})
+}
+
+// Group is targets whose series get labels, as a scrape job's target
+// labels (Kubernetes service discovery's namespace, service) would.
+type Group struct {
+	Targets []string
+	Labels  map[string]string
+}
+
+// StartGroups is Start with target groups.
+func StartGroups(t testing.TB, groups ...Group) *Server {
+	t.Helper()
 	bin := Need(t, "prometheus", "prometheus")
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "prometheus.yml")
-	cfg := fmt.Sprintf("global: {scrape_interval: 1s, evaluation_interval: 1s}\nscrape_configs:\n  - job_name: test\n    static_configs: [{targets: [%q]}]\n",
-		strings.Join(targets, `", "`))
+	cfg := "global: {scrape_interval: 1s, evaluation_interval: 1s}\nscrape_configs:\n  - job_name: test\n    static_configs:\n"
+	for _, g := range groups {
+		var labels []string
+		for k, v := range g.Labels {
+			labels = append(labels, fmt.Sprintf("%s: %q", k, v))
+		}
+		sort.Strings(labels)
+		cfg += fmt.Sprintf("      - {targets: [%q], labels: {%s}}\n", strings.Join(g.Targets, `", "`), strings.Join(labels, ", "))
+	}
 	if err := os.WriteFile(conf, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -148,8 +148,10 @@ type WorkloadStatus struct {
 	// Replicas as observed, and as decided this period.
 	Replicas        int32 `json:"replicas"`
 	DesiredReplicas int32 `json:"desiredReplicas"`
-	// Fallback is whether the hpa policy acted for it this period.
-	Fallback bool `json:"fallback,omitempty"`
+	// Fallback is whether the hpa policy acted for it this period, and
+	// Reason why (which input was outside the trained range).
+	Fallback bool   `json:"fallback,omitempty"`
+	Reason   string `json:"reason,omitempty"`
 }
 
 // AutoscalerList is a list of Autoscalers.

@@ -1,0 +1,348 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shoal-project/shoal/kube/kubetest"
+	"github.com/shoal-project/shoal/operator/api/v1alpha1"
+	"github.com/shoal-project/shoal/prom/promtest"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// podServers plays the containers of a Deployment's KWOK pods: every
+// ready pod gets a 'shoal backend' process of as many cores as the pod's
+// CPU limit (restarted when the pod is resized), and a 'shoal proxy' in
+// front of them follows the pods (its file rewritten and reloaded with
+// SIGHUP), as a Service's endpoints follow them. Each backend's busy
+// core-seconds are its pod's cAdvisor CPU counter.
+type podServers struct {
+	t         *testing.T
+	bin, cpu  string // the shoal binary; the backends' CPU demand
+	c         *kubetest.Cluster
+	namespace string
+	app       string
+	conf      string // the proxy's file
+	head      string // its fixed part
+	proxy     *exec.Cmd
+
+	mu    sync.Mutex
+	procs map[string]*podServer // by pod name
+}
+
+type podServer struct {
+	cmd   *exec.Cmd
+	addr  string
+	cores string
+}
+
+// startPodServers starts the proxy and follows app's pods until the test
+// ends; the proxy listens on listen and serves its admin API on admin.
+func startPodServers(t *testing.T, bin string, c *kubetest.Cluster, namespace, app, cpu, listen, admin string) *podServers {
+	ps := &podServers{t: t, bin: bin, cpu: cpu, c: c, namespace: namespace, app: app, conf: filepath.Join(t.TempDir(), "proxy.yaml"),
+		head: fmt.Sprintf("listen: %s\nadmin: %s\nname: %s\npolicy: lsq\n", listen, admin, app), procs: map[string]*podServer{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			ps.sync(ctx)
+			select {
+			case <-ctx.Done():
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		ps.mu.Lock()
+		defer ps.mu.Unlock()
+		for _, p := range ps.procs {
+			_ = p.cmd.Process.Kill()
+			_ = p.cmd.Wait()
+		}
+		if ps.proxy != nil {
+			_ = ps.proxy.Process.Kill()
+			_ = ps.proxy.Wait()
+		}
+	})
+	return ps
+}
+
+// sync starts and stops backends to match the ready pods, and points the
+// proxy at them.
+func (ps *podServers) sync(ctx context.Context) {
+	pods, err := ps.c.Client.CoreV1().Pods(ps.namespace).List(ctx, metav1.ListOptions{LabelSelector: "app=" + ps.app})
+	if err != nil {
+		return
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	live := map[string]bool{}
+	changed := false
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if !podReady(p) {
+			continue
+		}
+		live[p.Name] = true
+		cores := p.Spec.Containers[0].Resources.Limits.Cpu().AsApproximateFloat64()
+		want := strconv.FormatFloat(cores, 'g', -1, 64)
+		if s := ps.procs[p.Name]; s != nil && s.cores == want {
+			continue
+		} else if s != nil {
+			_ = s.cmd.Process.Kill()
+			_ = s.cmd.Wait()
+		}
+		addr := promtest.FreeAddr(ps.t)
+		cmd := exec.Command(ps.bin, "backend", "--listen", addr, "--cores", want, "--cpu", ps.cpu)
+		if err := cmd.Start(); err != nil {
+			ps.t.Errorf("backend for pod %s: %v", p.Name, err)
+			continue
+		}
+		if !healthy(addr) {
+			ps.t.Errorf("backend for pod %s never answered /healthz", p.Name)
+		}
+		ps.procs[p.Name] = &podServer{cmd: cmd, addr: addr, cores: want}
+		changed = true
+	}
+	for name, s := range ps.procs {
+		if !live[name] {
+			_ = s.cmd.Process.Kill()
+			_ = s.cmd.Wait()
+			delete(ps.procs, name)
+			changed = true
+		}
+	}
+	if changed && len(ps.procs) > 0 {
+		ps.reloadProxy()
+	}
+}
+
+// reloadProxy writes the proxy's backends and starts or reloads it.
+func (ps *podServers) reloadProxy() {
+	var urls []string
+	for _, s := range ps.procs {
+		urls = append(urls, "{url: http://"+s.addr+"}")
+	}
+	sort.Strings(urls)
+	text := ps.head + "backends: [" + joinComma(urls) + "]\n"
+	if err := os.WriteFile(ps.conf, []byte(text), 0o644); err != nil {
+		ps.t.Error(err)
+		return
+	}
+	if ps.proxy != nil {
+		_ = ps.proxy.Process.Signal(syscall.SIGHUP)
+		return
+	}
+	ps.proxy = exec.Command(ps.bin, "proxy", "-c", ps.conf)
+	if err := ps.proxy.Start(); err != nil {
+		ps.t.Error(err)
+		ps.proxy = nil
+	}
+}
+
+func joinComma(s []string) string {
+	var b bytes.Buffer
+	for i, x := range s {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(x)
+	}
+	return b.String()
+}
+
+// healthy waits up to 10 s for a backend to answer /healthz (the
+// readiness probe of a real pod).
+func healthy(addr string) bool {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusOK
+		}
+	}
+	return false
+}
+
+func podReady(p *corev1.Pod) bool {
+	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// cpuSeconds is a pod's busy core-seconds, as its backend counts them.
+func (ps *podServers) cpuSeconds(p *corev1.Pod) float64 {
+	ps.mu.Lock()
+	s := ps.procs[p.Name]
+	ps.mu.Unlock()
+	if s == nil {
+		return 0
+	}
+	resp, err := http.Get("http://" + s.addr + "/stats")
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Busy float64 `json:"busy_core_seconds"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&st)
+	return st.Busy
+}
+
+// load runs 'shoal load' at rate requests per second until the returned
+// function stops it.
+func load(t *testing.T, bin, url string, rate float64) func() {
+	t.Helper()
+	cmd := exec.Command(bin, "load", url, "--rate", strconv.FormatFloat(rate, 'g', -1, 64), "--duration", "30m", "--seed", "3")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// TestOperatorOnRealTraffic closes the loop with real components only:
+// 'shoal operator' (with deploy/rbac's role) -> kube-apiserver -> KWOK
+// pods, each played by a 'shoal backend' process behind 'shoal proxy' ->
+// traffic from 'shoal load' -> a real Prometheus scraping the proxy and
+// the pods' CPU -> the operator. A DRPC policy trained in the simulator on
+// the same service ('shoal train drpc testdata/kube-web.yaml') scales web
+// up under 20 req/s of 50 ms calls; given replicas of four times the
+// memory it was trained with, web falls back to the HPA, which scales it
+// to its maximum.
+func TestOperatorOnRealTraffic(t *testing.T) {
+	bin := buildShoal(t)
+	pol := filepath.Join(t.TempDir(), "web.policy")
+	if out, err := runCLI(t, "train", "drpc", filepath.Join("testdata", "kube-web.yaml"), "-o", pol, "--episodes", "40",
+		"--episode-length", "2m", "--period", "2s", "--seed", "1", "--quiet"); err != nil {
+		t.Fatalf("train: %v\n%s", err, out)
+	}
+	policy, err := os.ReadFile(pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	c := kubetest.Start(t, 1)
+	c.InstallCRDDir(t, filepath.Join(repoRoot, "deploy", "crds"))
+	c.Deploy(t, "default", "web", 1)
+	listen, admin := promtest.FreeAddr(t), promtest.FreeAddr(t)
+	ps := startPodServers(t, bin, c, "default", "web", "exp:0.05", listen, admin)
+	srv := promtest.StartGroups(t, promtest.Group{Targets: []string{c.ServeMetrics(t, ps.cpuSeconds)}},
+		promtest.Group{Targets: []string{admin}, Labels: map[string]string{"namespace": "default", "service": "web"}})
+
+	scheme := k8sruntime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	k, err := client.New(c.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := k.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web-policy", Namespace: "default"},
+		BinaryData: map[string][]byte{"drpc.policy": policy}}); err != nil {
+		t.Fatal(err)
+	}
+	as := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec: v1alpha1.AutoscalerSpec{Policy: "drpc", TargetCPUUtilization: 50,
+			PolicyFrom: &v1alpha1.PolicySource{ConfigMapKeyRef: &v1alpha1.ConfigMapKey{Name: "web-policy", Key: "drpc.policy"}}}}
+	if err := k.Create(ctx, as); err != nil {
+		t.Fatal(err)
+	}
+	stopLoad := load(t, bin, "http://"+listen+"/", 20)
+	startOperator(t, operatorUser(t, c), srv.URL, "--queries", "shoal-proxy", "--min-window", "4s", "--leader-elect=false")
+
+	key := types.NamespacedName{Namespace: "default", Name: "web"}
+	var seen []string // acting, replicas -> desired, and why, as the status said at each poll
+	// poll waits until ok says the status is where it should be, checking
+	// every status on the way with each.
+	poll := func(what string, timeout time.Duration, each, ok func(*v1alpha1.Autoscaler, v1alpha1.WorkloadStatus) bool) {
+		t.Helper()
+		err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+			if err := k.Get(ctx, key, as); err != nil || len(as.Status.Workloads) != 1 {
+				return false, nil
+			}
+			w := as.Status.Workloads[0]
+			seen = append(seen, fmt.Sprintf("%s %d->%d %s", as.Status.Acting, w.Replicas, w.DesiredReplicas, w.Reason))
+			if !each(as, w) {
+				return false, fmt.Errorf("unexpected status")
+			}
+			return ok(as, w), nil
+		})
+		if err != nil {
+			t.Fatalf("%s: %v; status %+v; seen %q", what, err, as.Status, seen)
+		}
+	}
+	any := func(*v1alpha1.Autoscaler, v1alpha1.WorkloadStatus) bool { return true }
+	// Until the load's first requests are in Prometheus, web's rate is
+	// below anything the policy was trained on (fallback).
+	poll("the policy takes charge under 20 req/s", 2*time.Minute, any, func(a *v1alpha1.Autoscaler, _ v1alpha1.WorkloadStatus) bool {
+		return a.Status.Acting == "policy"
+	})
+	poll("the policy scales web up under 20 req/s", 2*time.Minute, func(a *v1alpha1.Autoscaler, _ v1alpha1.WorkloadStatus) bool {
+		return a.Status.Acting == "policy"
+	}, func(_ *v1alpha1.Autoscaler, w v1alpha1.WorkloadStatus) bool { return w.Replicas >= 2 })
+
+	// Given 2 GiB per replica, four times what it was trained with, web
+	// falls back to the HPA; set back to one replica under 60 req/s (three
+	// cores of demand), the HPA scales it to its maximum, in charge all
+	// along.
+	stopLoad()
+	load(t, bin, "http://"+listen+"/", 60)
+	patch := `{"spec":{"template":{"spec":{"containers":[{"name":"app","resources":{"limits":{"memory":"2Gi"},"requests":{"memory":"2Gi"}}}]}}}}`
+	if _, err := c.Client.AppsV1().Deployments("default").Patch(ctx, "web", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fellBack := func(a *v1alpha1.Autoscaler, w v1alpha1.WorkloadStatus) bool {
+		return a.Status.Acting == "fallback" && strings.HasPrefix(w.Reason, "memory_limit ")
+	}
+	poll("the fallback takes charge with 2 GiB replicas", 2*time.Minute, any, fellBack)
+	c.WaitReady(t, "default", "web", 4, 2*time.Minute) // the rollout done
+	if _, err := c.Client.AppsV1().Deployments("default").UpdateScale(ctx, "web", &autoscalingv1.Scale{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"}, Spec: autoscalingv1.ScaleSpec{Replicas: 1}}, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll("web back at one replica", time.Minute, fellBack, func(_ *v1alpha1.Autoscaler, w v1alpha1.WorkloadStatus) bool { return w.Replicas == 1 })
+	poll("the HPA scales web to 4", 2*time.Minute, fellBack, func(_ *v1alpha1.Autoscaler, w v1alpha1.WorkloadStatus) bool { return w.Replicas == 4 })
+	t.Logf("acting and replicas, period by period: %v", seen)
+}
