@@ -16,7 +16,7 @@ import (
 func (cl *cli) recordCmd() *cobra.Command {
 	var (
 		prometheus, start, end, namespace string
-		ingress, name, out                string
+		ingress, name, out, queries       string
 		services, calls                   []string
 		step                              time.Duration
 	)
@@ -59,6 +59,7 @@ now (-1h, now-90m).`,
 	f.StringVar(&start, "start", "", "the range's start `TIME` (required)")
 	f.StringVar(&end, "end", "now", "the range's end `TIME`")
 	f.DurationVar(&step, "step", 15*time.Second, "the arrivals' resolution, whole seconds")
+	f.StringVar(&queries, "queries", "istio", "where request metrics come from: istio, shoal-proxy (its series labelled namespace and service=the Deployment), or a YAML `FILE` of PromQL templates")
 	f.StringVar(&namespace, "namespace", "default", "the services' Kubernetes `NAMESPACE`")
 	f.StringArrayVar(&services, "service", nil, "a service and its workload, `NAME=DEPLOYMENT[:CONTAINER]` (once per service; required)")
 	f.StringVar(&ingress, "ingress", "", "the service requests enter, a `NAME` (default: the first --service)")
@@ -67,7 +68,7 @@ now (-1h, now-90m).`,
 	f.StringVarP(&out, "output", "o", "", "the `DIR` to write arrivals.txt and scenario.yaml to (required)")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, _ []string) error {
 		now := time.Now()
-		cfg, err := recordConfig(now, prometheus, start, end, namespace, ingress, services, calls, step)
+		cfg, err := recordConfig(now, prometheus, start, end, namespace, ingress, queries, services, calls, step)
 		if err != nil {
 			return err
 		}
@@ -102,9 +103,12 @@ now (-1h, now-90m).`,
 
 // recordConfig turns record's flags into its configuration; each error
 // names its flag.
-func recordConfig(now time.Time, prometheus, start, end, namespace, ingress string, services, calls []string, step time.Duration) (record.Config, error) {
-	cfg := record.Config{Prometheus: prometheus, Step: step, Ingress: ingress, Queries: prom.DefaultQueries()}
-	var err error
+func recordConfig(now time.Time, prometheus, start, end, namespace, ingress, queries string, services, calls []string, step time.Duration) (record.Config, error) {
+	q, err := prom.ReadQueries(queries)
+	if err != nil {
+		return record.Config{}, usagef("--queries: %v", err)
+	}
+	cfg := record.Config{Prometheus: prometheus, Step: step, Ingress: ingress, Queries: q}
 	if start == "" {
 		return cfg, usagef("--start TIME is required")
 	}

@@ -213,6 +213,7 @@ func TestRecordFlagErrors(t *testing.T) {
 		{with("--end", "4102444800"), "--end"}, // 2100: in the future
 		{with("--step", "1500ms"), "--step"},
 		{with("--step", "0s"), "--step"},
+		{with("--queries", "no-such-queries.yaml"), "--queries"},
 		{with("--step", "2h"), "--end"}, // the hour is shorter than a step
 		{with("--namespace", ""), "--namespace"},
 		{without("--service"), "--service"},
