@@ -47,6 +47,10 @@ const (
 	ActingHolding  = "holding"
 )
 
+// autoscalerController is the Autoscaler controller's name, in logs and
+// metrics.
+const autoscalerController = "autoscaler"
+
 // The operator's permissions, which controller-gen turns into
 // deploy/rbac/role.yaml: what it reads and changes, no more.
 //
@@ -122,7 +126,7 @@ func (r *AutoscalerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	skip := true
 	// Only spec changes start a reconcile: the loop's own status updates
 	// must not, or every Autoscaler would run twice a period.
-	return ctrl.NewControllerManagedBy(mgr).For(&v1alpha1.Autoscaler{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).Named("autoscaler").
+	return ctrl.NewControllerManagedBy(mgr).For(&v1alpha1.Autoscaler{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).Named(autoscalerController).
 		WithOptions(controller.Options{SkipNameValidation: &skip, MaxConcurrentReconciles: 8}).Complete(r)
 }
 
@@ -154,6 +158,7 @@ func (r *AutoscalerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		as.Status.Acting = ActingHolding
 		r.setCondition(&as, CondMetricsAvailable, false, "PrometheusError", err.Error())
 		r.Recorder.Eventf(&as, nil, corev1.EventTypeWarning, "MetricsUnavailable", "Observe", "holding, no action: %v", err)
+		decisions.WithLabelValues(autoscalerController, ActingHolding).Inc()
 		return ctrl.Result{RequeueAfter: l.period}, r.writeStatus(ctx, &as)
 	}
 	r.setCondition(&as, CondMetricsAvailable, true, "Observed", "Prometheus answered")
@@ -162,14 +167,21 @@ func (r *AutoscalerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	now := time.Duration(l.step) * l.period
 	acts := l.ctl.Decide(now, &snap)
 	r.report(&as, l, &snap, acts)
+	decisions.WithLabelValues(autoscalerController, as.Status.Acting).Inc()
 	for _, a := range acts {
 		if as.Status.Acting == ActingDryRun {
+			actions.WithLabelValues(autoscalerController, actionName(a), "dry-run").Inc()
 			r.Recorder.Eventf(&as, nil, corev1.EventTypeNormal, "WouldAct", "DryRun", "would apply %+v", a)
 			continue
 		}
 		if err := l.act.Apply(now, a); err != nil {
+			actions.WithLabelValues(autoscalerController, actionName(a), "failed").Inc()
 			r.Recorder.Eventf(&as, nil, corev1.EventTypeWarning, "ActionFailed", "Apply", "%+v: %v", a, err)
 			return ctrl.Result{RequeueAfter: l.period}, err
+		}
+		actions.WithLabelValues(autoscalerController, actionName(a), "applied").Inc()
+		if t := l.obs.Sampled(); !t.IsZero() {
+			actionLatency.WithLabelValues(autoscalerController).Observe(r.Now().Sub(t).Seconds())
 		}
 		r.Recorder.Eventf(&as, nil, corev1.EventTypeNormal, "Acted", "Apply", "applied %+v", a)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/shoal-project/shoal/control/drpc"
 	"github.com/shoal-project/shoal/kube/kubetest"
 	"github.com/shoal-project/shoal/learn/nn"
@@ -26,6 +27,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 )
@@ -129,6 +131,18 @@ func TestAutoscalerClosesTheLoop(t *testing.T) {
 		t.Errorf("dry run: back has %d replicas (want 1), acting %q", *d.Spec.Replicas, back.Status.Acting)
 	}
 
+	// The operator's metrics count what it did, and how old the data
+	// behind each action was.
+	if n := counter(t, "shoal_operator_actions_total", "SetReplicas", "applied"); n < 1 {
+		t.Errorf("%g SetReplicas applied in the metrics", n)
+	}
+	if n := counter(t, "shoal_operator_actions_total", "SetReplicas", "dry-run"); n < 1 {
+		t.Errorf("%g SetReplicas dry runs in the metrics", n)
+	}
+	if n, sum := histogram(t, "shoal_operator_action_latency_seconds"); n < 1 || sum <= 0 {
+		t.Errorf("action latency: %d observations, sum %g s", n, sum)
+	}
+
 	srv.Stop()
 	err = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		get("front", &front)
@@ -137,6 +151,51 @@ func TestAutoscalerClosesTheLoop(t *testing.T) {
 	if err != nil || front.Status.Acting != ActingHolding {
 		t.Errorf("Prometheus stopped: conditions %+v, acting %q", front.Status.Conditions, front.Status.Acting)
 	}
+}
+
+// counter is the sum of a counter's series whose label values include
+// all of values, from the operator's registry.
+func counter(t *testing.T, name string, values ...string) float64 {
+	t.Helper()
+	sum := 0.0
+	for _, m := range family(t, name).GetMetric() {
+		have := map[string]bool{}
+		for _, l := range m.GetLabel() {
+			have[l.GetValue()] = true
+		}
+		ok := true
+		for _, v := range values {
+			ok = ok && have[v]
+		}
+		if ok {
+			sum += m.GetCounter().GetValue()
+		}
+	}
+	return sum
+}
+
+// histogram is a histogram's count and sum over its series.
+func histogram(t *testing.T, name string) (n uint64, sum float64) {
+	t.Helper()
+	for _, m := range family(t, name).GetMetric() {
+		n += m.GetHistogram().GetSampleCount()
+		sum += m.GetHistogram().GetSampleSum()
+	}
+	return n, sum
+}
+
+func family(t *testing.T, name string) *dto.MetricFamily {
+	t.Helper()
+	fams, err := crmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() == name {
+			return f
+		}
+	}
+	return &dto.MetricFamily{}
 }
 
 // TestExampleAutoscalerDecodes keeps deploy/examples/autoscaler.yaml true
@@ -296,8 +355,8 @@ func TestAutoscalerRunsADRPCPolicy(t *testing.T) {
 			rejected++
 		}
 	}
-	if rejected != 1 {
-		t.Errorf("%d PolicyRejected events, want 1 (once per version)", rejected)
+	if n := counter(t, "shoal_operator_policy_rejected_total"); rejected != 1 || n != 1 {
+		t.Errorf("%d PolicyRejected events and %g in the metrics, want 1 (once per version)", rejected, n)
 	}
 
 	cm.BinaryData["drpc.policy"] = residualPolicy(t, 0.5)

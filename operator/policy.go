@@ -61,6 +61,7 @@ func (r *AutoscalerReconciler) reject(as *v1alpha1.Autoscaler, cur *loop, versio
 	}
 	if cur.rejected != version {
 		cur.rejected = version
+		policyRejected.WithLabelValues(autoscalerController).Inc()
 		r.Recorder.Eventf(as, nil, corev1.EventTypeWarning, "PolicyRejected", "Load", "%s: %v; the policy in force (%s) stays", version, err, cur.policy)
 	}
 	r.setCondition(as, CondPolicyLoaded, false, "PolicyRejected", fmt.Sprintf("%s: %v", version, err))

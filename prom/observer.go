@@ -54,6 +54,10 @@ type Queries struct {
 	// seconds (histogram_quantile over the histogram's increase).
 	P50 string `json:"p50"`
 	P95 string `json:"p95"`
+	// SampleTime is when the newest sample the observation reads was
+	// scraped, Unix seconds (PromQL's timestamp()): the start of the
+	// operator's action latency. Optional.
+	SampleTime string `json:"sample_time"`
 	// The instances (Instances), by their pod label: readiness (1 when
 	// ready), mean cores busy over the period, MB in use. Without
 	// PodReady a snapshot has no instances.
@@ -86,6 +90,7 @@ func DefaultQueries() Queries {
 		Completions:  `sum(increase(istio_request_duration_milliseconds_count{` + istioSel + `}[{{.Period}}]))`,
 		P50:          `histogram_quantile(0.5, sum by (le) (increase(istio_request_duration_milliseconds_bucket{` + istioSel + `}[{{.Period}}]))) / 1000`,
 		P95:          `histogram_quantile(0.95, sum by (le) (increase(istio_request_duration_milliseconds_bucket{` + istioSel + `}[{{.Period}}]))) / 1000`,
+		SampleTime:   `max(timestamp(kube_deployment_status_replicas{namespace="{{.Namespace}}",deployment="{{.Name}}"}))`,
 		PodReady:     `max by (pod) (kube_pod_status_ready{` + podSel + `,condition="true"})`,
 		PodCPUUse:    `sum by (pod) (rate(container_cpu_usage_seconds_total{` + containerSel + `}[{{.Period}}]))`,
 		PodMemoryUse: `sum by (pod) (container_memory_working_set_bytes{` + containerSel + `}) / 1048576`,
@@ -152,7 +157,13 @@ type Observer struct {
 	window    time.Duration // of the queries, at least period
 	tmpl      [numFields]*template.Template
 	ids       map[string]int // pod name -> its instance ID, stable over periods
+	sampled   time.Time      // the oldest workload's newest sample, last Observe
 }
+
+// Sampled is when the newest sample of the last observation was scraped
+// (of the workload whose newest is oldest); zero without a SampleTime
+// query.
+func (o *Observer) Sampled() time.Time { return o.sampled }
 
 // The fields, in Queries order.
 const (
@@ -168,6 +179,7 @@ const (
 	fCompletions
 	fP50
 	fP95
+	fSampleTime
 	fPodReady
 	fPodCPUUse
 	fPodMemoryUse
@@ -175,10 +187,10 @@ const (
 )
 
 func (q Queries) list() [numFields]string {
-	return [numFields]string{q.Replicas, q.Ready, q.CPULimit, q.MemoryLimit, q.CPUUse, q.MemoryUse, q.Arrivals, q.Failures, q.LatencySum, q.Completions, q.P50, q.P95, q.PodReady, q.PodCPUUse, q.PodMemoryUse}
+	return [numFields]string{q.Replicas, q.Ready, q.CPULimit, q.MemoryLimit, q.CPUUse, q.MemoryUse, q.Arrivals, q.Failures, q.LatencySum, q.Completions, q.P50, q.P95, q.SampleTime, q.PodReady, q.PodCPUUse, q.PodMemoryUse}
 }
 
-var fieldNames = [numFields]string{"replicas", "ready", "cpu_limit", "memory_limit", "cpu_use", "memory_use", "arrivals", "failures", "latency_sum", "completions", "p50", "p95", "pod_ready", "pod_cpu_use", "pod_memory_use"}
+var fieldNames = [numFields]string{"replicas", "ready", "cpu_limit", "memory_limit", "cpu_use", "memory_use", "arrivals", "failures", "latency_sum", "completions", "p50", "p95", "sample_time", "pod_ready", "pod_cpu_use", "pod_memory_use"}
 
 // New returns an observer of the Prometheus server at url for the
 // workloads, over control periods of period.
@@ -240,6 +252,7 @@ func (o *Observer) render(w Workload, field int) (string, error) {
 // It is not safe for concurrent use.
 func (o *Observer) Observe(ctx context.Context, now time.Time, snap *metrics.Snapshot) error {
 	services := make([]metrics.ServiceStats, 0, len(o.workloads))
+	var sampled time.Time
 	for _, w := range o.workloads {
 		s := metrics.ServiceStats{Name: w.Service}
 		var vals [numFields]float64
@@ -268,11 +281,18 @@ func (o *Observer) Observe(ctx context.Context, now time.Time, snap *metrics.Sna
 		s.Failures.Rejected = int64(math.Round(scale * vals[fFailures]))
 		s.Latency = metrics.LatencySum{Sum: scale * vals[fLatencySum], Count: s.Completions}
 		s.P50, s.P95 = vals[fP50], vals[fP95]
+		if t := vals[fSampleTime]; t > 0 {
+			at := time.Unix(0, int64(t*1e9))
+			if sampled.IsZero() || at.Before(sampled) {
+				sampled = at
+			}
+		}
 		if err := o.instances(ctx, w, now, &s); err != nil {
 			return fmt.Errorf("prom: %s: %w", w.Service, err)
 		}
 		services = append(services, s)
 	}
+	o.sampled = sampled
 	snap.At, snap.Period = time.Duration(now.UnixNano()), o.period
 	snap.Services = services
 	return nil

@@ -150,6 +150,20 @@ func TestObserverReadsARealPrometheus(t *testing.T) {
 	if !strings.Contains(o.Query(w, fCPUUse), `[5s]`) {
 		t.Errorf("cpu use query %s has no 5 s window", o.Query(w, fCPUUse))
 	}
+	// Scraped every second: the newest sample is at most a few seconds old.
+	if age := time.Since(o.Sampled()); age < 0 || age > 3*time.Second {
+		t.Errorf("newest sample %v old (at %v)", age, o.Sampled())
+	}
+	// A 10 s window counts 10 s of calls and scales them to the 5 s period.
+	o.SetMinWindow(10 * time.Second)
+	time.Sleep(5 * time.Second)
+	if err := o.Observe(context.Background(), time.Now(), &snap); err != nil {
+		t.Fatal(err)
+	}
+	near("arrivals over a 10 s window, per 5 s period", float64(snap.Services[0].Arrivals), 100, 0.1)
+	if !strings.Contains(o.Query(w, fArrivals), `[10s]`) {
+		t.Errorf("arrivals query %s has no 10 s window", o.Query(w, fArrivals))
+	}
 
 	// No data for a workload: an error, not a service of zeros.
 	ghost, err := New(srv.URL, 5*time.Second, []Workload{{Service: "ghost", Namespace: "default", Name: "ghost"}}, DefaultQueries())
