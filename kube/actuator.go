@@ -16,6 +16,51 @@
 //     containerConcurrency.
 //   - SetBrownout scales an optional workload to zero, remembering its
 //     replicas in an annotation, and back.
+//   - SetRouteWeights writes the route weights of an Istio VirtualService
+//     (below).
+//
+// # Route weights on Istio
+//
+// A Shoal location (a cloud, a cluster, a region) is a locality of the
+// mesh, named by a label of the pods: Target.LocalityLabel, by default
+// topology.istio.io/cluster, the label Istio itself gives every workload
+// and endpoint with its cluster's ID (the same ID its metrics carry as
+// source_cluster and destination_cluster). Each location is a subset of
+// the service's host (Target.Host, by default
+// NAME.NAMESPACE.svc.cluster.local) named after the location: the user's
+// DestinationRule defines those subsets by that label (Shoal creates no
+// DestinationRule). For example, with locations east and west:
+//
+//	subsets:
+//	- {name: east, labels: {topology.istio.io/cluster: east}}
+//	- {name: west, labels: {topology.istio.io/cluster: west}}
+//
+// The actuator owns one VirtualService per service, shoal-SERVICE in the
+// target's namespace (labelled app.kubernetes.io/managed-by=shoal; one
+// of that name without the label is left alone, with an error), whose
+// hosts are [the host]. SetRouteWeights{Service, From, Weights} sets its
+// HTTP route from-FROM, which matches the callers whose locality label
+// is FROM (match: [{sourceLabels: {LABEL: FROM}}]) and sends their calls
+// to the subsets, weighted. Only that route changes: the VirtualService
+// is read, the route replaced or added, and the object updated, again on
+// a conflict (another writer changed it in between), so concurrent
+// writers of different From lose no update. The from- routes are kept in
+// the order of their From, so the same weights always make the same
+// object, and a last route without a match sends the calls of any other
+// caller to the host as a whole (Istio's default balancing), where a
+// VirtualService without it would refuse them (404).
+//
+// Istio's weights are whole percentages summing to 100. The weights are
+// normalised to their sum and rounded by the largest remainder method:
+// each location gets the floor of its exact percentage, and the
+// percentage points still missing go one each to the locations with the
+// largest fractional parts (ties: in the order of their names).
+// Locations left with 0 are omitted from the route.
+//
+// The VirtualService API (networking.istio.io/v1, Istio 1.22+) is found by
+// discovery at the first SetRouteWeights, so clusters without Istio are
+// served all other actions; there SetRouteWeights fails, naming the
+// missing API.
 package kube
 
 import (
@@ -24,12 +69,15 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/shoal-project/shoal/control"
+	istioclient "istio.io/client-go/pkg/clientset/versioned"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -70,6 +118,14 @@ type Target struct {
 	Platform string `json:"platform,omitempty"`
 	// Optional workloads may be browned out.
 	Optional bool `json:"optional,omitempty"`
+	// Host is the service's host in the mesh, whose VirtualService
+	// SetRouteWeights writes (default NAME.NAMESPACE.svc.cluster.local).
+	Host string `json:"host,omitempty"`
+	// LocalityLabel is the pod label whose value is a workload's
+	// location: callers are matched by it, and the DestinationRule's
+	// subsets, named after the locations, select by it (default
+	// topology.istio.io/cluster).
+	LocalityLabel string `json:"localityLabel,omitempty"`
 }
 
 // ResizeMode is how SetResources reaches running pods.
@@ -88,6 +144,7 @@ type Client struct {
 	client  kubernetes.Interface
 	dynamic dynamic.Interface
 	mode    ResizeMode
+	istio   istioRoutes
 }
 
 // Connect connects to the cluster of cfg. With resize "" it learns by
@@ -113,7 +170,11 @@ func Connect(cfg *rest.Config, resize ResizeMode) (*Client, error) {
 	for _, r := range res.APIResources {
 		inPlace = inPlace || r.Name == "pods/resize"
 	}
-	c := &Client{client: cs, dynamic: dyn, mode: Rolling}
+	ic, err := istioclient.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{client: cs, dynamic: dyn, mode: Rolling, istio: istioRoutes{client: ic}}
 	switch {
 	case resize == InPlace && !inPlace:
 		return nil, errors.New("kube: resize in-place: the cluster has no pods/resize subresource (Kubernetes 1.33+)")
@@ -157,6 +218,15 @@ func (c *Client) Actuator(targets []Target) (*Actuator, error) {
 			return nil, fmt.Errorf("kube: targets[%d] (%s): platform %q, want openfaas or knative", i, t.Service, t.Platform)
 		case (t.Kind == KnativeService) != (t.Platform == Knative):
 			return nil, fmt.Errorf("kube: targets[%d] (%s): a KnativeService is the knative platform's, and only it", i, t.Service)
+		}
+		if t.Host == "" {
+			t.Host = t.Name + "." + t.Namespace + ".svc.cluster.local"
+		}
+		if t.LocalityLabel == "" {
+			t.LocalityLabel = DefaultLocalityLabel
+		}
+		if msgs := content.IsLabelKey(t.LocalityLabel); len(msgs) > 0 {
+			return nil, fmt.Errorf("kube: targets[%d] (%s): locality label %q: %s", i, t.Service, t.LocalityLabel, strings.Join(msgs, "; "))
 		}
 		if _, dup := a.targets[t.Service]; dup {
 			return nil, fmt.Errorf("kube: targets[%d]: service %s twice", i, t.Service)
@@ -204,6 +274,12 @@ func (a *Actuator) Apply(_ time.Duration, act control.Action) error {
 			return fmt.Errorf("kube: %s is not optional: it cannot be browned out", x.Service)
 		}
 		return a.brownout(ctx, t, x.On)
+	case control.SetRouteWeights:
+		t, err := a.target(x.Service)
+		if err != nil {
+			return err
+		}
+		return a.routeWeights(ctx, t, x.From, x.Weights)
 	}
 	return fmt.Errorf("kube: %T is not supported on Kubernetes", act)
 }
