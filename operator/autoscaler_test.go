@@ -3,9 +3,11 @@ package operator
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -142,6 +144,7 @@ func TestAutoscalerClosesTheLoop(t *testing.T) {
 	if n, sum := histogram(t, "shoal_operator_action_latency_seconds"); n < 1 || sum <= 0 {
 		t.Errorf("action latency: %d observations, sum %g s", n, sum)
 	}
+	dashboardChartsExportedMetrics(t)
 
 	srv.Stop()
 	err = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
@@ -150,6 +153,50 @@ func TestAutoscalerClosesTheLoop(t *testing.T) {
 	})
 	if err != nil || front.Status.Acting != ActingHolding {
 		t.Errorf("Prometheus stopped: conditions %+v, acting %q", front.Status.Conditions, front.Status.Acting)
+	}
+}
+
+// dashboardChartsExportedMetrics: every metric deploy/grafana's dashboard
+// queries is one the operator exports (checked once it has acted, since
+// a labelled series exists only once used).
+func dashboardChartsExportedMetrics(t *testing.T) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "deploy", "grafana", "shoal-operator.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Panels []struct {
+			Title   string
+			Targets []struct{ Expr string }
+		}
+	}
+	if err := json.Unmarshal(raw, &d); err != nil {
+		t.Fatal(err)
+	}
+	fams, err := crmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exported := map[string]bool{}
+	for _, f := range fams {
+		exported[f.GetName()] = true
+	}
+	name := regexp.MustCompile(`\b(shoal|controller_runtime|workqueue|process)_[a-z_]+`)
+	charted := 0
+	for _, p := range d.Panels {
+		for _, tg := range p.Targets {
+			for _, m := range name.FindAllString(tg.Expr, -1) {
+				charted++
+				base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(m, "_bucket"), "_sum"), "_count")
+				if !exported[m] && !exported[base] {
+					t.Errorf("dashboard panel %q charts %s, which the operator does not export", p.Title, m)
+				}
+			}
+		}
+	}
+	if charted < 8 {
+		t.Errorf("the dashboard charts %d metrics", charted)
 	}
 }
 

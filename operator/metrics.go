@@ -25,6 +25,8 @@ var (
 
 func init() {
 	crmetrics.Registry.MustRegister(decisions, actions, actionLatency, policyRejected)
+	// Series that exist from the start read 0, not "no data".
+	policyRejected.WithLabelValues(autoscalerController)
 }
 
 // actionName is an action's kind as a label: SetReplicas, SetResources...
