@@ -108,10 +108,10 @@ func TestRouteObserverReadsARealPrometheus(t *testing.T) {
 	}
 	type key struct{ caller, service, from, to string }
 	want := map[key][3]float64{ // calls/s, failed/s, source ms
-		{"", "reviews", "east", "east"}:       {10, 0, 21},
-		{"", "reviews", "west", "west"}:       {4, 0, 21},
-		{"", "reviews", "west", "east"}:       {3, 1, 120},
-		{"", "reviews", "east", "west"}:       {1, 0, 80},
+		{"", "reviews", "east", "east"}:        {10, 0, 21},
+		{"", "reviews", "west", "west"}:        {4, 0, 21},
+		{"", "reviews", "west", "east"}:        {3, 1, 120},
+		{"", "reviews", "east", "west"}:        {1, 0, 80},
 		{"reviews", "ratings", "east", "east"}: {6, 0, 5},
 	}
 	got := map[key]metrics.RouteStats{}
