@@ -1,9 +1,12 @@
 // Package operator measures 'shoal operator' managing 100 Deployments on a
 // real control plane (kubetest: etcd, kube-apiserver, controller manager,
 // scheduler, KWOK nodes) with a real Prometheus: the operator's CPU and
-// memory, read from /proc, and its reconcile latency (controller-runtime's
+// memory, read from /proc, its reconcile time (controller-runtime's
 // controller_runtime_reconcile_time_seconds: the PromQL queries, the
-// policy's decision and the API patch), read from its own /metrics.
+// policy's decision and the API patch) and its action latency (from the
+// scrape of the newest sample a decision read to the API server's
+// acceptance of the action: shoal_operator_action_latency_seconds), read
+// from its own /metrics.
 //
 //	go test ./bench/operator -run '^$' -bench . -benchtime 1x
 package operator
@@ -76,7 +79,7 @@ func BenchmarkOperator100(b *testing.B) {
 	}
 	metricsAddr := promtest.FreeAddr(b)
 	op := exec.Command(bin, "operator", "--kubeconfig", c.Kubeconfig, "--prometheus", srv.URL, "--leader-elect=false",
-		"--metrics-address", metricsAddr, "--health-address", "0")
+		"--metrics-address", metricsAddr, "--health-address", "0", "--min-window", "4s") // Prometheus scrapes every second
 	logf, err := os.Create(filepath.Join(b.TempDir(), "operator.log"))
 	if err != nil {
 		b.Fatal(err)
@@ -129,12 +132,17 @@ func BenchmarkOperator100(b *testing.B) {
 	n1, s1 := reconciles(b, metricsAddr)
 	b.StopTimer()
 
+	lat := latencies(b, metricsAddr)
 	cores := (cpu1 - cpu0) / at1.Sub(at0).Seconds()
 	rss, hwm := memKB(b, op.Process.Pid, "VmRSS:"), memKB(b, op.Process.Pid, "VmHWM:")
 	mean := (s1 - s0) / (n1 - n0)
 	b.ReportMetric(cores, "cores")
 	b.ReportMetric(rss/1024, "rss-MB")
 	b.ReportMetric(1000*mean, "reconcile-ms")
+	b.ReportMetric(lat.quantile(0.5), "action-latency-p50-s")
+	b.ReportMetric(lat.quantile(0.95), "action-latency-p95-s")
+	b.Logf("action latency (newest sample scraped to action accepted) over %d actions: mean %.2f s, p50 ≤ %.2f s, p95 ≤ %.2f s (bucket bounds)",
+		int(lat.count), lat.sum/lat.count, lat.quantile(0.5), lat.quantile(0.95))
 	b.Logf("%d Autoscalers (%d scaled to 3 within %v); over %v: %.4f cores, RSS %.1f MB (peak %.1f MB), %.0f reconciles of mean %.1f ms",
 		workloads, scaled, settle, window, cores, rss/1024, hwm/1024, n1-n0, 1000*mean)
 }
@@ -165,6 +173,56 @@ func memKB(b *testing.B, pid int, field string) float64 {
 	}
 	b.Fatalf("no %s in /proc/%d/status", field, pid)
 	return 0
+}
+
+// histogram is a cumulative histogram read from /metrics.
+type histogram struct {
+	le, cum    []float64 // bucket bounds and counts, in order
+	count, sum float64
+}
+
+// quantile is the upper bound of the bucket where quantile q falls.
+func (h histogram) quantile(q float64) float64 {
+	for i, c := range h.cum {
+		if c >= q*h.count {
+			return h.le[i]
+		}
+	}
+	return h.le[len(h.le)-1]
+}
+
+// latencies reads shoal_operator_action_latency_seconds from the
+// operator's /metrics.
+func latencies(b *testing.B, addr string) histogram {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var h histogram
+	const name = "shoal_operator_action_latency_seconds"
+	for _, line := range strings.Split(string(raw), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 || !strings.HasPrefix(f[0], name) {
+			continue
+		}
+		v, _ := strconv.ParseFloat(f[1], 64)
+		switch {
+		case strings.HasPrefix(f[0], name+"_bucket{"):
+			i := strings.Index(f[0], `le="`)
+			le, _ := strconv.ParseFloat(strings.TrimSuffix(f[0][i+4:], `"}`), 64)
+			h.le, h.cum = append(h.le, le), append(h.cum, v)
+		case strings.HasPrefix(f[0], name+"_count"):
+			h.count = v
+		case strings.HasPrefix(f[0], name+"_sum"):
+			h.sum = v
+		}
+	}
+	if h.count == 0 {
+		b.Fatalf("no action latencies in the operator's metrics")
+	}
+	return h
 }
 
 // reconciles reads the Autoscaler controller's reconcile count and total
