@@ -245,8 +245,8 @@ func family(t *testing.T, name string) *dto.MetricFamily {
 	return &dto.MetricFamily{}
 }
 
-// TestExampleAutoscalerDecodes keeps deploy/examples/autoscaler.yaml true
-// to the API: it decodes strictly into an Autoscaler.
+// TestExampleAutoscalerDecodes keeps deploy/examples true to the API:
+// each decodes strictly into an Autoscaler.
 func TestExampleAutoscalerDecodes(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("..", "deploy", "examples", "autoscaler.yaml"))
 	if err != nil {
@@ -258,6 +258,17 @@ func TestExampleAutoscalerDecodes(t *testing.T) {
 	}
 	if a.Spec.Target.Name != "frontend" || a.Spec.MaxReplicas != 10 || a.Spec.Period.Duration != 15*time.Second || !a.Spec.DryRun {
 		t.Errorf("example decodes as %+v", a.Spec)
+	}
+	raw, err = os.ReadFile(filepath.Join("..", "deploy", "examples", "drpc-autoscaler.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a = v1alpha1.Autoscaler{}
+	if err := yaml.UnmarshalStrict(raw, &a); err != nil {
+		t.Fatal(err)
+	}
+	if ref := a.Spec.PolicyFrom; a.Spec.Policy != "drpc" || ref == nil || ref.ConfigMapKeyRef == nil || ref.ConfigMapKeyRef.Key != "drpc.policy" || !a.Spec.DryRun {
+		t.Errorf("the DRPC example decodes as %+v", a.Spec)
 	}
 }
 
