@@ -18,7 +18,7 @@ var GroupVersion = schema.GroupVersion{Group: "shoal.io", Version: "v1alpha1"}
 
 // AddToScheme adds the API's kinds to a scheme.
 func AddToScheme(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &Autoscaler{}, &AutoscalerList{})
+	s.AddKnownTypes(GroupVersion, &Autoscaler{}, &AutoscalerList{}, &RoutePolicy{}, &RoutePolicyList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }
