@@ -26,7 +26,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -147,7 +146,7 @@ func (r *AutoscalerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if err != nil {
 		r.Recorder.Eventf(&as, nil, corev1.EventTypeWarning, "InvalidSpec", "Configure", "%v", err)
 		r.setCondition(&as, CondReady, false, "InvalidSpec", err.Error())
-		return ctrl.Result{RequeueAfter: time.Minute}, r.writeStatus(ctx, &as)
+		return ctrl.Result{RequeueAfter: time.Minute}, writeStatus(ctx, r.Client, &as)
 	}
 	r.setCondition(&as, CondReady, true, "Running", fmt.Sprintf("%s policy every %v", policyOf(&as), l.period))
 	as.Status.ObservedGeneration = as.Generation
@@ -159,7 +158,7 @@ func (r *AutoscalerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		r.setCondition(&as, CondMetricsAvailable, false, "PrometheusError", err.Error())
 		r.Recorder.Eventf(&as, nil, corev1.EventTypeWarning, "MetricsUnavailable", "Observe", "holding, no action: %v", err)
 		decisions.WithLabelValues(autoscalerController, ActingHolding).Inc()
-		return ctrl.Result{RequeueAfter: l.period}, r.writeStatus(ctx, &as)
+		return ctrl.Result{RequeueAfter: l.period}, writeStatus(ctx, r.Client, &as)
 	}
 	r.setCondition(&as, CondMetricsAvailable, true, "Observed", "Prometheus answered")
 	// The controllers' clock counts periods, as the simulator's does.
@@ -187,7 +186,7 @@ func (r *AutoscalerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 	t := metav1.NewTime(r.Now())
 	as.Status.LastDecision = &t
-	return ctrl.Result{RequeueAfter: l.period}, r.writeStatus(ctx, &as)
+	return ctrl.Result{RequeueAfter: l.period}, writeStatus(ctx, r.Client, &as)
 }
 
 // report writes what the loop saw and decided into as's status.
@@ -222,22 +221,6 @@ func (r *AutoscalerReconciler) report(as *v1alpha1.Autoscaler, l *loop, snap *me
 	}
 }
 
-// writeStatus writes as's status onto the latest version of the object,
-// again on a conflict (another client changed it since it was read):
-// the status is the loop's own, so the latest object takes it whole.
-func (r *AutoscalerReconciler) writeStatus(ctx context.Context, as *v1alpha1.Autoscaler) error {
-	status := as.Status
-	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		err := r.Client.Status().Update(ctx, as)
-		if apierrors.IsConflict(err) {
-			if gerr := r.Client.Get(ctx, client.ObjectKeyFromObject(as), as); gerr != nil {
-				return gerr
-			}
-			as.Status = status
-		}
-		return err
-	})
-}
 
 func policyOf(as *v1alpha1.Autoscaler) string {
 	if as.Spec.Policy == "" {

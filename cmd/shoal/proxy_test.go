@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -181,5 +182,59 @@ func TestProxyBadConfigFailsAtStart(t *testing.T) {
 	}
 	if _, err := runCLI(t, "proxy"); err == nil {
 		t.Fatal("proxy without -c started")
+	}
+}
+
+// TestProxyWatchesItsFile: with --watch, a change of the file's content
+// reloads it (as a Balancer's ConfigMap changes when mounted), and a broken
+// one leaves the configuration as it was.
+func TestProxyWatchesItsFile(t *testing.T) {
+	var backends []string
+	for range 2 {
+		srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+		defer srv.Close()
+		backends = append(backends, srv.URL)
+	}
+	listen, admin := promtest.FreeAddr(t), promtest.FreeAddr(t)
+	conf := filepath.Join(t.TempDir(), "proxy.yaml")
+	head := fmt.Sprintf("listen: %s\nadmin: %s\npolicy: lsq\n", listen, admin)
+	write := func(text string) {
+		if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(head + fmt.Sprintf("backends: [{url: %s}]\n", backends[0]))
+	ctx, cancel := context.WithCancel(context.Background())
+	log := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"proxy", "-c", conf, "--watch", "50ms"}, io.Discard, log) }()
+	defer func() { cancel(); <-done }()
+	status := func() (s struct {
+		Generation int
+		Backends   []struct{ URL string }
+	}) {
+		resp, err := http.Get("http://" + admin + "/status")
+		if err != nil {
+			return s
+		}
+		defer resp.Body.Close()
+		json.NewDecoder(resp.Body).Decode(&s)
+		return s
+	}
+	wait := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 20s; proxy log:\n%s", what, log.String())
+			}
+		}
+	}
+	wait("proxy up", func() bool { return len(status().Backends) == 1 })
+	write(head + fmt.Sprintf("backends: [{url: %s}, {url: %s}]\n", backends[0], backends[1]))
+	wait("the changed file reloaded", func() bool { s := status(); return s.Generation == 1 && len(s.Backends) == 2 })
+	write("listen: [broken")
+	wait("the broken file refused", func() bool { return strings.Contains(log.String(), "reload failed") })
+	if s := status(); s.Generation != 1 || len(s.Backends) != 2 {
+		t.Errorf("a broken file changed the configuration: %+v", s)
 	}
 }

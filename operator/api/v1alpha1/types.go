@@ -18,7 +18,7 @@ var GroupVersion = schema.GroupVersion{Group: "shoal.io", Version: "v1alpha1"}
 
 // AddToScheme adds the API's kinds to a scheme.
 func AddToScheme(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &Autoscaler{}, &AutoscalerList{}, &RoutePolicy{}, &RoutePolicyList{})
+	s.AddKnownTypes(GroupVersion, &Autoscaler{}, &AutoscalerList{}, &RoutePolicy{}, &RoutePolicyList{}, &Balancer{}, &BalancerList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

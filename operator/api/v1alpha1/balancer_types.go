@@ -1,0 +1,77 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Balancer is the configuration of a shoal proxy in front of a Service's
+// pods: the operator keeps it in a ConfigMap, the backends following the
+// Service's ready endpoints, for 'shoal proxy --watch' to read.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Service",type=string,JSONPath=`.spec.service`
+// +kubebuilder:printcolumn:name="Policy",type=string,JSONPath=`.spec.policy`
+// +kubebuilder:printcolumn:name="Backends",type=integer,JSONPath=`.status.backends`
+type Balancer struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   BalancerSpec   `json:"spec"`
+	Status BalancerStatus `json:"status,omitempty"`
+}
+
+// BalancerSpec is what the proxy balances and how.
+//
+// +kubebuilder:validation:XValidation:rule="self.policy != 'distr-lb' || has(self.agentFrom)",message="agentFrom is required by the distr-lb policy"
+type BalancerSpec struct {
+	// Service names the Service, in the Balancer's namespace, whose ready
+	// endpoints are the backends.
+	//
+	// +kubebuilder:validation:MinLength=1
+	Service string `json:"service"`
+	// Port is the backends' port (default: the endpoints' first).
+	//
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int32 `json:"port,omitempty"`
+	// Policy is the proxy's selector: rr, wrr, wcmp, lsq, sed, p2c, ecmp,
+	// or distr-lb (a Distr-LB agent's learned weights).
+	//
+	// +kubebuilder:validation:Enum=rr;wrr;wcmp;lsq;sed;p2c;ecmp;distr-lb
+	// +kubebuilder:default=lsq
+	Policy string `json:"policy,omitempty"`
+	// AgentFrom is the Distr-LB policy file (distr-lb): a ConfigMap key,
+	// which the proxy's pod mounts at AgentPath.
+	AgentFrom *ConfigMapKey `json:"agentFrom,omitempty"`
+	// AgentPath is where the proxy reads the agent's file.
+	//
+	// +kubebuilder:default="/etc/shoal/agent/policy"
+	AgentPath string `json:"agentPath,omitempty"`
+	// Listen and Admin are the proxy's addresses (host:port).
+	//
+	// +kubebuilder:default=":8080"
+	Listen string `json:"listen,omitempty"`
+	// +kubebuilder:default=":9090"
+	Admin string `json:"admin,omitempty"`
+}
+
+// BalancerStatus is the configuration last written.
+type BalancerStatus struct {
+	// Conditions: Ready (the configuration is written and valid).
+	Conditions         []metav1.Condition `json:"conditions,omitempty"`
+	ObservedGeneration int64              `json:"observedGeneration,omitempty"`
+	// ConfigMap holds the configuration, under the key proxy.yaml.
+	ConfigMap string `json:"configMap,omitempty"`
+	// Backends is how many ready endpoints it lists.
+	Backends int32 `json:"backends,omitempty"`
+}
+
+// BalancerList is a list of Balancers.
+//
+// +kubebuilder:object:root=true
+type BalancerList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Balancer `json:"items"`
+}
