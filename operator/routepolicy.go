@@ -1,0 +1,408 @@
+package operator
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shoal-project/shoal/control"
+	"github.com/shoal-project/shoal/control/multicloud"
+	"github.com/shoal-project/shoal/kube"
+	"github.com/shoal-project/shoal/metrics"
+	"github.com/shoal-project/shoal/operator/api/v1alpha1"
+	"github.com/shoal-project/shoal/prom"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/retry"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+)
+
+// The RoutePolicy reconciler's permissions (deploy/rbac/role.yaml).
+//
+// +kubebuilder:rbac:groups=shoal.io,resources=routepolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=shoal.io,resources=routepolicies/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=networking.istio.io,resources=virtualservices,verbs=get;list;watch;create;update;patch
+
+// The RoutePolicy's policies.
+const (
+	RouteLocality   = "locality"
+	RouteMulticloud = "multicloud"
+)
+
+// RoutePolicyReconciler runs every RoutePolicy's loop: each period it
+// observes the services' routes and replicas in every location through
+// Prometheus (prom.RouteObserver), lets the policy decide, and writes the
+// route weights into Istio VirtualServices (kube's SetRouteWeights), or
+// in dry-run only reports them. When Prometheus cannot answer it holds:
+// no action from stale data, MetricsAvailable false, a warning event.
+type RoutePolicyReconciler struct {
+	Client   client.Client
+	Config   *rest.Config
+	Recorder events.EventRecorder
+	// APIReader reads model ConfigMaps uncached (default Client).
+	APIReader  client.Reader
+	Prometheus string // the Prometheus server's URL
+	// Queries are the PromQL templates (default prom.DefaultRouteQueries).
+	Queries *prom.RouteQueries
+	// MinWindow is the shortest window of the PromQL queries; 0: the
+	// control period.
+	MinWindow time.Duration
+	// DryRun makes every RoutePolicy a dry run.
+	DryRun bool
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+
+	mu    sync.Mutex
+	kube  *kube.Client
+	loops map[types.NamespacedName]*routeLoop
+}
+
+// routeLoop is one RoutePolicy's running state, rebuilt when its spec or
+// its model file changes.
+type routeLoop struct {
+	generation int64
+	policy     string // the model file in force ("" for locality)
+	about      string
+	rejected   string // the model file last rejected
+	period     time.Duration
+	step       int64
+	obs        *prom.RouteObserver
+	act        *kube.Actuator
+	ctl        control.Controller
+	// fresh makes a new controller of the same policy: after a failed
+	// write, so that every route is decided and written again.
+	fresh func() control.Controller
+}
+
+// SetupWithManager registers the reconciler.
+func (r *RoutePolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+	if r.APIReader == nil {
+		r.APIReader = r.Client
+	}
+	r.loops = map[types.NamespacedName]*routeLoop{}
+	skip := true
+	return ctrl.NewControllerManagedBy(mgr).For(&v1alpha1.RoutePolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).Named("routepolicy").
+		WithOptions(controller.Options{SkipNameValidation: &skip, MaxConcurrentReconciles: 4}).Complete(r)
+}
+
+// Reconcile runs one period of a RoutePolicy's loop and asks to be run
+// again a period later.
+func (r *RoutePolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var rp v1alpha1.RoutePolicy
+	if err := r.Client.Get(ctx, req.NamespacedName, &rp); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.mu.Lock()
+			delete(r.loops, req.NamespacedName)
+			r.mu.Unlock()
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	l, err := r.loop(ctx, req.NamespacedName, &rp)
+	if err != nil {
+		r.Recorder.Eventf(&rp, nil, corev1.EventTypeWarning, "InvalidSpec", "Configure", "%v", err)
+		setRouteCondition(&rp, CondReady, false, "InvalidSpec", err.Error())
+		return ctrl.Result{RequeueAfter: time.Minute}, r.writeStatus(ctx, &rp)
+	}
+	setRouteCondition(&rp, CondReady, true, "Running", fmt.Sprintf("%s policy every %v", routePolicyOf(&rp), l.period))
+	rp.Status.ObservedGeneration = rp.Generation
+	rp.Status.Policy = l.about
+
+	var snap metrics.Snapshot
+	if err := l.obs.Observe(ctx, r.Now(), &snap); err != nil {
+		rp.Status.Acting = ActingHolding
+		setRouteCondition(&rp, CondMetricsAvailable, false, "PrometheusError", err.Error())
+		r.Recorder.Eventf(&rp, nil, corev1.EventTypeWarning, "MetricsUnavailable", "Observe", "holding, no action: %v", err)
+		return ctrl.Result{RequeueAfter: l.period}, r.writeStatus(ctx, &rp)
+	}
+	setRouteCondition(&rp, CondMetricsAvailable, true, "Observed", "Prometheus answered")
+	l.step++
+	now := time.Duration(l.step) * l.period // the controllers' clock counts periods
+	acts := l.ctl.Decide(now, &snap)
+	dry := rp.Spec.DryRun || r.DryRun
+	rp.Status.Acting = ActingPolicy
+	if dry {
+		rp.Status.Acting = ActingDryRun
+	}
+	decided := metav1.NewTime(r.Now())
+	for _, a := range acts {
+		rw, ok := a.(control.SetRouteWeights)
+		if !ok {
+			continue // the routing policies decide nothing else
+		}
+		pct, err := kube.Percentages(rw.Weights)
+		if err != nil {
+			r.Recorder.Eventf(&rp, nil, corev1.EventTypeWarning, "ActionFailed", "Decide", "%s from %s: %v", rw.Service, rw.From, err)
+			continue
+		}
+		if dry {
+			r.Recorder.Eventf(&rp, nil, corev1.EventTypeNormal, "WouldAct", "DryRun", "would route %s's calls from %s: %s", rw.Service, rw.From, percentText(pct))
+			setRoute(&rp.Status, rw.Service, rw.From, pct, true, decided)
+			continue
+		}
+		if err := l.act.Apply(now, rw); err != nil {
+			// Decide again from scratch next period: the policy counts
+			// these weights as in force, and they are not.
+			l.ctl = l.fresh()
+			r.Recorder.Eventf(&rp, nil, corev1.EventTypeWarning, "ActionFailed", "Apply", "%s from %s: %v", rw.Service, rw.From, err)
+			return ctrl.Result{RequeueAfter: l.period}, r.writeStatus(ctx, &rp)
+		}
+		r.Recorder.Eventf(&rp, nil, corev1.EventTypeNormal, "Acted", "Apply", "routed %s's calls from %s: %s", rw.Service, rw.From, percentText(pct))
+		setRoute(&rp.Status, rw.Service, rw.From, pct, false, decided)
+	}
+	rp.Status.LastDecision = &decided
+	return ctrl.Result{RequeueAfter: l.period}, r.writeStatus(ctx, &rp)
+}
+
+func percentText(pct []kube.LocationPercent) string {
+	var s []string
+	for _, p := range pct {
+		s = append(s, fmt.Sprintf("%s %d%%", p.Location, p.Percent))
+	}
+	return strings.Join(s, ", ")
+}
+
+// setRoute records a route's weights in the status, in the order of
+// service and location.
+func setRoute(st *v1alpha1.RoutePolicyStatus, service, from string, pct []kube.LocationPercent, dry bool, at metav1.Time) {
+	w := make(map[string]int32, len(pct))
+	for _, p := range pct {
+		w[p.Location] = p.Percent
+	}
+	rs := v1alpha1.RouteStatus{Service: service, From: from, Weights: w, DryRun: dry, Changed: at}
+	i, found := slices.BinarySearchFunc(st.Routes, rs, func(a, b v1alpha1.RouteStatus) int {
+		return strings.Compare(a.Service+"\x00"+a.From, b.Service+"\x00"+b.From)
+	})
+	if found {
+		if maps.Equal(st.Routes[i].Weights, w) && st.Routes[i].DryRun == dry {
+			return // unchanged: keep when it was first decided
+		}
+		st.Routes[i] = rs
+		return
+	}
+	st.Routes = slices.Insert(st.Routes, i, rs)
+}
+
+// writeStatus writes rp's status onto the latest version of the object,
+// again on a conflict.
+func (r *RoutePolicyReconciler) writeStatus(ctx context.Context, rp *v1alpha1.RoutePolicy) error {
+	status := rp.Status
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		err := r.Client.Status().Update(ctx, rp)
+		if apierrors.IsConflict(err) {
+			if gerr := r.Client.Get(ctx, client.ObjectKeyFromObject(rp), rp); gerr != nil {
+				return gerr
+			}
+			rp.Status = status
+		}
+		return err
+	})
+}
+
+func routePolicyOf(rp *v1alpha1.RoutePolicy) string {
+	if rp.Spec.Policy == "" {
+		return RouteLocality
+	}
+	return rp.Spec.Policy
+}
+
+func setRouteCondition(rp *v1alpha1.RoutePolicy, typ string, ok bool, reason, msg string) {
+	status := metav1.ConditionFalse
+	if ok {
+		status = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&rp.Status.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: rp.Generation})
+}
+
+// loop returns the RoutePolicy's loop, building it when its spec or its
+// model file is new. A model file that does not load leaves the loop in
+// force, if there is one, and is reported once (PolicyRejected).
+func (r *RoutePolicyReconciler) loop(ctx context.Context, key types.NamespacedName, rp *v1alpha1.RoutePolicy) (*routeLoop, error) {
+	r.mu.Lock()
+	cur := r.loops[key]
+	r.mu.Unlock()
+	version, raw, err := r.modelFile(ctx, rp, cur)
+	if err != nil {
+		return r.reject(rp, cur, version, err)
+	}
+	if cur != nil && cur.generation == rp.Generation && (cur.policy == version || cur.rejected == version) {
+		return cur, nil
+	}
+	l, err := r.build(rp, version, raw)
+	if err != nil {
+		return r.reject(rp, cur, version, err)
+	}
+	if version != "" {
+		setRouteCondition(rp, CondPolicyLoaded, true, "Loaded", l.about)
+	}
+	r.mu.Lock()
+	r.loops[key] = l
+	r.mu.Unlock()
+	return l, nil
+}
+
+// reject keeps cur, if there is one, when a new model file fails, and
+// says why once per version.
+func (r *RoutePolicyReconciler) reject(rp *v1alpha1.RoutePolicy, cur *routeLoop, version string, err error) (*routeLoop, error) {
+	if version != "" {
+		setRouteCondition(rp, CondPolicyLoaded, false, "PolicyRejected", fmt.Sprintf("%s: %v", version, err))
+	}
+	if cur == nil || version == "" {
+		return nil, err
+	}
+	if cur.rejected != version {
+		cur.rejected = version
+		inForce := cur.about
+		if inForce == "" {
+			inForce = RouteLocality
+		}
+		r.Recorder.Eventf(rp, nil, corev1.EventTypeWarning, "PolicyRejected", "Load", "%s: %v; the policy in force (%s) stays", version, err, inForce)
+	}
+	return cur, nil
+}
+
+// modelFile returns the version of rp's model file ("" for locality) and
+// its bytes, unless cur already runs or rejected that version.
+func (r *RoutePolicyReconciler) modelFile(ctx context.Context, rp *v1alpha1.RoutePolicy, cur *routeLoop) (string, []byte, error) {
+	src := rp.Spec.PolicyFrom
+	if routePolicyOf(rp) != RouteMulticloud {
+		return "", nil, nil
+	}
+	if src == nil {
+		return "", nil, fmt.Errorf("policyFrom is required by the multicloud policy")
+	}
+	seen := func(v string) bool {
+		return cur != nil && cur.generation == rp.Generation && (cur.policy == v || cur.rejected == v)
+	}
+	switch {
+	case src.ConfigMapKeyRef != nil:
+		ref := src.ConfigMapKeyRef
+		var cm corev1.ConfigMap
+		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: rp.Namespace, Name: ref.Name}, &cm); err != nil {
+			return "configmap " + ref.Name, nil, err
+		}
+		v := fmt.Sprintf("configmap %s/%s@%s", ref.Name, ref.Key, cm.ResourceVersion)
+		if seen(v) {
+			return v, nil, nil
+		}
+		if b, ok := cm.BinaryData[ref.Key]; ok {
+			return v, b, nil
+		}
+		if s, ok := cm.Data[ref.Key]; ok {
+			return v, []byte(s), nil
+		}
+		return v, nil, fmt.Errorf("configmap %s has no key %s", ref.Name, ref.Key)
+	case src.URL != "":
+		v := "url " + src.URL
+		if seen(v) {
+			return v, nil, nil
+		}
+		b, err := fetch(ctx, src.URL)
+		return v, b, err
+	}
+	return "", nil, fmt.Errorf("policyFrom: set configMapKeyRef or url")
+}
+
+// build makes a new loop for rp's spec and model file.
+func (r *RoutePolicyReconciler) build(rp *v1alpha1.RoutePolicy, version string, raw []byte) (*routeLoop, error) {
+	spec := &rp.Spec
+	l := &routeLoop{generation: rp.Generation, policy: version, about: version, period: spec.Period.Duration}
+	if l.period <= 0 {
+		l.period = 10 * time.Second
+	}
+	var locations []string
+	for _, loc := range spec.Locations {
+		locations = append(locations, loc.Name)
+	}
+	switch routePolicyOf(rp) {
+	case RouteLocality:
+		l.fresh = func() control.Controller {
+			c, _ := multicloud.NewBaseline("locality", 1)
+			return c
+		}
+	case RouteMulticloud:
+		pol, err := multicloud.ReadPolicy(bytes.NewReader(raw))
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Equal(pol.Locations, locations) {
+			return nil, fmt.Errorf("the models' locations %v are not the RoutePolicy's %v (the same, in the same order)", pol.Locations, locations)
+		}
+		kind := spec.Model
+		if kind == "" {
+			kind = "nn"
+		}
+		var routed []string
+		for _, s := range pol.Services {
+			if slices.ContainsFunc(spec.Services, func(x v1alpha1.RouteService) bool { return x.Name == s.Name }) {
+				routed = append(routed, s.Name)
+			}
+		}
+		if len(routed) == 0 {
+			return nil, fmt.Errorf("the file has models of %d services, none of them the RoutePolicy's", len(pol.Services))
+		}
+		if _, err := pol.Models(kind); err != nil {
+			return nil, err
+		}
+		l.fresh = func() control.Controller {
+			models, _ := pol.Models(kind) // fresh instances: a model keeps scratch
+			return multicloud.NewController(models, multicloud.DefaultOptions())
+		}
+		l.about = fmt.Sprintf("%s (%s models of %s, trained on %s, seed %d)", version, kind, strings.Join(routed, ", "), pol.Scenario, pol.Provenance.Seed)
+	default:
+		return nil, fmt.Errorf("policy %q: want locality or multicloud", spec.Policy)
+	}
+	l.ctl = l.fresh()
+	return l, r.connect(l, rp, locations)
+}
+
+// connect gives l its actuator of the services' routes and its observer.
+func (r *RoutePolicyReconciler) connect(l *routeLoop, rp *v1alpha1.RoutePolicy, locations []string) error {
+	r.mu.Lock()
+	if r.kube == nil {
+		c, err := kube.Connect(r.Config, "")
+		if err != nil {
+			r.mu.Unlock()
+			return err
+		}
+		r.kube = c
+	}
+	kc := r.kube
+	r.mu.Unlock()
+	var targets []kube.Target
+	var services []prom.RouteService
+	for _, s := range rp.Spec.Services {
+		targets = append(targets, kube.Target{Service: s.Name, Namespace: rp.Namespace, Name: s.Name, Host: s.Host, LocalityLabel: rp.Spec.LocalityLabel})
+		services = append(services, prom.RouteService{Name: s.Name, Workload: s.Workload})
+	}
+	var err error
+	if l.act, err = kc.Actuator(targets); err != nil {
+		return err
+	}
+	q := prom.DefaultRouteQueries()
+	if r.Queries != nil {
+		q = *r.Queries
+	}
+	if l.obs, err = prom.NewRouteObserver(r.Prometheus, l.period, rp.Namespace, services, locations, q); err != nil {
+		return err
+	}
+	l.obs.SetMinWindow(r.MinWindow)
+	return nil
+}

@@ -1,0 +1,295 @@
+package operator
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-project/shoal/control/multicloud"
+	"github.com/shoal-project/shoal/kube"
+	"github.com/shoal-project/shoal/kube/kubetest"
+	"github.com/shoal-project/shoal/learn/nn"
+	"github.com/shoal-project/shoal/operator/api/v1alpha1"
+	"github.com/shoal-project/shoal/prom/promtest"
+	istioclient "istio.io/client-go/pkg/clientset/versioned"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+// twoClusters exports what a multi-cluster mesh's Prometheus holds of two
+// clusters, east and west (kube-state-metrics labelled cluster, Istio's
+// sidecars' request metrics): reviews has 2 replicas in east, 1 of them
+// ready, and 2 ready in west; ratings and details 1 ready in each; the
+// ingress gateways call reviews and details at home, 10 calls a second
+// each, counters growing while the test runs.
+func twoClusters(t *testing.T) string {
+	t.Helper()
+	ksm := map[string][2][2]int{"reviews": {{2, 1}, {2, 2}}, "ratings": {{1, 1}, {1, 1}}, "details": {{1, 1}, {1, 1}}}
+	start := time.Now()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		s := time.Since(start).Seconds()
+		var b strings.Builder
+		for dep, byCluster := range ksm {
+			for i, cl := range []string{"east", "west"} {
+				l := fmt.Sprintf(`namespace="default",deployment=%q,cluster=%q`, dep, cl)
+				fmt.Fprintf(&b, "kube_deployment_status_replicas{%s} %d\nkube_deployment_status_replicas_ready{%s} %d\n", l, byCluster[i][0], l, byCluster[i][1])
+			}
+		}
+		for _, svc := range []string{"reviews", "details"} {
+			for _, cl := range []string{"east", "west"} {
+				for _, rep := range []string{"source", "destination"} {
+					l := fmt.Sprintf(`reporter=%q,source_workload="istio-ingressgateway",source_workload_namespace="istio-system",destination_service_name=%q,destination_service_namespace="default",source_cluster=%q,destination_cluster=%q`, rep, svc, cl, cl)
+					fmt.Fprintf(&b, "istio_requests_total{%s,response_code=\"200\"} %g\n", l, 10*s)
+					fmt.Fprintf(&b, "istio_request_duration_milliseconds_sum{%s} %g\n", l, 10*s*20)
+					fmt.Fprintf(&b, "istio_request_duration_milliseconds_count{%s} %g\n", l, 10*s)
+				}
+			}
+		}
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = w.Write([]byte(b.String()))
+	}))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+// randomModels is a multicloud model file for details in east and west
+// whose networks are untrained: it loads, and decides something.
+func randomModels(t *testing.T) []byte {
+	t.Helper()
+	n := multicloud.Inputs(2, len(multicloud.StandardRPS))
+	sc := nn.Scaler{Mean: make([]float64, n), Std: make([]float64, n)}
+	for i := range sc.Std {
+		sc.Std[i] = 1
+	}
+	p := multicloud.NewPolicy(multicloud.Policy{Scenario: "test", Locations: []string{"east", "west"}, Inputs: multicloud.InputsPaper,
+		Services:   []multicloud.ServiceModel{{Name: "details", Standard: []float64{5, 6, 7, 8, 9}, NNScaler: sc, Test: map[string]multicloud.Accuracy{"nn": {MAE: 1}}}},
+		Provenance: multicloud.Provenance{Seed: 3}}, rand.New(rand.NewPCG(1, 2)))
+	var b bytes.Buffer
+	if err := p.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestRoutePolicyWritesVirtualServiceWeights: on a real control plane
+// with Istio's VirtualService CRD and a real Prometheus scraping two
+// clusters' series, a locality RoutePolicy writes the weights Envoy's
+// priority load gives (east, half of reviews' replicas ready, keeps 70%
+// of its calls and sends 30% to west; west keeps all), the status says
+// the same; a dry-run RoutePolicy writes no VirtualService and reports
+// its weights; a multicloud RoutePolicy loads its models from a
+// ConfigMap and writes what its status says, and a corrupt file is
+// rejected once while the models in force stay; with Prometheus gone
+// the loops hold, MetricsAvailable false.
+func TestRoutePolicyWritesVirtualServiceWeights(t *testing.T) {
+	c := kubetest.Start(t, 0)
+	c.InstallCRDDir(t, filepath.Join("..", "deploy", "crds"))
+	c.InstallCRDDir(t, filepath.Join("..", "kube", "testdata"))
+	srv := promtest.Start(t, twoClusters(t))
+
+	scheme := k8sruntime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(c.Config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &RoutePolicyReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: c.Config, Recorder: mgr.GetEventRecorder("shoal-operator"), Prometheus: srv.URL}
+	if err := r.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	k := mgr.GetClient()
+	bg := context.Background()
+
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "routes", Namespace: "default"}, BinaryData: map[string][]byte{"models": randomModels(t)}}
+	if err := k.Create(bg, cm); err != nil {
+		t.Fatal(err)
+	}
+	locations := []v1alpha1.RouteLocation{{Name: "east"}, {Name: "west"}}
+	period := metav1.Duration{Duration: 2 * time.Second}
+	for _, rp := range []*v1alpha1.RoutePolicy{
+		{ObjectMeta: metav1.ObjectMeta{Name: "reviews", Namespace: "default"},
+			Spec: v1alpha1.RoutePolicySpec{Services: []v1alpha1.RouteService{{Name: "reviews"}}, Locations: locations, Period: period}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "ratings", Namespace: "default"},
+			Spec: v1alpha1.RoutePolicySpec{Services: []v1alpha1.RouteService{{Name: "ratings"}}, Locations: locations, Period: period, DryRun: true}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "details", Namespace: "default"},
+			Spec: v1alpha1.RoutePolicySpec{Services: []v1alpha1.RouteService{{Name: "details"}}, Locations: locations, Period: period, Policy: RouteMulticloud,
+				PolicyFrom: &v1alpha1.PolicySource{ConfigMapKeyRef: &v1alpha1.ConfigMapKey{Name: "routes", Key: "models"}}}},
+	} {
+		if err := k.Create(bg, rp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			var l v1alpha1.RoutePolicyList
+			_ = k.List(bg, &l, client.InNamespace("default"))
+			for _, rp := range l.Items {
+				t.Logf("%s: %+v", rp.Name, rp.Status)
+			}
+			var events eventsv1.EventList
+			_ = k.List(bg, &events, client.InNamespace("default"))
+			for _, e := range events.Items {
+				t.Logf("event %s %s: %s", e.Regarding.Name, e.Reason, e.Note)
+			}
+		}
+	})
+	get := func(name string) *v1alpha1.RoutePolicy {
+		t.Helper()
+		var rp v1alpha1.RoutePolicy
+		if err := k.Get(bg, types.NamespacedName{Namespace: "default", Name: name}, &rp); err != nil {
+			t.Fatal(err)
+		}
+		return &rp
+	}
+	ic := istioclient.NewForConfigOrDie(c.Config)
+	// weights reads a VirtualService's from- routes as from -> location -> %.
+	weights := func(service string) (map[string]map[string]int32, error) {
+		vs, err := ic.NetworkingV1().VirtualServices("default").Get(bg, kube.VirtualServicePrefix+service, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]map[string]int32{}
+		for _, rt := range vs.Spec.Http {
+			if !strings.HasPrefix(rt.Name, kube.RoutePrefix) {
+				continue
+			}
+			from := rt.Match[0].SourceLabels[kube.DefaultLocalityLabel]
+			out[from] = map[string]int32{}
+			for _, d := range rt.Route {
+				out[from][d.Destination.Subset] = d.Weight
+			}
+		}
+		return out, nil
+	}
+	status := func(rp *v1alpha1.RoutePolicy) map[string]map[string]int32 {
+		out := map[string]map[string]int32{}
+		for _, rs := range rp.Status.Routes {
+			out[rs.From] = rs.Weights
+		}
+		return out
+	}
+	equal := func(a, b map[string]map[string]int32) bool {
+		return maps.EqualFunc(a, b, func(x, y map[string]int32) bool { return maps.Equal(x, y) })
+	}
+
+	// Locality: Envoy's priority load over each cluster's ready replicas.
+	want := map[string]map[string]int32{"east": {"east": 70, "west": 30}, "west": {"west": 100}}
+	var got map[string]map[string]int32
+	err = wait.PollUntilContextTimeout(bg, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		got, err = weights("reviews")
+		return err == nil && equal(got, want), nil
+	})
+	if err != nil {
+		t.Fatalf("reviews' VirtualService routes %v (%v), want %v", got, err, want)
+	}
+	rv := get("reviews")
+	if !equal(status(rv), want) || rv.Status.Acting != ActingPolicy || !meta.IsStatusConditionTrue(rv.Status.Conditions, CondReady) ||
+		!meta.IsStatusConditionTrue(rv.Status.Conditions, CondMetricsAvailable) || rv.Status.LastDecision == nil || rv.Status.ObservedGeneration != rv.Generation {
+		t.Errorf("reviews' status %+v, want routes %v", rv.Status, want)
+	}
+
+	// Dry run: the same policy decides, nothing is written.
+	var rt *v1alpha1.RoutePolicy
+	err = wait.PollUntilContextTimeout(bg, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		rt = get("ratings")
+		return len(rt.Status.Routes) == 2, nil
+	})
+	if err != nil || !equal(status(rt), map[string]map[string]int32{"east": {"east": 100}, "west": {"west": 100}}) || rt.Status.Acting != ActingDryRun || !rt.Status.Routes[0].DryRun {
+		t.Errorf("the dry run's status %+v (%v)", rt.Status, err)
+	}
+	if _, err := weights("ratings"); !apierrors.IsNotFound(err) {
+		t.Errorf("a dry run wrote a VirtualService: %v", err)
+	}
+
+	// The learned router: its models load, and the VirtualService carries
+	// what its status says.
+	var dt *v1alpha1.RoutePolicy
+	err = wait.PollUntilContextTimeout(bg, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		dt = get("details")
+		w, err := weights("details")
+		return err == nil && len(dt.Status.Routes) == 2 && equal(w, status(dt)), nil
+	})
+	if err != nil {
+		w, werr := weights("details")
+		t.Fatalf("details: VirtualService %v (%v), status %+v", w, werr, dt.Status)
+	}
+	first := dt.Status.Policy
+	if !meta.IsStatusConditionTrue(dt.Status.Conditions, CondPolicyLoaded) || !strings.Contains(first, "configmap routes/models@") || !strings.Contains(first, "nn models of details, trained on test, seed 3") {
+		t.Errorf("details' model: policy %q, conditions %+v", first, dt.Status.Conditions)
+	}
+	cm.BinaryData["models"] = []byte("not a model")
+	if err := k.Update(bg, cm); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(bg, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		dt = get("details")
+		return meta.IsStatusConditionFalse(dt.Status.Conditions, CondPolicyLoaded), nil
+	})
+	if err != nil {
+		t.Fatalf("a corrupt model file: conditions %+v", dt.Status.Conditions)
+	}
+	decided := dt.Status.LastDecision.Time
+	err = wait.PollUntilContextTimeout(bg, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		dt = get("details")
+		return dt.Status.LastDecision.After(decided), nil
+	})
+	if err != nil || dt.Status.Policy != first || dt.Status.Acting != ActingPolicy {
+		t.Errorf("after the corrupt file the models in force should run on: policy %q (was %q), acting %q, %v", dt.Status.Policy, first, dt.Status.Acting, err)
+	}
+	var events eventsv1.EventList
+	if err := k.List(bg, &events, client.InNamespace("default")); err != nil {
+		t.Fatal(err)
+	}
+	// Events of one reason about one object make one event with a
+	// series (the events API's aggregation).
+	count := map[string]int{}
+	for _, e := range events.Items {
+		n := 1
+		if e.Series != nil {
+			n = int(e.Series.Count)
+		}
+		count[e.Regarding.Name+" "+e.Reason] += n
+	}
+	if count["details PolicyRejected"] != 1 || count["ratings WouldAct"] < 1 || count["reviews Acted"] < 1 || count["ratings Acted"] != 0 {
+		t.Errorf("events %v: want details PolicyRejected once, ratings WouldAct (and not Acted), reviews Acted", count)
+	}
+
+	srv.Stop()
+	err = wait.PollUntilContextTimeout(bg, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		rv = get("reviews")
+		return meta.IsStatusConditionFalse(rv.Status.Conditions, CondMetricsAvailable), nil
+	})
+	if err != nil || rv.Status.Acting != ActingHolding {
+		t.Errorf("Prometheus stopped: conditions %+v, acting %q", rv.Status.Conditions, rv.Status.Acting)
+	}
+	if got, err := weights("reviews"); err != nil || !equal(got, want) {
+		t.Errorf("holding changed reviews' routes: %v (%v)", got, err)
+	}
+}
