@@ -38,7 +38,9 @@ scales its target workload each period: it reads the workload from Prometheus
 (kube-state-metrics, cAdvisor, and Istio's or shoal proxy's request series),
 lets its policy decide (hpa: Kubernetes' HPA semantics; drpc: a DRPC policy
 file from a ConfigMap or URL, with the HPA as fallback), and acts through the
-API: scale subresource, in-place resize, brownout. With
+API: scale subresource, in-place resize, brownout. Every Balancer keeps a
+shoal proxy configuration in a ConfigMap (<name>-proxy), its backends the
+ready endpoints of its Service, for 'shoal proxy --watch' to follow. With
 dryRun (or --dry-run for all) it only reports what it would do, in its status
 and events. When Prometheus cannot answer it holds, with the MetricsAvailable
 condition false. The permissions it needs are deploy/rbac/role.yaml.
@@ -102,6 +104,10 @@ else ~/.kube/config.`,
 		routes := &operator.RoutePolicyReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: cfg, Recorder: mgr.GetEventRecorder("shoal-operator"),
 			Prometheus: prometheus, MinWindow: minWindow, DryRun: dryRun}
 		if err := routes.SetupWithManager(mgr); err != nil {
+			return err
+		}
+		br := &operator.BalancerReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("shoal-operator")}
+		if err := br.SetupWithManager(mgr); err != nil {
 			return err
 		}
 		if healthAddr != "0" {
