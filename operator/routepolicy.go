@@ -23,7 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -119,7 +118,7 @@ func (r *RoutePolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err != nil {
 		r.Recorder.Eventf(&rp, nil, corev1.EventTypeWarning, "InvalidSpec", "Configure", "%v", err)
 		setRouteCondition(&rp, CondReady, false, "InvalidSpec", err.Error())
-		return ctrl.Result{RequeueAfter: time.Minute}, r.writeStatus(ctx, &rp)
+		return ctrl.Result{RequeueAfter: time.Minute}, writeStatus(ctx, r.Client, &rp)
 	}
 	setRouteCondition(&rp, CondReady, true, "Running", fmt.Sprintf("%s policy every %v", routePolicyOf(&rp), l.period))
 	rp.Status.ObservedGeneration = rp.Generation
@@ -130,7 +129,7 @@ func (r *RoutePolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		rp.Status.Acting = ActingHolding
 		setRouteCondition(&rp, CondMetricsAvailable, false, "PrometheusError", err.Error())
 		r.Recorder.Eventf(&rp, nil, corev1.EventTypeWarning, "MetricsUnavailable", "Observe", "holding, no action: %v", err)
-		return ctrl.Result{RequeueAfter: l.period}, r.writeStatus(ctx, &rp)
+		return ctrl.Result{RequeueAfter: l.period}, writeStatus(ctx, r.Client, &rp)
 	}
 	setRouteCondition(&rp, CondMetricsAvailable, true, "Observed", "Prometheus answered")
 	l.step++
@@ -162,13 +161,13 @@ func (r *RoutePolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			// these weights as in force, and they are not.
 			l.ctl = l.fresh()
 			r.Recorder.Eventf(&rp, nil, corev1.EventTypeWarning, "ActionFailed", "Apply", "%s from %s: %v", rw.Service, rw.From, err)
-			return ctrl.Result{RequeueAfter: l.period}, r.writeStatus(ctx, &rp)
+			return ctrl.Result{RequeueAfter: l.period}, writeStatus(ctx, r.Client, &rp)
 		}
 		r.Recorder.Eventf(&rp, nil, corev1.EventTypeNormal, "Acted", "Apply", "routed %s's calls from %s: %s", rw.Service, rw.From, percentText(pct))
 		setRoute(&rp.Status, rw.Service, rw.From, pct, false, decided)
 	}
 	rp.Status.LastDecision = &decided
-	return ctrl.Result{RequeueAfter: l.period}, r.writeStatus(ctx, &rp)
+	return ctrl.Result{RequeueAfter: l.period}, writeStatus(ctx, r.Client, &rp)
 }
 
 func percentText(pct []kube.LocationPercent) string {
@@ -198,22 +197,6 @@ func setRoute(st *v1alpha1.RoutePolicyStatus, service, from string, pct []kube.L
 		return
 	}
 	st.Routes = slices.Insert(st.Routes, i, rs)
-}
-
-// writeStatus writes rp's status onto the latest version of the object,
-// again on a conflict.
-func (r *RoutePolicyReconciler) writeStatus(ctx context.Context, rp *v1alpha1.RoutePolicy) error {
-	status := rp.Status
-	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		err := r.Client.Status().Update(ctx, rp)
-		if apierrors.IsConflict(err) {
-			if gerr := r.Client.Get(ctx, client.ObjectKeyFromObject(rp), rp); gerr != nil {
-				return gerr
-			}
-			rp.Status = status
-		}
-		return err
-	})
 }
 
 func routePolicyOf(rp *v1alpha1.RoutePolicy) string {
