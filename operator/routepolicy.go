@@ -36,6 +36,10 @@ import (
 // +kubebuilder:rbac:groups=shoal.io,resources=routepolicies/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=networking.istio.io,resources=virtualservices,verbs=get;list;watch;create;update;patch
 
+// routePolicyController is the RoutePolicy controller's name, in logs
+// and in the operator's metrics.
+const routePolicyController = "routepolicy"
+
 // The RoutePolicy's policies.
 const (
 	RouteLocality   = "locality"
@@ -97,7 +101,7 @@ func (r *RoutePolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	r.loops = map[types.NamespacedName]*routeLoop{}
 	skip := true
-	return ctrl.NewControllerManagedBy(mgr).For(&v1alpha1.RoutePolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).Named("routepolicy").
+	return ctrl.NewControllerManagedBy(mgr).For(&v1alpha1.RoutePolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).Named(routePolicyController).
 		WithOptions(controller.Options{SkipNameValidation: &skip, MaxConcurrentReconciles: 4}).Complete(r)
 }
 
@@ -123,12 +127,14 @@ func (r *RoutePolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	setRouteCondition(&rp, CondReady, true, "Running", fmt.Sprintf("%s policy every %v", routePolicyOf(&rp), l.period))
 	rp.Status.ObservedGeneration = rp.Generation
 	rp.Status.Policy = l.about
+	pruneRoutes(&rp)
 
 	var snap metrics.Snapshot
 	if err := l.obs.Observe(ctx, r.Now(), &snap); err != nil {
 		rp.Status.Acting = ActingHolding
 		setRouteCondition(&rp, CondMetricsAvailable, false, "PrometheusError", err.Error())
 		r.Recorder.Eventf(&rp, nil, corev1.EventTypeWarning, "MetricsUnavailable", "Observe", "holding, no action: %v", err)
+		decisions.WithLabelValues(routePolicyController, ActingHolding).Inc()
 		return ctrl.Result{RequeueAfter: l.period}, writeStatus(ctx, r.Client, &rp)
 	}
 	setRouteCondition(&rp, CondMetricsAvailable, true, "Observed", "Prometheus answered")
@@ -140,6 +146,7 @@ func (r *RoutePolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if dry {
 		rp.Status.Acting = ActingDryRun
 	}
+	decisions.WithLabelValues(routePolicyController, rp.Status.Acting).Inc()
 	decided := metav1.NewTime(r.Now())
 	for _, a := range acts {
 		rw, ok := a.(control.SetRouteWeights)
@@ -152,6 +159,7 @@ func (r *RoutePolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			continue
 		}
 		if dry {
+			actions.WithLabelValues(routePolicyController, actionName(rw), "dry-run").Inc()
 			r.Recorder.Eventf(&rp, nil, corev1.EventTypeNormal, "WouldAct", "DryRun", "would route %s's calls from %s: %s", rw.Service, rw.From, percentText(pct))
 			setRoute(&rp.Status, rw.Service, rw.From, pct, true, decided)
 			continue
@@ -160,9 +168,11 @@ func (r *RoutePolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			// Decide again from scratch next period: the policy counts
 			// these weights as in force, and they are not.
 			l.ctl = l.fresh()
+			actions.WithLabelValues(routePolicyController, actionName(rw), "failed").Inc()
 			r.Recorder.Eventf(&rp, nil, corev1.EventTypeWarning, "ActionFailed", "Apply", "%s from %s: %v", rw.Service, rw.From, err)
 			return ctrl.Result{RequeueAfter: l.period}, writeStatus(ctx, r.Client, &rp)
 		}
+		actions.WithLabelValues(routePolicyController, actionName(rw), "applied").Inc()
 		r.Recorder.Eventf(&rp, nil, corev1.EventTypeNormal, "Acted", "Apply", "routed %s's calls from %s: %s", rw.Service, rw.From, percentText(pct))
 		setRoute(&rp.Status, rw.Service, rw.From, pct, false, decided)
 	}
@@ -176,6 +186,15 @@ func percentText(pct []kube.LocationPercent) string {
 		s = append(s, fmt.Sprintf("%s %d%%", p.Location, p.Percent))
 	}
 	return strings.Join(s, ", ")
+}
+
+// pruneRoutes drops from the status the routes of services and
+// locations the spec no longer has.
+func pruneRoutes(rp *v1alpha1.RoutePolicy) {
+	rp.Status.Routes = slices.DeleteFunc(rp.Status.Routes, func(rs v1alpha1.RouteStatus) bool {
+		return !slices.ContainsFunc(rp.Spec.Services, func(s v1alpha1.RouteService) bool { return s.Name == rs.Service }) ||
+			!slices.ContainsFunc(rp.Spec.Locations, func(l v1alpha1.RouteLocation) bool { return l.Name == rs.From })
+	})
 }
 
 // setRoute records a route's weights in the status, in the order of
@@ -256,6 +275,7 @@ func (r *RoutePolicyReconciler) reject(rp *v1alpha1.RoutePolicy, cur *routeLoop,
 		if inForce == "" {
 			inForce = RouteLocality
 		}
+		policyRejected.WithLabelValues(routePolicyController).Inc()
 		r.Recorder.Eventf(rp, nil, corev1.EventTypeWarning, "PolicyRejected", "Load", "%s: %v; the policy in force (%s) stays", version, err, inForce)
 	}
 	return cur, nil

@@ -98,7 +98,8 @@ func randomModels(t *testing.T) []byte {
 // its weights; a multicloud RoutePolicy loads its models from a
 // ConfigMap and writes what its status says, and a corrupt file is
 // rejected once while the models in force stay; with Prometheus gone
-// the loops hold, MetricsAvailable false.
+// the loops hold, MetricsAvailable false. The operator's metrics count
+// the decisions and actions.
 func TestRoutePolicyWritesVirtualServiceWeights(t *testing.T) {
 	c := kubetest.Start(t, 0)
 	c.InstallCRDDir(t, filepath.Join("..", "deploy", "crds"))
@@ -279,6 +280,22 @@ func TestRoutePolicyWritesVirtualServiceWeights(t *testing.T) {
 	}
 	if count["details PolicyRejected"] != 1 || count["ratings WouldAct"] < 1 || count["reviews Acted"] < 1 || count["ratings Acted"] != 0 {
 		t.Errorf("events %v: want details PolicyRejected once, ratings WouldAct (and not Acted), reviews Acted", count)
+	}
+
+	// The operator's metrics count them, by controller.
+	for _, m := range []struct {
+		name   string
+		labels []string
+		min    float64
+	}{
+		{"shoal_operator_actions_total", []string{routePolicyController, "SetRouteWeights", "applied"}, 4},
+		{"shoal_operator_actions_total", []string{routePolicyController, "SetRouteWeights", "dry-run"}, 2},
+		{"shoal_operator_decisions_total", []string{routePolicyController, ActingDryRun}, 1},
+		{"shoal_operator_policy_rejected_total", []string{routePolicyController}, 1},
+	} {
+		if n := counter(t, m.name, m.labels...); n < m.min {
+			t.Errorf("%s%v: %g, want at least %g", m.name, m.labels, n, m.min)
+		}
 	}
 
 	srv.Stop()
