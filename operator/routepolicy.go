@@ -52,6 +52,28 @@ const (
 // route weights into Istio VirtualServices (kube's SetRouteWeights), or
 // in dry-run only reports them. When Prometheus cannot answer it holds:
 // no action from stale data, MetricsAvailable false, a warning event.
+//
+// What each policy reads, and how faithfully a cluster gives it:
+//   - locality reads each location's ready and total replicas of each
+//     service: kube-state-metrics gives exactly that.
+//   - multicloud's models read, per service, the ready replicas in each
+//     location (kube-state-metrics), the calls per second to it from
+//     each location (Istio's, by source_cluster), the standard
+//     processing times (the model file), the RTT of each pair of
+//     locations, and each location's background load; its variation
+//     check also reads the clients' calls per location (Istio's calls
+//     whose caller is not a routed service). Two of these are not
+//     measured as the simulator measures them: the RTT is derived from
+//     Istio's metrics (the callers' sidecars' mean response time less
+//     the callees' for the same calls: the network's round trip plus
+//     the caller's sidecar), exists only for a pair with calls in the
+//     window (otherwise the last one stands, 0 before any), where the
+//     paper probes it; and Background has no standard metric at all, so
+//     it is 0 unless Queries sets one. A model trained with background
+//     load or on probed RTTs runs on inputs it has not seen. Every
+//     service counts as placed in every location (with 0 replicas where
+//     it has none), so the learned shifts may send calls to a location
+//     without replicas if its model predicts that to be faster.
 type RoutePolicyReconciler struct {
 	Client   client.Client
 	Config   *rest.Config
