@@ -245,9 +245,9 @@ func family(t *testing.T, name string) *dto.MetricFamily {
 	return &dto.MetricFamily{}
 }
 
-// TestExampleAutoscalerDecodes keeps deploy/examples true to the API:
-// each decodes strictly into an Autoscaler.
-func TestExampleAutoscalerDecodes(t *testing.T) {
+// TestExamplesDecode keeps deploy/examples true to the API:
+// each decodes strictly into its kind.
+func TestExamplesDecode(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("..", "deploy", "examples", "autoscaler.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -269,6 +269,20 @@ func TestExampleAutoscalerDecodes(t *testing.T) {
 	}
 	if ref := a.Spec.PolicyFrom; a.Spec.Policy != "drpc" || ref == nil || ref.ConfigMapKeyRef == nil || ref.ConfigMapKeyRef.Key != "drpc.policy" || !a.Spec.DryRun {
 		t.Errorf("the DRPC example decodes as %+v", a.Spec)
+	}
+	var rp v1alpha1.RoutePolicy
+	if raw, err = os.ReadFile(filepath.Join("..", "deploy", "examples", "routepolicy.yaml")); err == nil {
+		err = yaml.UnmarshalStrict(raw, &rp)
+	}
+	if err != nil || len(rp.Spec.Services) != 2 || len(rp.Spec.Locations) != 2 || rp.Spec.Policy != "locality" || !rp.Spec.DryRun {
+		t.Errorf("the RoutePolicy example decodes as %+v: %v", rp.Spec, err)
+	}
+	var b v1alpha1.Balancer
+	if raw, err = os.ReadFile(filepath.Join("..", "deploy", "examples", "balancer.yaml")); err == nil {
+		err = yaml.UnmarshalStrict(raw, &b)
+	}
+	if err != nil || b.Spec.Service != "web" || b.Spec.Port != 8080 || b.Spec.Policy != "p2c" {
+		t.Errorf("the Balancer example decodes as %+v: %v", b.Spec, err)
 	}
 }
 
@@ -413,7 +427,7 @@ func TestAutoscalerRunsADRPCPolicy(t *testing.T) {
 			rejected++
 		}
 	}
-	if n := counter(t, "shoal_operator_policy_rejected_total"); rejected != 1 || n != 1 {
+	if n := counter(t, "shoal_operator_policy_rejected_total", autoscalerController); rejected != 1 || n != 1 {
 		t.Errorf("%d PolicyRejected events and %g in the metrics, want 1 (once per version)", rejected, n)
 	}
 
