@@ -221,7 +221,6 @@ func (r *AutoscalerReconciler) report(as *v1alpha1.Autoscaler, l *loop, snap *me
 	}
 }
 
-
 func policyOf(as *v1alpha1.Autoscaler) string {
 	if as.Spec.Policy == "" {
 		return "hpa"

@@ -199,4 +199,3 @@ func (r *BalancerReconciler) setReady(b *v1alpha1.Balancer, ok bool, reason, msg
 	}
 	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: CondReady, Status: status, Reason: reason, Message: msg, ObservedGeneration: b.Generation})
 }
-
