@@ -23,14 +23,11 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 )
 
@@ -49,27 +46,7 @@ func TestAutoscalerClosesTheLoop(t *testing.T) {
 	c.Deploy(t, "default", "back", 1)
 	srv := promtest.Start(t, c.ServeMetrics(t, kubetest.Busy(0.9)))
 
-	scheme := k8sruntime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := ctrl.NewManager(c.Config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &AutoscalerReconciler{Client: mgr.GetClient(), Config: c.Config, Recorder: mgr.GetEventRecorder("shoal-operator"), Prometheus: srv.URL}
-	if err := r.SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-
-	k := mgr.GetClient()
+	k := startOperator(t, c, srv.URL)
 	for _, a := range []*v1alpha1.Autoscaler{
 		{ObjectMeta: metav1.ObjectMeta{Name: "front", Namespace: "default"},
 			Spec: v1alpha1.AutoscalerSpec{Target: &v1alpha1.Target{Name: "front", Container: "app"}, MinReplicas: 1, MaxReplicas: 4,
@@ -105,7 +82,7 @@ func TestAutoscalerClosesTheLoop(t *testing.T) {
 	close(stopChurn)
 	<-churn
 	var front v1alpha1.Autoscaler
-	err = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		if err := k.Get(ctx, types.NamespacedName{Namespace: "default", Name: "front"}, &front); err != nil {
 			return false, nil
 		}
@@ -290,26 +267,10 @@ func TestExamplesDecode(t *testing.T) {
 // the test ends.
 func startOperator(t *testing.T, c *kubetest.Cluster, prometheus string) client.Client {
 	t.Helper()
-	scheme := k8sruntime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := ctrl.NewManager(c.Config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &AutoscalerReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: c.Config, Recorder: mgr.GetEventRecorder("shoal-operator"), Prometheus: prometheus}
-	if err := r.SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return mgr.GetClient()
+	return startManager(t, c, func(mgr ctrl.Manager) error {
+		r := &AutoscalerReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: c.Config, Recorder: mgr.GetEventRecorder("shoal-operator"), Prometheus: prometheus}
+		return r.SetupWithManager(mgr)
+	})
 }
 
 // residualPolicy is a DRPC policy whose networks output zero, so that it

@@ -75,14 +75,19 @@ func (r *AutoscalerReconciler) policyFile(ctx context.Context, as *v1alpha1.Auto
 	if policyOf(as) != "drpc" || src == nil {
 		return "", nil, nil
 	}
-	seen := func(v string) bool {
+	return readSource(ctx, r.APIReader, as.Namespace, src, func(v string) bool {
 		return cur != nil && cur.generation == as.Generation && (cur.policy == v || cur.rejected == v)
-	}
+	})
+}
+
+// readSource returns the version of a policy or model file and its bytes;
+// none if seen says that version is known already.
+func readSource(ctx context.Context, reader client.Reader, namespace string, src *v1alpha1.PolicySource, seen func(string) bool) (string, []byte, error) {
 	switch {
 	case src.ConfigMapKeyRef != nil:
 		ref := src.ConfigMapKeyRef
 		var cm corev1.ConfigMap
-		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: as.Namespace, Name: ref.Name}, &cm); err != nil {
+		if err := reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, &cm); err != nil {
 			return "configmap " + ref.Name, nil, err
 		}
 		v := fmt.Sprintf("configmap %s/%s@%s", ref.Name, ref.Key, cm.ResourceVersion)

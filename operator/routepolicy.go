@@ -313,36 +313,9 @@ func (r *RoutePolicyReconciler) modelFile(ctx context.Context, rp *v1alpha1.Rout
 	if src == nil {
 		return "", nil, fmt.Errorf("policyFrom is required by the multicloud policy")
 	}
-	seen := func(v string) bool {
+	return readSource(ctx, r.APIReader, rp.Namespace, src, func(v string) bool {
 		return cur != nil && cur.generation == rp.Generation && (cur.policy == v || cur.rejected == v)
-	}
-	switch {
-	case src.ConfigMapKeyRef != nil:
-		ref := src.ConfigMapKeyRef
-		var cm corev1.ConfigMap
-		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: rp.Namespace, Name: ref.Name}, &cm); err != nil {
-			return "configmap " + ref.Name, nil, err
-		}
-		v := fmt.Sprintf("configmap %s/%s@%s", ref.Name, ref.Key, cm.ResourceVersion)
-		if seen(v) {
-			return v, nil, nil
-		}
-		if b, ok := cm.BinaryData[ref.Key]; ok {
-			return v, b, nil
-		}
-		if s, ok := cm.Data[ref.Key]; ok {
-			return v, []byte(s), nil
-		}
-		return v, nil, fmt.Errorf("configmap %s has no key %s", ref.Name, ref.Key)
-	case src.URL != "":
-		v := "url " + src.URL
-		if seen(v) {
-			return v, nil, nil
-		}
-		b, err := fetch(ctx, src.URL)
-		return v, b, err
-	}
-	return "", nil, fmt.Errorf("policyFrom: set configMapKeyRef or url")
+	})
 }
 
 // build makes a new loop for rp's spec and model file.

@@ -25,13 +25,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
 // twoClusters exports what a multi-cluster mesh's Prometheus holds of two
@@ -106,26 +103,10 @@ func TestRoutePolicyWritesVirtualServiceWeights(t *testing.T) {
 	c.InstallCRDDir(t, filepath.Join("..", "kube", "testdata"))
 	srv := promtest.Start(t, twoClusters(t))
 
-	scheme := k8sruntime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := ctrl.NewManager(c.Config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &RoutePolicyReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: c.Config, Recorder: mgr.GetEventRecorder("shoal-operator"), Prometheus: srv.URL}
-	if err := r.SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	k := mgr.GetClient()
+	k := startManager(t, c, func(mgr ctrl.Manager) error {
+		r := &RoutePolicyReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: c.Config, Recorder: mgr.GetEventRecorder("shoal-operator"), Prometheus: srv.URL}
+		return r.SetupWithManager(mgr)
+	})
 	bg := context.Background()
 
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "routes", Namespace: "default"}, BinaryData: map[string][]byte{"models": randomModels(t)}}
@@ -203,6 +184,7 @@ func TestRoutePolicyWritesVirtualServiceWeights(t *testing.T) {
 	// Locality: Envoy's priority load over each cluster's ready replicas.
 	want := map[string]map[string]int32{"east": {"east": 70, "west": 30}, "west": {"west": 100}}
 	var got map[string]map[string]int32
+	var err error
 	err = wait.PollUntilContextTimeout(bg, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		got, err = weights("reviews")
 		return err == nil && equal(got, want), nil
