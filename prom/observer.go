@@ -264,7 +264,7 @@ func (o *Observer) Observe(ctx context.Context, now time.Time, snap *metrics.Sna
 			if err != nil {
 				return fmt.Errorf("prom: %s: %s: %w", w.Service, fieldNames[f], err)
 			}
-			v, ok, err := o.scalar(ctx, q, now)
+			v, ok, err := scalar(ctx, o.api, q, now)
 			if err != nil {
 				return fmt.Errorf("prom: %s: %s: %w", w.Service, fieldNames[f], err)
 			}
@@ -301,8 +301,8 @@ func (o *Observer) Observe(ctx context.Context, now time.Time, snap *metrics.Sna
 // scalar runs q at t and returns its single value (the sum of a vector's
 // samples, NaN ones left out: a quantile of no requests); ok is false
 // when there is none.
-func (o *Observer) scalar(ctx context.Context, q string, t time.Time) (float64, bool, error) {
-	res, _, _, err := o.api.Query(ctx, q, t)
+func scalar(ctx context.Context, api promv1.API, q string, t time.Time) (float64, bool, error) {
+	res, _, _, err := api.Query(ctx, q, t)
 	if err != nil {
 		return 0, false, err
 	}

@@ -413,21 +413,9 @@ func (o *RouteObserver) scalar(ctx context.Context, field int, workload, locatio
 	if err != nil {
 		return 0, false, fmt.Errorf("prom: routes: %s: %w", routeFieldNames[field], err)
 	}
-	res, _, _, err := o.api.Query(ctx, q, t)
+	v, ok, err := scalar(ctx, o.api, q, t)
 	if err != nil {
 		return 0, false, fmt.Errorf("prom: routes: %s of %s in %s: %w", routeFieldNames[field], workload, location, err)
 	}
-	switch v := res.(type) {
-	case model.Vector:
-		sum := 0.0
-		for _, s := range v {
-			if x := float64(s.Value); !math.IsNaN(x) {
-				sum += x
-			}
-		}
-		return sum, len(v) > 0, nil
-	case *model.Scalar:
-		return float64(v.Value), true, nil
-	}
-	return 0, false, fmt.Errorf("prom: routes: %s: result of type %s, want a vector", routeFieldNames[field], res.Type())
+	return v, ok, nil
 }

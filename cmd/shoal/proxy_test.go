@@ -62,6 +62,34 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// proxyState is what a proxy's /status says, in part.
+type proxyState struct {
+	Generation int
+	Backends   []struct{ URL string }
+}
+
+// proxyStatus reads the /status of the proxy whose admin listener is
+// admin (zero if it does not answer).
+func proxyStatus(admin string) (s proxyState) {
+	resp, err := http.Get("http://" + admin + "/status")
+	if err != nil {
+		return s
+	}
+	defer resp.Body.Close()
+	json.NewDecoder(resp.Body).Decode(&s)
+	return s
+}
+
+// waitUntil polls cond for up to 20 s, then fails the test with the log.
+func waitUntil(t *testing.T, what string, log fmt.Stringer, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 20s; proxy log:\n%s", what, log.String())
+		}
+	}
+}
+
 // TestProxySignals runs 'shoal proxy' as a child process: SIGHUP reloads
 // the file (a backend added is used, a broken file is refused and the old
 // configuration stays), SIGTERM drains the requests in flight and exits 0.
@@ -100,23 +128,8 @@ func TestProxySignals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	status := func() (s struct{ Generation int }) {
-		resp, err := http.Get("http://" + admin + "/status")
-		if err != nil {
-			return s
-		}
-		defer resp.Body.Close()
-		json.NewDecoder(resp.Body).Decode(&s)
-		return s
-	}
-	wait := func(what string, cond func() bool) {
-		t.Helper()
-		for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within 20s; proxy log:\n%s", what, stderr.String())
-			}
-		}
-	}
+	status := func() proxyState { return proxyStatus(admin) }
+	wait := func(what string, cond func() bool) { t.Helper(); waitUntil(t, what, &stderr, cond) }
 	wait("proxy ready", func() bool {
 		resp, err := http.Get("http://" + admin + "/readyz")
 		if err == nil {
@@ -209,26 +222,8 @@ func TestProxyWatchesItsFile(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"proxy", "-c", conf, "--watch", "50ms"}, io.Discard, log) }()
 	defer func() { cancel(); <-done }()
-	status := func() (s struct {
-		Generation int
-		Backends   []struct{ URL string }
-	}) {
-		resp, err := http.Get("http://" + admin + "/status")
-		if err != nil {
-			return s
-		}
-		defer resp.Body.Close()
-		json.NewDecoder(resp.Body).Decode(&s)
-		return s
-	}
-	wait := func(what string, cond func() bool) {
-		t.Helper()
-		for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within 20s; proxy log:\n%s", what, log.String())
-			}
-		}
-	}
+	status := func() proxyState { return proxyStatus(admin) }
+	wait := func(what string, cond func() bool) { t.Helper(); waitUntil(t, what, log, cond) }
 	wait("proxy up", func() bool { return len(status().Backends) == 1 })
 	write(head + fmt.Sprintf("backends: [{url: %s}, {url: %s}]\n", backends[0], backends[1]))
 	wait("the changed file reloaded", func() bool { s := status(); return s.Generation == 1 && len(s.Backends) == 2 })
