@@ -2,6 +2,7 @@ package operator
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,7 +19,7 @@ var (
 		Help: "Actions, by controller, kind and result: applied, failed or dry-run (reported, not applied)."}, []string{"controller", "action", "result"})
 	actionLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "shoal_operator_action_latency_seconds",
 		Help:    "From the scrape of the newest Prometheus sample a decision read to the API server's acceptance of its action.",
-		Buckets: prometheus.ExponentialBuckets(0.05, 2, 12)}, []string{"controller"})
+		Buckets: prometheus.ExponentialBuckets(0.025, math.Sqrt2, 20)}, []string{"controller"}) // 25 ms to 18 s
 	policyRejected = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "shoal_operator_policy_rejected_total",
 		Help: "Policy files that did not load (the policy in force stayed)."}, []string{"controller"})
 )

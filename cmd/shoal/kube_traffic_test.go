@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,9 +18,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-project/shoal/cluster"
+	"github.com/shoal-project/shoal/control/drpc"
+	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/kube/kubetest"
+	"github.com/shoal-project/shoal/metrics"
 	"github.com/shoal-project/shoal/operator/api/v1alpha1"
+	"github.com/shoal-project/shoal/prom"
 	"github.com/shoal-project/shoal/prom/promtest"
+	"github.com/shoal-project/shoal/scenario"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -289,7 +296,13 @@ func TestOperatorOnRealTraffic(t *testing.T) {
 	if err := k.Create(ctx, as); err != nil {
 		t.Fatal(err)
 	}
-	stopLoad := load(t, bin, "http://"+listen+"/", 20)
+	// The same observation from the cluster and from the simulator: at 12
+	// req/s on one replica, the DRPC features Prometheus gives match those
+	// the simulator gives of the scenario the policy was trained on.
+	stopLoad := load(t, bin, "http://"+listen+"/", 12)
+	sameObservation(t, srv.URL, policy, 12)
+	stopLoad()
+	stopLoad = load(t, bin, "http://"+listen+"/", 20)
 	startOperator(t, operatorUser(t, c), srv.URL, "--queries", "shoal-proxy", "--min-window", "4s", "--leader-elect=false")
 
 	key := types.NamespacedName{Namespace: "default", Name: "web"}
@@ -345,4 +358,73 @@ func TestOperatorOnRealTraffic(t *testing.T) {
 	poll("web back at one replica", time.Minute, fellBack, func(_ *v1alpha1.Autoscaler, w v1alpha1.WorkloadStatus) bool { return w.Replicas == 1 })
 	poll("the HPA scales web to 4", 2*time.Minute, fellBack, func(_ *v1alpha1.Autoscaler, w v1alpha1.WorkloadStatus) bool { return w.Replicas == 4 })
 	t.Logf("acting and replicas, period by period: %v", seen)
+}
+
+// sameObservation compares the mean DRPC features of web over ten 2 s
+// periods read from Prometheus (shoal proxy's series, windows of 4 s)
+// with those of 150 periods of testdata/kube-web.yaml in the simulator,
+// one replica, at rate req/s.
+func sameObservation(t *testing.T, prometheus string, policy []byte, rate float64) {
+	t.Helper()
+	pol, err := drpc.ReadPolicy(bytes.NewReader(policy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const period = 2 * time.Second
+	features := func(next func(*metrics.Snapshot) error, periods int) []float64 {
+		t.Helper()
+		obs := drpc.NewObserver(pol.Deployments, pol.Ingress, time.Duration(pol.Reward.RTMax))
+		mean := make([]float64, drpc.LocalFeatures)
+		var snap metrics.Snapshot
+		for range periods {
+			if err := next(&snap); err != nil {
+				t.Fatal(err)
+			}
+			if !obs.Observe(&snap, nil) {
+				t.Fatalf("web is missing from the snapshot %+v", snap)
+			}
+			for k, v := range obs.Local(0) {
+				mean[k] += v / float64(periods)
+			}
+		}
+		return mean
+	}
+	o, err := prom.New(prometheus, period, []prom.Workload{{Service: "web", Namespace: "default", Name: "web", Container: "app"}}, prom.ProxyQueries())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.SetMinWindow(2 * period)
+	time.Sleep(15 * time.Second) // the load settles, and a window fills
+	real := features(func(snap *metrics.Snapshot) error {
+		time.Sleep(period)
+		return o.Observe(context.Background(), time.Now(), snap)
+	}, 10)
+
+	sc, err := scenario.Load(filepath.Join("testdata", "kube-web.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := cluster.New(&sc.Config, cluster.Options{Seed: 5, Selectors: lb.Classical(), Traces: sc.Traces(), Rates: []float64{rate}, Horizon: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Minute
+	cl.RunUntil(at)
+	cl.Observe(new(metrics.Snapshot))
+	sim := features(func(snap *metrics.Snapshot) error {
+		at += period
+		cl.RunUntil(at)
+		cl.Observe(snap)
+		return nil
+	}, 150)
+
+	// Tolerances: the cluster's ten periods are a sample (about 240
+	// calls); its response time has the proxy's and HTTP's overhead.
+	tol := map[string]float64{"cpu_util": 0.15, "rate": 0.2, "rate_per_pod": 0.2, "latency": 0.5, "demand": 0.2, "trend": 0.3}
+	for k, name := range drpc.LocalFeatureNames {
+		if math.Abs(real[k]-sim[k]) > tol[name]+1e-9 {
+			t.Errorf("feature %s: %.3f from the cluster, %.3f from the simulator", name, real[k], sim[k])
+		}
+	}
+	t.Logf("features from the cluster:   %.3f\nfeatures from the simulator: %.3f\n(%v)", real, sim, drpc.LocalFeatureNames)
 }
