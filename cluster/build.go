@@ -166,6 +166,7 @@ func (cl *Cluster) newLB(name string, s *service, loc int32, policy string, stre
 		return nil, err
 	}
 	p.sel = sel
+	p.fb, _ = sel.(lb.Feedback) // a selector that learns from responses (SetFeedback may replace it)
 	s.lbs = append(s.lbs, p)
 	return p, nil
 }

@@ -311,7 +311,7 @@ func (cl *Cluster) send(c *call) {
 func (cl *Cluster) dispatch(c *call, fresh bool) {
 	now := cl.k.Now()
 	p := c.lbp
-	j := p.sel.Select(&p.view, lb.Request{CPU: c.cpu, IO: c.io})
+	j := p.sel.Select(&p.view, lb.Request{CPU: c.cpu, IO: c.io, Now: now})
 	if j < 0 || j >= len(p.svc.slots) || p.svc.slots[j] == nil {
 		if fresh && cl.hold(c) {
 			return

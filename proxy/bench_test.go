@@ -42,19 +42,25 @@ func BenchmarkPick(b *testing.B) {
 		backends = append(backends, &backend{name: "x"})
 	}
 	p := newPool(backends, []float64{1, 1, 2, 2, 2, 4, 4}, &lb.SED{Rand: rand.New(rand.NewPCG(1, 2))})
-	now := time.Now().UnixNano()
+	at := time.Now()
+	now := at.UnixNano()
 	b.ReportAllocs()
 	for b.Loop() {
-		p.release(p.pick(now, nil))
+		p.release(p.pick(now, nil), at, time.Millisecond)
 	}
 }
 
 func TestPickAllocatesNothing(t *testing.T) {
 	backends := []*backend{{name: "a"}, {name: "b"}}
-	p := newPool(backends, []float64{1, 2}, &lb.SED{Rand: rand.New(rand.NewPCG(1, 2))})
-	p.setLearned([]float64{2, 1})
-	now := time.Now().UnixNano()
-	if n := testing.AllocsPerRun(100, func() { p.release(p.pick(now, nil)) }); n != 0 {
-		t.Fatalf("pick allocates %v times", n)
+	for _, sel := range []lb.Selector{&lb.SED{Rand: rand.New(rand.NewPCG(1, 2))}, &lb.LeastRequest{Rand: rand.New(rand.NewPCG(1, 2))},
+		&lb.PeakEWMA{Rand: rand.New(rand.NewPCG(1, 2))}} {
+		p := newPool(backends, []float64{1, 2}, sel)
+		p.setLearned([]float64{2, 1})
+		at := time.Now()
+		now := at.UnixNano()
+		p.release(p.pick(now, nil), at, time.Millisecond) // sized
+		if n := testing.AllocsPerRun(100, func() { p.release(p.pick(now, nil), at, time.Millisecond) }); n != 0 {
+			t.Fatalf("%T: pick allocates %v times", sel, n)
+		}
 	}
 }

@@ -37,9 +37,10 @@ type Config struct {
 	// default, and its name on the status page.
 	Name string `yaml:"name"`
 	// Policy names the selector: a classical one (rr, wrr, wcmp, lsq, sed,
-	// p2c, ecmp) using the configured weights and this proxy's own
-	// in-flight counts, or distr-lb: sed with the weights a Distr-LB agent
-	// learns (Agent).
+	// p2c, ecmp, least-request, peak-ewma) using the configured weights and
+	// this proxy's own in-flight counts (peak-ewma: and its response
+	// times), or distr-lb: sed with the weights a Distr-LB agent learns
+	// (Agent).
 	Policy string `yaml:"policy"`
 	// Seed seeds the selector's random choices (ties, sampling).
 	Seed uint64 `yaml:"seed"`

@@ -57,7 +57,7 @@ func (p *Proxy) serveRequest(c *clientConn) bool {
 		if f == nil {
 			return keep
 		}
-		g.pool.release(j)
+		g.pool.release(j, time.Now(), time.Since(start))
 		if g.agent != nil {
 			g.agent.send(feedback{kind: abandoned, j: int32(j), at: time.Since(p.base), sentAt: sentAt})
 		}

@@ -112,6 +112,7 @@ type pool struct {
 	mu      sync.Mutex
 	view    lb.View
 	sel     lb.Selector
+	fb      lb.Feedback // the selector, if it learns from responses (peak-ewma)
 	applied *[]float64
 
 	learned atomic.Pointer[[]float64] // the agent's newest weights, nil before its first decision
@@ -120,6 +121,7 @@ type pool struct {
 func newPool(backends []*backend, weights []float64, sel lb.Selector) *pool {
 	n := len(backends)
 	p := &pool{backends: backends, weights: weights, sel: sel}
+	p.fb, _ = sel.(lb.Feedback)
 	p.view = lb.View{InFlight: make([]int32, n), Weights: append([]float64(nil), weights...), Up: make([]bool, n)}
 	return p
 }
@@ -155,9 +157,12 @@ func (p *pool) pick(now int64, skip []bool) int {
 			p.setUp(j, skip == nil || !skip[j])
 		}
 	}
-	j := p.sel.Select(v, lb.Request{})
+	j := p.sel.Select(v, lb.Request{Now: time.Duration(now)})
 	if j >= 0 {
 		v.InFlight[j]++
+		if p.fb != nil {
+			p.fb.Sent(time.Duration(now), j)
+		}
 	}
 	return j
 }
@@ -169,10 +174,14 @@ func (p *pool) setUp(j int, up bool) {
 	}
 }
 
-// release marks a request to backend j finished.
-func (p *pool) release(j int) {
+// release marks a request to backend j finished at now, after took
+// until its response (or until it was given up).
+func (p *pool) release(j int, now time.Time, took time.Duration) {
 	p.mu.Lock()
 	p.view.InFlight[j]--
+	if p.fb != nil {
+		p.fb.Done(time.Duration(now.UnixNano()), j, took, took)
+	}
 	p.mu.Unlock()
 }
 

@@ -22,7 +22,8 @@ type Factory func(d Deps) (Selector, error)
 type Registry map[string]Factory
 
 // Classical returns a new registry of the classical selectors: ecmp, wcmp,
-// lsq, sed, p2c, rr, wrr and oracle.
+// lsq, sed, p2c, rr, wrr, least-request (Envoy), peak-ewma (Linkerd) and
+// oracle.
 func Classical() Registry {
 	return Registry{
 		"ecmp": func(d Deps) (Selector, error) { return &ECMP{Rand: d.Rand}, nil },
@@ -31,7 +32,11 @@ func Classical() Registry {
 		"sed":  func(d Deps) (Selector, error) { return &SED{Rand: d.Rand}, nil },
 		"p2c":  func(d Deps) (Selector, error) { return &P2C{Rand: d.Rand}, nil },
 		"rr":   func(d Deps) (Selector, error) { return &RoundRobin{}, nil },
-		"wrr":  func(d Deps) (Selector, error) { return &WeightedRoundRobin{}, nil },
+		// Production balancers: Envoy's LEAST_REQUEST with its defaults,
+		// and Linkerd's Peak-EWMA power of two choices.
+		"least-request": func(d Deps) (Selector, error) { return &LeastRequest{Rand: d.Rand}, nil },
+		"peak-ewma":     func(d Deps) (Selector, error) { return &PeakEWMA{Rand: d.Rand}, nil },
+		"wrr":           func(d Deps) (Selector, error) { return &WeightedRoundRobin{}, nil },
 		"oracle": func(d Deps) (Selector, error) {
 			if d.Est == nil {
 				return nil, fmt.Errorf("oracle needs perfect knowledge of the servers, which only the simulator has")

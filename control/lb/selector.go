@@ -17,13 +17,17 @@ package lb
 import (
 	"math"
 	"math/rand/v2"
+	"time"
 )
 
 // Request is what a selector may know of the new request. Only the Oracle
-// reads it: real load balancers cannot know a request's demand in advance.
+// reads its demand: real load balancers cannot know it in advance.
 type Request struct {
 	CPU float64 // CPU work in core-seconds at speed 1
 	IO  float64 // I/O time in seconds at I/O speed 1
+	// Now is the decision's time on the LB point's clock (the simulator's
+	// time; the proxy's Unix time): what time-decayed estimates read.
+	Now time.Duration
 }
 
 // View is the state of one LB point that selectors read. The LB point owns the

@@ -36,9 +36,10 @@ type BalancerSpec struct {
 	// +kubebuilder:validation:Maximum=65535
 	Port int32 `json:"port,omitempty"`
 	// Policy is the proxy's selector: rr, wrr, wcmp, lsq, sed, p2c, ecmp,
-	// or distr-lb (a Distr-LB agent's learned weights).
+	// least-request (Envoy's), peak-ewma (Linkerd's), or distr-lb (a
+	// Distr-LB agent's learned weights).
 	//
-	// +kubebuilder:validation:Enum=rr;wrr;wcmp;lsq;sed;p2c;ecmp;distr-lb
+	// +kubebuilder:validation:Enum=rr;wrr;wcmp;lsq;sed;p2c;ecmp;least-request;peak-ewma;distr-lb
 	// +kubebuilder:default=lsq
 	Policy string `json:"policy,omitempty"`
 	// AgentFrom is the Distr-LB policy file (distr-lb): a ConfigMap key,
