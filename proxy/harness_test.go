@@ -18,13 +18,14 @@ import (
 )
 
 // testBackend is an HTTP server on 127.0.0.1 that names itself in the
-// X-Backend header, sleeps ?sleep=D, and can be killed and restarted on
+// X-Backend header, sleeps ?sleep=D (and its delay), and can be killed and restarted on
 // the same address.
 type testBackend struct {
 	t      testing.TB
 	id     string
 	addr   string
 	served atomic.Int64
+	delay  atomic.Int64 // nanoseconds every request waits
 	mu     sync.Mutex
 	srv    *http.Server
 }
@@ -52,6 +53,7 @@ func (b *testBackend) start(addr string) {
 }
 
 func (b *testBackend) serve(w http.ResponseWriter, r *http.Request) {
+	time.Sleep(time.Duration(b.delay.Load()))
 	if d, err := time.ParseDuration(r.URL.Query().Get("sleep")); err == nil {
 		select {
 		case <-time.After(d):

@@ -130,6 +130,21 @@ func TestLeastQueueAvoidsBusyBackend(t *testing.T) {
 	}
 }
 
+// TestPeakEWMAAvoidsSlowBackend: Linkerd's Peak-EWMA learns from the
+// proxy's own response times that one backend answers 20 ms slower, and
+// sends it little.
+func TestPeakEWMAAvoidsSlowBackend(t *testing.T) {
+	a, b := newTestBackend(t, "a"), newTestBackend(t, "b")
+	b.delay.Store(int64(20 * time.Millisecond))
+	rp := startProxy(t, testConfig(t, "peak-ewma", a, b))
+	for range 200 {
+		get(t, rp.url+"/")
+	}
+	if n := b.served.Load(); n > 20 {
+		t.Errorf("the slow backend served %d of 200 requests", n)
+	}
+}
+
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); !cond(); {
