@@ -185,25 +185,7 @@ func (s *PeakEWMA) cost(now time.Duration, j int) float64 {
 // Select implements Selector.
 func (s *PeakEWMA) Select(v *View, r Request) int {
 	s.size(v.Len())
-	a, b, n := -1, -1, 0
-	for j, up := range v.Up { // reservoir sample of two distinct backends
-		if !up {
-			continue
-		}
-		n++
-		switch {
-		case n == 1:
-			a = j
-		case n == 2:
-			b = j
-		default:
-			if k := s.Rand.IntN(n); k == 0 {
-				a = j
-			} else if k == 1 {
-				b = j
-			}
-		}
-	}
+	a, b := sampleTwo(v, s.Rand)
 	if b < 0 {
 		return a
 	}

@@ -192,8 +192,22 @@ type P2C struct{ Rand *rand.Rand }
 
 // Select implements Selector.
 func (s *P2C) Select(v *View, _ Request) int {
+	a, b := sampleTwo(v, s.Rand)
+	if b < 0 {
+		return a
+	}
+	if v.InFlight[b] < v.InFlight[a] || (v.InFlight[b] == v.InFlight[a] && s.Rand.IntN(2) == 0) {
+		return b
+	}
+	return a
+}
+
+// sampleTwo draws two distinct up backends uniformly (a reservoir sample
+// of size two, without a scratch list); b is -1 when only one is up, both
+// when none is.
+func sampleTwo(v *View, rng *rand.Rand) (a, b int) {
 	a, b, n := -1, -1, 0
-	for j, up := range v.Up { // reservoir sample of size two
+	for j, up := range v.Up {
 		if !up {
 			continue
 		}
@@ -204,20 +218,14 @@ func (s *P2C) Select(v *View, _ Request) int {
 		case n == 2:
 			b = j
 		default:
-			if r := s.Rand.IntN(n); r == 0 {
+			if r := rng.IntN(n); r == 0 {
 				a = j
 			} else if r == 1 {
 				b = j
 			}
 		}
 	}
-	if b < 0 {
-		return a
-	}
-	if v.InFlight[b] < v.InFlight[a] || (v.InFlight[b] == v.InFlight[a] && s.Rand.IntN(2) == 0) {
-		return b
-	}
-	return a
+	return a, b
 }
 
 // RoundRobin cycles through the up backends in order, ignoring weights.
