@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	istioapi "istio.io/api/networking/v1"
 	istionet "istio.io/client-go/pkg/apis/networking/v1"
@@ -16,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 )
 
@@ -54,6 +56,13 @@ type istioRoutes struct {
 
 // virtualServices returns the VirtualService client of a namespace, or
 // an error naming the API when the cluster does not serve it.
+
+// conflictBackoff retries a VirtualService write that lost a race more
+// patiently than client-go's DefaultBackoff (4 tries): writers for several
+// caller locations may update one object at once, and the full jitter
+// keeps them from colliding again in step.
+var conflictBackoff = wait.Backoff{Steps: 10, Duration: 10 * time.Millisecond, Factor: 2, Jitter: 1, Cap: 2 * time.Second}
+
 func (c *Client) virtualServices(namespace string) (interface {
 	Get(context.Context, string, metav1.GetOptions) (*istionet.VirtualService, error)
 	Create(context.Context, *istionet.VirtualService, metav1.CreateOptions) (*istionet.VirtualService, error)
@@ -171,7 +180,7 @@ func (a *Actuator) routeWeights(ctx context.Context, t Target, from string, weig
 			Destination: &istioapi.Destination{Host: t.Host, Subset: p.Location}, Weight: p.Percent})
 	}
 	tries := 0
-	err = retry.OnError(retry.DefaultBackoff, func(err error) bool {
+	err = retry.OnError(conflictBackoff, func(err error) bool {
 		return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)
 	}, func() error {
 		if tries++; tries > 1 {
