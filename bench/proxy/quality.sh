@@ -7,13 +7,15 @@
 # each receive half of an open-loop Poisson load ('shoal load' spreads it) at
 # each LOADS fraction of the total capacity, for each policy:
 #   nginx least_conn, nginx weighted round robin, HAProxy leastconn, HAProxy
-#   roundrobin (weights = cores), shoal proxy with lsq, sed, p2c, and the
+#   roundrobin (weights = cores), shoal proxy with lsq, sed, p2c, Envoy's
+#   least-request, Linkerd's peak-ewma, and the
 #   Distr-LB agent trained in the simulator on testbed.yaml (two independent
 #   agents, lb0 and lb1), and with ONLINE set, the same agents after ONLINE
 #   seconds of online training on the testbed (agent.train, at 0.85 load;
 #   policy shoal-distr-lb-online, evaluated frozen like the others).
 # Then the same scenario in 'shoal sim' for the policies it has (lsq, sed,
-# p2c, wrr, distr-lb) gives the simulated mean and p99 to compare with.
+# p2c, least-request, peak-ewma, wrr, distr-lb) gives the simulated mean and
+# p99 to compare with.
 #
 # Usage (from the repository root):  bash bench/proxy/quality.sh
 # Environment: LOADS (default "0.7 0.85 0.95"), DURATION (seconds of load per
@@ -35,7 +37,7 @@ WARMUP=${WARMUP:-15}
 SEED=${SEED:-1}
 ONLINE=${ONLINE:-0}
 PER_LOAD=${PER_LOAD:-0}
-POLICIES=${POLICIES:-"nginx-least_conn nginx-wrr haproxy-leastconn haproxy-roundrobin shoal-lsq shoal-sed shoal-p2c shoal-distr-lb"}
+POLICIES=${POLICIES:-"nginx-least_conn nginx-wrr haproxy-leastconn haproxy-roundrobin shoal-lsq shoal-sed shoal-p2c shoal-least-request shoal-peak-ewma shoal-distr-lb"}
 if [ "$ONLINE" != 0 ] && [[ " $POLICIES " != *" shoal-distr-lb-online "* ]]; then
 	POLICIES="$POLICIES shoal-distr-lb-online"
 fi
@@ -201,7 +203,7 @@ echo "policy,load,mean,p99" >"$sim"
 for load in $LOADS; do
 	LOAD_POLICY=$POLICY
 	[ "$PER_LOAD" = 1 ] && LOAD_POLICY=$OUT/distr-lb-load$load.slb
-	"$SHOAL" sim "$SCENARIO" --policy "lsq,sed,p2c,wrr,distr-lb:$LOAD_POLICY" --load "$load" --json --quiet >"$work/sim.json"
+	"$SHOAL" sim "$SCENARIO" --policy "lsq,sed,p2c,least-request,peak-ewma,wrr,distr-lb:$LOAD_POLICY" --load "$load" --json --quiet >"$work/sim.json"
 	python3 - "$work/sim.json" "$load" >>"$sim" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -226,7 +228,7 @@ for load in loads:
         rel = f"{100 * (float(r['p99']) / float(best['p99']) - 1):+.1f}% p99 vs best peer" if best else ""
         print(f"  {r['policy']:20s} mean {float(r['mean']):7.3f}  p99 {float(r['p99']):7.3f}  {rel}")
 print("\n== sim-to-real: simulated vs testbed (sim/real - 1)")
-names = {"shoal-lsq": "lsq", "shoal-sed": "sed", "shoal-p2c": "p2c", "nginx-wrr": "wrr", "shoal-distr-lb": None}
+names = {"shoal-lsq": "lsq", "shoal-sed": "sed", "shoal-p2c": "p2c", "shoal-least-request": "least-request", "shoal-peak-ewma": "peak-ewma", "nginx-wrr": "wrr", "shoal-distr-lb": None}
 for r in real:
     s = names.get(r["policy"], "")
     if s == "":
