@@ -21,7 +21,6 @@ import (
 	"github.com/shoal-project/shoal/prom"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -96,17 +95,14 @@ type AutoscalerReconciler struct {
 // loop is one Autoscaler's running state, rebuilt when its spec or its
 // policy file changes.
 type loop struct {
-	generation int64
-	policy     string // the policy file in force ("" for hpa)
-	about      string // policy and its provenance, for the status
-	rejected   string // the policy file last rejected
-	period     time.Duration
-	step       int64 // periods decided
-	obs        *prom.Observer
-	act        *kube.Actuator
-	ctl        control.Controller
-	drpc       *drpc.Controller // the same as ctl, with drpc
-	managed    map[string]bool  // the workloads drpc scales
+	fileState
+	period  time.Duration
+	step    int64 // periods decided
+	obs     *prom.Observer
+	act     *kube.Actuator
+	ctl     control.Controller
+	drpc    *drpc.Controller // the same as ctl, with drpc
+	managed map[string]bool  // the workloads drpc scales
 }
 
 // SetupWithManager registers the reconciler.
@@ -145,22 +141,22 @@ func (r *AutoscalerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	l, err := r.loop(ctx, req.NamespacedName, &as)
 	if err != nil {
 		r.Recorder.Eventf(&as, nil, corev1.EventTypeWarning, "InvalidSpec", "Configure", "%v", err)
-		r.setCondition(&as, CondReady, false, "InvalidSpec", err.Error())
+		setCondition(&as.Status.Conditions, as.Generation, CondReady, false, "InvalidSpec", err.Error())
 		return ctrl.Result{RequeueAfter: time.Minute}, writeStatus(ctx, r.Client, &as)
 	}
-	r.setCondition(&as, CondReady, true, "Running", fmt.Sprintf("%s policy every %v", policyOf(&as), l.period))
+	setCondition(&as.Status.Conditions, as.Generation, CondReady, true, "Running", fmt.Sprintf("%s policy every %v", policyOf(&as), l.period))
 	as.Status.ObservedGeneration = as.Generation
 	as.Status.Policy = l.about
 
 	var snap metrics.Snapshot
 	if err := l.obs.Observe(ctx, r.Now(), &snap); err != nil {
 		as.Status.Acting = ActingHolding
-		r.setCondition(&as, CondMetricsAvailable, false, "PrometheusError", err.Error())
+		setCondition(&as.Status.Conditions, as.Generation, CondMetricsAvailable, false, "PrometheusError", err.Error())
 		r.Recorder.Eventf(&as, nil, corev1.EventTypeWarning, "MetricsUnavailable", "Observe", "holding, no action: %v", err)
 		decisions.WithLabelValues(autoscalerController, ActingHolding).Inc()
 		return ctrl.Result{RequeueAfter: l.period}, writeStatus(ctx, r.Client, &as)
 	}
-	r.setCondition(&as, CondMetricsAvailable, true, "Observed", "Prometheus answered")
+	setCondition(&as.Status.Conditions, as.Generation, CondMetricsAvailable, true, "Observed", "Prometheus answered")
 	// The controllers' clock counts periods, as the simulator's does.
 	l.step++
 	now := time.Duration(l.step) * l.period
@@ -226,12 +222,4 @@ func policyOf(as *v1alpha1.Autoscaler) string {
 		return "hpa"
 	}
 	return as.Spec.Policy
-}
-
-func (r *AutoscalerReconciler) setCondition(as *v1alpha1.Autoscaler, typ string, ok bool, reason, msg string) {
-	status := metav1.ConditionFalse
-	if ok {
-		status = metav1.ConditionTrue
-	}
-	meta.SetStatusCondition(&as.Status.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: as.Generation})
 }

@@ -15,7 +15,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -95,7 +94,7 @@ func (r *BalancerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if err != nil {
 		// No ready endpoint, or a configuration the proxy would refuse:
 		// the last good one stays.
-		r.setReady(&b, false, "Invalid", err.Error())
+		setCondition(&b.Status.Conditions, b.Generation, CondReady, false, "Invalid", err.Error())
 		r.Recorder.Eventf(&b, nil, corev1.EventTypeWarning, "NotConfigured", "Configure", "%v; the last configuration stays", err)
 		return ctrl.Result{}, writeStatus(ctx, r.Client, &b)
 	}
@@ -107,7 +106,7 @@ func (r *BalancerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		r.Recorder.Eventf(&b, nil, corev1.EventTypeNormal, "Configured", "Configure", "%d backends, policy %s", len(backends), b.Spec.Policy)
 	}
 	b.Status.ConfigMap, b.Status.Backends = configMapName(&b), int32(len(backends))
-	r.setReady(&b, true, "Configured", fmt.Sprintf("%d backends", len(backends)))
+	setCondition(&b.Status.Conditions, b.Generation, CondReady, true, "Configured", fmt.Sprintf("%d backends", len(backends)))
 	return ctrl.Result{}, writeStatus(ctx, r.Client, &b)
 }
 
@@ -190,12 +189,4 @@ func (r *BalancerReconciler) writeConfigMap(ctx context.Context, b *v1alpha1.Bal
 	}
 	cm.Data[ProxyConfigKey] = string(raw)
 	return true, r.Client.Update(ctx, &cm)
-}
-
-func (r *BalancerReconciler) setReady(b *v1alpha1.Balancer, ok bool, reason, msg string) {
-	status := metav1.ConditionFalse
-	if ok {
-		status = metav1.ConditionTrue
-	}
-	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: CondReady, Status: status, Reason: reason, Message: msg, ObservedGeneration: b.Generation})
 }

@@ -37,7 +37,7 @@ func (r *AutoscalerReconciler) loop(ctx context.Context, key types.NamespacedNam
 	if err != nil {
 		return r.reject(as, cur, version, err)
 	}
-	if cur != nil && cur.generation == as.Generation && (cur.policy == version || cur.rejected == version) {
+	if cur != nil && cur.knows(as.Generation, version) {
 		return cur, nil
 	}
 	l, err := r.build(ctx, as, version, raw)
@@ -45,7 +45,7 @@ func (r *AutoscalerReconciler) loop(ctx context.Context, key types.NamespacedNam
 		return r.reject(as, cur, version, err)
 	}
 	if version != "" {
-		r.setCondition(as, CondPolicyLoaded, true, "Loaded", version)
+		setCondition(&as.Status.Conditions, as.Generation, CondPolicyLoaded, true, "Loaded", version)
 	}
 	r.mu.Lock()
 	r.loops[key] = l
@@ -64,7 +64,7 @@ func (r *AutoscalerReconciler) reject(as *v1alpha1.Autoscaler, cur *loop, versio
 		policyRejected.WithLabelValues(autoscalerController).Inc()
 		r.Recorder.Eventf(as, nil, corev1.EventTypeWarning, "PolicyRejected", "Load", "%s: %v; the policy in force (%s) stays", version, err, cur.policy)
 	}
-	r.setCondition(as, CondPolicyLoaded, false, "PolicyRejected", fmt.Sprintf("%s: %v", version, err))
+	setCondition(&as.Status.Conditions, as.Generation, CondPolicyLoaded, false, "PolicyRejected", fmt.Sprintf("%s: %v", version, err))
 	return cur, nil
 }
 
@@ -76,7 +76,7 @@ func (r *AutoscalerReconciler) policyFile(ctx context.Context, as *v1alpha1.Auto
 		return "", nil, nil
 	}
 	return readSource(ctx, r.APIReader, as.Namespace, src, func(v string) bool {
-		return cur != nil && cur.generation == as.Generation && (cur.policy == v || cur.rejected == v)
+		return cur != nil && cur.knows(as.Generation, v)
 	})
 }
 
@@ -131,7 +131,7 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 // build makes a new loop for as's spec and policy file.
 func (r *AutoscalerReconciler) build(ctx context.Context, as *v1alpha1.Autoscaler, version string, raw []byte) (*loop, error) {
 	spec := &as.Spec
-	l := &loop{generation: as.Generation, policy: version, about: version, period: spec.Period.Duration}
+	l := &loop{fileState: fileState{generation: as.Generation, policy: version, about: version}, period: spec.Period.Duration}
 	if l.period <= 0 {
 		l.period = 15 * time.Second
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/shoal-project/shoal/prom"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -99,15 +98,12 @@ type RoutePolicyReconciler struct {
 // routeLoop is one RoutePolicy's running state, rebuilt when its spec or
 // its model file changes.
 type routeLoop struct {
-	generation int64
-	policy     string // the model file in force ("" for locality)
-	about      string
-	rejected   string // the model file last rejected
-	period     time.Duration
-	step       int64
-	obs        *prom.RouteObserver
-	act        *kube.Actuator
-	ctl        control.Controller
+	fileState // the model file ("" for locality)
+	period    time.Duration
+	step      int64
+	obs       *prom.RouteObserver
+	act       *kube.Actuator
+	ctl       control.Controller
 	// fresh makes a new controller of the same policy: after a failed
 	// write, so that every route is decided and written again.
 	fresh func() control.Controller
@@ -143,10 +139,10 @@ func (r *RoutePolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	l, err := r.loop(ctx, req.NamespacedName, &rp)
 	if err != nil {
 		r.Recorder.Eventf(&rp, nil, corev1.EventTypeWarning, "InvalidSpec", "Configure", "%v", err)
-		setRouteCondition(&rp, CondReady, false, "InvalidSpec", err.Error())
+		setCondition(&rp.Status.Conditions, rp.Generation, CondReady, false, "InvalidSpec", err.Error())
 		return ctrl.Result{RequeueAfter: time.Minute}, writeStatus(ctx, r.Client, &rp)
 	}
-	setRouteCondition(&rp, CondReady, true, "Running", fmt.Sprintf("%s policy every %v", routePolicyOf(&rp), l.period))
+	setCondition(&rp.Status.Conditions, rp.Generation, CondReady, true, "Running", fmt.Sprintf("%s policy every %v", routePolicyOf(&rp), l.period))
 	rp.Status.ObservedGeneration = rp.Generation
 	rp.Status.Policy = l.about
 	pruneRoutes(&rp)
@@ -154,12 +150,12 @@ func (r *RoutePolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	var snap metrics.Snapshot
 	if err := l.obs.Observe(ctx, r.Now(), &snap); err != nil {
 		rp.Status.Acting = ActingHolding
-		setRouteCondition(&rp, CondMetricsAvailable, false, "PrometheusError", err.Error())
+		setCondition(&rp.Status.Conditions, rp.Generation, CondMetricsAvailable, false, "PrometheusError", err.Error())
 		r.Recorder.Eventf(&rp, nil, corev1.EventTypeWarning, "MetricsUnavailable", "Observe", "holding, no action: %v", err)
 		decisions.WithLabelValues(routePolicyController, ActingHolding).Inc()
 		return ctrl.Result{RequeueAfter: l.period}, writeStatus(ctx, r.Client, &rp)
 	}
-	setRouteCondition(&rp, CondMetricsAvailable, true, "Observed", "Prometheus answered")
+	setCondition(&rp.Status.Conditions, rp.Generation, CondMetricsAvailable, true, "Observed", "Prometheus answered")
 	l.step++
 	now := time.Duration(l.step) * l.period // the controllers' clock counts periods
 	acts := l.ctl.Decide(now, &snap)
@@ -247,14 +243,6 @@ func routePolicyOf(rp *v1alpha1.RoutePolicy) string {
 	return rp.Spec.Policy
 }
 
-func setRouteCondition(rp *v1alpha1.RoutePolicy, typ string, ok bool, reason, msg string) {
-	status := metav1.ConditionFalse
-	if ok {
-		status = metav1.ConditionTrue
-	}
-	meta.SetStatusCondition(&rp.Status.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: rp.Generation})
-}
-
 // loop returns the RoutePolicy's loop, building it when its spec or its
 // model file is new. A model file that does not load leaves the loop in
 // force, if there is one, and is reported once (PolicyRejected).
@@ -266,7 +254,7 @@ func (r *RoutePolicyReconciler) loop(ctx context.Context, key types.NamespacedNa
 	if err != nil {
 		return r.reject(rp, cur, version, err)
 	}
-	if cur != nil && cur.generation == rp.Generation && (cur.policy == version || cur.rejected == version) {
+	if cur != nil && cur.knows(rp.Generation, version) {
 		return cur, nil
 	}
 	l, err := r.build(rp, version, raw)
@@ -274,7 +262,7 @@ func (r *RoutePolicyReconciler) loop(ctx context.Context, key types.NamespacedNa
 		return r.reject(rp, cur, version, err)
 	}
 	if version != "" {
-		setRouteCondition(rp, CondPolicyLoaded, true, "Loaded", l.about)
+		setCondition(&rp.Status.Conditions, rp.Generation, CondPolicyLoaded, true, "Loaded", l.about)
 	}
 	r.mu.Lock()
 	r.loops[key] = l
@@ -286,7 +274,7 @@ func (r *RoutePolicyReconciler) loop(ctx context.Context, key types.NamespacedNa
 // says why once per version.
 func (r *RoutePolicyReconciler) reject(rp *v1alpha1.RoutePolicy, cur *routeLoop, version string, err error) (*routeLoop, error) {
 	if version != "" {
-		setRouteCondition(rp, CondPolicyLoaded, false, "PolicyRejected", fmt.Sprintf("%s: %v", version, err))
+		setCondition(&rp.Status.Conditions, rp.Generation, CondPolicyLoaded, false, "PolicyRejected", fmt.Sprintf("%s: %v", version, err))
 	}
 	if cur == nil || version == "" {
 		return nil, err
@@ -314,14 +302,14 @@ func (r *RoutePolicyReconciler) modelFile(ctx context.Context, rp *v1alpha1.Rout
 		return "", nil, fmt.Errorf("policyFrom is required by the multicloud policy")
 	}
 	return readSource(ctx, r.APIReader, rp.Namespace, src, func(v string) bool {
-		return cur != nil && cur.generation == rp.Generation && (cur.policy == v || cur.rejected == v)
+		return cur != nil && cur.knows(rp.Generation, v)
 	})
 }
 
 // build makes a new loop for rp's spec and model file.
 func (r *RoutePolicyReconciler) build(rp *v1alpha1.RoutePolicy, version string, raw []byte) (*routeLoop, error) {
 	spec := &rp.Spec
-	l := &routeLoop{generation: rp.Generation, policy: version, about: version, period: spec.Period.Duration}
+	l := &routeLoop{fileState: fileState{generation: rp.Generation, policy: version, about: version}, period: spec.Period.Duration}
 	if l.period <= 0 {
 		l.period = 10 * time.Second
 	}

@@ -209,14 +209,10 @@ func New(url string, period time.Duration, workloads []Workload, q Queries) (*Ob
 		}
 	}
 	for i, s := range q.list() {
-		if s == "" {
-			continue
+		var err error
+		if o.tmpl[i], err = parseQuery(fieldNames[i], s); err != nil {
+			return nil, fmt.Errorf("prom: %w", err)
 		}
-		t, err := template.New(fieldNames[i]).Option("missingkey=error").Parse(s)
-		if err != nil {
-			return nil, fmt.Errorf("prom: query %s: %w", fieldNames[i], err)
-		}
-		o.tmpl[i] = t
 	}
 	if o.tmpl[fReplicas] == nil {
 		return nil, fmt.Errorf("prom: query replicas is required (a service without it cannot be told from one without data)")
@@ -229,6 +225,18 @@ func New(url string, period time.Duration, workloads []Workload, q Queries) (*Ob
 // a period shorter than that would read no traffic at all.
 func (o *Observer) SetMinWindow(w time.Duration) {
 	o.window = max(o.period, w)
+}
+
+// parseQuery parses one query template; none for an empty query.
+func parseQuery(name, q string) (*template.Template, error) {
+	if q == "" {
+		return nil, nil
+	}
+	t, err := template.New(name).Option("missingkey=error").Parse(q)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", name, err)
+	}
+	return t, nil
 }
 
 // Query is one rendered query, for documentation and logs.

@@ -3,13 +3,11 @@ package prom
 import (
 	"context"
 	"math"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/shoal-project/shoal/metrics"
 	"github.com/shoal-project/shoal/prom/promtest"
 )
@@ -53,42 +51,25 @@ func cluster(t *testing.T) string {
 	dur := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "istio_request_duration_milliseconds", ConstLabels: istio,
 		Buckets: []float64{1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000}})
 	reg.MustRegister(cpu, reqs, dur)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go func() {
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		start := time.Now()
-		for n := 0; ; n++ {
-			// One 100 ms unit of work per 100 ms of wall time, however
-			// late the ticks come on a busy machine.
-			for time.Since(start) < time.Duration(n)*100*time.Millisecond {
-				select {
-				case <-ctx.Done():
-					return
-				case <-tick.C:
-				}
-			}
-			for _, p := range []string{"front-6b9f7c-x2x4k", "front-6b9f7c-9qz7d", "frontend-7c5d9-abcde"} {
-				cpu.WithLabelValues("default", p, "app").Add(0.0125) // 0.125 cores each: 0.25 for front
-			}
-			for i := range 2 { // 20 requests/s
-				code := "200"
-				if (2*n+i)%10 == 0 {
-					code = "503"
-				}
-				reqs.WithLabelValues(code).Inc()
-				ms := 40.0
-				if (2*n+i)%10 == 5 {
-					ms = 400
-				}
-				dur.Observe(ms)
-			}
+	// One 100 ms unit of work per 100 ms of wall time.
+	promtest.Paced(t, 100*time.Millisecond, func(n int) {
+		for _, p := range []string{"front-6b9f7c-x2x4k", "front-6b9f7c-9qz7d", "frontend-7c5d9-abcde"} {
+			cpu.WithLabelValues("default", p, "app").Add(0.0125) // 0.125 cores each: 0.25 for front
 		}
-	}()
-	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
+		for i := range 2 { // 20 requests/s
+			code := "200"
+			if (2*n+i)%10 == 0 {
+				code = "503"
+			}
+			reqs.WithLabelValues(code).Inc()
+			ms := 40.0
+			if (2*n+i)%10 == 5 {
+				ms = 400
+			}
+			dur.Observe(ms)
+		}
+	})
+	return promtest.Serve(t, reg)
 }
 
 // TestObserverReadsARealPrometheus: a real Prometheus scrapes what a

@@ -198,14 +198,10 @@ func NewRouteObserver(url string, period time.Duration, namespace string, servic
 		o.services = append(o.services, s)
 	}
 	for i, s := range q.list() {
-		if s == "" {
-			continue
+		var err error
+		if o.tmpl[i], err = parseQuery(routeFieldNames[i], s); err != nil {
+			return nil, fmt.Errorf("prom: routes: %w", err)
 		}
-		t, err := template.New(routeFieldNames[i]).Option("missingkey=error").Parse(s)
-		if err != nil {
-			return nil, fmt.Errorf("prom: routes: query %s: %w", routeFieldNames[i], err)
-		}
-		o.tmpl[i] = t
 	}
 	o.rtt = make([][]time.Duration, len(locations))
 	for i := range o.rtt {

@@ -110,7 +110,7 @@ func (ps *podServers) sync(ctx context.Context) {
 	changed := false
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if !podReady(p) {
+		if !kubetest.PodReady(p) {
 			continue
 		}
 		live[p.Name] = true
@@ -154,7 +154,7 @@ func (ps *podServers) reloadProxy() {
 		urls = append(urls, "{url: http://"+s.addr+"}")
 	}
 	sort.Strings(urls)
-	text := ps.head + "backends: [" + joinComma(urls) + "]\n"
+	text := ps.head + "backends: [" + strings.Join(urls, ", ") + "]\n"
 	if err := os.WriteFile(ps.conf, []byte(text), 0o644); err != nil {
 		ps.t.Error(err)
 		return
@@ -170,17 +170,6 @@ func (ps *podServers) reloadProxy() {
 	}
 }
 
-func joinComma(s []string) string {
-	var b bytes.Buffer
-	for i, x := range s {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(x)
-	}
-	return b.String()
-}
-
 // healthy waits up to 10 s for a backend to answer /healthz (the
 // readiness probe of a real pod).
 func healthy(addr string) bool {
@@ -188,18 +177,6 @@ func healthy(addr string) bool {
 		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
 			resp.Body.Close()
 			return resp.StatusCode == http.StatusOK
-		}
-	}
-	return false
-}
-
-func podReady(p *corev1.Pod) bool {
-	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-			return true
 		}
 	}
 	return false

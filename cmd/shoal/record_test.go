@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +14,6 @@ import (
 	"github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/model"
 	"github.com/shoal-project/shoal/prom/promtest"
 	"github.com/shoal-project/shoal/scenario"
@@ -68,28 +66,12 @@ func shop(t *testing.T) string {
 			cpu.WithLabelValues(shopNamespace, p, "app").Add(float64(n) * demand / float64(len(pods[deploy])))
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go func() {
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		begin := time.Now()
-		for n := 0; ; n++ {
-			for time.Since(begin) < time.Duration(n)*100*time.Millisecond {
-				select {
-				case <-ctx.Done():
-					return
-				case <-tick.C:
-				}
-			}
-			// Per 100 ms: 2 front requests, 3 back calls.
-			serve("frontend", 2, frontDemand)
-			serve("backend", 3, backDemand)
-		}
-	}()
-	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
+	promtest.Paced(t, 100*time.Millisecond, func(int) {
+		// Per 100 ms: 2 front requests, 3 back calls.
+		serve("frontend", 2, frontDemand)
+		serve("backend", 3, backDemand)
+	})
+	return promtest.Serve(t, reg)
 }
 
 // TestRecordThenSimulate: 'shoal record' reads 20 s of the shop from a

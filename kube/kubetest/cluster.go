@@ -257,10 +257,8 @@ func (c *Cluster) ServeMetrics(t testing.TB, cpuSeconds func(pod *corev1.Pod) fl
 				continue
 			}
 			ready := 0
-			for _, cond := range p.Status.Conditions {
-				if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
-					ready = 1
-				}
+			if PodReady(p) {
+				ready = 1
 			}
 			fmt.Fprintf(&b, "kube_pod_status_ready{namespace=%q,pod=%q,condition=\"true\"} %d\n", p.Namespace, p.Name, ready)
 			used := cpuSeconds(p)
@@ -283,6 +281,20 @@ func (c *Cluster) ServeMetrics(t testing.TB, cpuSeconds func(pod *corev1.Pod) fl
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return ln.Addr().String()
+}
+
+// PodReady reports whether a pod runs, is not being deleted, and is
+// ready.
+func PodReady(p *corev1.Pod) bool {
+	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
 }
 
 // Busy is a pod CPU counter (ServeMetrics) of cores busy all the time

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Need returns the path of a Debian program a test needs. scripts/test.sh
@@ -131,4 +135,37 @@ func Wait(t testing.TB, timeout time.Duration, what string, ready func() (bool, 
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+}
+
+// Paced calls step(n) for n = 0, 1, ... once per unit of wall time,
+// catching up however late the machine is, from a goroutine, until the
+// test ends: an exporter's counters then grow at known rates.
+func Paced(t testing.TB, unit time.Duration, step func(n int)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(unit / 5)
+		defer tick.Stop()
+		start := time.Now()
+		for n := 0; ; n++ {
+			for time.Since(start) < time.Duration(n)*unit {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
+			}
+			step(n)
+		}
+	}()
+}
+
+// Serve serves reg's metrics on a loopback port until the test ends and
+// returns its address (host:port), a target for Start.
+func Serve(t testing.TB, reg *prometheus.Registry) string {
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
 }
