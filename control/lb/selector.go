@@ -28,6 +28,9 @@ type Request struct {
 	// Now is the decision's time on the LB point's clock (the simulator's
 	// time; the proxy's Unix time): what time-decayed estimates read.
 	Now time.Duration
+	// Key is the request's affinity key (a hash of its session or user),
+	// what hashing selectors route on; 0 when it has none.
+	Key uint64
 }
 
 // View is the state of one LB point that selectors read. The LB point owns the
@@ -41,8 +44,12 @@ type View struct {
 	Weights []float64
 	// Up marks backends that may receive requests (ready, not ejected).
 	Up []bool
-	// Version changes whenever Weights or Up change, so selectors can cache
-	// derived tables.
+	// Names identify the backends (the proxy's URLs, the simulator's
+	// instance names), so hashing selectors of different LB points build
+	// the same table; nil when the LB point has none.
+	Names []string
+	// Version changes whenever Weights, Up or Names change, so selectors
+	// can cache derived tables.
 	Version uint64
 }
 
@@ -59,18 +66,7 @@ type Selector interface {
 type ECMP struct{ Rand *rand.Rand }
 
 // Select implements Selector.
-func (s *ECMP) Select(v *View, _ Request) int {
-	best, n := -1, 0
-	for j, up := range v.Up {
-		if up {
-			n++
-			if s.Rand.IntN(n) == 0 { // reservoir sampling: uniform without a scratch list
-				best = j
-			}
-		}
-	}
-	return best
-}
+func (s *ECMP) Select(v *View, _ Request) int { return randomUp(v, s.Rand) }
 
 // WCMP picks at random with probability proportional to the weights
 // (weighted-cost multi-path with static weights).
