@@ -60,7 +60,7 @@ func New(cfg *Config, opt Options) (*Cluster, error) {
 			cl: cl, idx: i, name: sc.Name, cfg: sc, loc: cl.locOrFirst(sc.Location),
 			cpuLimit: or(sc.CPU, 1), memLimit: sc.MemoryMB, memBase: sc.MemoryBaseMB, memPerCall: sc.MemoryPerCallMB,
 			concurrency: sc.Concurrency, queueLimit: sc.Queue, minReplicas: sc.MinReplicas, maxReplicas: sc.MaxReplicas,
-			route: sc.Route.resolve(),
+			route: sc.Route.resolve(), probeCPU: or(sc.ProbeCPU, 0.0001),
 		}
 		if a := sc.Activator; a != nil {
 			s.activator = &activator{capacity: a.Capacity, timeout: a.Timeout}
@@ -167,6 +167,11 @@ func (cl *Cluster) newLB(name string, s *service, loc int32, policy string, stre
 	}
 	p.sel = sel
 	p.fb, _ = sel.(lb.Feedback) // a selector that learns from responses (SetFeedback may replace it)
+	p.prober, _ = sel.(lb.Prober)
+	p.lf, _ = sel.(lb.LoadFeedback)
+	if p.prober != nil || p.lf != nil {
+		s.loadReports = true
+	}
 	s.lbs = append(s.lbs, p)
 	return p, nil
 }

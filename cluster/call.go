@@ -136,10 +136,18 @@ type call struct {
 	pending   int32         // outstanding child calls of the current stage
 	stage     int32
 	tag, work float64 // processor-sharing finish tag and current phase work
-	hidx      int     // index in a psQueue heap
-	aidx      int     // index in the instance's admitted list
-	ev        sim.Event
-	tev       sim.Event // the caller's per-try or route timeout
+
+	// What its instance knows of it, kept when an LB point reads load
+	// (Service.loadReports): when it arrived and was admitted, the
+	// requests in flight it found, and, for a probe, the load answered.
+	arrived, admitted time.Duration
+	rif               int32
+	probe             bool
+	load              lb.Load
+	hidx              int // index in a psQueue heap
+	aidx              int // index in the instance's admitted list
+	ev                sim.Event
+	tev               sim.Event // the caller's per-try or route timeout
 
 	// pcg is the own random stream of a call with stages: its demands, its
 	// probabilistic and choice stages and its children's demands and seeds.
@@ -188,13 +196,21 @@ func (c *call) Handle(now time.Duration, arg int) {
 	case evArrive:
 		in := c.inst
 		in.transit--
-		in.arrive(c)
+		if c.probe {
+			in.probed(c)
+		} else {
+			in.arrive(c)
+		}
 		in.maybeGone()
 	case evIODone:
 		c.at = atNone
 		c.phase++
 		c.inst.runPhase(c)
 	case evRespond:
+		if c.probe {
+			c.cl.probeAnswered(c)
+			return
+		}
 		c.cl.deliver(c)
 	case evGiveUp:
 		c.cl.giveUp(c)
@@ -326,6 +342,9 @@ func (cl *Cluster) dispatch(c *call, fresh bool) {
 	p.stats[j].Sent++
 	if p.fb != nil {
 		p.fb.Sent(now, j)
+	}
+	if p.prober != nil {
+		cl.sendProbes(p, c.from, now)
 	}
 	if fresh {
 		cl.startTimeout(c)
@@ -544,6 +563,9 @@ func (cl *Cluster) lbDone(c *call) {
 		st.Completions++
 		if c.replied && c.fail == failNone {
 			st.Latency.Add(secs(now - c.start))
+		}
+		if p.lf != nil && c.replied && c.fail == failNone {
+			p.lf.Reported(now, int(c.slot), c.load)
 		}
 		if p.fb != nil {
 			task := now - c.start // given up: no answer yet

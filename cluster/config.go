@@ -146,6 +146,9 @@ type Service struct {
 	Queue int `yaml:"queue"`
 	// ColdStart is the delay before a new instance serves (default 0).
 	ColdStart time.Duration `yaml:"cold_start"`
+	// ProbeCPU is the CPU work of answering one load probe (Prequal), in
+	// core-seconds at speed 1 (default 0.0001: 100 µs).
+	ProbeCPU float64 `yaml:"probe_cpu"`
 	// Activator, if set, holds the calls that find no ready instance, as
 	// Knative's activator does for a revision scaled to zero, instead of
 	// refusing them.

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/sim"
 )
 
@@ -45,6 +46,8 @@ type instance struct {
 	transit  int     // calls on their way to it (across an RTT)
 	remCPU   float64 // CPU work of admitted calls not yet done (work units)
 
+	latency lb.LatencyByRIF // recent latencies by RIF, when an LB point reads load
+
 	readyEv  sim.Event
 	busyAt   float64 // cpu.busy at the last sample
 	busyObs  float64 // cpu.busy at the last Observe
@@ -58,6 +61,10 @@ func (in *instance) Handle(now time.Duration, arg int) {
 	switch arg {
 	case evCPU:
 		for c := in.cpu.popDone(now); c != nil; c = in.cpu.popDone(now) {
+			if c.probe {
+				in.answerProbe(c)
+				continue
+			}
 			in.remCPU -= c.work
 			c.at = atNone
 			c.phase++
@@ -80,6 +87,9 @@ func (in *instance) Handle(now time.Duration, arg int) {
 func (in *instance) arrive(c *call) {
 	s := in.svc
 	s.period.Arrivals++
+	if s.loadReports {
+		c.arrived, c.rif = s.cl.k.Now(), in.rifNow()
+	}
 	if in.state != stReady && in.state != stTerminating {
 		s.cl.refuse(c, failNoCapacity) // starting, restarting or gone: connection refused
 		return
@@ -107,6 +117,7 @@ func (in *instance) admit(c *call) {
 	s := in.svc
 	in.admitted++
 	in.remCPU += c.cpu
+	c.admitted = s.cl.k.Now()
 	c.at = atNone
 	c.held = true
 	c.aidx = len(in.calls)
@@ -228,6 +239,11 @@ func (in *instance) leave(c *call) {
 		}
 	}
 	in.admitQueued()
+	if s.loadReports && c.fail == failNone {
+		now := s.cl.k.Now()
+		in.latency.Record(c.rif, now-c.arrived)
+		c.load = lb.Load{RIF: in.rifNow(), Service: now - c.admitted}
+	}
 	in.maybeGone()
 }
 

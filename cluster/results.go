@@ -42,6 +42,8 @@ type Results struct {
 	Events   uint64 // simulation events fired
 	// OOMKills counts OOM kills of instances over the whole run (warm-up included).
 	OOMKills int64
+	// Probes counts the load probes the LB points sent after the warm-up.
+	Probes int64
 	// Services are each service's resources over the window and its
 	// state over time (at Series.Times).
 	Services []ServiceResult

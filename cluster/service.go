@@ -27,6 +27,9 @@ type service struct {
 
 	activator *activator // nil: calls that find no ready instance are refused
 
+	probeCPU    float64 // CPU work of answering a probe
+	loadReports bool    // an LB point reads the instances' load: keep it
+
 	slots  []*instance // backends, by LB slot; nil = free slot
 	lb     *lbPoint    // the implicit LB point
 	lbs    []*lbPoint  // every LB point in front of the service
@@ -79,6 +82,10 @@ type lbPoint struct {
 	view  lb.View
 	stats []metrics.BackendStats // per slot, current period
 	fb    lb.Feedback            // optional: a learning agent's view of its own traffic
+
+	prober  lb.Prober       // optional: a selector that probes the instances
+	lf      lb.LoadFeedback // optional: a selector that reads piggybacked load
+	targets []int           // scratch: the probes of one decision
 }
 
 // EstimateCompletion implements lb.Estimator with perfect knowledge.

@@ -274,6 +274,9 @@ func (c *Config) validateService(v *validator, i int, names map[string]bool, kno
 	if a := s.Activator; a != nil && (a.Capacity < 0 || a.Timeout < 0) {
 		v.bad(p+".activator", "capacity and timeout must be >= 0, got %d and %v", a.Capacity, a.Timeout)
 	}
+	if s.ProbeCPU < 0 {
+		v.bad(p+".probe_cpu", "must be >= 0, got %g", s.ProbeCPU)
+	}
 	if s.ColdStart < 0 {
 		v.bad(p+".cold_start", "must be >= 0, got %v", s.ColdStart)
 	}

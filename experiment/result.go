@@ -91,6 +91,8 @@ type Summary struct {
 	Degraded Stat `json:"degraded"`
 	// Retries is the number of retried calls per request.
 	Retries Stat `json:"retries_per_request"`
+	// Probes is the number of load probes sent per request.
+	Probes Stat `json:"probes_per_request"`
 	// Failure rates by kind.
 	TimeoutRate    Stat `json:"timeout_rate"`
 	RejectedRate   Stat `json:"rejected_rate"` // 429
@@ -125,6 +127,7 @@ type RunResult struct {
 	Failures   metrics.Failures `json:"failures"`
 	Unfinished int64            `json:"unfinished"`
 	Retries    int64            `json:"retries"` // calls sent again, over the whole run
+	Probes     int64            `json:"probes"`  // load probes sent after the warm-up
 	// SLOViolations of SLORequests requests of classes with an SLO.
 	SLOViolations  int64               `json:"slo_violations"`
 	SLORequests    int64               `json:"slo_requests"`
@@ -183,7 +186,7 @@ func runResult(sc *scenario.Scenario, seed uint64, r *cluster.Results) RunResult
 	run := RunResult{
 		Seed: seed, Mean: Num(r.Latency.Mean()), P50: quantile(&r.Latency, 0.5),
 		P90: quantile(&r.Latency, 0.9), P99: quantile(&r.Latency, 0.99), Throughput: Num(r.Throughput),
-		Arrivals: r.Arrivals, Completed: r.Completed, Degraded: r.Degraded, Failures: r.Failures, Unfinished: r.Unfinished, Retries: r.Retries(),
+		Arrivals: r.Arrivals, Completed: r.Completed, Degraded: r.Degraded, Failures: r.Failures, Unfinished: r.Unfinished, Retries: r.Retries(), Probes: r.Probes,
 		SLOViolations: r.SLOViolations(), SLORequests: r.SLOArrivals(),
 		VCPUSeconds: Num(vcpu), GBSeconds: Num(gb), EgressGB: Num(r.EgressGB), BusyCPUSeconds: Num(busy), Cost: Num(r.Cost),
 		ScalingActions: r.ScalingActions(sc.Warmup), Scaling: r.Scaling,
@@ -233,6 +236,7 @@ func summary(runs []RunResult) Summary {
 		Success:        rate(func(r *RunResult) int64 { return r.Completed }),
 		Degraded:       rate(func(r *RunResult) int64 { return r.Degraded }),
 		Retries:        rate(func(r *RunResult) int64 { return r.Retries }),
+		Probes:         rate(func(r *RunResult) int64 { return r.Probes }),
 		TimeoutRate:    rate(func(r *RunResult) int64 { return r.Failures.Timeout }),
 		RejectedRate:   rate(func(r *RunResult) int64 { return r.Failures.Rejected }),
 		OOMRate:        rate(func(r *RunResult) int64 { return r.Failures.OOM }),

@@ -36,7 +36,9 @@ func Classical() Registry {
 		// and Linkerd's Peak-EWMA power of two choices.
 		"least-request": func(d Deps) (Selector, error) { return &LeastRequest{Rand: d.Rand}, nil },
 		"peak-ewma":     func(d Deps) (Selector, error) { return &PeakEWMA{Rand: d.Rand}, nil },
-		"wrr":           func(d Deps) (Selector, error) { return &WeightedRoundRobin{}, nil },
+		// Google's Prequal: probes of requests in flight and latency.
+		"prequal": func(d Deps) (Selector, error) { return &Prequal{Rand: d.Rand}, nil },
+		"wrr":     func(d Deps) (Selector, error) { return &WeightedRoundRobin{}, nil },
 		"oracle": func(d Deps) (Selector, error) {
 			if d.Est == nil {
 				return nil, fmt.Errorf("oracle needs perfect knowledge of the servers, which only the simulator has")
