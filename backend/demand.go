@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/shoal-project/shoal/control/lb"
 )
 
 // Header names of the request and response.
@@ -18,7 +20,7 @@ const (
 	HeaderDemand = "X-Shoal-Demand"
 	// HeaderServiceTime is the response header with the seconds the request
 	// spent at the server, from arrival to completion (a decimal float).
-	HeaderServiceTime = "X-Shoal-Service-Time"
+	HeaderServiceTime = lb.HeaderServiceTime
 )
 
 // Demand is the work of one request, as a cluster call's local work

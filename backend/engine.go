@@ -2,6 +2,8 @@ package backend
 
 import (
 	"time"
+
+	"github.com/shoal-project/shoal/control/lb"
 )
 
 // Where a job is (cluster/call.go: the at* constants).
@@ -26,6 +28,8 @@ type job struct {
 	admit   bool          // holds a concurrency slot
 	arrived time.Duration // engine time of arrival
 	done    time.Duration // engine time of completion
+	rif     int32         // requests in flight it found on arrival
+	after   int32         // requests in flight once it completed
 
 	prev, next *job          // links of the wait queue
 	ch         chan struct{} // signalled once at completion (capacity 1)
@@ -56,6 +60,7 @@ type engine struct {
 	admitted   int
 	head, tail *job // wait queue (FIFO)
 	queued     int
+	latency    lb.LatencyByRIF // Prequal's estimate (cluster/instance.go: instance.latency)
 	seq        uint64
 	now        time.Duration // the latest time advanced to
 
@@ -137,6 +142,7 @@ func (e *engine) arrive(now time.Duration, j *job) bool {
 	e.seq++
 	j.seq = e.seq
 	j.arrived = now
+	j.rif = e.rif()
 	j.phase = 0
 	j.admit = false
 	if lim := e.concurrency; lim > 0 && e.admitted >= lim {
@@ -211,6 +217,8 @@ func (e *engine) complete(now time.Duration, j *job) {
 	j.done = now
 	e.served++
 	e.release(now, j)
+	e.latency.Record(j.rif, now-j.arrived)
+	j.after = e.rif()
 	select {
 	case j.ch <- struct{}{}:
 	default: // no waiter channel (tests), or already signalled
@@ -272,3 +280,6 @@ func (e *engine) cancel(now time.Duration, j *job) bool {
 
 // inService is the number of admitted jobs (holding a slot).
 func (e *engine) inService() int { return e.admitted }
+
+// rif is the number of requests in flight: in service or waiting.
+func (e *engine) rif() int32 { return int32(e.admitted + e.queued) }

@@ -49,6 +49,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/workload"
 )
 
@@ -141,8 +142,10 @@ func (s *Server) getJob() *job {
 
 var okBody = []byte("ok\n")
 
-// ServeHTTP implements http.Handler. /healthz answers 200 "ok" and /stats
-// the Stats as JSON. A request to any other path is served by the model:
+// ServeHTTP implements http.Handler. /healthz answers 200 "ok", /stats
+// the Stats as JSON, and /load a load probe (lb.ProbePath: the requests in
+// flight and the latency estimate at that many, in lb.HeaderRIF and
+// lb.HeaderLatency). A request to any other path is served by the model:
 // 200 with the X-Shoal-Demand used and the X-Shoal-Service-Time in seconds
 // once it completes; 400 for a bad X-Shoal-Demand header; 429 at once when
 // the concurrency limit is reached and the queue is full. A request whose
@@ -156,6 +159,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		st := s.Stats()
 		json.NewEncoder(w).Encode(&st)
+		return
+	case lb.ProbePath:
+		s.answerProbe(w)
 		return
 	}
 	var d Demand
@@ -211,12 +217,47 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	elapsed := s.now() - j.arrived
+	after := j.after
 	s.pool.Put(j)
 
 	var b [48]byte
 	h := w.Header()
 	h.Set(HeaderDemand, string(d.AppendText(b[:0])))
 	h.Set(HeaderServiceTime, string(strconv.AppendFloat(b[:0], secs(elapsed), 'f', 6, 64)))
+	if int(after) < len(rifValues) {
+		h[rifKey] = rifValues[after] // shared, read-only: no allocation
+	} else {
+		h.Set(lb.HeaderRIF, strconv.Itoa(int(after)))
+	}
+	w.Write(okBody)
+}
+
+// rifKey and rifValues serve the common RIF header values without
+// allocating per response.
+var (
+	rifKey    = http.CanonicalHeaderKey(lb.HeaderRIF)
+	rifValues = func() (v [1024][]string) {
+		for i := range v {
+			v[i] = []string{strconv.Itoa(i)}
+		}
+		return v
+	}()
+)
+
+// answerProbe answers a load probe (Prequal) with the requests in flight
+// now and the median latency of recent requests that found as many.
+func (s *Server) answerProbe(w http.ResponseWriter) {
+	s.mu.Lock()
+	now := s.now()
+	s.eng.advance(now)
+	rif := s.eng.rif()
+	lat := s.eng.latency.Estimate(rif)
+	s.arm(now)
+	s.mu.Unlock()
+	var b [32]byte
+	h := w.Header()
+	h.Set(lb.HeaderRIF, string(strconv.AppendInt(b[:0], int64(rif), 10)))
+	h.Set(lb.HeaderLatency, string(strconv.AppendFloat(b[:0], secs(lat), 'f', 6, 64)))
 	w.Write(okBody)
 }
 

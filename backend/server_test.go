@@ -8,12 +8,14 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/workload"
 )
 
@@ -581,6 +583,58 @@ func BenchmarkServeParallel(b *testing.B) {
 		for pb.Next() {
 			clear(w.h)
 			s.ServeHTTP(w, r)
+		}
+	})
+}
+
+// probe asks s for its load.
+func probe(t *testing.T, s *Server) (rif int, latency time.Duration) {
+	t.Helper()
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, httptest.NewRequest(http.MethodGet, lb.ProbePath, nil))
+	rif, err := strconv.Atoi(w.Header().Get(lb.HeaderRIF))
+	if err != nil {
+		t.Fatalf("%s: %v", lb.HeaderRIF, err)
+	}
+	x, err := strconv.ParseFloat(w.Header().Get(lb.HeaderLatency), 64)
+	if err != nil {
+		t.Fatalf("%s: %v", lb.HeaderLatency, err)
+	}
+	return rif, sec(x)
+}
+
+// TestBackendLoadProbe: /load answers the requests in flight and the
+// median latency of requests that found as many; responses carry the RIF
+// they leave behind.
+func TestBackendLoadProbe(t *testing.T) {
+	retry(t, func(c *timing) {
+		s := newServer(t, Config{Cores: 1})
+		if rif, lat := probe(t, s); rif != 0 || lat != 0 {
+			t.Fatalf("fresh server: RIF %d, latency %v; want 0, 0", rif, lat)
+		}
+		for _, d := range []string{"cpu=0.01", "cpu=0.03", "cpu=0.02"} { // alone: RIF 0, median 20 ms
+			if w := request(s, context.Background(), d); w.Header().Get(lb.HeaderRIF) != "0" {
+				t.Fatalf("response leaves RIF %q, want 0", w.Header().Get(lb.HeaderRIF))
+			}
+		}
+		_, lat := probe(t, s)
+		c.within("latency estimate at RIF 0", lat, 20*time.Millisecond)
+		done := make(chan string, 3)
+		for range 3 {
+			go func() { done <- request(s, context.Background(), "cpu=0.3").Header().Get(lb.HeaderRIF) }()
+		}
+		time.Sleep(50 * time.Millisecond)
+		// Three in flight, nothing recorded at RIF 3 yet: the nearest RIF
+		// with samples, 0, answers.
+		rif, lat := probe(t, s)
+		if rif != 3 {
+			t.Errorf("RIF %d with three requests in flight, want 3", rif)
+		}
+		c.within("latency estimate at RIF 3 (from RIF 0)", lat, 20*time.Millisecond)
+		left := []string{<-done, <-done, <-done}
+		slices.Sort(left)
+		if !slices.Equal(left, []string{"0", "1", "2"}) {
+			t.Errorf("the three left RIF %v behind, want 0, 1, 2 in some order", left)
 		}
 	})
 }

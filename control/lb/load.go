@@ -14,10 +14,22 @@ type Load struct {
 	// Latency is the server's estimate of a new request's latency at its
 	// current RIF (a LatencyByRIF's median); 0 when it has no sample yet.
 	Latency time.Duration
-	// Service is the answered request's time at the server (C3's service
-	// time); 0 in a probe's answer.
+	// Service is the answered request's time at the server, from arrival
+	// to answer (C3's service time: without a concurrency limit nothing
+	// waits); 0 in a probe's answer.
 	Service time.Duration
 }
+
+// The load protocol of `shoal backend` and `shoal proxy`: a probe is a GET
+// of ProbePath, answered with the server's RIF and latency estimate in
+// headers; every response carries the server's RIF after it and its time
+// at the server.
+const (
+	ProbePath         = "/load"
+	HeaderRIF         = "X-Shoal-RIF"          // requests in flight (an integer)
+	HeaderLatency     = "X-Shoal-Latency"      // latency estimate, seconds
+	HeaderServiceTime = "X-Shoal-Service-Time" // the response's time at the server, seconds
+)
 
 // Prober is a selector that probes servers: after each decision the data
 // plane asks it which backends to probe, sends each a probe (a real
