@@ -46,7 +46,7 @@ func BenchmarkPick(b *testing.B) {
 	now := at.UnixNano()
 	b.ReportAllocs()
 	for b.Loop() {
-		p.release(p.pick(now, nil), at, time.Millisecond)
+		p.release(p.pick(now, 0, nil), at, time.Millisecond)
 	}
 }
 
@@ -58,8 +58,8 @@ func TestPickAllocatesNothing(t *testing.T) {
 		p.setLearned([]float64{2, 1})
 		at := time.Now()
 		now := at.UnixNano()
-		p.release(p.pick(now, nil), at, time.Millisecond) // sized
-		if n := testing.AllocsPerRun(100, func() { p.release(p.pick(now, nil), at, time.Millisecond) }); n != 0 {
+		p.release(p.pick(now, 0, nil), at, time.Millisecond) // sized
+		if n := testing.AllocsPerRun(100, func() { p.release(p.pick(now, 0, nil), at, time.Millisecond) }); n != 0 {
 			t.Fatalf("%T: pick allocates %v times", sel, n)
 		}
 	}

@@ -39,8 +39,9 @@ type Config struct {
 	// Policy names the selector: a classical one (rr, wrr, wcmp, lsq, sed,
 	// p2c, ecmp, least-request, peak-ewma) using the configured weights and
 	// this proxy's own in-flight counts (peak-ewma: and its response
-	// times), or distr-lb: sed with the weights a Distr-LB agent learns
-	// (Agent).
+	// times); prequal, which probes the backends' lb.ProbePath; ring-hash
+	// or maglev, which hash HashHeader; or distr-lb: sed with the weights
+	// a Distr-LB agent learns (Agent).
 	Policy string `yaml:"policy"`
 	// Seed seeds the selector's random choices (ties, sampling).
 	Seed uint64 `yaml:"seed"`
@@ -49,6 +50,10 @@ type Config struct {
 	// Backends are the servers behind the proxy, in the order a policy
 	// file's networks expect.
 	Backends []BackendConfig `yaml:"backends"`
+	// HashHeader names the request header whose value is the affinity key
+	// of the hashing policies (ring-hash, maglev); without it, or when a
+	// request lacks it, the client's address is the key.
+	HashHeader string `yaml:"hash_header"`
 	// Retries is how many other backends a request may be retried on after
 	// a connection failure (see Proxy for which requests are retried).
 	Retries *int `yaml:"retries"`
@@ -118,6 +123,8 @@ type Timeouts struct {
 	ReadHeader time.Duration `yaml:"read_header"`
 	// Shutdown bounds the drain of in-flight requests on SIGTERM (default 30s).
 	Shutdown time.Duration `yaml:"shutdown"`
+	// Probe bounds a load probe (policy prequal) (default 250ms).
+	Probe time.Duration `yaml:"probe"`
 }
 
 // Health configures health tracking.
@@ -156,6 +163,7 @@ const (
 	DefaultIdle           = 90 * time.Second
 	DefaultReadHeader     = 10 * time.Second
 	DefaultShutdown       = 30 * time.Second
+	DefaultProbe          = 250 * time.Millisecond
 	DefaultFailures       = 3
 	DefaultBackoff        = time.Second
 	DefaultMaxBackoff     = 30 * time.Second
@@ -233,6 +241,7 @@ func (c *Config) ApplyDefaults() {
 	def(&t.Idle, DefaultIdle)
 	def(&t.ReadHeader, DefaultReadHeader)
 	def(&t.Shutdown, DefaultShutdown)
+	def(&t.Probe, DefaultProbe)
 	h := &c.Health
 	if h.Failures == 0 {
 		h.Failures = DefaultFailures
@@ -337,7 +346,7 @@ func (c *Config) Validate(known []string) error {
 	}{
 		{"timeouts.connect", c.Timeouts.Connect}, {"timeouts.response_header", c.Timeouts.ResponseHeader},
 		{"timeouts.idle", c.Timeouts.Idle}, {"timeouts.read_header", c.Timeouts.ReadHeader},
-		{"timeouts.shutdown", c.Timeouts.Shutdown}, {"health.backoff", c.Health.Backoff},
+		{"timeouts.shutdown", c.Timeouts.Shutdown}, {"timeouts.probe", c.Timeouts.Probe}, {"health.backoff", c.Health.Backoff},
 		{"health.max_backoff", c.Health.MaxBackoff},
 	} {
 		if d.v < 0 {

@@ -41,7 +41,11 @@ func (p *Proxy) serveRequest(c *clientConn) bool {
 	var skip []bool
 	for attempt := 0; ; attempt++ {
 		start := time.Now()
-		j := g.pool.pick(start.UnixNano(), skip)
+		var key uint64
+		if g.hashing {
+			key = requestKey(c, g.hashHeader)
+		}
+		j := g.pool.pick(start.UnixNano(), key, skip)
 		if j < 0 {
 			p.metrics.errors.WithLabelValues("", kindNoBackend).Inc()
 			keep := !in.HasBody() && !req.Close && !p.draining.Load()
@@ -168,6 +172,11 @@ func (p *Proxy) exchange(c *clientConn, g *generation, j int, start time.Time, s
 	}
 	headers := time.Now()
 	b.succeeded()
+	if g.pool.lf != nil {
+		if l, ok := responseLoad(&c.resp); ok {
+			g.pool.reported(j, headers, l)
+		}
+	}
 	if resp.Status == http.StatusSwitchingProtocols {
 		if !req.Upgrade {
 			u.conn.Close()

@@ -18,13 +18,15 @@ import (
 )
 
 // testBackend is an HTTP server on 127.0.0.1 that names itself in the
-// X-Backend header, sleeps ?sleep=D (and its delay), and can be killed and restarted on
-// the same address.
+// X-Backend header, sleeps ?sleep=D (and its delay), answers load probes
+// (lb.ProbePath) with RIF 0 and its delay as the latency, and can be
+// killed and restarted on the same address.
 type testBackend struct {
 	t      testing.TB
 	id     string
 	addr   string
 	served atomic.Int64
+	probes atomic.Int64 // load probes answered
 	delay  atomic.Int64 // nanoseconds every request waits
 	mu     sync.Mutex
 	srv    *http.Server
@@ -53,6 +55,12 @@ func (b *testBackend) start(addr string) {
 }
 
 func (b *testBackend) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == lb.ProbePath { // a load probe: idle, its delay as the latency estimate
+		b.probes.Add(1)
+		w.Header().Set(lb.HeaderRIF, "0")
+		w.Header().Set(lb.HeaderLatency, fmt.Sprint(time.Duration(b.delay.Load()).Seconds()))
+		return
+	}
 	time.Sleep(time.Duration(b.delay.Load()))
 	if d, err := time.ParseDuration(r.URL.Query().Get("sleep")); err == nil {
 		select {

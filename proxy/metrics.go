@@ -15,6 +15,7 @@ type metrics struct {
 	requests   *prometheus.CounterVec   // backend, code (class: 2xx ... 5xx)
 	errors     *prometheus.CounterVec   // backend, kind
 	retries    *prometheus.CounterVec   // backend (the one that failed)
+	probes     *prometheus.CounterVec   // backend, result
 	ejections  *prometheus.CounterVec   // backend
 	duration   *prometheus.HistogramVec // backend: until the response is complete
 	headers    *prometheus.HistogramVec // backend: until the response headers (task duration)
@@ -45,6 +46,8 @@ func newMetrics(p *Proxy) *metrics {
 		Help: "Attempts that got no answer, by backend and kind (connect, timeout, transport, no_backend, client_gone)."}, []string{"backend", "kind"})
 	m.retries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "shoal_proxy_retries_total",
 		Help: "Requests retried on another backend after a connection failure at this one."}, []string{"backend"})
+	m.probes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "shoal_proxy_probes_total",
+		Help: "Load probes (policy prequal), by backend and result (answered, failed, dropped: the probe queue was full)."}, []string{"backend", "result"})
 	m.ejections = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "shoal_proxy_ejections_total",
 		Help: "Times a backend was ejected after consecutive failures."}, []string{"backend"})
 	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "shoal_proxy_request_duration_seconds",
@@ -67,7 +70,7 @@ func newMetrics(p *Proxy) *metrics {
 		ConstLabels: prometheus.Labels{"version": bi.Version, "revision": bi.Revision,
 			"modified": strconv.FormatBool(bi.Dirty), "goversion": bi.Go}})
 	build.Set(1)
-	m.reg.MustRegister(build, m.requests, m.errors, m.retries, m.ejections, m.duration, m.headers, m.decisions, m.decideTime,
+	m.reg.MustRegister(build, m.requests, m.errors, m.retries, m.probes, m.ejections, m.duration, m.headers, m.decisions, m.decideTime,
 		m.learnTime, m.reward, m.updates,
 		&stateCollector{p: p}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -78,6 +81,7 @@ func (m *metrics) forget(name string) {
 	m.requests.DeletePartialMatch(prometheus.Labels{"backend": name})
 	m.errors.DeletePartialMatch(prometheus.Labels{"backend": name})
 	m.retries.DeleteLabelValues(name)
+	m.probes.DeletePartialMatch(prometheus.Labels{"backend": name})
 	m.ejections.DeleteLabelValues(name)
 	m.duration.DeleteLabelValues(name)
 	m.headers.DeleteLabelValues(name)
@@ -92,13 +96,18 @@ type backendMetrics struct {
 	transport, gone   prometheus.Counter
 	retries           prometheus.Counter
 	ejections         prometheus.Counter
+	probes            prometheus.Counter // load probes answered
+	probeFailed       prometheus.Counter // load probes without an answer
+	probeDropped      prometheus.Counter // load probes not sent: the queue was full
 }
 
 func (m *metrics) forBackend(name string) *backendMetrics {
 	b := &backendMetrics{duration: m.duration.WithLabelValues(name), headers: m.headers.WithLabelValues(name),
 		connect: m.errors.WithLabelValues(name, kindConnect), timeout: m.errors.WithLabelValues(name, kindTimeout),
 		transport: m.errors.WithLabelValues(name, kindTransport), gone: m.errors.WithLabelValues(name, kindClientGone),
-		retries: m.retries.WithLabelValues(name), ejections: m.ejections.WithLabelValues(name)}
+		retries: m.retries.WithLabelValues(name), ejections: m.ejections.WithLabelValues(name),
+		probes: m.probes.WithLabelValues(name, "answered"), probeFailed: m.probes.WithLabelValues(name, "failed"),
+		probeDropped: m.probes.WithLabelValues(name, "dropped")}
 	for c := range b.codes {
 		class := "other"
 		if c > 0 {

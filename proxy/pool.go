@@ -112,7 +112,11 @@ type pool struct {
 	mu      sync.Mutex
 	view    lb.View
 	sel     lb.Selector
-	fb      lb.Feedback // the selector, if it learns from responses (peak-ewma)
+	fb      lb.Feedback     // the selector, if it learns from responses (peak-ewma)
+	prober  lb.Prober       // the selector, if it probes (prequal)
+	lf      lb.LoadFeedback // the selector, if it reads piggybacked load (c3)
+	targets []int           // scratch: one decision's probes
+	probes  chan int32      // probes for the workers (nil: no probing)
 	applied *[]float64
 
 	learned atomic.Pointer[[]float64] // the agent's newest weights, nil before its first decision
@@ -122,7 +126,14 @@ func newPool(backends []*backend, weights []float64, sel lb.Selector) *pool {
 	n := len(backends)
 	p := &pool{backends: backends, weights: weights, sel: sel}
 	p.fb, _ = sel.(lb.Feedback)
+	p.lf, _ = sel.(lb.LoadFeedback)
+	if p.prober, _ = sel.(lb.Prober); p.prober != nil {
+		p.probes = make(chan int32, 1024)
+	}
 	p.view = lb.View{InFlight: make([]int32, n), Weights: append([]float64(nil), weights...), Up: make([]bool, n)}
+	for _, b := range backends {
+		p.view.Names = append(p.view.Names, b.addr) // host:port, as Envoy hashes an address
+	}
 	return p
 }
 
@@ -132,12 +143,13 @@ func (p *pool) setLearned(w []float64) {
 	p.learned.Store(&c)
 }
 
-// pick selects a backend for a new request at now (unix ns), skipping those
+// pick selects a backend for a new request at now (unix ns) with affinity
+// key key (hashing policies), skipping those
 // marked in skip (may be nil), and counts it in flight; -1 if none is
 // left. With no healthy backend it picks among all not skipped (like
 // Envoy's panic mode: an outage of the health signal must not become an
 // outage of the service).
-func (p *pool) pick(now int64, skip []bool) int {
+func (p *pool) pick(now int64, key uint64, skip []bool) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	v := &p.view
@@ -157,14 +169,40 @@ func (p *pool) pick(now int64, skip []bool) int {
 			p.setUp(j, skip == nil || !skip[j])
 		}
 	}
-	j := p.sel.Select(v, lb.Request{Now: time.Duration(now)})
+	j := p.sel.Select(v, lb.Request{Now: time.Duration(now), Key: key})
 	if j >= 0 {
 		v.InFlight[j]++
 		if p.fb != nil {
 			p.fb.Sent(time.Duration(now), j)
 		}
+		if p.prober != nil {
+			p.targets = p.prober.ProbeTargets(time.Duration(now), v, p.targets[:0])
+			for _, t := range p.targets {
+				select {
+				case p.probes <- int32(t):
+				default:
+					p.backends[t].metrics.probeDropped.Inc()
+				}
+			}
+		}
 	}
 	return j
+}
+
+// probed hands backend j's answer to a probe, arriving at now, to the
+// selector.
+func (p *pool) probed(j int, now time.Time, l lb.Load) {
+	p.mu.Lock()
+	p.prober.Probed(time.Duration(now.UnixNano()), j, l)
+	p.mu.Unlock()
+}
+
+// reported hands the load backend j piggybacked on a response to the
+// selector, if it reads it.
+func (p *pool) reported(j int, now time.Time, l lb.Load) {
+	p.mu.Lock()
+	p.lf.Reported(time.Duration(now.UnixNano()), j, l)
+	p.mu.Unlock()
 }
 
 func (p *pool) setUp(j int, up bool) {

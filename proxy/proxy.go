@@ -73,10 +73,13 @@ type generation struct {
 	cfg    *Config
 	id     int
 	pool   *pool
-	agent  *agentRunner       // nil unless policy distr-lb
-	checks *http.Transport    // of the active health checks, if any
-	cancel context.CancelFunc // stops the agent and the health checks
-	done   sync.WaitGroup     // the agent and health-check goroutines
+	agent  *agentRunner    // nil unless policy distr-lb
+	checks *http.Transport // of the active health checks, if any
+	// hashing says the policy routes on an affinity key (HashHeader's).
+	hashing    bool
+	hashHeader []byte
+	cancel     context.CancelFunc // stops the agent and the health checks
+	done       sync.WaitGroup     // the agent and health-check goroutines
 }
 
 // New builds a proxy for cfg (validated, as by Decode). Nothing listens
@@ -143,6 +146,7 @@ func (p *Proxy) install(cfg *Config) error {
 		return fmt.Errorf("policy: %w", err)
 	}
 	g.pool = newPool(backends, weights, sel)
+	g.hashing, g.hashHeader = lb.Hashing(name), []byte(cfg.HashHeader)
 	if cfg.Policy == PolicyDistrLB {
 		if g.agent, err = newAgentRunner(cfg.Agent, len(backends), g.pool, p.base, cfg.Seed, p.log); err != nil {
 			return err
@@ -185,6 +189,7 @@ func (p *Proxy) install(cfg *Config) error {
 		g.done.Add(1)
 		go func() { defer g.done.Done(); p.checkHealth(ctx, g) }()
 	}
+	p.startProbes(ctx, g)
 	old := p.gen.Swap(g)
 	p.reloads++
 	if old != nil {

@@ -145,6 +145,63 @@ func TestPeakEWMAAvoidsSlowBackend(t *testing.T) {
 	}
 }
 
+// TestPrequalProbes: the proxy probes two backends per request (both,
+// off the request path) and routes by the answers: the backend that
+// reports 20 ms gets few requests.
+func TestPrequalProbes(t *testing.T) {
+	a, b := newTestBackend(t, "a"), newTestBackend(t, "b")
+	b.delay.Store(int64(20 * time.Millisecond))
+	rp := startProxy(t, testConfig(t, "prequal", a, b))
+	for range 200 {
+		get(t, rp.url+"/")
+	}
+	waitFor(t, func() bool { return a.probes.Load()+b.probes.Load() == 400 })
+	if n := b.served.Load(); n > 20 {
+		t.Errorf("the slow backend served %d of 200 requests", n)
+	}
+	metrics := scrape(t, rp.admin)
+	for _, want := range []string{
+		`shoal_proxy_probes_total{backend="` + a.url() + `",result="answered"} 200`,
+		`shoal_proxy_probes_total{backend="` + b.url() + `",result="answered"} 200`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+// TestMaglevKeepsAffinity: with hash_header, a user's requests all reach
+// one backend, and users spread over both.
+func TestMaglevKeepsAffinity(t *testing.T) {
+	a, b := newTestBackend(t, "a"), newTestBackend(t, "b")
+	cfg := testConfig(t, "maglev", a, b)
+	cfg.HashHeader = "X-User"
+	rp := startProxy(t, cfg)
+	users := map[string]int{}
+	for u := range 40 {
+		first := ""
+		for range 5 {
+			req, _ := http.NewRequest(http.MethodGet, rp.url+"/", nil)
+			req.Header.Set("X-User", fmt.Sprint("user-", u))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			got := resp.Header.Get("X-Backend")
+			if first == "" {
+				first = got
+			} else if got != first {
+				t.Fatalf("user %d went to %s, then %s", u, first, got)
+			}
+		}
+		users[first]++
+	}
+	if users["a"] < 8 || users["b"] < 8 {
+		t.Errorf("users per backend %v: want both well used", users)
+	}
+}
+
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); !cond(); {

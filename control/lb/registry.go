@@ -38,7 +38,10 @@ func Classical() Registry {
 		"peak-ewma":     func(d Deps) (Selector, error) { return &PeakEWMA{Rand: d.Rand}, nil },
 		// Google's Prequal: probes of requests in flight and latency.
 		"prequal": func(d Deps) (Selector, error) { return &Prequal{Rand: d.Rand}, nil },
-		"wrr":     func(d Deps) (Selector, error) { return &WeightedRoundRobin{}, nil },
+		// Envoy's consistent hashing, for affinity.
+		"ring-hash": func(d Deps) (Selector, error) { return &RingHash{}, nil },
+		"maglev":    func(d Deps) (Selector, error) { return &Maglev{}, nil },
+		"wrr":       func(d Deps) (Selector, error) { return &WeightedRoundRobin{}, nil },
 		"oracle": func(d Deps) (Selector, error) {
 			if d.Est == nil {
 				return nil, fmt.Errorf("oracle needs perfect knowledge of the servers, which only the simulator has")
@@ -47,6 +50,9 @@ func Classical() Registry {
 		},
 	}
 }
+
+// Hashing reports whether the selector called name routes on Request.Key.
+func Hashing(name string) bool { return name == "ring-hash" || name == "maglev" }
 
 // Names lists the registry's policy names, sorted.
 func (r Registry) Names() []string {
