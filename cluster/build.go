@@ -94,6 +94,13 @@ func New(cfg *Config, opt Options) (*Cluster, error) {
 		cl.lbs = append(cl.lbs, p)
 		cl.lbByName[lc.Name] = p
 	}
+	for _, s := range cl.services { // C3's n: the explicit LB points, else the implicit one
+		for _, p := range s.lbs {
+			if sh, ok := p.sel.(lb.Shared); ok {
+				sh.SetClients(max(1, len(s.lbs)-1))
+			}
+		}
+	}
 	for i := range cfg.Classes {
 		c, err := cl.buildClass(&cfg.Classes[i], fmt.Sprintf("classes[%d]", i))
 		if err != nil {
@@ -234,7 +241,7 @@ func (cl *Cluster) buildSources(cfg *Config, streams sim.Streams) error {
 	for i := range cfg.Sources {
 		sc := &cfg.Sources[i]
 		path := fmt.Sprintf("sources[%d]", i)
-		src := &source{cl: cl, name: sc.Name, class: classes[sc.Class]}
+		src := &source{cl: cl, name: sc.Name, class: classes[sc.Class], idx: i}
 		src.ev = simEvent(src, 0)
 		if sc.LB != "" {
 			src.lb = cl.lbByName[sc.LB]
@@ -261,6 +268,8 @@ func (cl *Cluster) buildSources(cfg *Config, streams sim.Streams) error {
 		src.proc = proc
 		src.arrRng = streams.Stream("source/" + sc.Name + "/arrivals")
 		src.reqRng = streams.Stream("source/" + sc.Name + "/requests")
+		src.keyRng = streams.Stream("source/" + sc.Name + "/sessions")
+		src.sessions = sc.Sessions
 		if first, ok := proc.Next(0, src.arrRng); ok && first < cl.opt.Horizon {
 			cl.k.Schedule(&src.ev, first)
 		}

@@ -140,6 +140,7 @@ type call struct {
 	// What its instance knows of it, kept when an LB point reads load
 	// (Service.loadReports): when it arrived and was admitted, the
 	// requests in flight it found, and, for a probe, the load answered.
+	key               uint64 // the request's affinity key
 	arrived, admitted time.Duration
 	rif               int32
 	probe             bool
@@ -225,7 +226,7 @@ func (c *call) Handle(now time.Duration, arg int) {
 // arrive starts a request of class cls from a client at location from,
 // through LB point p, with demands drawn from rng; u is the closed-loop
 // user waiting for it, if any.
-func (cl *Cluster) arrive(cls *class, p *lbPoint, from int32, rng *rand.Rand, u *user) {
+func (cl *Cluster) arrive(cls *class, p *lbPoint, from int32, rng *rand.Rand, u *user, key uint64) {
 	now := cl.k.Now()
 	r := cl.newRequest()
 	r.class, r.user, r.start = cls, u, now
@@ -245,6 +246,7 @@ func (cl *Cluster) arrive(cls *class, p *lbPoint, from int32, rng *rand.Rand, u 
 	c := cl.newCall()
 	c.req = r
 	c.node = cls.root
+	c.key = key
 	cl.start(c, p, from, rng)
 }
 
@@ -253,6 +255,7 @@ func (cl *Cluster) call(parent *call, n *callNode) {
 	c := cl.newCall()
 	c.parent = parent
 	c.node = n
+	c.key = parent.key
 	svc := n.svc
 	if n.group != nil {
 		svc = n.group.pick(parent.inst.loc, cl.routeRng)
@@ -327,7 +330,7 @@ func (cl *Cluster) send(c *call) {
 func (cl *Cluster) dispatch(c *call, fresh bool) {
 	now := cl.k.Now()
 	p := c.lbp
-	j := p.sel.Select(&p.view, lb.Request{CPU: c.cpu, IO: c.io, Now: now})
+	j := p.sel.Select(&p.view, lb.Request{CPU: c.cpu, IO: c.io, Now: now, Key: c.key})
 	if j < 0 || j >= len(p.svc.slots) || p.svc.slots[j] == nil {
 		if fresh && cl.hold(c) {
 			return

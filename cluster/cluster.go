@@ -191,16 +191,19 @@ type node struct {
 
 // source is an open-loop arrival stream, or closed-loop users.
 type source struct {
-	cl      *Cluster
-	name    string
-	class   *class
-	lb      *lbPoint // nil: the implicit LB point of the class's root service
-	loc     int32
-	proc    workload.Process
-	arrRng  *rand.Rand
-	reqRng  *rand.Rand
-	ev      sim.Event
-	arrived int64
+	cl       *Cluster
+	name     string
+	class    *class
+	lb       *lbPoint // nil: the implicit LB point of the class's root service
+	loc      int32
+	proc     workload.Process
+	arrRng   *rand.Rand
+	reqRng   *rand.Rand
+	keyRng   *rand.Rand // sessions: its own stream, so keys change no other draw
+	idx      int
+	sessions int
+	ev       sim.Event
+	arrived  int64
 
 	// Closed loop: the users, the classes of a visit, the think time, the
 	// number of users over time (nil: all of them) and now.
@@ -227,7 +230,22 @@ func (s *source) Handle(now time.Duration, _ int) {
 	if next, ok := s.proc.Next(now, s.arrRng); ok && next < cl.opt.Horizon {
 		cl.k.Schedule(&s.ev, next)
 	}
-	cl.arrive(s.class, s.entry(s.class), s.loc, s.reqRng, nil)
+	var session uint64
+	if s.sessions > 0 {
+		session = uint64(s.keyRng.IntN(s.sessions))
+	} else {
+		session = s.keyRng.Uint64()
+	}
+	cl.arrive(s.class, s.entry(s.class), s.loc, s.reqRng, nil, affinityKey(s.idx, session))
+}
+
+// affinityKey is the key of session of source i: the two mixed by
+// SplitMix64's finalizer, so consecutive sessions spread over the hash space.
+func affinityKey(i int, session uint64) uint64 {
+	z := session + uint64(i+1)*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
 }
 
 // entry is the LB point requests of class c enter through.
@@ -288,7 +306,7 @@ func (u *user) Handle(now time.Duration, _ int) {
 	}
 	c := s.visit[u.next]
 	u.next = (u.next + 1) % len(s.visit)
-	s.cl.arrive(c, s.entry(c), s.loc, u.rng, u)
+	s.cl.arrive(c, s.entry(c), s.loc, u.rng, u, affinityKey(s.idx, uint64(u.idx)))
 }
 
 // Now is the current simulated time.

@@ -311,6 +311,11 @@ type Source struct {
 	Share float64 `yaml:"share"`
 	// Arrivals is the arrival process of an open-loop source.
 	Arrivals workload.ProcessSpec `yaml:"arrivals"`
+	// Sessions is how many sessions an open-loop source's requests belong
+	// to, drawn uniformly: a request's affinity key, which the hashing
+	// selectors (ring-hash, maglev) route on, is its session's (0: every
+	// request its own). A closed-loop user is one session.
+	Sessions int `yaml:"sessions"`
 
 	// Users makes the source closed-loop, as Locust drives a system (DRPC,
 	// IV-A): each user sends a request, waits for its outcome (success,

@@ -30,6 +30,7 @@ const (
 type instance struct {
 	svc   *service
 	id    int
+	name  string // service-id: what hashing selectors hash
 	slot  int
 	loc   int32
 	node  *node

@@ -27,7 +27,9 @@ func (r *probeRecorder) Probed(now time.Duration, j int, l lb.Load) {
 	r.answered = append(r.answered, now)
 	r.answers = append(r.answers, l)
 }
-func (r *probeRecorder) Reported(_ time.Duration, _ int, l lb.Load) { r.reported = append(r.reported, l) }
+func (r *probeRecorder) Reported(_ time.Duration, _ int, l lb.Load) {
+	r.reported = append(r.reported, l)
+}
 
 func probeRun(t *testing.T, probeCPU float64) (*probeRecorder, *Results) {
 	t.Helper()
@@ -95,5 +97,43 @@ func TestProbesAreMessages(t *testing.T) {
 	_, _, busy2 := heavy.Resources()
 	if want := 0.0099 * float64(res.Probes); math.Abs((busy2-busy1)-want) > 0.02*want {
 		t.Errorf("busy CPU %.3f → %.3f core-s: the difference is not the probes' %.3f", busy1, busy2, want)
+	}
+}
+
+// TestSessionsKeepAffinity: with maglev, every request of a one-session
+// source reaches one instance, requests of their own sessions spread; and
+// sessions draw from their own stream, so other policies see the same run.
+func TestSessionsKeepAffinity(t *testing.T) {
+	run := func(policy string, sessions int) (map[int]int, *Results) {
+		cfg := &Config{
+			Services: []Service{{Name: "s", Replicas: 4}},
+			Classes:  []Class{{Name: "c", Call: Call{Service: "s", CPU: workload.DistSpec{Dist: "exp", Mean: 0.01}}}},
+			LBs:      []LBPoint{{Name: "lb0", Service: "s"}},
+			Sources:  []Source{{Name: "x", Class: "c", LB: "lb0", Sessions: sessions, Arrivals: workload.ProcessSpec{Kind: "poisson", Rate: 50}}},
+		}
+		cl, err := New(cfg, Options{Seed: 9, Horizon: time.Minute, Policy: policy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fb recordFeedback
+		cl.SetFeedback("lb0", &fb)
+		cl.RunUntil(time.Minute)
+		cl.Drain(time.Minute)
+		to := map[int]int{}
+		for _, j := range fb.sent {
+			to[j]++
+		}
+		return to, cl.Results()
+	}
+	if to, _ := run("maglev", 1); len(to) != 1 {
+		t.Errorf("one session went to %v: want one instance", to)
+	}
+	if to, _ := run("maglev", 0); len(to) != 4 {
+		t.Errorf("sessionless requests went to %v: want all four instances", to)
+	}
+	_, a := run("p2c", 0)
+	_, b := run("p2c", 7)
+	if a.Latency.Mean() != b.Latency.Mean() || a.Completed != b.Completed {
+		t.Errorf("sessions changed a p2c run: mean %g vs %g", a.Latency.Mean(), b.Latency.Mean())
 	}
 }

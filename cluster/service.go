@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/shoal-project/shoal/control/lb"
@@ -111,6 +112,7 @@ func (s *service) newInstance(spec InstanceSpec, ready bool) *instance {
 		ioSpeed:  spec.IOSpeed,
 		weight:   spec.Weight,
 	}
+	in.name = s.name + "-" + strconv.Itoa(in.id)
 	s.nextID++
 	in.cpu = psQueue{servers: in.cpuLimit, speed: in.cpuSpeed()}
 	in.cpu.ev = simEvent(in, evCPU)
@@ -129,6 +131,7 @@ func (s *service) newInstance(spec InstanceSpec, ready bool) *instance {
 			p.view.InFlight = append(p.view.InFlight, 0)
 			p.view.Weights = append(p.view.Weights, 0)
 			p.view.Up = append(p.view.Up, false)
+			p.view.Names = append(p.view.Names, "")
 			p.stats = append(p.stats, metrics.BackendStats{})
 		}
 	}
@@ -136,6 +139,7 @@ func (s *service) newInstance(spec InstanceSpec, ready bool) *instance {
 	for _, p := range s.lbs {
 		p.view.Weights[in.slot] = in.weight
 		p.view.InFlight[in.slot] = 0
+		p.view.Names[in.slot] = in.name
 		p.view.Version++
 	}
 	s.place(in, ready)

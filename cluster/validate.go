@@ -111,6 +111,12 @@ func (c *Config) Validate() error {
 				v.errs = append(v.errs, err)
 			}
 		}
+		switch {
+		case s.Sessions < 0:
+			v.bad(p+".sessions", "must be >= 0, got %d", s.Sessions)
+		case s.Sessions > 0 && s.Users.IsSet():
+			v.bad(p+".sessions", "only for open-loop sources: each closed-loop user is a session")
+		}
 		if s.LB != "" && !lbs[s.LB] {
 			v.bad(p+".lb", "unknown lb %q", s.LB)
 		} else if s.LB != "" {

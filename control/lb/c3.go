@@ -115,6 +115,9 @@ type C3 struct {
 	srv []c3Server
 }
 
+// SetClients implements Shared.
+func (s *C3) SetClients(n int) { s.Clients = n }
+
 // Initial values of a server's rate controller (absim's client.py).
 const (
 	c3InitialRate        = 5      // RateLimiter.rate

@@ -42,6 +42,10 @@ type Prober interface {
 	Probed(now time.Duration, j int, l Load)
 }
 
+// Shared is a selector that must know how many LB points send to its
+// backends (C3's n); the data plane tells it.
+type Shared interface{ SetClients(n int) }
+
 // LoadFeedback is a selector that reads the load servers piggyback on
 // their responses. The data plane calls Reported before Feedback.Done.
 type LoadFeedback interface {

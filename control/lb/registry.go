@@ -22,7 +22,8 @@ type Factory func(d Deps) (Selector, error)
 type Registry map[string]Factory
 
 // Classical returns a new registry of the classical selectors: ecmp, wcmp,
-// lsq, sed, p2c, rr, wrr, least-request (Envoy), peak-ewma (Linkerd) and
+// lsq, sed, p2c, rr, wrr, least-request (Envoy), peak-ewma (Linkerd),
+// prequal (Google), c3 (Suresh et al.), ring-hash and maglev (Envoy) and
 // oracle.
 func Classical() Registry {
 	return Registry{
@@ -38,6 +39,9 @@ func Classical() Registry {
 		"peak-ewma":     func(d Deps) (Selector, error) { return &PeakEWMA{Rand: d.Rand}, nil },
 		// Google's Prequal: probes of requests in flight and latency.
 		"prequal": func(d Deps) (Selector, error) { return &Prequal{Rand: d.Rand}, nil },
+		// C3: replica ranking by a cubic of the reported queue, with
+		// per-server rate control (absim's defaults).
+		"c3": func(d Deps) (Selector, error) { return &C3{Rand: d.Rand}, nil },
 		// Envoy's consistent hashing, for affinity.
 		"ring-hash": func(d Deps) (Selector, error) { return &RingHash{}, nil },
 		"maglev":    func(d Deps) (Selector, error) { return &Maglev{}, nil },
