@@ -41,6 +41,15 @@ func (ce *changeEvent) Handle(now time.Duration, _ int) {
 			cl.setBackground(i, *ch.Background)
 		}
 	}
+	if ch.Service != "" && ch.Instance != nil {
+		s := cl.svcByName[ch.Service]
+		for _, in := range s.slots {
+			if in != nil && in.id == *ch.Instance {
+				in.speed = *ch.Speed
+				in.cpu.setCapacity(&cl.k, in.cpuLimit, in.cpuSpeed())
+			}
+		}
+	}
 	if ch.Service != "" && ch.Replicas != nil {
 		s := cl.svcByName[ch.Service]
 		if cur, _ := s.replicas(); cur != *ch.Replicas {
@@ -85,6 +94,17 @@ func (r *RandomChanges) Draw(cfg *Config, horizon time.Duration) []Change {
 				ch.Background = &b
 			}
 			out = append(out, ch)
+		}
+		for _, name := range r.Drift {
+			s := cfg.service(name)
+			specs := s.Instances
+			if len(specs) == 0 {
+				specs = make([]InstanceSpec, max(s.Replicas, 1))
+			}
+			for i, spec := range specs {
+				speed := s.Resolve(spec, or(s.CPU, 1)).Speed * (r.Speed[0] + rng.Float64()*(r.Speed[1]-r.Speed[0]))
+				out = append(out, Change{At: at, Service: name, Instance: &i, Speed: &speed})
+			}
 		}
 		for _, name := range r.Services {
 			for _, l := range cfg.Locations {

@@ -57,11 +57,15 @@ type RandomChanges struct {
 	Replicas []int    `yaml:"replicas"`
 	// Background is the [min, max] share of a location's CPU other tenants take.
 	Background []float64 `yaml:"background"`
+	// Drift lists services whose initial instances' speeds drift: each
+	// becomes its configured speed times a factor drawn in Speed [min, max].
+	Drift []string  `yaml:"drift"`
+	Speed []float64 `yaml:"speed"`
 }
 
 // Change is something that happens to the system at a point in time. It
 // names a location (whose RTTs or background load change) or a service
-// (whose replicas change), or both.
+// (whose replicas, or one instance's speed, change), or both.
 type Change struct {
 	At time.Duration `yaml:"at"`
 	// Location is the location whose RTT and Background change.
@@ -75,6 +79,11 @@ type Change struct {
 	// NAME@LOCATION for one location of a placed service.
 	Service  string `yaml:"service"`
 	Replicas *int   `yaml:"replicas"`
+	// Instance, with Service, is one of its initial instances (by its
+	// order, from 0) whose CPU speed factor becomes Speed from now on: a
+	// server slowed by an antagonist, or back to normal.
+	Instance *int     `yaml:"instance"`
+	Speed    *float64 `yaml:"speed"`
 }
 
 // Location is a site with round-trip times to the others.

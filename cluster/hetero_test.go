@@ -2,10 +2,12 @@ package cluster
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/shoal-project/shoal/control"
+	"github.com/shoal-project/shoal/workload"
 )
 
 // TestInstanceSpeeds checks deterministic response times on instances that
@@ -134,5 +136,71 @@ func TestApplyErrors(t *testing.T) {
 	apply(t, cl, control.SetWeights{LB: "lb", Weights: []float64{1, 2, 3}})
 	if w := cl.lbs[0].view.Weights; w[2] != 3 || cl.lbs[0].view.Version == v {
 		t.Errorf("weights %v, version unchanged", w)
+	}
+}
+
+// timedFeedback records when each response came back and how long it took.
+type timedFeedback struct{ at, took []time.Duration }
+
+func (f *timedFeedback) Sent(time.Duration, int) {}
+func (f *timedFeedback) Done(now time.Duration, _ int, d, _ time.Duration) {
+	f.at, f.took = append(f.at, now), append(f.took, d)
+}
+
+// TestInstanceSpeedChange: an instance slowed to half speed for a while
+// takes twice as long, then is back to normal; drift draws speeds in range.
+func TestInstanceSpeedChange(t *testing.T) {
+	half, one, inst := 0.5, 1.0, 0
+	cfg := &Config{
+		Services: []Service{{Name: "s", Replicas: 1}},
+		Classes:  []Class{{Name: "c", Call: Call{Service: "s", CPU: workload.DistSpec{Dist: "det", Mean: 0.1}}}},
+		LBs:      []LBPoint{{Name: "lb0", Service: "s"}},
+		Sources:  []Source{{Name: "x", Class: "c", LB: "lb0", Arrivals: workload.ProcessSpec{Kind: "poisson", Rate: 0.5}}},
+		Changes: []Change{{At: time.Minute, Service: "s", Instance: &inst, Speed: &half},
+			{At: 2 * time.Minute, Service: "s", Instance: &inst, Speed: &one}},
+	}
+	cl, err := New(cfg, Options{Seed: 2, Horizon: 3 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fb timedFeedback
+	cl.SetFeedback("lb0", &fb)
+	cl.RunUntil(3 * time.Minute)
+	median := func(from, to time.Duration) time.Duration {
+		var d []time.Duration
+		for i, at := range fb.at {
+			if at > from && at < to {
+				d = append(d, fb.took[i])
+			}
+		}
+		slices.Sort(d)
+		return d[len(d)/2]
+	}
+	ms := time.Millisecond
+	for _, c := range []struct {
+		from, to, want time.Duration
+	}{{5 * time.Second, 55 * time.Second, 100 * ms}, {65 * time.Second, 115 * time.Second, 200 * ms}, {125 * time.Second, 175 * time.Second, 100 * ms}} {
+		if got := median(c.from, c.to); got != c.want {
+			t.Errorf("median duration in (%v, %v): %v, want %v", c.from, c.to, got, c.want)
+		}
+	}
+	cfg.Changes = nil
+	cfg.Services[0].Replicas = 3
+	cfg.RandomChanges = &RandomChanges{Every: time.Minute, Drift: []string{"s"}, Speed: []float64{0.5, 2}}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	changes := cfg.RandomChanges.Draw(cfg, 3*time.Minute)
+	n := 0
+	for _, ch := range changes {
+		if ch.Instance != nil {
+			n++
+			if *ch.Speed < 0.5 || *ch.Speed > 2 || *ch.Instance < 0 || *ch.Instance > 2 {
+				t.Errorf("drift change %+v out of range", ch)
+			}
+		}
+	}
+	if n != 9 {
+		t.Errorf("%d drift changes, want 3 instances x 3 minutes", n)
 	}
 }

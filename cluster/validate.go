@@ -147,8 +147,17 @@ func (c *Config) Validate() error {
 
 // placed reports whether the service named name has a placement.
 func (c *Config) placed(name string) bool {
+	s := c.service(name)
+	return s != nil && len(s.Placement) > 0
+}
+
+// service is the service named name, nil if none is.
+func (c *Config) service(name string) *Service {
 	i := slices.IndexFunc(c.Services, func(s Service) bool { return s.Name == name })
-	return i >= 0 && len(c.Services[i].Placement) > 0
+	if i < 0 {
+		return nil
+	}
+	return &c.Services[i]
 }
 
 // validatePlacement checks a service deployed in several locations.
@@ -208,10 +217,13 @@ func (c *Config) validateChange(v *validator, i int, services map[string]bool, k
 		case !part && c.placed(name):
 			v.bad(p+".service", "service %q is placed in several locations: name one as %s@LOCATION", name, name)
 		}
-		if ch.Replicas == nil || *ch.Replicas < 0 {
-			v.bad(p+".replicas", "a service's change must set replicas >= 0")
+		switch {
+		case ch.Instance != nil:
+			c.validateSpeedChange(v, p, ch)
+		case ch.Replicas == nil || *ch.Replicas < 0:
+			v.bad(p+".replicas", "a service's change must set replicas >= 0, or an instance's speed")
 		}
-	} else if ch.Replicas != nil {
+	} else if ch.Replicas != nil || ch.Instance != nil {
 		v.bad(p+".service", "replicas need the service they change")
 	}
 }
@@ -494,6 +506,21 @@ func (v *validator) positive(path string, x float64) {
 	}
 }
 
+// validateSpeedChange checks a change of one instance's speed.
+func (c *Config) validateSpeedChange(v *validator, p string, ch *Change) {
+	if ch.Replicas != nil {
+		v.bad(p+".replicas", "a change sets replicas or an instance's speed, not both")
+	}
+	if ch.Speed == nil || !(*ch.Speed > 0) {
+		v.bad(p+".speed", "an instance's change must set speed > 0")
+	}
+	if s := c.service(ch.Service); s != nil {
+		if n := max(len(s.Instances), s.Replicas, 1); *ch.Instance < 0 || *ch.Instance >= n {
+			v.bad(p+".instance", "must be an initial instance of %s, 0 to %d, got %d", ch.Service, n-1, *ch.Instance)
+		}
+	}
+}
+
 // validateRandomChanges checks the ranges of random changes.
 func (c *Config) validateRandomChanges(v *validator, r *RandomChanges) {
 	const p = "random_changes"
@@ -508,6 +535,14 @@ func (c *Config) validateRandomChanges(v *validator, r *RandomChanges) {
 	}
 	if len(r.Services) > 0 && (len(r.Replicas) != 2 || r.Replicas[0] < 0 || r.Replicas[1] < r.Replicas[0]) {
 		v.bad(p+".replicas", "must be [min, max] with 0 <= min <= max, got %v", r.Replicas)
+	}
+	if len(r.Drift) > 0 && (len(r.Speed) != 2 || !(r.Speed[0] > 0 && r.Speed[1] >= r.Speed[0])) {
+		v.bad(p+".speed", "must be [min, max] with 0 < min <= max, got %v", r.Speed)
+	}
+	for i, name := range r.Drift {
+		if c.service(name) == nil {
+			v.bad(fmt.Sprintf("%s.drift[%d]", p, i), "unknown service %q", name)
+		}
 	}
 	for i, name := range r.Services {
 		if !c.placed(name) {
