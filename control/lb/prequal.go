@@ -23,8 +23,10 @@ import (
 //	b_reuse = max{1, (1+δ) / ((1 − m/n)·r_probe − r_remove)},
 //
 // randomly rounded, with m the pool size and n the number of backends;
-// when the denominator is not positive (a pool as large as the backend
-// set) reuse is bounded by age and replacement alone. After each query
+// when the denominator is not positive (a pool nearly as large as the
+// backend set) the formula has no meaning and the floor, 1, is used
+// (unbounded reuse let the LB points herd in the simulator: with 7 and 20
+// backends, p99 was 1.3-3.7x the p99 with one use). After each query
 // RemoveRate probes are removed, alternately the oldest and the worst (the
 // hot probe with the highest RIF, else the cold one with the highest
 // latency), against the pool's drift towards bad probes; probes older than
@@ -185,14 +187,14 @@ func (s *Prequal) drop(i int) {
 	s.pool = s.pool[:last]
 }
 
-// reuseBudget is b_reuse for n backends, randomly rounded; -1 is unbounded.
+// reuseBudget is b_reuse for n backends, randomly rounded.
 func (s *Prequal) reuseBudget(n int) int {
 	if n <= 0 {
 		return -1
 	}
 	d := (1-float64(s.PoolSize)/float64(n))*s.ProbeRate - s.RemoveRate
 	if d <= 0 {
-		return -1
+		return 1 // the formula has no meaning here: its floor
 	}
 	return randomRound(max(1, (1+s.Delta)/d), s.Rand)
 }

@@ -19,8 +19,8 @@ func upView(n int) *View {
 // TestPrequalHotColdLexicographic: the cold probe with the lowest latency
 // wins, though a hot one is faster; the worst is the hottest.
 func TestPrequalHotColdLexicographic(t *testing.T) {
-	s := &Prequal{Rand: rand.New(rand.NewPCG(1, 1)), RemoveRate: 1e-9}
-	v := upView(8)
+	s := &Prequal{Rand: rand.New(rand.NewPCG(1, 1)), RemoveRate: 1e-9, Delta: 1000} // probes reused
+	v := upView(100)
 	ms := time.Millisecond
 	// RIFs 1..7: the 0.84 quantile of 7 values is the 6th (ceil(5.9)),
 	// RIF 6, so only RIF 7 is hot.
@@ -39,8 +39,9 @@ func TestPrequalHotColdLexicographic(t *testing.T) {
 // TestPrequalCompensatesItsOwnQuery: a probe's RIF grows with each use,
 // so the pool does not send every query to one backend.
 func TestPrequalCompensatesItsOwnQuery(t *testing.T) {
-	s := &Prequal{Rand: rand.New(rand.NewPCG(2, 2)), RemoveRate: 1e-9, PoolSize: 4, QRIF: 0.5}
-	v := upView(4) // pool as large as the backend set: reuse unbounded
+	// A large δ: each probe may be used hundreds of times.
+	s := &Prequal{Rand: rand.New(rand.NewPCG(2, 2)), RemoveRate: 1e-9, PoolSize: 4, QRIF: 0.5, Delta: 1000}
+	v := upView(40)
 	for j := range 4 {
 		s.ProbeTargets(0, v, nil)
 		s.Probed(0, j, Load{RIF: 2, Latency: time.Duration(j+1) * time.Millisecond})
@@ -76,8 +77,8 @@ func TestPrequalReuseBudget(t *testing.T) {
 	if got := float64(sum) / n; math.Abs(got-want) > 0.01 {
 		t.Errorf("mean budget %.4f, want %.4f", got, want)
 	}
-	if b := s.reuseBudget(10); b != -1 {
-		t.Errorf("pool larger than the backend set: budget %d, want unbounded", b)
+	if b := s.reuseBudget(10); b != 1 {
+		t.Errorf("pool larger than the backend set: budget %d, want the floor, 1", b)
 	}
 	// max{1, ...}: a huge probe rate still uses each probe once.
 	s.ProbeRate = 100
@@ -88,8 +89,8 @@ func TestPrequalReuseBudget(t *testing.T) {
 
 // TestPrequalRemovesOldestThenWorst: one removal per query, alternating.
 func TestPrequalRemovesOldestThenWorst(t *testing.T) {
-	s := &Prequal{Rand: rand.New(rand.NewPCG(4, 4)), PoolSize: 8}
-	v := upView(8)
+	s := &Prequal{Rand: rand.New(rand.NewPCG(4, 4)), PoolSize: 8, Delta: 1000} // probes reused
+	v := upView(100)
 	ms := time.Millisecond
 	for j := range 8 {
 		s.ProbeTargets(0, v, nil)
