@@ -202,6 +202,7 @@ func (cl *Cluster) buildCall(c *Call, caller, path string) (*callNode, error) {
 	if g := cl.groups[c.Service]; g != nil {
 		n.svc, n.group = g.first(), g
 	}
+	n.lb = cl.lbByName[c.LB]
 	n.route = n.svc.route
 	if c.Route != nil {
 		n.route = c.Route.resolve()

@@ -256,11 +256,15 @@ func (cl *Cluster) call(parent *call, n *callNode) {
 	c.parent = parent
 	c.node = n
 	c.key = parent.key
-	svc := n.svc
-	if n.group != nil {
-		svc = n.group.pick(parent.inst.loc, cl.routeRng)
+	p := n.lb
+	if p == nil {
+		svc := n.svc
+		if n.group != nil {
+			svc = n.group.pick(parent.inst.loc, cl.routeRng)
+		}
+		p = svc.lb
 	}
-	cl.start(c, svc.lb, parent.inst.loc, parent.rng)
+	cl.start(c, p, parent.inst.loc, parent.rng)
 }
 
 // start sends the first attempt of call c from location from through LB

@@ -165,6 +165,7 @@ type class struct {
 
 type callNode struct {
 	svc      *service    // the service called (of a placed one: its first location's part)
+	lb       *lbPoint    // the explicit LB point it goes through (nil: the service's implicit one)
 	group    *routeGroup // a placed service's route group, which picks the part
 	edge     int32       // the call-graph edge's index in Cluster.edges
 	route    route       // the service's, or the call's own

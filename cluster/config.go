@@ -266,6 +266,9 @@ type Class struct {
 // Call is one call to a service: local work, then stages of downstream calls.
 type Call struct {
 	Service string `yaml:"service"`
+	// LB is the explicit LB point the call goes through (one in front of
+	// Service); default: the service's implicit one.
+	LB string `yaml:"lb"`
 	// CPU is the CPU work of the call in core-seconds at speed 1.
 	CPU workload.DistSpec `yaml:"cpu"`
 	// IO is the I/O time of the call in seconds at I/O speed 1.

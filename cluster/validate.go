@@ -83,6 +83,9 @@ func (c *Config) Validate() error {
 		}
 		knownLoc(p+".location", l.Location)
 	}
+	for i := range c.Classes {
+		c.validateCallLBs(v, &c.Classes[i].Call, fmt.Sprintf("classes[%d].call", i), true)
+	}
 	sources := map[string]bool{}
 	for i := range c.Sources {
 		s := &c.Sources[i]
@@ -442,6 +445,27 @@ func validateCall(v *validator, c *Call, path string, services, optional map[str
 		}
 		for j := range st.Calls {
 			validateCall(v, &st.Calls[j], fmt.Sprintf("%s.calls[%d]", sp, j), services, optional, onPath)
+		}
+	}
+}
+
+// validateCallLBs checks the explicit LB points calls name: each must be
+// in front of the call's service, and a root call's is its source's.
+func (c *Config) validateCallLBs(v *validator, call *Call, path string, root bool) {
+	if call.LB != "" {
+		i := slices.IndexFunc(c.LBs, func(l LBPoint) bool { return l.Name == call.LB })
+		switch {
+		case root:
+			v.bad(path+".lb", "a request enters through its source's lb: set sources[].lb instead")
+		case i < 0:
+			v.bad(path+".lb", "unknown lb %q", call.LB)
+		case c.LBs[i].Service != call.Service:
+			v.bad(path+".lb", "lb %q is in front of %s, not %s", call.LB, c.LBs[i].Service, call.Service)
+		}
+	}
+	for i := range call.Stages {
+		for j := range call.Stages[i].Calls {
+			c.validateCallLBs(v, &call.Stages[i].Calls[j], fmt.Sprintf("%s.stages[%d].calls[%d]", path, i, j), false)
 		}
 	}
 }

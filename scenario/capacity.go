@@ -9,69 +9,113 @@ import (
 	"github.com/shoal-project/shoal/workload"
 )
 
-// Capacity is the largest request rate (req/s) the service the sources enter
-// can sustain with the scenario's request mix: the sum over its instances of
-// min(CPU capacity / mean CPU demand, I/O capacity / mean I/O demand), with
-// the mix weighted by the sources' shares. It is defined for single-tier
-// scenarios (root calls without downstream stages), the load-balancing ones.
+// Capacity is the largest request rate (req/s) the scenario can sustain
+// with its request mix (the sources weighted by their shares): over the
+// services the requests reach, the smallest of the service's capacity for
+// its mean demand per request, where a service's capacity is the sum over
+// its instances of min(CPU capacity / mean CPU demand, I/O capacity / mean
+// I/O demand). A service's demand per request adds up its calls' local work
+// through the call tree, each weighted by its probability (a choice stage's
+// calls by their share of its probabilities). Services without demand are
+// not bottlenecks.
 func (s *Scenario) Capacity() (float64, error) {
 	if err := s.openLoop("load"); err != nil {
 		return 0, err
 	}
 	shares := s.shares()
-	var svc string
-	var cpu, io float64
+	demand := map[string]*[2]float64{}
+	var order []string
+	var entry string
 	for i, src := range s.Sources {
 		cls := s.class(src.Class)
 		if cls == nil {
 			return 0, fmt.Errorf("sources[%d].class: unknown class %q", i, src.Class)
 		}
-		entry := cls.Call.Service
+		e := cls.Call.Service
 		if src.LB != "" {
 			for _, l := range s.LBs {
 				if l.Name == src.LB {
-					entry = l.Service
+					e = l.Service
 				}
 			}
 		}
-		if svc != "" && entry != svc {
-			return 0, fmt.Errorf("load: sources enter different services (%s, %s); set each source's arrivals.rate instead", svc, entry)
+		if entry != "" && e != entry {
+			return 0, fmt.Errorf("load: sources enter different services (%s, %s); set each source's arrivals.rate instead", entry, e)
 		}
-		svc = entry
-		if len(cls.Call.Stages) > 0 {
-			return 0, fmt.Errorf("load: class %q calls other services; capacity is defined for single-tier scenarios, set arrivals.rate instead", cls.Name)
-		}
-		m, err := means(&cls.Call)
-		if err != nil {
+		entry = e
+		if err := addDemand(&cls.Call, shares[i], demand, &order); err != nil {
 			return 0, fmt.Errorf("classes %q: %w", cls.Name, err)
 		}
-		cpu += shares[i] * m[0]
-		io += shares[i] * m[1]
 	}
-	var sv *cluster.Service
-	for i := range s.Services {
-		if s.Services[i].Name == svc {
-			sv = &s.Services[i]
+	best := math.Inf(1)
+	for _, name := range order {
+		i := slices.IndexFunc(s.Services, func(sv cluster.Service) bool { return sv.Name == name })
+		if i < 0 {
+			return 0, fmt.Errorf("load: unknown service %q", name)
+		}
+		best = math.Min(best, serviceCapacity(&s.Services[i], *demand[name]))
+	}
+	if math.IsInf(best, 0) || best <= 0 {
+		return 0, fmt.Errorf("load: capacity of %q is unbounded (no CPU demand and no I/O contention)", entry)
+	}
+	return best, nil
+}
+
+// addDemand adds call c's mean local work, weighted by w, and its stages'
+// to demand (per service, in order of first appearance).
+func addDemand(c *cluster.Call, w float64, demand map[string]*[2]float64, order *[]string) error {
+	m, err := means(c)
+	if err != nil {
+		return err
+	}
+	d := demand[c.Service]
+	if d == nil {
+		d = &[2]float64{}
+		demand[c.Service] = d
+		*order = append(*order, c.Service)
+	}
+	d[0] += w * m[0]
+	d[1] += w * m[1]
+	for _, st := range c.Stages {
+		total := 0.0
+		for _, call := range st.Calls {
+			total += prob(&call)
+		}
+		for i := range st.Calls {
+			p := prob(&st.Calls[i])
+			if st.Choice {
+				p /= total
+			}
+			if err := addDemand(&st.Calls[i], w*p, demand, order); err != nil {
+				return err
+			}
 		}
 	}
-	if sv == nil {
-		return 0, fmt.Errorf("load: unknown service %q", svc)
+	return nil
+}
+
+func prob(c *cluster.Call) float64 {
+	if c.Prob == 0 {
+		return 1
 	}
+	return c.Prob
+}
+
+// serviceCapacity is sv's request rate for demand d per request, +Inf
+// when it has none that contends.
+func serviceCapacity(sv *cluster.Service, d [2]float64) float64 {
 	total := 0.0
 	for _, in := range sv.InitialInstances() {
 		c := math.Inf(1)
-		if cpu > 0 {
-			c = in.CPU * in.Speed / cpu
+		if d[0] > 0 {
+			c = in.CPU * in.Speed / d[0]
 		}
-		if io > 0 && sv.IOParallelism > 0 {
-			c = math.Min(c, float64(sv.IOParallelism)*in.IOSpeed/io)
+		if d[1] > 0 && sv.IOParallelism > 0 {
+			c = math.Min(c, float64(sv.IOParallelism)*in.IOSpeed/d[1])
 		}
 		total += c
 	}
-	if math.IsInf(total, 0) || total <= 0 {
-		return 0, fmt.Errorf("load: capacity of %q is unbounded (no CPU demand and no I/O contention)", svc)
-	}
-	return total, nil
+	return total
 }
 
 // SetLoad sets the offered load as a fraction of capacity: every source's

@@ -92,6 +92,9 @@ func TestCapacityByHand(t *testing.T) {
 		{"lb-moderate-75cpu", 4.0/3*2 + 8 + 8}, // min(c/0.75, 1/0.25): 1.33, 1.33, 2.67 x3, 4 x2
 		{"lb-moderate-50cpu", 14},              // min(c/0.5, 1/0.5) = 2 each
 		{"lb-moderate-misconfigured", 1.5 + 0.5 + 2 + 1.2 + 2.8 + 2 + 4.8},
+		// Fan-out: 8 leaf calls of 10 ms per request; the leaves' cores x
+		// speed add up to 3.9 + 2x6 + 4x6; the frontend has no demand.
+		{"lb-fanout", (3.9 + 12 + 24) / 0.08},
 	} {
 		sc, err := Embedded(tc.name)
 		if err != nil {
