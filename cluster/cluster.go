@@ -368,13 +368,22 @@ func (cl *Cluster) locIndex(name string) int32 {
 
 // SetFeedback attaches f to the explicit LB point called name: it then hears
 // of every request the LB point sends and of every answer it gets back, as a
-// learning agent in the data plane would (nil detaches).
+// learning agent in the data plane would (nil detaches). A selector that
+// learns from responses itself keeps hearing them too.
 func (cl *Cluster) SetFeedback(name string, f lb.Feedback) error {
 	p, ok := cl.lbByName[name]
 	if !ok {
 		return fmt.Errorf("set feedback: unknown lb %q", name)
 	}
-	p.fb = f
+	own, _ := p.sel.(lb.Feedback)
+	switch {
+	case f == nil:
+		p.fb = own
+	case own != nil:
+		p.fb = lb.Tee{own, f}
+	default:
+		p.fb = f
+	}
 	return nil
 }
 

@@ -51,6 +51,15 @@ func LBPolicy(p *lb.Policy) Learned {
 	}}
 }
 
+// LBHybrid runs a trained Distr-LB policy over Shoal's probing data plane
+// (lb.ProbingSED): the agents' weights divide the load the backends report
+// to probes, instead of this LB point's own in-flight counts.
+func LBHybrid(p *lb.Policy) Learned {
+	l := LBPolicy(p)
+	l.Selector = "probing-sed"
+	return l
+}
+
 // controlLoop returns a run function that advances the cluster one control
 // period at a time: at every period boundary each controller sees the
 // telemetry of the period and its actions are applied, from time 0 on.

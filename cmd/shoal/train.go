@@ -198,6 +198,9 @@ func learnedPolicies(specs []string, sc *scenario.Scenario) ([]string, map[strin
 	return names, learned, nil
 }
 
+// hybridKind runs a Distr-LB policy file over the probing data plane.
+const hybridKind = "distr-lb+probing"
+
 // readLearned reads the policy file of a KIND:FILE entry of --policy.
 func readLearned(kind, path string, sc *scenario.Scenario) (experiment.Learned, error) {
 	f, err := os.Open(path)
@@ -240,6 +243,12 @@ func readLearned(kind, path string, sc *scenario.Scenario) (experiment.Learned, 
 	p, err := lb.ReadPolicy(f)
 	if err != nil {
 		return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if kind == hybridKind {
+		if p.Algorithm != "distr-lb" {
+			return experiment.Learned{}, fmt.Errorf("the file holds a %s policy; %s runs a distr-lb one", p.Algorithm, kind)
+		}
+		return experiment.LBHybrid(p), nil
 	}
 	if p.Algorithm != kind {
 		return experiment.Learned{}, fmt.Errorf("the file holds a %s policy, not %s", p.Algorithm, kind)

@@ -21,6 +21,18 @@ type Feedback interface {
 	Done(now time.Duration, j int, duration, tct time.Duration)
 }
 
+// Tee is a Feedback that reports to both of its sinks, in order.
+type Tee [2]Feedback
+
+// Sent implements Feedback.
+func (t Tee) Sent(now time.Duration, j int) { t[0].Sent(now, j); t[1].Sent(now, j) }
+
+// Done implements Feedback.
+func (t Tee) Done(now time.Duration, j int, duration, tct time.Duration) {
+	t[0].Done(now, j, duration, tct)
+	t[1].Done(now, j, duration, tct)
+}
+
 // Observer turns an LB point's feedback into the Distr-LB agent's
 // observation (paper section 3.4, "Observation"): per backend, the number of
 // this LB's requests in flight and the task duration and completion time

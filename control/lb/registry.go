@@ -42,6 +42,8 @@ func Classical() Registry {
 		// C3: replica ranking by a cubic of the reported queue, with
 		// per-server rate control (absim's defaults).
 		"c3": func(d Deps) (Selector, error) { return &C3{Rand: d.Rand}, nil },
+		// Shoal's hybrid: Prequal's probes, SED's weights.
+		"probing-sed": func(d Deps) (Selector, error) { return &ProbingSED{Rand: d.Rand}, nil },
 		// Envoy's consistent hashing, for affinity.
 		"ring-hash": func(d Deps) (Selector, error) { return &RingHash{}, nil },
 		"maglev":    func(d Deps) (Selector, error) { return &Maglev{}, nil },
