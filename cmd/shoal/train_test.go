@@ -28,12 +28,18 @@ func TestTrainThenSimulate(t *testing.T) {
 	if lines := strings.Count(string(curve), "\n"); lines != 2 {
 		t.Fatalf("curve has %d lines:\n%s", lines, curve)
 	}
-	out, err = runCLI(t, "sim", "lb-moderate-cpu", "--policy", "sed,distr-lb:"+pol, "--seeds", "2", "--horizon", "1m", "--quiet")
+	out, err = runCLI(t, "sim", "lb-moderate-cpu", "--policy", "sed,distr-lb:"+pol+",distr-lb+probing:"+pol, "--seeds", "2", "--horizon", "1m", "--quiet")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "\ndistr-lb ") || !strings.Contains(out, "\nsed ") {
+	if !strings.Contains(out, "\ndistr-lb ") || !strings.Contains(out, "\nsed ") || !strings.Contains(out, "\ndistr-lb+probing ") {
 		t.Fatalf("sim output: %s", out)
+	}
+	// The hybrid probes: three per request (probes/req is the last column).
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "distr-lb+probing ") && !strings.HasSuffix(strings.TrimSpace(line), "3 ± 0") {
+			t.Errorf("hybrid's line does not end with 3 probes per request: %s", line)
+		}
 	}
 	for _, c := range []struct {
 		args []string
