@@ -38,7 +38,7 @@ func New(cfg *Config, opt Options) (*Cluster, error) {
 		opt.Traces = workload.NewTraces("")
 	}
 	streams := sim.NewStreams(opt.Seed)
-	cl := &Cluster{opt: opt, svcByName: map[string]*service{}, lbByName: map[string]*lbPoint{}, prices: cfg.Prices, slo: cfg.SLO,
+	cl := &Cluster{opt: opt, svcByName: map[string]*service{}, lbByName: map[string]*lbPoint{}, prices: cfg.Prices, slo: cfg.SLO, selectorParams: cfg.SelectorParams,
 		retryRng: streams.Stream("retries"), routeRng: streams.Stream("routes"),
 		groups: map[string]*routeGroup{}, edgeByKey: map[string]int32{}}
 	if cl.prices == (Prices{}) {
@@ -168,7 +168,7 @@ func (cl *Cluster) locOrFirst(name string) int32 {
 
 func (cl *Cluster) newLB(name string, s *service, loc int32, policy string, streams sim.Streams) (*lbPoint, error) {
 	p := &lbPoint{name: name, svc: s, loc: loc}
-	sel, err := cl.opt.Selectors.New(policy, lb.Deps{Rand: streams.Stream("lb/" + name), Est: p})
+	sel, err := cl.opt.Selectors.New(policy, lb.Deps{Rand: streams.Stream("lb/" + name), Est: p, Params: cl.selectorParams[policy]})
 	if err != nil {
 		return nil, err
 	}

@@ -107,21 +107,22 @@ type Options struct {
 
 // Cluster is one simulated system. It is not safe for concurrent use.
 type Cluster struct {
-	k         sim.Kernel
-	opt       Options
-	rtt       [][]time.Duration
-	locNames  []string
-	services  []*service
-	svcByName map[string]*service
-	lbs       []*lbPoint // explicit LB points, in config order
-	lbByName  map[string]*lbPoint
-	classes   []*class
-	sources   []*source
-	nodes     []*node
-	prices    Prices
-	slo       time.Duration
-	requests  requestTotals // every request, warm-up included, for the time series
-	scaling   []ScaleEvent
+	selectorParams map[string]lb.Params // by policy name
+	k              sim.Kernel
+	opt            Options
+	rtt            [][]time.Duration
+	locNames       []string
+	services       []*service
+	svcByName      map[string]*service
+	lbs            []*lbPoint // explicit LB points, in config order
+	lbByName       map[string]*lbPoint
+	classes        []*class
+	sources        []*source
+	nodes          []*node
+	prices         Prices
+	slo            time.Duration
+	requests       requestTotals // every request, warm-up included, for the time series
+	scaling        []ScaleEvent
 	// Placed services' route groups by name; the call-graph edges' route
 	// telemetry; each location's background load; the route picks' stream.
 	groups     map[string]*routeGroup

@@ -3,6 +3,7 @@ package cluster
 import (
 	"time"
 
+	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/workload"
 )
 
@@ -24,6 +25,9 @@ type Config struct {
 	// Every service also has an implicit LB point for calls from other
 	// services and from sources without an LB.
 	LBs []LBPoint `yaml:"lbs"`
+	// SelectorParams are selectors' parameters by policy name (e.g.
+	// prequal: {qrif: 0.9}), wherever the policy runs.
+	SelectorParams map[string]lb.Params `yaml:"selector_params"`
 	// Sources are open-loop arrival streams of one class.
 	Sources []Source `yaml:"sources"`
 	// Prices value allocated resources.

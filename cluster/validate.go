@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 
+	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/workload"
 )
 
@@ -144,6 +146,14 @@ func (c *Config) Validate() error {
 	}
 	if r := c.RandomChanges; r != nil {
 		c.validateRandomChanges(v, r)
+	}
+	reg := lb.Classical()
+	for _, name := range slices.Sorted(maps.Keys(c.SelectorParams)) {
+		if _, ok := reg[name]; !ok || name == "oracle" {
+			v.bad("selector_params."+name, "not a selector with parameters (known: %s)", strings.Join(reg.Names(), ", "))
+		} else if _, err := reg.New(name, lb.Deps{Rand: rand.New(rand.NewPCG(0, 0)), Params: c.SelectorParams[name]}); err != nil {
+			v.bad("selector_params."+name, "%v", err)
+		}
 	}
 	return errors.Join(v.errs...)
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/shoal-project/shoal/control/lb"
 )
 
 // Config is a proxy's configuration file (YAML, decoded strictly). Zero
@@ -43,6 +45,9 @@ type Config struct {
 	// or maglev, which hash HashHeader; or distr-lb: sed with the weights
 	// a Distr-LB agent learns (Agent).
 	Policy string `yaml:"policy"`
+	// Params are the selector's parameters (e.g. prequal's qrif; see
+	// lb.Classical for each one's).
+	Params lb.Params `yaml:"params"`
 	// Seed seeds the selector's random choices (ties, sampling).
 	Seed uint64 `yaml:"seed"`
 	// Agent configures the Distr-LB agent (policy distr-lb only).

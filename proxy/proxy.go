@@ -141,9 +141,9 @@ func (p *Proxy) install(cfg *Config) error {
 	if name == PolicyDistrLB {
 		name = "sed" // the Distr-LB data plane: argmin (q+1)/a (paper Alg. 2, line 12)
 	}
-	sel, err := p.selectors.New(name, lb.Deps{Rand: rand.New(rand.NewPCG(cfg.Seed, uint64(p.reloads)))})
+	sel, err := p.selectors.New(name, lb.Deps{Rand: rand.New(rand.NewPCG(cfg.Seed, uint64(p.reloads))), Params: cfg.Params})
 	if err != nil {
-		return fmt.Errorf("policy: %w", err)
+		return fmt.Errorf("policy %s: %w", cfg.Policy, err)
 	}
 	g.pool = newPool(backends, weights, sel)
 	g.hashing, g.hashHeader = lb.Hashing(name), []byte(cfg.HashHeader)

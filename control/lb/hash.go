@@ -88,11 +88,20 @@ func (s *RingHash) Select(v *View, r Request) int {
 	return -1
 }
 
-func (s *RingHash) rebuild(v *View) {
-	minSize, maxSize := cmp.Or(s.MinRingSize, 1024), cmp.Or(s.MaxRingSize, 8<<20)
-	if minSize > maxSize {
-		panic(fmt.Sprintf("ring hash: minimum_ring_size (%d) > maximum_ring_size (%d)", minSize, maxSize))
+// Validate reports sizes Envoy rejects.
+func (s *RingHash) Validate() error {
+	if minSize, maxSize := cmp.Or(s.MinRingSize, 1024), cmp.Or(s.MaxRingSize, 8<<20); minSize > maxSize {
+		return fmt.Errorf("minimum_ring_size (%d) > maximum_ring_size (%d)", minSize, maxSize)
 	}
+	return nil
+}
+
+func (s *RingHash) rebuild(v *View) {
+	if err := s.Validate(); err != nil {
+		panic("ring hash: " + err.Error())
+	}
+	minSize := cmp.Or(s.MinRingSize, 1024)
+	maxSize := cmp.Or(s.MaxRingSize, 8<<20)
 	s.hashes, s.hosts = s.hashes[:0], s.hosts[:0]
 	idx, w, minW, _ := normalized(v)
 	if len(idx) > 0 {
@@ -167,11 +176,19 @@ func (s *Maglev) Select(v *View, r Request) int {
 	return -1
 }
 
-func (s *Maglev) rebuild(v *View) {
-	m := cmp.Or(s.TableSize, 65537)
-	if !new(big.Int).SetUint64(m).ProbablyPrime(0) { // exact below 2^64
-		panic(fmt.Sprintf("maglev: table size %d is not a prime number", m))
+// Validate reports a table size Envoy rejects.
+func (s *Maglev) Validate() error {
+	if m := cmp.Or(s.TableSize, 65537); !new(big.Int).SetUint64(m).ProbablyPrime(0) { // exact below 2^64
+		return fmt.Errorf("table_size: %d is not a prime number", m)
 	}
+	return nil
+}
+
+func (s *Maglev) rebuild(v *View) {
+	if err := s.Validate(); err != nil {
+		panic("maglev: " + err.Error())
+	}
+	m := cmp.Or(s.TableSize, 65537)
 	s.table = s.table[:0]
 	idx, w, _, maxW := normalized(v)
 	if len(idx) > 0 {

@@ -1,17 +1,105 @@
 package lb
 
 import (
+	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"time"
 )
 
-// Deps is what a selector factory may use: its own random stream, and an
-// Estimator where the LB point can offer perfect knowledge (simulation only).
+// Deps is what a selector factory may use: its own random stream, an
+// Estimator where the LB point can offer perfect knowledge (simulation
+// only), and the selector's parameters.
 type Deps struct {
-	Rand *rand.Rand
-	Est  Estimator
+	Rand   *rand.Rand
+	Est    Estimator
+	Params Params
+}
+
+// Params are a selector's parameters by name, durations in seconds (e.g.
+// prequal's qrif and max_age). A factory rejects a name it does not know
+// and a value out of range, naming it.
+type Params map[string]float64
+
+// params reads Params into a selector's fields and remembers what it read.
+type params struct {
+	p    Params
+	used map[string]bool
+	errs []string
+}
+
+// get stores the parameter name in dst if it is set, checking ok(value).
+func get[T int | uint64 | float64 | bool | time.Duration](r *params, name string, dst *T, ok func(float64) bool, want string) {
+	x, set := r.p[name]
+	if r.used == nil {
+		r.used = map[string]bool{}
+	}
+	r.used[name] = true
+	if !set {
+		return
+	}
+	if !ok(x) {
+		r.errs = append(r.errs, fmt.Sprintf("%s: must be %s, got %g", name, want, x))
+		return
+	}
+	switch d := any(dst).(type) {
+	case *int:
+		*d = int(x)
+	case *uint64:
+		*d = uint64(x)
+	case *float64:
+		*d = x
+	case *bool:
+		*d = x != 0
+	case *time.Duration:
+		*d = time.Duration(x * float64(time.Second))
+	}
+}
+
+// done reports the values out of range and the names nothing read.
+func (r *params) done() error {
+	for _, name := range slices.Sorted(maps.Keys(r.p)) {
+		if !r.used[name] {
+			known := slices.Sorted(maps.Keys(r.used))
+			if len(known) == 0 {
+				r.errs = append(r.errs, fmt.Sprintf("%s: unknown parameter (this selector has none)", name))
+			} else {
+				r.errs = append(r.errs, fmt.Sprintf("%s: unknown parameter (known: %s)", name, strings.Join(known, ", ")))
+			}
+		}
+	}
+	if len(r.errs) > 0 {
+		return errors.New(strings.Join(r.errs, "; "))
+	}
+	return nil
+}
+
+func positive(x float64) bool    { return x > 0 }
+func nonNegative(x float64) bool { return x >= 0 }
+func fraction(x float64) bool    { return x >= 0 && x <= 1 }
+func atLeast(n float64) func(float64) bool {
+	return func(x float64) bool { return x >= n && x == math.Trunc(x) }
+}
+
+// build returns sel once d's parameters are read into it by read.
+func build[S Selector](d Deps, sel S, read func(r *params)) (Selector, error) {
+	r := &params{p: d.Params}
+	if read != nil {
+		read(r)
+	}
+	if err := r.done(); err != nil {
+		return nil, err
+	}
+	if v, ok := any(sel).(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	return sel, nil
 }
 
 // Factory builds a fresh selector for one LB point.
@@ -27,32 +115,80 @@ type Registry map[string]Factory
 // oracle.
 func Classical() Registry {
 	return Registry{
-		"ecmp": func(d Deps) (Selector, error) { return &ECMP{Rand: d.Rand}, nil },
-		"wcmp": func(d Deps) (Selector, error) { return &WCMP{Rand: d.Rand}, nil },
-		"lsq":  func(d Deps) (Selector, error) { return &LSQ{Rand: d.Rand}, nil },
-		"sed":  func(d Deps) (Selector, error) { return &SED{Rand: d.Rand}, nil },
-		"p2c":  func(d Deps) (Selector, error) { return &P2C{Rand: d.Rand}, nil },
-		"rr":   func(d Deps) (Selector, error) { return &RoundRobin{}, nil },
+		"ecmp": func(d Deps) (Selector, error) { return build(d, &ECMP{Rand: d.Rand}, nil) },
+		"wcmp": func(d Deps) (Selector, error) { return build(d, &WCMP{Rand: d.Rand}, nil) },
+		"lsq":  func(d Deps) (Selector, error) { return build(d, &LSQ{Rand: d.Rand}, nil) },
+		"sed":  func(d Deps) (Selector, error) { return build(d, &SED{Rand: d.Rand}, nil) },
+		"p2c":  func(d Deps) (Selector, error) { return build(d, &P2C{Rand: d.Rand}, nil) },
+		"rr":   func(d Deps) (Selector, error) { return build(d, &RoundRobin{}, nil) },
+		"wrr":  func(d Deps) (Selector, error) { return build(d, &WeightedRoundRobin{}, nil) },
 		// Production balancers: Envoy's LEAST_REQUEST with its defaults,
 		// and Linkerd's Peak-EWMA power of two choices.
-		"least-request": func(d Deps) (Selector, error) { return &LeastRequest{Rand: d.Rand}, nil },
-		"peak-ewma":     func(d Deps) (Selector, error) { return &PeakEWMA{Rand: d.Rand}, nil },
+		"least-request": func(d Deps) (Selector, error) {
+			s := &LeastRequest{Rand: d.Rand}
+			return build(d, s, func(r *params) {
+				get(r, "choice_count", &s.ChoiceCount, atLeast(2), "an integer >= 2")
+				get(r, "active_request_bias", &s.ActiveRequestBias, nonNegative, ">= 0")
+				_, s.Biased = d.Params["active_request_bias"]
+			})
+		},
+		"peak-ewma": func(d Deps) (Selector, error) {
+			s := &PeakEWMA{Rand: d.Rand}
+			return build(d, s, func(r *params) {
+				get(r, "default_rtt", &s.DefaultRTT, positive, "> 0 (seconds)")
+				get(r, "decay", &s.Decay, positive, "> 0 (seconds)")
+			})
+		},
 		// Google's Prequal: probes of requests in flight and latency.
-		"prequal": func(d Deps) (Selector, error) { return &Prequal{Rand: d.Rand}, nil },
+		"prequal": func(d Deps) (Selector, error) {
+			s := &Prequal{Rand: d.Rand}
+			return build(d, s, func(r *params) {
+				get(r, "qrif", &s.QRIF, fraction, "in [0, 1]")
+				get(r, "pool_size", &s.PoolSize, atLeast(1), "an integer >= 1")
+				get(r, "probe_rate", &s.ProbeRate, positive, "> 0")
+				get(r, "remove_rate", &s.RemoveRate, positive, "> 0")
+				get(r, "delta", &s.Delta, positive, "> 0")
+				get(r, "max_age", &s.MaxAge, positive, "> 0 (seconds)")
+			})
+		},
 		// C3: replica ranking by a cubic of the reported queue, with
 		// per-server rate control (absim's defaults).
-		"c3": func(d Deps) (Selector, error) { return &C3{Rand: d.Rand}, nil },
+		"c3": func(d Deps) (Selector, error) {
+			s := &C3{Rand: d.Rand}
+			return build(d, s, func(r *params) {
+				get(r, "rate_interval", &s.RateInterval, positive, "> 0 (seconds)")
+				get(r, "max_tokens", &s.MaxTokens, positive, "> 0")
+				get(r, "hysteresis", &s.Hysteresis, positive, "> 0")
+				get(r, "no_rate_control", &s.NoRateControl, fraction, "0 or 1")
+			})
+		},
 		// Shoal's hybrid: Prequal's probes, SED's weights.
-		"probing-sed": func(d Deps) (Selector, error) { return &ProbingSED{Rand: d.Rand}, nil },
+		"probing-sed": func(d Deps) (Selector, error) {
+			s := &ProbingSED{Rand: d.Rand}
+			return build(d, s, func(r *params) {
+				get(r, "probe_rate", &s.ProbeRate, positive, "> 0")
+				get(r, "max_age", &s.MaxAge, positive, "> 0 (seconds)")
+			})
+		},
 		// Envoy's consistent hashing, for affinity.
-		"ring-hash": func(d Deps) (Selector, error) { return &RingHash{}, nil },
-		"maglev":    func(d Deps) (Selector, error) { return &Maglev{}, nil },
-		"wrr":       func(d Deps) (Selector, error) { return &WeightedRoundRobin{}, nil },
+		"ring-hash": func(d Deps) (Selector, error) {
+			s := &RingHash{}
+			return build(d, s, func(r *params) {
+				get(r, "minimum_ring_size", &s.MinRingSize, atLeast(1), "an integer >= 1")
+				get(r, "maximum_ring_size", &s.MaxRingSize, atLeast(1), "an integer >= 1")
+			})
+		},
+		"maglev": func(d Deps) (Selector, error) {
+			s := &Maglev{}
+			return build(d, s, func(r *params) {
+				get(r, "table_size", &s.TableSize, atLeast(2), "a prime")
+			})
+		},
 		"oracle": func(d Deps) (Selector, error) {
 			if d.Est == nil {
 				return nil, fmt.Errorf("oracle needs perfect knowledge of the servers, which only the simulator has")
 			}
-			return &Oracle{Est: d.Est, Rand: d.Rand}, nil
+			return build(d, &Oracle{Est: d.Est, Rand: d.Rand}, nil)
 		},
 	}
 }

@@ -1,0 +1,43 @@
+package lb
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestParams: a selector's parameters reach its fields; unknown names,
+// values out of range and settings upstream rejects are errors that name
+// them.
+func TestParams(t *testing.T) {
+	reg := Classical()
+	rng := rand.New(rand.NewPCG(1, 1))
+	s, err := reg.New("prequal", Deps{Rand: rng, Params: Params{"qrif": 0.9, "pool_size": 8, "max_age": 0.5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := s.(*Prequal); p.QRIF != 0.9 || p.PoolSize != 8 || p.MaxAge != 500*time.Millisecond {
+		t.Errorf("prequal built with %+v", p)
+	}
+	s, err = reg.New("least-request", Deps{Rand: rng, Params: Params{"active_request_bias": 0}})
+	if lr := s.(*LeastRequest); err != nil || !lr.Biased || lr.ActiveRequestBias != 0 {
+		t.Errorf("least-request built with %+v (%v)", lr, err)
+	}
+	for _, c := range []struct {
+		name   string
+		params Params
+		want   string
+	}{
+		{"prequal", Params{"qrf": 0.9}, "qrf: unknown parameter (known: delta, max_age, pool_size, probe_rate, qrif, remove_rate)"},
+		{"prequal", Params{"qrif": 1.5}, "qrif: must be in [0, 1], got 1.5"},
+		{"prequal", Params{"pool_size": 2.5}, "pool_size: must be an integer >= 1, got 2.5"},
+		{"sed", Params{"x": 1}, "x: unknown parameter (this selector has none)"},
+		{"maglev", Params{"table_size": 100}, "table_size: 100 is not a prime number"},
+		{"ring-hash", Params{"minimum_ring_size": 20, "maximum_ring_size": 10}, "minimum_ring_size (20) > maximum_ring_size (10)"},
+	} {
+		if _, err := reg.New(c.name, Deps{Rand: rng, Params: c.params}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %v: error %v, want %q", c.name, c.params, err, c.want)
+		}
+	}
+}
