@@ -358,13 +358,22 @@ func (cl *Cluster) dispatch(c *call, fresh bool) {
 	}
 	inst := p.svc.slots[j]
 	c.inst = inst
-	if d := cl.rtt[c.from][inst.loc]; d > 0 {
-		inst.transit++
-		c.ev.Arg = evArrive
-		cl.k.After(&c.ev, d/2)
-		return
+	if !cl.travel(c, inst, c.from) {
+		inst.arrive(c)
 	}
-	inst.arrive(c)
+}
+
+// travel sends call (or probe) c from location from towards instance in,
+// to arrive after half the RTT; false if there is no RTT to travel.
+func (cl *Cluster) travel(c *call, in *instance, from int32) bool {
+	d := cl.rtt[from][in.loc]
+	if d <= 0 {
+		return false
+	}
+	in.transit++
+	c.ev.Arg = evArrive
+	cl.k.After(&c.ev, d/2)
+	return true
 }
 
 // startTimeout starts the caller's per-try or route timeout of attempt c.

@@ -27,13 +27,9 @@ func (cl *Cluster) sendProbes(p *lbPoint, from int32, now time.Duration) {
 		}
 		c := cl.newCall()
 		c.probe, c.lbp, c.slot, c.inst, c.from = true, p, int32(j), in, from
-		if d := cl.rtt[from][in.loc]; d > 0 {
-			in.transit++
-			c.ev.Arg = evArrive
-			cl.k.After(&c.ev, d/2)
-			continue
+		if !cl.travel(c, in, from) {
+			in.probed(c)
 		}
-		in.probed(c)
 	}
 }
 

@@ -82,18 +82,5 @@ func TestTee(t *testing.T) {
 }
 
 func BenchmarkProbingSED(b *testing.B) {
-	s := &ProbingSED{Rand: rand.New(rand.NewPCG(3, 3))}
-	v := upView(32)
-	dst := make([]int, 0, 8)
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		now := time.Duration(i) * time.Millisecond
-		dst = s.ProbeTargets(now, v, dst[:0])
-		for _, j := range dst {
-			s.Probed(now, j, Load{RIF: int32(j % 5)})
-		}
-		j := s.Select(v, Request{Now: now})
-		s.Sent(now, j)
-		s.Done(now, j, 0, 0)
-	}
+	benchProber(b, &ProbingSED{Rand: rand.New(rand.NewPCG(3, 3))})
 }

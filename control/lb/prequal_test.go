@@ -195,10 +195,18 @@ func TestLatencyByRIF(t *testing.T) {
 	}
 }
 
-func BenchmarkPrequal(b *testing.B) {
-	s := &Prequal{Rand: rand.New(rand.NewPCG(7, 7))}
+func BenchmarkPrequal(b *testing.B) { benchProber(b, &Prequal{Rand: rand.New(rand.NewPCG(7, 7))}) }
+
+// benchProber times one decision of a probing selector over 32 backends,
+// with its probes answered at once, and the request's feedback if it
+// takes any.
+func benchProber(b *testing.B, s interface {
+	Selector
+	Prober
+}) {
 	v := upView(32)
 	dst := make([]int, 0, 8)
+	fb, _ := s.(Feedback)
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		now := time.Duration(i) * time.Millisecond
@@ -206,6 +214,10 @@ func BenchmarkPrequal(b *testing.B) {
 		for _, j := range dst {
 			s.Probed(now, j, Load{RIF: int32(j % 5), Latency: time.Duration(j) * time.Millisecond})
 		}
-		s.Select(v, Request{Now: now})
+		j := s.Select(v, Request{Now: now})
+		if fb != nil {
+			fb.Sent(now, j)
+			fb.Done(now, j, 0, 0)
+		}
 	}
 }
