@@ -3,7 +3,6 @@ package proxy
 import (
 	"bytes"
 	"context"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -26,47 +25,89 @@ func (p *Proxy) startProbes(ctx context.Context, g *generation) {
 	if g.pool.prober == nil {
 		return
 	}
-	client := &http.Client{Timeout: g.cfg.Timeouts.Probe, Transport: &http.Transport{
-		DialContext:         (&net.Dialer{Timeout: g.cfg.Timeouts.Connect}).DialContext,
-		MaxIdleConnsPerHost: probeWorkers, IdleConnTimeout: g.cfg.Timeouts.Idle, DisableCompression: true}}
 	for range probeWorkers {
 		g.done.Add(1)
 		go func() {
 			defer g.done.Done()
+			var head http1.Head // reused: a probe allocates little
 			for {
 				select {
 				case <-ctx.Done():
-					client.CloseIdleConnections()
 					return
 				case j := <-g.pool.probes:
-					p.probe(ctx, client, g, int(j))
+					p.probe(g, int(j), &head)
 				}
 			}
 		}()
 	}
 }
 
-// probe asks backend j for its load and gives the answer to the selector.
-func (p *Proxy) probe(ctx context.Context, client *http.Client, g *generation, j int) {
+// probeRequest is the probe on the wire; the Host field is not checked
+// by the backends.
+var probeRequest = []byte("GET " + lb.ProbePath + " HTTP/1.1\r\nHost: shoal-probe\r\n\r\n")
+
+// probe asks backend j for its load, on one of its kept-alive connections
+// (the requests' own pool), and gives the answer to the selector.
+func (p *Proxy) probe(g *generation, j int, head *http1.Head) {
 	b := g.pool.backends[j]
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.url.Scheme+"://"+b.url.Host+lb.ProbePath, nil)
-	if err != nil {
-		return
-	}
-	resp, err := client.Do(req)
+	t := g.cfg.Timeouts
+	now := time.Now()
+	u, reused, err := b.conns.get(b.addr, now, t.Connect, t.Idle)
 	if err != nil {
 		b.metrics.probeFailed.Inc()
 		return
 	}
-	resp.Body.Close()
-	rif, err1 := strconv.Atoi(resp.Header.Get(lb.HeaderRIF))
-	lat, err2 := strconv.ParseFloat(resp.Header.Get(lb.HeaderLatency), 64)
-	if resp.StatusCode != http.StatusOK || err1 != nil || err2 != nil {
+	u.conn.SetDeadline(now.Add(t.Probe))
+	l, ok := exchangeProbe(u, head)
+	if !ok && reused { // the backend may have closed the kept-alive connection: once more, on a new one
+		u.conn.Close()
+		if u, _, err = dial(b.addr, t.Connect); err == nil {
+			u.conn.SetDeadline(time.Now().Add(t.Probe))
+			l, ok = exchangeProbe(u, head)
+		}
+	}
+	if !ok {
+		if u != nil {
+			u.conn.Close()
+		}
 		b.metrics.probeFailed.Inc()
 		return
 	}
+	u.conn.SetDeadline(time.Time{})
+	b.conns.put(u, time.Now(), t.Idle)
 	b.metrics.probes.Inc()
-	g.pool.probed(j, time.Now(), lb.Load{RIF: int32(rif), Latency: time.Duration(lat * float64(time.Second))})
+	g.pool.probed(j, time.Now(), l)
+}
+
+// exchangeProbe writes a probe on u and reads the answer: 200 with
+// lb.HeaderRIF and lb.HeaderLatency, and a body of a known length, so
+// the connection can be reused.
+func exchangeProbe(u *upstreamConn, head *http1.Head) (l lb.Load, ok bool) {
+	if _, err := u.bw.Write(probeRequest); err != nil || u.bw.Flush() != nil {
+		return l, false
+	}
+	if err := head.ReadResponse(u.br, maxHead); err != nil || head.Status != http.StatusOK {
+		return l, false
+	}
+	f := head.ResponseFraming([]byte(http.MethodGet))
+	if f.Chunked || f.UntilClose || head.Close {
+		return l, false
+	}
+	if _, err := u.br.Discard(int(f.Length)); err != nil {
+		return l, false
+	}
+	var rif, lat bool
+	for _, f := range head.Fields {
+		switch {
+		case bytes.EqualFold(f.Name, headerRIF):
+			n, err := strconv.ParseInt(string(f.Value), 10, 32)
+			l.RIF, rif = int32(n), err == nil
+		case bytes.EqualFold(f.Name, headerLatency):
+			x, err := strconv.ParseFloat(string(f.Value), 64)
+			l.Latency, lat = time.Duration(x*float64(time.Second)), err == nil
+		}
+	}
+	return l, rif && lat
 }
 
 // responseLoad reads the load a backend piggybacked on its response
@@ -88,6 +129,7 @@ func responseLoad(h *http1.Head) (l lb.Load, ok bool) {
 
 var (
 	headerRIF         = []byte(lb.HeaderRIF)
+	headerLatency     = []byte(lb.HeaderLatency)
 	headerServiceTime = []byte(lb.HeaderServiceTime)
 )
 
