@@ -115,8 +115,12 @@ type C3 struct {
 	srv []c3Server
 }
 
-// SetClients implements Shared.
-func (s *C3) SetClients(n int) { s.Clients = n }
+// SetClients implements Shared; a configured Clients stays.
+func (s *C3) SetClients(n int) {
+	if s.Clients == 0 {
+		s.Clients = n
+	}
+}
 
 // Initial values of a server's rate controller (absim's client.py).
 const (

@@ -156,6 +156,7 @@ func Classical() Registry {
 		"c3": func(d Deps) (Selector, error) {
 			s := &C3{Rand: d.Rand}
 			return build(d, s, func(r *params) {
+				get(r, "clients", &s.Clients, atLeast(1), "an integer >= 1")
 				get(r, "rate_interval", &s.RateInterval, positive, "> 0 (seconds)")
 				get(r, "max_tokens", &s.MaxTokens, positive, "> 0")
 				get(r, "hysteresis", &s.Hysteresis, positive, "> 0")

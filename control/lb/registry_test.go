@@ -30,6 +30,7 @@ func TestParams(t *testing.T) {
 		want   string
 	}{
 		{"prequal", Params{"qrf": 0.9}, "qrf: unknown parameter (known: delta, max_age, pool_size, probe_rate, qrif, remove_rate)"},
+		{"c3", Params{"clients": 0}, "clients: must be an integer >= 1, got 0"},
 		{"prequal", Params{"qrif": 1.5}, "qrif: must be in [0, 1], got 1.5"},
 		{"prequal", Params{"pool_size": 2.5}, "pool_size: must be an integer >= 1, got 2.5"},
 		{"sed", Params{"x": 1}, "x: unknown parameter (this selector has none)"},
