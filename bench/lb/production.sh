@@ -11,7 +11,8 @@
 # Usage (from the repository root):  bash bench/lb/production.sh
 # Environment: SCENARIOS, LOADS (default "0.5 0.7 0.85 0.95 0.98"), SEED
 # (root seed, default 1001: not the seeds the policies were designed on),
-# SEEDS (default 5), OUT (default out/lb-production), HYBRID_DIR (optional).
+# SEEDS (default 5), OUT (default out/lb-production), HYBRID_DIR (optional),
+# ONLY_TABLE=1 (print the tables from OUT's results without running).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -26,6 +27,7 @@ mkdir -p "$OUT"
 go build -o "$OUT/shoal" ./cmd/shoal
 
 for sc in $SCENARIOS; do
+	[ "${ONLY_TABLE:-0}" = 1 ] && break
 	for load in $LOADS; do
 		policies="lsq p2c $BASELINES $SHOAL oracle"
 		if [ -n "${HYBRID_DIR:-}" ] && [ -f "$HYBRID_DIR/$sc.slb" ]; then
