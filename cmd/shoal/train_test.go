@@ -35,11 +35,11 @@ func TestTrainThenSimulate(t *testing.T) {
 	if !strings.Contains(out, "\ndistr-lb ") || !strings.Contains(out, "\nsed ") || !strings.Contains(out, "\ndistr-lb+probing ") {
 		t.Fatalf("sim output: %s", out)
 	}
-	// The hybrid probes: three per request (probes/req is the last column).
-	for _, line := range strings.Split(out, "\n") {
-		if strings.HasPrefix(line, "distr-lb+probing ") && !strings.HasSuffix(strings.TrimSpace(line), "3 ± 0") {
-			t.Errorf("hybrid's line does not end with 3 probes per request: %s", line)
-		}
+	// The hybrid probes: three per request (the requests table's last
+	// column, its first line for the policy).
+	_, rest, _ := strings.Cut(out, "\ndistr-lb+probing ")
+	if line, _, _ := strings.Cut(rest, "\n"); !strings.HasSuffix(strings.TrimSpace(line), "3 ± 0") {
+		t.Errorf("hybrid's requests line does not end with 3 probes per request: %s", line)
 	}
 	for _, c := range []struct {
 		args []string
