@@ -536,12 +536,21 @@ func (cl *Cluster) respond(c *call) {
 	if c.held {
 		in.leave(c)
 	}
-	if d := cl.rtt[in.loc][c.from]; d > 0 {
-		c.ev.Arg = evRespond
-		cl.k.After(&c.ev, d-d/2)
-		return
+	if !cl.travelBack(c, in) {
+		cl.deliver(c)
 	}
-	cl.deliver(c)
+}
+
+// travelBack sends the answer to c from instance in back to its caller,
+// to arrive after the other half of the RTT; false if there is none.
+func (cl *Cluster) travelBack(c *call, in *instance) bool {
+	d := cl.rtt[in.loc][c.from]
+	if d <= 0 {
+		return false
+	}
+	c.ev.Arg = evRespond
+	cl.k.After(&c.ev, d-d/2)
+	return true
 }
 
 // deliver hands the response of c to its caller: the LB point counts it, and

@@ -53,13 +53,9 @@ func (in *instance) probed(c *call) {
 // answerProbe sends probe c's answer back to its LB point.
 func (in *instance) answerProbe(c *call) {
 	c.at = atNone
-	cl := in.svc.cl
-	if d := cl.rtt[in.loc][c.from]; d > 0 {
-		c.ev.Arg = evRespond
-		cl.k.After(&c.ev, d-d/2)
-		return
+	if cl := in.svc.cl; !cl.travelBack(c, in) {
+		cl.probeAnswered(c)
 	}
-	cl.probeAnswered(c)
 }
 
 // probeAnswered hands probe c's answer to its LB point's selector, unless
