@@ -10,7 +10,6 @@ package operator
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/shoal-project/shoal/control"
@@ -22,14 +21,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 )
 
 // Condition types and the values of Status.Acting.
@@ -87,9 +82,7 @@ type AutoscalerReconciler struct {
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 
-	mu    sync.Mutex
-	kube  *kube.Client // connected at the first Autoscaler, shared by all
-	loops map[types.NamespacedName]*loop
+	loops loopSet[*loop]
 }
 
 // loop is one Autoscaler's running state, rebuilt when its spec or its
@@ -113,16 +106,9 @@ func (r *AutoscalerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
 		r.APIReader = r.Client
 	}
-	r.loops = map[types.NamespacedName]*loop{}
-	// One controller per manager; a process may run successive managers
-	// (an operator restarted in process, as the tests do). A reconcile
-	// mostly waits on Prometheus and the API server, so several run at
-	// once (each Autoscaler's own are never concurrent).
-	skip := true
-	// Only spec changes start a reconcile: the loop's own status updates
-	// must not, or every Autoscaler would run twice a period.
-	return ctrl.NewControllerManagedBy(mgr).For(&v1alpha1.Autoscaler{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).Named(autoscalerController).
-		WithOptions(controller.Options{SkipNameValidation: &skip, MaxConcurrentReconciles: 8}).Complete(r)
+	// A reconcile mostly waits on Prometheus and the API server, so
+	// several run at once (each Autoscaler's own are never concurrent).
+	return periodic(mgr, &v1alpha1.Autoscaler{}, autoscalerController, 8, r)
 }
 
 // Reconcile runs one period of an Autoscaler's loop and asks to be run
@@ -131,9 +117,7 @@ func (r *AutoscalerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	var as v1alpha1.Autoscaler
 	if err := r.Client.Get(ctx, req.NamespacedName, &as); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.mu.Lock()
-			delete(r.loops, req.NamespacedName)
-			r.mu.Unlock()
+			r.loops.forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err

@@ -28,9 +28,7 @@ const maxPolicyBytes = 64 << 20
 // policy file is new. A policy file that does not load leaves the loop in
 // force, if there is one, and is reported once.
 func (r *AutoscalerReconciler) loop(ctx context.Context, key types.NamespacedName, as *v1alpha1.Autoscaler) (*loop, error) {
-	r.mu.Lock()
-	cur := r.loops[key]
-	r.mu.Unlock()
+	cur := r.loops.get(key)
 	// A reconcile of one Autoscaler never runs beside another of it, so
 	// cur is this reconcile's alone until it is replaced below.
 	version, raw, err := r.policyFile(ctx, as, cur)
@@ -47,9 +45,7 @@ func (r *AutoscalerReconciler) loop(ctx context.Context, key types.NamespacedNam
 	if version != "" {
 		setCondition(&as.Status.Conditions, as.Generation, CondPolicyLoaded, true, "Loaded", version)
 	}
-	r.mu.Lock()
-	r.loops[key] = l
-	r.mu.Unlock()
+	r.loops.set(key, l)
 	return l, nil
 }
 
@@ -195,17 +191,10 @@ func (r *AutoscalerReconciler) build(ctx context.Context, as *v1alpha1.Autoscale
 // connect gives l its actuator and observer of the targets, each with its
 // serving container (the first, unless named).
 func (r *AutoscalerReconciler) connect(ctx context.Context, l *loop, namespace string, targets []kube.Target) error {
-	r.mu.Lock()
-	if r.kube == nil {
-		c, err := kube.Connect(r.Config, "")
-		if err != nil {
-			r.mu.Unlock()
-			return err
-		}
-		r.kube = c
+	kc, err := r.loops.client(r.Config)
+	if err != nil {
+		return err
 	}
-	kc := r.kube
-	r.mu.Unlock()
 	workloads := make([]prom.Workload, len(targets))
 	for i := range targets {
 		t := &targets[i]
@@ -221,7 +210,6 @@ func (r *AutoscalerReconciler) connect(ctx context.Context, l *loop, namespace s
 		}
 		workloads[i] = prom.Workload{Service: t.Service, Namespace: namespace, Name: t.Name, Container: t.Container}
 	}
-	var err error
 	if l.act, err = kc.Actuator(targets); err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/shoal-project/shoal/control"
@@ -23,10 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 )
 
 // The RoutePolicy reconciler's permissions (deploy/rbac/role.yaml).
@@ -90,9 +86,7 @@ type RoutePolicyReconciler struct {
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 
-	mu    sync.Mutex
-	kube  *kube.Client
-	loops map[types.NamespacedName]*routeLoop
+	loops loopSet[*routeLoop]
 }
 
 // routeLoop is one RoutePolicy's running state, rebuilt when its spec or
@@ -117,10 +111,7 @@ func (r *RoutePolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
 		r.APIReader = r.Client
 	}
-	r.loops = map[types.NamespacedName]*routeLoop{}
-	skip := true
-	return ctrl.NewControllerManagedBy(mgr).For(&v1alpha1.RoutePolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).Named(routePolicyController).
-		WithOptions(controller.Options{SkipNameValidation: &skip, MaxConcurrentReconciles: 4}).Complete(r)
+	return periodic(mgr, &v1alpha1.RoutePolicy{}, routePolicyController, 4, r)
 }
 
 // Reconcile runs one period of a RoutePolicy's loop and asks to be run
@@ -129,9 +120,7 @@ func (r *RoutePolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	var rp v1alpha1.RoutePolicy
 	if err := r.Client.Get(ctx, req.NamespacedName, &rp); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.mu.Lock()
-			delete(r.loops, req.NamespacedName)
-			r.mu.Unlock()
+			r.loops.forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -247,9 +236,7 @@ func routePolicyOf(rp *v1alpha1.RoutePolicy) string {
 // model file is new. A model file that does not load leaves the loop in
 // force, if there is one, and is reported once (PolicyRejected).
 func (r *RoutePolicyReconciler) loop(ctx context.Context, key types.NamespacedName, rp *v1alpha1.RoutePolicy) (*routeLoop, error) {
-	r.mu.Lock()
-	cur := r.loops[key]
-	r.mu.Unlock()
+	cur := r.loops.get(key)
 	version, raw, err := r.modelFile(ctx, rp, cur)
 	if err != nil {
 		return r.reject(rp, cur, version, err)
@@ -264,9 +251,7 @@ func (r *RoutePolicyReconciler) loop(ctx context.Context, key types.NamespacedNa
 	if version != "" {
 		setCondition(&rp.Status.Conditions, rp.Generation, CondPolicyLoaded, true, "Loaded", l.about)
 	}
-	r.mu.Lock()
-	r.loops[key] = l
-	r.mu.Unlock()
+	r.loops.set(key, l)
 	return l, nil
 }
 
@@ -361,24 +346,16 @@ func (r *RoutePolicyReconciler) build(rp *v1alpha1.RoutePolicy, version string, 
 
 // connect gives l its actuator of the services' routes and its observer.
 func (r *RoutePolicyReconciler) connect(l *routeLoop, rp *v1alpha1.RoutePolicy, locations []string) error {
-	r.mu.Lock()
-	if r.kube == nil {
-		c, err := kube.Connect(r.Config, "")
-		if err != nil {
-			r.mu.Unlock()
-			return err
-		}
-		r.kube = c
+	kc, err := r.loops.client(r.Config)
+	if err != nil {
+		return err
 	}
-	kc := r.kube
-	r.mu.Unlock()
 	var targets []kube.Target
 	var services []prom.RouteService
 	for _, s := range rp.Spec.Services {
 		targets = append(targets, kube.Target{Service: s.Name, Namespace: rp.Namespace, Name: s.Name, Host: s.Host, LocalityLabel: rp.Spec.LocalityLabel})
 		services = append(services, prom.RouteService{Name: s.Name, Workload: s.Workload})
 	}
-	var err error
 	if l.act, err = kc.Actuator(targets); err != nil {
 		return err
 	}

@@ -22,11 +22,10 @@ type ProbingSED struct {
 	// MaxAge is how long an answer is used (default 1 s, as Prequal's).
 	MaxAge time.Duration
 
-	sed    SED
-	rif    []int32         // per backend: the newest answer's RIF
-	at     []time.Duration // per backend: when it arrived (<0: none)
-	since  []int32         // per backend: requests sent since that answer
-	sample Prequal         // draws the probe targets
+	sed   SED
+	rif   []int32         // per backend: the newest answer's RIF
+	at    []time.Duration // per backend: when it arrived (<0: none)
+	since []int32         // per backend: requests sent since that answer
 }
 
 func (s *ProbingSED) size(n int) {
@@ -40,7 +39,6 @@ func (s *ProbingSED) size(n int) {
 		s.MaxAge = time.Second
 	}
 	s.sed.Rand = s.Rand
-	s.sample = Prequal{Rand: s.Rand, ProbeRate: s.ProbeRate}
 	s.rif, s.at, s.since = make([]int32, n), make([]time.Duration, n), make([]int32, n)
 	for j := range s.at {
 		s.at[j] = -1
@@ -85,9 +83,10 @@ func (s *ProbingSED) Done(_ time.Duration, j int, _, _ time.Duration) {
 }
 
 // ProbeTargets implements Prober.
-func (s *ProbingSED) ProbeTargets(now time.Duration, v *View, dst []int) []int {
+func (s *ProbingSED) ProbeTargets(_ time.Duration, v *View, dst []int) []int {
 	s.size(v.Len())
-	return s.sample.ProbeTargets(now, v, dst)
+	dst, _ = sampleUp(v, randomRound(s.ProbeRate, s.Rand), s.Rand, dst)
+	return dst
 }
 
 // Probed implements Prober.

@@ -203,22 +203,26 @@ func (s *Prequal) reuseBudget(n int) int {
 // drawn uniformly without replacement among the up ones.
 func (s *Prequal) ProbeTargets(_ time.Duration, v *View, dst []int) []int {
 	s.defaults()
-	k := randomRound(s.ProbeRate, s.Rand)
+	dst, s.n = sampleUp(v, randomRound(s.ProbeRate, s.Rand), s.Rand, dst)
+	return dst
+}
+
+// sampleUp appends k distinct up backends drawn uniformly (a reservoir
+// sample; all of them if fewer are up) to dst, and counts the up ones.
+func sampleUp(v *View, k int, rng *rand.Rand, dst []int) (_ []int, up int) {
 	start := len(dst)
-	n := 0
-	for j, up := range v.Up { // reservoir sample of size k
-		if !up {
+	for j, u := range v.Up {
+		if !u {
 			continue
 		}
-		n++
+		up++
 		if len(dst)-start < k {
 			dst = append(dst, j)
-		} else if r := s.Rand.IntN(n); r < k {
+		} else if r := rng.IntN(up); r < k {
 			dst[start+r] = j
 		}
 	}
-	s.n = n
-	return dst
+	return dst, up
 }
 
 // Probed implements Prober.
