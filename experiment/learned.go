@@ -53,7 +53,8 @@ func LBPolicy(p *lb.Policy) Learned {
 
 // LBHybrid runs a trained Distr-LB policy over Shoal's probing data plane
 // (lb.ProbingSED): the agents' weights divide the load the backends report
-// to probes, instead of this LB point's own in-flight counts.
+// (on their responses and to probes), instead of this LB point's own
+// in-flight counts.
 func LBHybrid(p *lb.Policy) Learned {
 	l := LBPolicy(p)
 	l.Selector = "probing-sed"

@@ -67,6 +67,45 @@ func TestProbingSEDWeightsAndAge(t *testing.T) {
 	}
 }
 
+// TestProbingSEDPiggybackAndQuiet: a response's piggybacked RIF is an
+// answer (the answered request, already gone from it, is offset against its
+// Done), and only backends quiet for Quiet are probed.
+func TestProbingSEDPiggybackAndQuiet(t *testing.T) {
+	ms := time.Millisecond
+	s := &ProbingSED{Rand: rand.New(rand.NewPCG(4, 4)), ProbeRate: 2, Quiet: 100 * ms}
+	v := upView(2)
+	s.Select(v, Request{})
+	if got := s.ProbeTargets(0, v, nil); len(got) != 2 {
+		t.Fatalf("probed %v with no answers, want both", got)
+	}
+	s.Probed(ms, 0, Load{RIF: 1})
+	s.Probed(ms, 1, Load{RIF: 1})
+	s.Sent(2*ms, 1)
+	s.Sent(2*ms, 1)
+	// Backend 1 answers its first request's response: 4 in flight after it
+	// (one of them ours); then the Done of the answered request follows.
+	s.Reported(3*ms, 1, Load{RIF: 4})
+	s.Done(3*ms, 1, ms, ms)
+	if est := s.rif[1] + s.since[1]; est != 4 {
+		t.Fatalf("estimate %d after the piggybacked answer, want 4", est)
+	}
+	if j := s.Select(v, Request{Now: 4 * ms}); j != 0 {
+		t.Fatalf("went to %d, want 0 (estimates 1 and 4)", j)
+	}
+	if got := s.ProbeTargets(50*ms, v, nil); len(got) != 0 {
+		t.Fatalf("probed %v 49 ms after both answered, want none", got)
+	}
+	s.Reported(60*ms, 1, Load{RIF: 0})
+	if got := s.ProbeTargets(120*ms, v, nil); len(got) != 1 || got[0] != 0 {
+		t.Fatalf("probed %v, want only 0 (quiet 119 ms; 1 answered 60 ms ago)", got)
+	}
+	// Quiet < 0 probes every draw.
+	s.Quiet = -1
+	if got := s.ProbeTargets(120*ms, v, nil); len(got) != 2 {
+		t.Fatalf("probed %v with Quiet < 0, want both", got)
+	}
+}
+
 // TestTee: both sinks hear everything, in order.
 func TestTee(t *testing.T) {
 	a, b := &ProbingSED{}, &ProbingSED{}

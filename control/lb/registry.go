@@ -169,6 +169,10 @@ func Classical() Registry {
 			return build(d, s, func(r *params) {
 				get(r, "probe_rate", &s.ProbeRate, positive, "> 0")
 				get(r, "max_age", &s.MaxAge, positive, "> 0 (seconds)")
+				get(r, "quiet", &s.Quiet, func(x float64) bool { return x >= 0 }, ">= 0 (seconds; 0: probe every draw)")
+				if q, set := d.Params["quiet"]; set && q == 0 {
+					s.Quiet = -1
+				}
 			})
 		},
 		// Envoy's consistent hashing, for affinity.
