@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 
 # Debian packages the tests use: headless Chromium renders the HTML reports;
 # Prometheus scrapes the proxy's admin endpoint; nginx, HAProxy and wrk are
-# the proxy's peers in the side-by-side tests.
+# the proxy's peers in the side-by-side tests; PostgreSQL is the run store's
+# second back end (store/pgtest starts a server from its binaries).
 need=()
 if ! command -v chromium-headless-shell >/dev/null && ! command -v chromium >/dev/null; then
   need+=(chromium-headless-shell)
@@ -18,6 +19,8 @@ command -v prometheus >/dev/null || need+=(prometheus)
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
 command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || need+=(haproxy)
 command -v wrk >/dev/null || need+=(wrk)
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || [ -x "$(pg_config --bindir 2>/dev/null)/initdb" ] ||
+  need+=(postgresql)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
