@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shoal-project/shoal/experiment"
+	"github.com/shoal-project/shoal/store"
 	"github.com/spf13/cobra"
 )
 
@@ -111,6 +113,7 @@ func (cl *cli) experimentDistrLB() *cobra.Command {
 		horizon         time.Duration
 		trainSeed       uint64
 		quiet           bool
+		rec             recording
 	)
 	names := distrLBStudyNames()
 	cmd := &cobra.Command{
@@ -131,6 +134,7 @@ or all. Trained policies are kept in DIR/policies and reused by later runs.`,
 	f.DurationVar(&horizon, "horizon", 0, "evaluation horizon (default: the scenario's)")
 	f.Uint64Var(&trainSeed, "train-seed", 1, "training seed")
 	f.BoolVar(&quiet, "quiet", false, "no progress lines")
+	rec.register(cmd)
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if episodes < 0 || seeds < 0 || horizon < 0 {
 			return usagef("--episodes, --seeds and --horizon must not be negative")
@@ -153,8 +157,12 @@ or all. Trained policies are kept in DIR/policies and reused by later runs.`,
 			if !quiet {
 				s.Log = cl.stderr
 			}
+			start := time.Now()
 			res, err := s.Run(cmd.Context())
 			if err != nil {
+				return err
+			}
+			if err := cl.recordLBStudy(cmd, &rec, start, res); err != nil {
 				return err
 			}
 			if err := res.WriteTable(cl.stdout); err != nil {
@@ -165,4 +173,33 @@ or all. Trained policies are kept in DIR/policies and reused by later runs.`,
 		return nil
 	})
 	return cmd
+}
+
+// recordLBStudy records every case's comparison, one run per policy, the
+// learned ones with the hash of their policy file.
+func (cl *cli) recordLBStudy(cmd *cobra.Command, rec *recording, start time.Time, res *experiment.LBStudyResult) error {
+	if rec.off {
+		return nil
+	}
+	var runs []*store.Run
+	for _, c := range res.Cases {
+		hashes := map[string]string{}
+		for _, tr := range c.Training {
+			b, err := os.ReadFile(tr.File)
+			if err != nil {
+				return err
+			}
+			hashes[tr.Learner] = store.Hash(b)
+		}
+		tmpl := rec.template(cmd, store.KindExperiment, start)
+		tmpl.ScenarioHash = c.ScenarioHash
+		tmpl.Flags["experiment"] = "distr-lb " + res.Study
+		rs, err := experiment.StoreRuns(c.Compare, tmpl, func(p string) string { return hashes[p] })
+		if err != nil {
+			return err
+		}
+		runs = append(runs, rs...)
+	}
+	rec.save(cmd.Context(), cl, runs)
+	return nil
 }

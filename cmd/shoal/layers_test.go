@@ -14,8 +14,8 @@ var floors = map[string]int{
 	"cluster": 3, "proxy": 3, "edge": 3, "kube": 3, "prom": 3,
 	"scenario": 4, "operator": 4, "record": 4,
 	"envs":       5,
-	"experiment": 6,
-	"cmd":        7, "bench": 7,
+	"experiment": 6, "sweep": 6,
+	"cmd": 7, "bench": 7,
 }
 
 func floorOf(t *testing.T, pkg string) int {

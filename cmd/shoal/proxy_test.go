@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/shoal-project/shoal/prom/promtest"
+	"github.com/shoal-project/shoal/store/pgtest"
 )
 
 var built struct {
@@ -54,11 +55,19 @@ func buildShoal(t *testing.T) string {
 	return built.bin
 }
 
+// TestMain records the runs of the tests' commands in a store of their
+// own, and stops the PostgreSQL the store's tests start.
 func TestMain(m *testing.M) {
-	code := m.Run()
+	dir, err := os.MkdirTemp("", "shoal-cmd-test")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("SHOAL_DB", filepath.Join(dir, "runs.db"))
+	code := pgtest.Run(m)
 	if built.bin != "" {
 		os.RemoveAll(filepath.Dir(built.bin))
 	}
+	os.RemoveAll(dir)
 	os.Exit(code)
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/shoal-project/shoal/experiment"
 	"github.com/shoal-project/shoal/experiment/report"
 	"github.com/shoal-project/shoal/scenario"
+	"github.com/shoal-project/shoal/store"
 	"github.com/shoal-project/shoal/workload"
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
@@ -23,6 +24,7 @@ func (cl *cli) sim() *cobra.Command {
 		load                  float64
 		horizon, slo          time.Duration
 		asJSON, quiet         bool
+		rec                   recording
 	)
 	cmd := &cobra.Command{
 		Use:   "sim SCENARIO|FILE",
@@ -53,6 +55,7 @@ keda, openfaas; a+b runs both together), or KIND:FILE, a trained policy file
 	f.BoolVar(&asJSON, "json", false, "print the results as JSON instead of the tables")
 	f.IntVar(&workers, "workers", 0, "runs in parallel (default: the number of CPUs)")
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
+	rec.register(cmd)
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		sc, err := scenario.Lookup(args[0])
 		if err != nil {
@@ -99,9 +102,14 @@ keda, openfaas; a+b runs both together), or KIND:FILE, a trained policy file
 			Selectors: lb.Classical(),
 			Workers:   workers,
 		}
+		fileHashes := map[string]string{}
 		if policy != "" {
-			cmp.Policies, cmp.Learned, err = learnedPolicies(strings.Split(policy, ","), sc)
+			specs := strings.Split(policy, ",")
+			cmp.Policies, cmp.Learned, err = learnedPolicies(specs, sc)
 			if err != nil {
+				return fmt.Errorf("sim: %w", err)
+			}
+			if fileHashes, err = policyFileHashes(specs, cmp.Policies); err != nil {
 				return fmt.Errorf("sim: %w", err)
 			}
 		}
@@ -110,8 +118,12 @@ keda, openfaas; a+b runs both together), or KIND:FILE, a trained policy file
 			cmp.Progress = bar.update
 			defer bar.done()
 		}
+		start := time.Now()
 		res, err := cmp.Run(cmd.Context())
 		if err != nil {
+			return err
+		}
+		if err := cl.recordSim(cmd, &rec, start, sc, res, fileHashes); err != nil {
 			return err
 		}
 		if asJSON {
@@ -135,6 +147,40 @@ keda, openfaas; a+b runs both together), or KIND:FILE, a trained policy file
 		return nil
 	})
 	return cmd
+}
+
+// recordSim records a comparison's runs, one per policy.
+func (cl *cli) recordSim(cmd *cobra.Command, rec *recording, start time.Time, sc *scenario.Scenario, res *experiment.Result, fileHashes map[string]string) error {
+	if rec.off {
+		return nil
+	}
+	tmpl := rec.template(cmd, store.KindSim, start)
+	var err error
+	if tmpl.ScenarioHash, err = experiment.ScenarioHash(sc); err != nil {
+		return err
+	}
+	runs, err := experiment.StoreRuns(res, tmpl, func(p string) string { return fileHashes[p] })
+	if err != nil {
+		return err
+	}
+	rec.save(cmd.Context(), cl, runs)
+	return nil
+}
+
+// policyFileHashes are the hashes of the policy files of --policy's
+// KIND:FILE entries, by their names in the results.
+func policyFileHashes(specs, names []string) (map[string]string, error) {
+	out := map[string]string{}
+	for i, s := range specs {
+		if _, file, ok := strings.Cut(s, ":"); ok {
+			b, err := os.ReadFile(file)
+			if err != nil {
+				return nil, err
+			}
+			out[names[i]] = store.Hash(b)
+		}
+	}
+	return out, nil
 }
 
 // parseArrivals reads an arrival process given as YAML, strictly, e.g.

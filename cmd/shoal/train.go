@@ -17,6 +17,8 @@ import (
 	"github.com/shoal-project/shoal/experiment"
 	"github.com/shoal-project/shoal/learn/modelfile"
 	"github.com/shoal-project/shoal/scenario"
+	"github.com/shoal-project/shoal/store"
+	"github.com/shoal-project/shoal/sweep"
 	"github.com/spf13/cobra"
 )
 
@@ -85,6 +87,7 @@ func (cl *cli) trainLB(alg lbenv.Algorithm, short string) *cobra.Command {
 		seed                         uint64
 		noGRU, quiet                 bool
 		load                         float64
+		rec                          recording
 	)
 	cmd := &cobra.Command{
 		Use:   string(alg) + " SCENARIO -o FILE",
@@ -111,6 +114,7 @@ The policy file records the scenario, reward, seed and training provenance.`,
 	f.Float64Var(&load, "load", 0, "offered load as a fraction of capacity (default: the scenario's)")
 	f.StringVar(&curve, "curve", "", "write the learning curve as CSV to `FILE`")
 	f.BoolVar(&quiet, "quiet", false, "no per-episode progress")
+	rec.register(cmd)
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if out == "" {
 			return usagef("-o FILE is required (where to save the policy)")
@@ -154,9 +158,30 @@ The policy file records the scenario, reward, seed and training provenance.`,
 		}
 		fmt.Fprintf(cl.stdout, "trained %s on %s (reward %s, seed %d): %d episodes, %d environment steps in %.1f s (%.1f steps/s); wrote %s\n",
 			alg, sc.Name, tr.Policy.Provenance.Reward, seed, len(tr.Curve), tr.EnvSteps, wall, tr.Policy.Provenance.StepsPerSecond, out)
-		return nil
+		return cl.recordTraining(cmd, &rec, start, sc, string(alg), seed, out, tr)
 	})
 	return cmd
+}
+
+// recordTraining records a training run: what was trained on what, and
+// its last episode.
+func (cl *cli) recordTraining(cmd *cobra.Command, rec *recording, start time.Time, sc *scenario.Scenario, alg string, seed uint64, file string, tr *lbenv.Trained) error {
+	if rec.off {
+		return nil
+	}
+	run := rec.template(cmd, store.KindTrain, start)
+	var err error
+	if run.ScenarioHash, err = experiment.ScenarioHash(sc); err != nil {
+		return err
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	run.Scenario, run.Policy, run.PolicyHash, run.RootSeed, run.Seeds, run.Load = sc.Name, alg, store.Hash(b), seed, 1, sc.Load
+	run.Summary = sweep.TrainSummary(tr)
+	rec.save(cmd.Context(), cl, []*store.Run{&run})
+	return nil
 }
 
 func fmtReturns(r []float64) string {

@@ -1,0 +1,543 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/shoal-project/shoal/store"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// openStore opens the run store a --db flag names (else SHOAL_DB, else the
+// default file).
+func openStore(ctx context.Context, flag string) (*store.Store, error) {
+	dsn, err := store.DSN(flag)
+	if err != nil {
+		return nil, err
+	}
+	return store.Open(ctx, dsn)
+}
+
+const dbHelp = "run store: a SQLite file or a postgres:// URL (default: $SHOAL_DB, else ~/.local/share/shoal/shoal.db)"
+
+func (cl *cli) runsCmd() *cobra.Command {
+	var db string
+	cmd := &cobra.Command{
+		Use:   "runs",
+		Short: "Query the run store: list, show, compare and export recorded runs",
+		Long: `Every 'shoal sim', 'shoal train' and 'shoal sweep' run is recorded in the run store:
+the scenario and policy (with hashes of what they ran), seeds, load, code version,
+flags, times, the summary and per-class statistics. The store is a SQLite file by
+default, or PostgreSQL with --db postgres://... or SHOAL_DB.`,
+		Example: `  shoal runs list --scenario lb-moderate-cpu
+  shoal runs show 3f9a2c
+  shoal runs compare distr-lb distr-lb-again
+  shoal runs export --sweep distr-lb --format csv -o runs.csv`,
+	}
+	cmd.PersistentFlags().StringVar(&db, "db", "", dbHelp)
+	cmd.AddCommand(cl.runsList(&db), cl.runsShow(&db), cl.runsCompare(&db), cl.runsExport(&db))
+	return cmd
+}
+
+// runFilter is list's and export's selection.
+type runFilter struct {
+	f     store.Filter
+	since string
+}
+
+func (r *runFilter) register(cmd *cobra.Command, limit int) {
+	f := cmd.Flags()
+	f.StringVar(&r.f.Scenario, "scenario", "", "only runs of this scenario")
+	f.StringVar(&r.f.Policy, "policy", "", "only runs of this policy")
+	f.StringVar(&r.f.Kind, "kind", "", "only runs of this kind: sim, train, experiment or sweep")
+	f.StringVar(&r.f.Sweep, "sweep", "", "only the runs of this sweep")
+	f.StringVar(&r.since, "since", "", "only runs started within this `DURATION` (e.g. 24h) or since this date (2026-11-01)")
+	f.IntVar(&r.f.Limit, "limit", limit, "at most this many, the newest (0: all)")
+}
+
+func (r *runFilter) filter(now time.Time) (store.Filter, error) {
+	f := r.f
+	if f.Limit < 0 {
+		return f, usagef("--limit must not be negative")
+	}
+	if r.since == "" {
+		return f, nil
+	}
+	if d, err := time.ParseDuration(r.since); err == nil && d > 0 {
+		f.Since = now.Add(-d)
+		return f, nil
+	}
+	for _, layout := range []string{time.RFC3339, time.DateTime, time.DateOnly} {
+		if t, err := time.ParseInLocation(layout, r.since, time.Local); err == nil {
+			f.Since = t
+			return f, nil
+		}
+	}
+	return f, usagef("--since %q: want a duration (24h) or a date (2026-11-01)", r.since)
+}
+
+func (cl *cli) runsList(db *string) *cobra.Command {
+	var rf runFilter
+	cmd := &cobra.Command{
+		Use:     "list",
+		Short:   "List recorded runs, newest first",
+		Example: "  shoal runs list --policy sed --since 24h",
+		Args:    cobra.NoArgs,
+	}
+	rf.register(cmd, 50)
+	cmd.RunE = cl.action(func(cmd *cobra.Command, _ []string) error {
+		f, err := rf.filter(time.Now())
+		if err != nil {
+			return err
+		}
+		st, err := openStore(cmd.Context(), *db)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		runs, err := st.List(cmd.Context(), f)
+		if err != nil {
+			return err
+		}
+		w := tabwriter.NewWriter(cl.stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(w, "id\tstarted\tkind\tscenario\tload\tpolicy\tseeds\tmean (s)\tp99 (s)\tsweep")
+		for _, r := range runs {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", r.ID[:12], r.Started.Local().Format(time.DateTime),
+				r.Kind, r.Scenario, fmtLoad(r.Load), r.Policy, r.Seeds, fmtStat(stat(r.Summary, "mean")), fmtStat(stat(r.Summary, "p99")), r.Sweep)
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintf(cl.stderr, "%d runs in %s\n", len(runs), st.Location())
+		return nil
+	})
+	return cmd
+}
+
+// stat is the named statistic, NaN when the run has none.
+func stat(m map[string]store.Stat, name string) store.Stat {
+	if s, ok := m[name]; ok {
+		return s
+	}
+	return store.Stat{Mean: math.NaN(), CI95: math.NaN()}
+}
+
+func fmtLoad(l float64) string {
+	if l == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(l, 'g', 4, 64)
+}
+
+// fmtStat is mean ± the 95% interval's half-width ("-": no mean).
+func fmtStat(s store.Stat) string {
+	if math.IsNaN(s.Mean) {
+		return "-"
+	}
+	if math.IsNaN(s.CI95) || s.CI95 == 0 {
+		return strconv.FormatFloat(s.Mean, 'g', 4, 64)
+	}
+	return fmt.Sprintf("%.4g ± %.2g", s.Mean, s.CI95)
+}
+
+func (cl *cli) runsShow(db *string) *cobra.Command {
+	return &cobra.Command{
+		Use:     "show ID",
+		Short:   "Show one run: what ran, and every statistic",
+		Example: "  shoal runs show 3f9a2c",
+		Args:    exactArgs(1, "one run id (or a prefix of 6 or more characters)"),
+		RunE: cl.action(func(cmd *cobra.Command, args []string) error {
+			st, err := openStore(cmd.Context(), *db)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			r, err := st.Get(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			return writeRun(cl.stdout, r)
+		}),
+	}
+}
+
+func writeRun(out io.Writer, r *store.Run) error {
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	for _, kv := range [][2]string{
+		{"id", r.ID}, {"kind", r.Kind}, {"scenario", r.Scenario}, {"scenario hash", r.ScenarioHash},
+		{"policy", r.Policy}, {"policy hash", r.PolicyHash}, {"load", fmtLoad(r.Load)},
+		{"seeds", fmt.Sprintf("%d from root seed %d", r.Seeds, r.RootSeed)}, {"code", r.CodeVersion},
+		{"flags", fmtFlags(r.Flags)}, {"started", r.Started.Local().Format(time.RFC3339)},
+		{"took", r.Finished.Sub(r.Started).Round(time.Millisecond).String()},
+		{"sweep", strings.TrimSpace(r.Sweep + " " + r.Shard)}, {"key", r.Key},
+	} {
+		fmt.Fprintf(w, "%s\t%s\n", kv[0], kv[1])
+	}
+	fmt.Fprintln(w, "\nstatistic\twhole run")
+	writeStats(w, "", r.Summary)
+	for _, c := range r.Classes {
+		writeStats(w, c.Class+" ", c.Stats)
+	}
+	return w.Flush()
+}
+
+func writeStats(w io.Writer, prefix string, m map[string]store.Stat) {
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		fmt.Fprintf(w, "%s%s\t%s\n", prefix, name, fmtStat(m[name]))
+	}
+}
+
+func fmtFlags(f map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(f)) {
+		parts = append(parts, "--"+k+"="+f[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+func (cl *cli) runsCompare(db *string) *cobra.Command {
+	var stats string
+	cmd := &cobra.Command{
+		Use:   "compare SWEEP|ID SWEEP|ID...",
+		Short: "Compare sweeps (or runs) side by side, with 95% intervals",
+		Long: `Compare two or more sets of runs side by side: each argument is a sweep id (all
+its runs) or a run id. Rows are the (scenario, load, policy) the sets share, with
+each set's statistics (mean ± the half-width of the 95% interval over seeds) and
+the last set's over the first's.`,
+		Example: "  shoal runs compare distr-lb distr-lb-again --stats mean,p99,throughput",
+		Args:    cobra.MinimumNArgs(2),
+	}
+	cmd.Flags().StringVar(&stats, "stats", "mean,p99", "comma-separated statistics to compare")
+	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
+		st, err := openStore(cmd.Context(), *db)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		sets := make([][]*store.Run, len(args))
+		for i, a := range args {
+			if sets[i], err = runSet(cmd.Context(), st, a); err != nil {
+				return err
+			}
+		}
+		return writeComparison(cl.stdout, args, sets, strings.Split(stats, ","))
+	})
+	return cmd
+}
+
+// runSet is a sweep's runs, or the one run an id names.
+func runSet(ctx context.Context, st *store.Store, arg string) ([]*store.Run, error) {
+	runs, err := st.List(ctx, store.Filter{Sweep: arg})
+	if err != nil || len(runs) > 0 {
+		return runs, err
+	}
+	r, err := st.Get(ctx, arg)
+	if err != nil {
+		return nil, fmt.Errorf("%s is no sweep, and as a run id: %w", arg, err)
+	}
+	return []*store.Run{r}, nil
+}
+
+// point is what a comparison lines runs up by.
+type point struct {
+	kind, scenario, policy string
+	load                   float64
+}
+
+func pointOf(r *store.Run) point { return point{r.Kind, r.Scenario, r.Policy, r.Load} }
+
+func writeComparison(out io.Writer, names []string, sets [][]*store.Run, stats []string) error {
+	byPoint := make([]map[point]*store.Run, len(sets))
+	seen := map[point]bool{}
+	var order []point
+	single := true
+	for i, runs := range sets {
+		single = single && len(runs) == 1
+		byPoint[i] = map[point]*store.Run{}
+		for _, r := range runs { // newest first: the newest of a point stands
+			p := pointOf(r)
+			if _, ok := byPoint[i][p]; !ok {
+				byPoint[i][p] = r
+			}
+			if !seen[p] {
+				seen[p] = true
+				order = append(order, p)
+			}
+		}
+	}
+	if single { // runs named one by one: one row, whatever they ran
+		p := pointOf(sets[0][0])
+		order = []point{p}
+		for i := range sets {
+			byPoint[i] = map[point]*store.Run{p: sets[i][0]}
+		}
+	}
+	slices.SortFunc(order, func(a, b point) int {
+		return cmp.Or(strings.Compare(a.scenario, b.scenario), cmp.Compare(a.load, b.load),
+			strings.Compare(a.policy, b.policy), strings.Compare(a.kind, b.kind))
+	})
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	head := []string{"scenario", "load", "policy"}
+	for _, s := range stats {
+		for _, n := range names {
+			head = append(head, s+" "+n)
+		}
+		head = append(head, s+" ratio")
+	}
+	fmt.Fprintln(w, strings.Join(head, "\t"))
+	shared := 0
+	for _, p := range order {
+		row := []string{p.scenario, fmtLoad(p.load), p.policy}
+		all := true
+		for _, s := range stats {
+			first, last := stat(nil, ""), stat(nil, "")
+			for i := range sets {
+				r, ok := byPoint[i][p]
+				if !ok {
+					all = false
+					row = append(row, "-")
+					continue
+				}
+				v := stat(r.Summary, s)
+				if i == 0 {
+					first = v
+				}
+				last = v
+				row = append(row, fmtStat(v))
+			}
+			row = append(row, fmtRatio(last.Mean, first.Mean))
+		}
+		if all {
+			shared++
+		}
+		fmt.Fprintln(w, strings.Join(row, "\t"))
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%d points, %d in every set; ratio: %s over %s\n", len(order), shared, names[len(names)-1], names[0])
+	return nil
+}
+
+func fmtRatio(a, b float64) string {
+	if b == 0 || math.IsNaN(a) || math.IsNaN(b) {
+		return "-"
+	}
+	return strconv.FormatFloat(a/b, 'f', 3, 64)
+}
+
+func (cl *cli) runsExport(db *string) *cobra.Command {
+	var (
+		rf          runFilter
+		format, out string
+	)
+	cmd := &cobra.Command{
+		Use:   "export",
+		Short: "Write recorded runs as JSON or CSV",
+		Long: `Write the selected runs with every field and statistic: JSON (an array of runs)
+or CSV (a row per run, a column per statistic of the whole run: NAME_mean and
+NAME_ci95).`,
+		Example: "  shoal runs export --sweep distr-lb --format csv -o runs.csv",
+		Args:    cobra.NoArgs,
+	}
+	rf.register(cmd, 0)
+	cmd.Flags().StringVar(&format, "format", "json", "json or csv")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "write to `FILE` (default: standard output)")
+	cmd.RunE = cl.action(func(cmd *cobra.Command, _ []string) error {
+		if format != "json" && format != "csv" {
+			return usagef("--format %q: want json or csv", format)
+		}
+		f, err := rf.filter(time.Now())
+		if err != nil {
+			return err
+		}
+		st, err := openStore(cmd.Context(), *db)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		runs, err := st.List(cmd.Context(), f)
+		if err != nil {
+			return err
+		}
+		w := cl.stdout
+		if out != "" {
+			file, err := os.Create(out)
+			if err != nil {
+				return err
+			}
+			defer file.Close()
+			w = file
+		}
+		if format == "csv" {
+			err = writeRunsCSV(w, runs)
+		} else {
+			err = writeRunsJSON(w, runs)
+		}
+		if err != nil {
+			return err
+		}
+		if out != "" {
+			fmt.Fprintf(cl.stderr, "wrote %d runs to %s\n", len(runs), out)
+		}
+		return nil
+	})
+	return cmd
+}
+
+// jsonStat is a Stat in JSON, NaN as null.
+type jsonStat struct {
+	Mean *float64 `json:"mean"`
+	CI95 *float64 `json:"ci95"`
+}
+
+func toJSONStats(m map[string]store.Stat) map[string]jsonStat {
+	out := map[string]jsonStat{}
+	num := func(f float64) *float64 {
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil
+		}
+		return &f
+	}
+	for k, v := range m {
+		out[k] = jsonStat{num(v.Mean), num(v.CI95)}
+	}
+	return out
+}
+
+func writeRunsJSON(w io.Writer, runs []*store.Run) error {
+	type class struct {
+		Class string              `json:"class"`
+		Stats map[string]jsonStat `json:"stats"`
+	}
+	type run struct {
+		ID           string              `json:"id"`
+		Kind         string              `json:"kind"`
+		Scenario     string              `json:"scenario"`
+		ScenarioHash string              `json:"scenario_hash"`
+		Policy       string              `json:"policy"`
+		PolicyHash   string              `json:"policy_hash,omitempty"`
+		RootSeed     uint64              `json:"root_seed"`
+		Seeds        int                 `json:"seeds"`
+		Load         float64             `json:"load,omitempty"`
+		CodeVersion  string              `json:"code_version"`
+		Flags        map[string]string   `json:"flags,omitempty"`
+		Started      time.Time           `json:"started"`
+		Finished     time.Time           `json:"finished"`
+		Summary      map[string]jsonStat `json:"summary"`
+		Classes      []class             `json:"classes,omitempty"`
+		Key          string              `json:"key"`
+		Sweep        string              `json:"sweep,omitempty"`
+		Shard        string              `json:"shard,omitempty"`
+	}
+	out := make([]run, len(runs))
+	for i, r := range runs {
+		out[i] = run{r.ID, r.Kind, r.Scenario, r.ScenarioHash, r.Policy, r.PolicyHash, r.RootSeed, r.Seeds, r.Load,
+			r.CodeVersion, r.Flags, r.Started, r.Finished, toJSONStats(r.Summary), nil, r.Key, r.Sweep, r.Shard}
+		for _, c := range r.Classes {
+			out[i].Classes = append(out[i].Classes, class{c.Class, toJSONStats(c.Stats)})
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func writeRunsCSV(w io.Writer, runs []*store.Run) error {
+	names := map[string]bool{}
+	for _, r := range runs {
+		for k := range r.Summary {
+			names[k] = true
+		}
+	}
+	stats := slices.Sorted(maps.Keys(names))
+	cw := csv.NewWriter(w)
+	head := []string{"id", "kind", "scenario", "scenario_hash", "policy", "policy_hash", "load", "root_seed", "seeds",
+		"code_version", "started", "finished", "sweep", "shard", "key"}
+	for _, s := range stats {
+		head = append(head, s+"_mean", s+"_ci95")
+	}
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	num := func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+	for _, r := range runs {
+		row := []string{r.ID, r.Kind, r.Scenario, r.ScenarioHash, r.Policy, r.PolicyHash, num(r.Load),
+			strconv.FormatUint(r.RootSeed, 10), strconv.Itoa(r.Seeds), r.CodeVersion,
+			r.Started.Format(time.RFC3339Nano), r.Finished.Format(time.RFC3339Nano), r.Sweep, r.Shard, r.Key}
+		for _, s := range stats {
+			v, ok := r.Summary[s]
+			if !ok {
+				row = append(row, "", "")
+				continue
+			}
+			row = append(row, num(v.Mean), num(v.CI95))
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// recording is the --db and --no-record flags of a command whose runs the
+// store records.
+type recording struct {
+	db  string
+	off bool
+}
+
+func (r *recording) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&r.db, "db", "", dbHelp)
+	cmd.Flags().BoolVar(&r.off, "no-record", false, "do not record the runs in the run store")
+}
+
+// template is the part of a command's runs that the command line gives:
+// the kind, the code and the flags set.
+func (r *recording) template(cmd *cobra.Command, kind string, start time.Time) store.Run {
+	flags := map[string]string{}
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if f.Name != "db" && f.Name != "no-record" && f.Name != "quiet" && f.Name != "workers" {
+			flags[f.Name] = f.Value.String()
+		}
+	})
+	return store.Run{Kind: kind, CodeVersion: version(), Flags: flags, Started: start, Finished: time.Now()}
+}
+
+// save records runs; a store that cannot take them is a warning, since the
+// command's own output is already written.
+func (r *recording) save(ctx context.Context, cl *cli, runs []*store.Run) {
+	if r.off || len(runs) == 0 {
+		return
+	}
+	err := func() error {
+		st, err := openStore(ctx, r.db)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, run := range runs {
+			if err := st.Record(ctx, run); err != nil {
+				return err
+			}
+		}
+		return nil
+	}()
+	if err != nil {
+		fmt.Fprintf(cl.stderr, "shoal: warning: runs not recorded: %v\n", err)
+	}
+}

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-project/shoal/kube/kubetest"
+	"github.com/shoal-project/shoal/store"
+	"github.com/shoal-project/shoal/store/pgtest"
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// tinySweep runs in a few seconds: one scenario, two loads, two policies.
+const tinySweep = `name: tiny
+scenarios: [lb-moderate-cpu]
+loads: [0.7, 0.9]
+policies: [sed, probing-sed]
+seed: 5
+seeds: 2
+horizon: 20s
+`
+
+func writeFile(t *testing.T, name, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestSimRecordsRuns: shoal sim records one run per policy; runs list,
+// show and export read them back.
+func TestSimRecordsRuns(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "runs.db")
+	if _, err := runCLI(t, "sim", "lb-moderate-cpu", "--policy", "sed,c3", "--seeds", "2", "--horizon", "20s", "--db", db); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runCLI(t, "sim", "lb-moderate-cpu", "--policy", "sed", "--seeds", "2", "--horizon", "20s", "--db", db, "--no-record"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCLI(t, "runs", "list", "--db", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 3 || !strings.Contains(out, " c3 ") || !strings.Contains(out, " sed ") {
+		t.Fatalf("runs list:\n%s", out)
+	}
+	id := strings.Fields(strings.Split(out, "\n")[1])[0]
+	out, err = runCLI(t, "runs", "show", id[:8], "--db", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"scenario hash", "--horizon=20s", "p99", "seeds          2 from root seed 1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("runs show lacks %q:\n%s", want, out)
+		}
+	}
+	out, err = runCLI(t, "runs", "export", "--format", "csv", "--policy", "c3", "--db", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil || len(recs) != 2 || recs[1][4] != "c3" {
+		t.Fatalf("export csv (%v):\n%s", err, out)
+	}
+	out, err = runCLI(t, "runs", "export", "--db", db)
+	var runs []map[string]any
+	if err != nil || json.Unmarshal([]byte(out), &runs) != nil || len(runs) != 2 {
+		t.Fatalf("export json (%v):\n%s", err, out)
+	}
+	if _, err := runCLI(t, "runs", "show", "nosuchrun", "--db", db); err == nil || !strings.Contains(err.Error(), "nosuchrun") {
+		t.Errorf("a missing run: %v", err)
+	}
+}
+
+// TestSweepTwiceAndCompare: the same sweep run twice under two ids, on
+// SQLite and on PostgreSQL, and runs compare shows both side by side (equal:
+// the runs are seeded).
+func TestSweepTwiceAndCompare(t *testing.T) {
+	spec := writeFile(t, "tiny.yaml", tinySweep)
+	for _, db := range []string{filepath.Join(t.TempDir(), "runs.db"), pgtest.Start(t)} {
+		for _, id := range []string{"tiny", "tiny-again"} {
+			out, err := runCLI(t, "sweep", spec, "--id", id, "--db", db)
+			if err != nil || !strings.Contains(out, "4 runs recorded, 0 already stored") {
+				t.Fatalf("%s: %v\n%s", id, err, out)
+			}
+		}
+		out, err := runCLI(t, "sweep", spec, "--db", db)
+		if err != nil || !strings.Contains(out, "0 runs recorded, 4 already stored") {
+			t.Fatalf("resumed a finished sweep: %v\n%s", err, out)
+		}
+		out, err = runCLI(t, "runs", "compare", "tiny", "tiny-again", "--db", db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, "4 points, 4 in every set") || strings.Count(out, "1.000") != 8 {
+			t.Errorf("compare on %s:\n%s", db, out)
+		}
+		out, err = runCLI(t, "sweep", "status", spec, "--db", db)
+		if err != nil || !strings.Contains(out, "4 of 4 runs stored") {
+			t.Errorf("status: %v\n%s", err, out)
+		}
+	}
+}
+
+// TestSweepKilledResumes: a sweep killed in the middle leaves whole runs
+// only; run again, it records the rest, and nothing twice.
+func TestSweepKilledResumes(t *testing.T) {
+	bin := buildShoal(t)
+	spec := writeFile(t, "tiny.yaml", strings.Replace(tinySweep, "loads: [0.7, 0.9]", "loads: [0.5, 0.6, 0.7, 0.8, 0.9]", 1))
+	db := filepath.Join(t.TempDir(), "runs.db")
+	ctx := context.Background()
+	cmd := exec.Command(bin, "sweep", spec, "--db", db, "--workers", "1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stored := func() int {
+		st, err := store.Open(ctx, db)
+		if err != nil {
+			return 0
+		}
+		defer st.Close()
+		keys, _ := st.Keys(ctx, "tiny")
+		return len(keys)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for stored() < 2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	before := stored()
+	if before < 2 || before >= 10 {
+		t.Fatalf("%d of 10 runs stored when killed, want some but not all", before)
+	}
+	out, err := exec.Command(bin, "sweep", spec, "--db", db).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	st, err := store.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.List(ctx, store.Filter{Sweep: "tiny"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]bool{}
+	for _, r := range runs {
+		if keys[r.Key] {
+			t.Errorf("%s %s at %g recorded twice", r.Scenario, r.Policy, r.Load)
+		}
+		keys[r.Key] = true
+		if len(r.Summary) == 0 {
+			t.Errorf("run %s has no statistics", r.ID)
+		}
+	}
+	if len(runs) != 10 {
+		t.Fatalf("%d runs after resuming (%d before), want 10:\n%s", len(runs), before, out)
+	}
+}
+
+// TestSweepOnKubernetes: --on kubernetes creates the Indexed Job and its
+// ConfigMap on a real apiserver, and sweep status reads the Job's pods
+// and the shared store.
+func TestSweepOnKubernetes(t *testing.T) {
+	c := kubetest.Start(t, 0)
+	spec := writeFile(t, "tiny.yaml", tinySweep)
+	db := pgtest.Start(t)
+	out, err := runCLI(t, "sweep", spec, "--on", "kubernetes", "--kubeconfig", c.Kubeconfig, "--image", "shoal:test",
+		"--shards", "3", "--db", db)
+	if err != nil || !strings.Contains(out, "submitted job default/shoal-sweep-tiny: 3 shards") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	ctx := context.Background()
+	job, err := c.Client.BatchV1().Jobs("default").Get(ctx, "shoal-sweep-tiny", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *job.Spec.CompletionMode != batchv1.IndexedCompletion || *job.Spec.Completions != 3 {
+		t.Fatalf("job spec %+v", job.Spec)
+	}
+	if _, err := c.Client.CoreV1().ConfigMaps("default").Get(ctx, "shoal-sweep-tiny", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// What pods 0 and 2 would have done: run their shards into the store.
+	for _, shard := range []string{"0/3", "2/3"} {
+		if _, err := runCLI(t, "sweep", spec, "--shard", shard, "--db", db); err != nil {
+			t.Fatal(err)
+		}
+	}
+	job.Status.Succeeded, job.Status.Active, job.Status.CompletedIndexes = 2, 1, "0,2"
+	now := metav1.Now()
+	job.Status.StartTime = &now
+	if _, err := c.Client.BatchV1().Jobs("default").UpdateStatus(ctx, job, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out, err = runCLI(t, "sweep", "status", spec, "--on", "kubernetes", "--kubeconfig", c.Kubeconfig, "--shards", "3", "--db", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"running: 2 of 3 pods succeeded, 1 active", "completed indexes 0,2", "1/3    1     0", "3 of 4 runs stored"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := runCLI(t, "sweep", spec, "--on", "kubernetes", "--kubeconfig", c.Kubeconfig, "--image", "i", "--db", filepath.Join(t.TempDir(), "x.db")); err == nil {
+		t.Error("a SQLite store for pods was accepted")
+	}
+}
