@@ -134,7 +134,7 @@ or all. Trained policies are kept in DIR/policies and reused by later runs.`,
 	f.DurationVar(&horizon, "horizon", 0, "evaluation horizon (default: the scenario's)")
 	f.Uint64Var(&trainSeed, "train-seed", 1, "training seed")
 	f.BoolVar(&quiet, "quiet", false, "no progress lines")
-	rec.register(cmd)
+	rec.register(cmd.Flags())
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if episodes < 0 || seeds < 0 || horizon < 0 {
 			return usagef("--episodes, --seeds and --horizon must not be negative")

@@ -501,9 +501,9 @@ type recording struct {
 	off bool
 }
 
-func (r *recording) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&r.db, "db", "", dbHelp)
-	cmd.Flags().BoolVar(&r.off, "no-record", false, "do not record the runs in the run store")
+func (r *recording) register(f *pflag.FlagSet) {
+	f.StringVar(&r.db, "db", "", dbHelp)
+	f.BoolVar(&r.off, "no-record", false, "do not record the runs in the run store")
 }
 
 // template is the part of a command's runs that the command line gives:

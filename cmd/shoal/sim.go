@@ -55,7 +55,7 @@ keda, openfaas; a+b runs both together), or KIND:FILE, a trained policy file
 	f.BoolVar(&asJSON, "json", false, "print the results as JSON instead of the tables")
 	f.IntVar(&workers, "workers", 0, "runs in parallel (default: the number of CPUs)")
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
-	rec.register(cmd)
+	rec.register(cmd.Flags())
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		sc, err := scenario.Lookup(args[0])
 		if err != nil {

@@ -218,3 +218,30 @@ func TestSweepOnKubernetes(t *testing.T) {
 		t.Error("a SQLite store for pods was accepted")
 	}
 }
+
+// TestTrainRecordsRun: a training run is recorded with the hash of the
+// policy file it wrote and its last episode.
+func TestTrainRecordsRun(t *testing.T) {
+	dir := t.TempDir()
+	db, file := filepath.Join(dir, "runs.db"), filepath.Join(dir, "p.slb")
+	if _, err := runCLI(t, "train", "distr-lb", "lb-moderate-cpu", "-o", file, "--episodes", "1", "--episode-steps", "10", "--quiet", "--db", db); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.List(context.Background(), store.Filter{Kind: store.KindTrain})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("%d training runs (%v), want 1", len(runs), err)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runs[0]
+	if r.Policy != "distr-lb" || r.PolicyHash != store.Hash(b) || r.Summary["episodes"].Mean != 1 || r.Flags["episodes"] != "1" {
+		t.Errorf("recorded %+v", r)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -114,7 +115,7 @@ The policy file records the scenario, reward, seed and training provenance.`,
 	f.Float64Var(&load, "load", 0, "offered load as a fraction of capacity (default: the scenario's)")
 	f.StringVar(&curve, "curve", "", "write the learning curve as CSV to `FILE`")
 	f.BoolVar(&quiet, "quiet", false, "no per-episode progress")
-	rec.register(cmd)
+	rec.register(cmd.Flags())
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if out == "" {
 			return usagef("-o FILE is required (where to save the policy)")
@@ -158,14 +159,14 @@ The policy file records the scenario, reward, seed and training provenance.`,
 		}
 		fmt.Fprintf(cl.stdout, "trained %s on %s (reward %s, seed %d): %d episodes, %d environment steps in %.1f s (%.1f steps/s); wrote %s\n",
 			alg, sc.Name, tr.Policy.Provenance.Reward, seed, len(tr.Curve), tr.EnvSteps, wall, tr.Policy.Provenance.StepsPerSecond, out)
-		return cl.recordTraining(cmd, &rec, start, sc, string(alg), seed, out, tr)
+		return cl.recordTraining(cmd, &rec, start, sc, string(alg), seed, out, sweep.TrainSummary(tr))
 	})
 	return cmd
 }
 
-// recordTraining records a training run: what was trained on what, and
-// its last episode.
-func (cl *cli) recordTraining(cmd *cobra.Command, rec *recording, start time.Time, sc *scenario.Scenario, alg string, seed uint64, file string, tr *lbenv.Trained) error {
+// recordTraining records a training run: the learner, the scenario it
+// trained on, the policy file it wrote and the figures it reports.
+func (cl *cli) recordTraining(cmd *cobra.Command, rec *recording, start time.Time, sc *scenario.Scenario, learner string, seed uint64, file string, summary map[string]store.Stat) error {
 	if rec.off {
 		return nil
 	}
@@ -178,10 +179,26 @@ func (cl *cli) recordTraining(cmd *cobra.Command, rec *recording, start time.Tim
 	if err != nil {
 		return err
 	}
-	run.Scenario, run.Policy, run.PolicyHash, run.RootSeed, run.Seeds, run.Load = sc.Name, alg, store.Hash(b), seed, 1, sc.Load
-	run.Summary = sweep.TrainSummary(tr)
+	run.Scenario, run.Policy, run.PolicyHash, run.RootSeed, run.Seeds, run.Load = sc.Name, learner, store.Hash(b), seed, 1, sc.Load
+	run.Summary = summary
 	rec.save(cmd.Context(), cl, []*store.Run{&run})
 	return nil
+}
+
+// figures are a training's reported numbers as statistics (no interval).
+func figures(kv ...any) map[string]store.Stat {
+	m := map[string]store.Stat{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		var x float64
+		switch v := kv[i+1].(type) {
+		case int:
+			x = float64(v)
+		case float64:
+			x = v
+		}
+		m[kv[i].(string)] = store.Stat{Mean: x, CI95: math.NaN()}
+	}
+	return m
 }
 
 func fmtReturns(r []float64) string {

@@ -65,7 +65,8 @@ coscal:FILE' runs the policy.`,
 		p := tr.Policy.Provenance
 		fmt.Fprintf(cl.stdout, "trained coscal on %s (seed %d): forecast MAPE %.1f%%; %d episodes, %d decision periods in %.0f s; greedy episode reward %.3f, SLO violations %.1f%%; %d parameters; wrote %s\n",
 			sc.Name, t.seed, p.ForecastMAPE, p.Episodes, p.EnvSteps, p.WallSeconds, p.Score, 100*p.SLOViolations, tr.Policy.Parameters(), t.out)
-		return nil
+		return cl.recordTraining(cmd, &t.rec, start, sc, "coscal", t.seed, t.out, figures("episodes", p.Episodes, "env_steps", p.EnvSteps,
+			"forecast_mape", p.ForecastMAPE, "reward", p.Score, "slo_violations", p.SLOViolations))
 	})
 	return cmd
 }

@@ -97,7 +97,8 @@ trained range.`,
 		p := tr.Policy.Provenance
 		fmt.Fprintf(cl.stdout, "trained drpc on %s (seed %d): %d episodes, %d decision periods, %d teacher updates in %.0f s; teacher reward %.3f, students %.3f (imitation MSE %.4f); %d parameters per student; wrote %s\n",
 			sc.Name, t.seed, p.Episodes, p.EnvSteps, p.Updates, p.WallSeconds, p.TeacherScore, p.StudentScore, p.ImitationMSE, tr.Policy.Parameters(), t.out)
-		return nil
+		return cl.recordTraining(cmd, &t.rec, start, sc, "drpc", t.seed, t.out, figures("episodes", p.Episodes, "env_steps", p.EnvSteps,
+			"teacher_reward", p.TeacherScore, "student_reward", p.StudentScore, "imitation_mse", p.ImitationMSE))
 	})
 	return cmd
 }

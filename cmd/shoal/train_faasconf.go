@@ -22,6 +22,7 @@ func (cl *cli) trainFaaSConf(short string) *cobra.Command {
 		variant         string
 		hardwareOnly    bool
 		gamma           float64
+		rec             recording
 	)
 	def := faasconfenv.DefaultTrainConfig()
 	cmd := &cobra.Command{
@@ -54,6 +55,7 @@ faasconf:FILE' serves the policy, one decision per window.`,
 	f.StringVar(&variant, "variant", string(rl.AttMF), "what critics and actors see: attmf (the paper's), mf, maddpg or ddpg (the ablations)")
 	f.Float64Var(&gamma, "gamma", def.Learner.Gamma, "discount of the critics' targets, in [0, 1]")
 	f.BoolVar(&hardwareOnly, "hardware-only", false, "tune CPU, memory and instances only, with no concurrency limit (the ablation of Fig. 11)")
+	rec.register(f)
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if out == "" {
 			return usagef("-o FILE is required (where to save the policy)")
@@ -96,7 +98,8 @@ faasconf:FILE' serves the policy, one decision per window.`,
 		p := tr.Policy.Provenance
 		fmt.Fprintf(cl.stdout, "trained faasconf (%s) on %s (seed %d): %d logged measurements, %d offline updates, %d online measurements, %d updates in %.0f s; wrote %s\n",
 			v, sc.Name, seed, p.Logged, p.Offline, p.Online, p.Updates, p.WallSeconds, out)
-		return nil
+		return cl.recordTraining(cmd, &rec, start, sc, "faasconf", seed, out, figures("logged", p.Logged, "offline_updates", p.Offline,
+			"online", p.Online, "updates", p.Updates))
 	})
 	return cmd
 }

@@ -73,7 +73,8 @@ runs the policy over the scenario's call graph.`,
 		p := tr.Policy.Provenance
 		fmt.Fprintf(cl.stdout, "trained firm on %s (seed %d): classifier accuracy %.2f on %d samples; %d DDPG episodes, %d culprit periods, %d updates in %.0f s; last episode reward %.3f, SLO violations %.1f%%; %d parameters; wrote %s\n",
 			sc.Name, t.seed, p.Accuracy, p.Samples, p.Episodes, p.EnvSteps, p.Updates, p.WallSeconds, p.Score, 100*p.SLOViolations, tr.Policy.Parameters(), t.out)
-		return nil
+		return cl.recordTraining(cmd, &t.rec, start, sc, "firm", t.seed, t.out, figures("episodes", p.Episodes, "env_steps", p.EnvSteps,
+			"classifier_accuracy", p.Accuracy, "reward", p.Score, "slo_violations", p.SLOViolations))
 	})
 	return cmd
 }

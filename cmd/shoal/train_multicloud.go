@@ -20,6 +20,7 @@ func (cl *cli) trainMultiCloud(short string) *cobra.Command {
 		quiet  bool
 		epochs int
 		inputs string
+		rec    recording
 	)
 	def := multicloudenv.DefaultConfig()
 	periods := def.Collection.Periods
@@ -52,6 +53,7 @@ multicloud-nn:FILE,multicloud-svr:FILE' routes with BO on either model.`,
 	f.Uint64Var(&seed, "seed", 1, "seed of the data collection and the training")
 	f.StringVar(&inputs, "inputs", def.Inputs, "the models' inputs: paper (section II-C1's), or derived (the paper's plus the mean RTT, share of the calls and calls per replica each location gets under the shift)")
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
+	rec.register(f)
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if out == "" {
 			return usagef("-o FILE is required (where to save the models)")
@@ -90,7 +92,7 @@ multicloud-nn:FILE,multicloud-svr:FILE' routes with BO on either model.`,
 				fmt.Fprintf(cl.stdout, "%-24s %5s %8.3f %10.2f %8.2f\n", s.Name, kind, a.R2, a.MSE, a.MAE)
 			}
 		}
-		return nil
+		return cl.recordTraining(cmd, &rec, start, sc, "multicloud", seed, out, figures("services", len(res.Policy.Services), "periods", periods))
 	})
 	return cmd
 }

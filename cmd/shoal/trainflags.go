@@ -15,6 +15,7 @@ type autoscalerTraining struct {
 	episodes       int
 	seed           uint64
 	quiet          bool
+	rec            recording
 }
 
 // register declares the flags; what names the episodes ("teacher",
@@ -27,6 +28,7 @@ func (t *autoscalerTraining) register(f *pflag.FlagSet, budget time.Duration, bu
 	f.DurationVar(&t.period, "period", 5*time.Second, "decision period")
 	f.Uint64Var(&t.seed, "seed", 1, "training seed; training systems never reuse evaluation seeds")
 	f.BoolVar(&t.quiet, "quiet", false, "no per-episode progress")
+	t.rec.register(f)
 }
 
 // check reports a usage error in the common flags.
