@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"os"
 	"strings"
 	"time"
@@ -190,11 +191,15 @@ func figures(kv ...any) map[string]store.Stat {
 	m := map[string]store.Stat{}
 	for i := 0; i+1 < len(kv); i += 2 {
 		var x float64
-		switch v := kv[i+1].(type) {
-		case int:
-			x = float64(v)
-		case float64:
-			x = v
+		switch v := reflect.ValueOf(kv[i+1]); {
+		case v.CanInt():
+			x = float64(v.Int())
+		case v.CanUint():
+			x = float64(v.Uint())
+		case v.CanFloat():
+			x = v.Float()
+		default:
+			panic(fmt.Sprintf("figures: %s is a %T", kv[i], kv[i+1]))
 		}
 		m[kv[i].(string)] = store.Stat{Mean: x, CI95: math.NaN()}
 	}
