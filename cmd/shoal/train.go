@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"reflect"
 	"os"
+	"reflect"
 	"strings"
 	"time"
 
