@@ -191,7 +191,10 @@ func (cl *cli) recordLBStudy(cmd *cobra.Command, rec *recording, start time.Time
 			}
 			hashes[tr.Learner] = store.Hash(b)
 		}
-		tmpl := rec.template(cmd, store.KindExperiment, start)
+		tmpl, err := rec.template(cmd, store.KindExperiment, start, nil)
+		if err != nil {
+			return err
+		}
 		tmpl.ScenarioHash = c.ScenarioHash
 		tmpl.Flags["experiment"] = "distr-lb " + res.Study
 		rs, err := experiment.StoreRuns(c.Compare, tmpl, func(p string) string { return hashes[p] })

@@ -16,6 +16,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/shoal-project/shoal/experiment"
+	"github.com/shoal-project/shoal/scenario"
 	"github.com/shoal-project/shoal/store"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -89,6 +91,22 @@ func (r *runFilter) filter(now time.Time) (store.Filter, error) {
 	return f, usagef("--since %q: want a duration (24h) or a date (2026-11-01)", r.since)
 }
 
+// list returns the runs the flags select from the store db names, and
+// where that store is.
+func (r *runFilter) list(ctx context.Context, db string) ([]*store.Run, string, error) {
+	f, err := r.filter(time.Now())
+	if err != nil {
+		return nil, "", err
+	}
+	st, err := openStore(ctx, db)
+	if err != nil {
+		return nil, "", err
+	}
+	defer st.Close()
+	runs, err := st.List(ctx, f)
+	return runs, st.Location(), err
+}
+
 func (cl *cli) runsList(db *string) *cobra.Command {
 	var rf runFilter
 	cmd := &cobra.Command{
@@ -99,16 +117,7 @@ func (cl *cli) runsList(db *string) *cobra.Command {
 	}
 	rf.register(cmd, 50)
 	cmd.RunE = cl.action(func(cmd *cobra.Command, _ []string) error {
-		f, err := rf.filter(time.Now())
-		if err != nil {
-			return err
-		}
-		st, err := openStore(cmd.Context(), *db)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		runs, err := st.List(cmd.Context(), f)
+		runs, where, err := rf.list(cmd.Context(), *db)
 		if err != nil {
 			return err
 		}
@@ -121,7 +130,7 @@ func (cl *cli) runsList(db *string) *cobra.Command {
 		if err := w.Flush(); err != nil {
 			return err
 		}
-		fmt.Fprintf(cl.stderr, "%d runs in %s\n", len(runs), st.Location())
+		fmt.Fprintf(cl.stderr, "%d runs in %s\n", len(runs), where)
 		return nil
 	})
 	return cmd
@@ -360,16 +369,7 @@ NAME_ci95).`,
 		if format != "json" && format != "csv" {
 			return usagef("--format %q: want json or csv", format)
 		}
-		f, err := rf.filter(time.Now())
-		if err != nil {
-			return err
-		}
-		st, err := openStore(cmd.Context(), *db)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		runs, err := st.List(cmd.Context(), f)
+		runs, _, err := rf.list(cmd.Context(), *db)
 		if err != nil {
 			return err
 		}
@@ -507,15 +507,20 @@ func (r *recording) register(f *pflag.FlagSet) {
 }
 
 // template is the part of a command's runs that the command line gives:
-// the kind, the code and the flags set.
-func (r *recording) template(cmd *cobra.Command, kind string, start time.Time) store.Run {
+// the kind, the code, the flags set and the scenario's hash (sc nil: none).
+func (r *recording) template(cmd *cobra.Command, kind string, start time.Time, sc *scenario.Scenario) (store.Run, error) {
 	flags := map[string]string{}
 	cmd.Flags().Visit(func(f *pflag.Flag) {
 		if f.Name != "db" && f.Name != "no-record" && f.Name != "quiet" && f.Name != "workers" {
 			flags[f.Name] = f.Value.String()
 		}
 	})
-	return store.Run{Kind: kind, CodeVersion: version(), Flags: flags, Started: start, Finished: time.Now()}
+	run := store.Run{Kind: kind, CodeVersion: version(), Flags: flags, Started: start, Finished: time.Now()}
+	var err error
+	if sc != nil {
+		run.ScenarioHash, err = experiment.ScenarioHash(sc)
+	}
+	return run, err
 }
 
 // save records runs; a store that cannot take them is a warning, since the

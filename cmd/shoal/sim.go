@@ -154,9 +154,8 @@ func (cl *cli) recordSim(cmd *cobra.Command, rec *recording, start time.Time, sc
 	if rec.off {
 		return nil
 	}
-	tmpl := rec.template(cmd, store.KindSim, start)
-	var err error
-	if tmpl.ScenarioHash, err = experiment.ScenarioHash(sc); err != nil {
+	tmpl, err := rec.template(cmd, store.KindSim, start, sc)
+	if err != nil {
 		return err
 	}
 	runs, err := experiment.StoreRuns(res, tmpl, func(p string) string { return fileHashes[p] })

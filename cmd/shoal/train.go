@@ -171,9 +171,8 @@ func (cl *cli) recordTraining(cmd *cobra.Command, rec *recording, start time.Tim
 	if rec.off {
 		return nil
 	}
-	run := rec.template(cmd, store.KindTrain, start)
-	var err error
-	if run.ScenarioHash, err = experiment.ScenarioHash(sc); err != nil {
+	run, err := rec.template(cmd, store.KindTrain, start, sc)
+	if err != nil {
 		return err
 	}
 	b, err := os.ReadFile(file)
