@@ -136,7 +136,11 @@ feed:
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return summarise(sc, policies, seeds, runs), nil
+	res := summarise(sc, policies, seeds, runs)
+	if record, ok := ctx.Value(recorderKey{}).(func(*scenario.Scenario, *Result)); ok {
+		record(sc, res)
+	}
+	return res, nil
 }
 
 // runOne simulates one policy with one seed.

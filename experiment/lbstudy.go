@@ -74,8 +74,6 @@ type LBCaseResult struct {
 	Case     LBCase
 	Compare  *Result
 	Training []LBTraining
-	// ScenarioHash identifies the evaluated scenario (ScenarioHash).
-	ScenarioHash string
 }
 
 // LBTraining is one learner's training run, as saved with its policy.
@@ -142,9 +140,6 @@ func (s *LBStudy) runCase(ctx context.Context, c LBCase) (*LBCaseResult, error) 
 	}
 	if s.Horizon > 0 {
 		sc.SetHorizon(s.Horizon)
-	}
-	if cr.ScenarioHash, err = ScenarioHash(sc); err != nil {
-		return nil, err
 	}
 	cmp := Comparison{Scenario: sc, Seeds: s.Seeds, Selectors: lb.Classical(), Learned: learned,
 		Policies: append(append([]string(nil), s.Baselines...), names(s.Learners)...)}

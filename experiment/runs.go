@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -9,6 +10,16 @@ import (
 	"github.com/shoal-project/shoal/store"
 	"go.yaml.in/yaml/v3"
 )
+
+type recorderKey struct{}
+
+// WithRecorder returns a context under which every Comparison hands its
+// result, and the scenario it ran, to record (concurrently, from the
+// comparisons' goroutines): how 'shoal experiment' records every
+// comparison an experiment makes, however deep in its study.
+func WithRecorder(ctx context.Context, record func(sc *scenario.Scenario, res *Result)) context.Context {
+	return context.WithValue(ctx, recorderKey{}, record)
+}
 
 // ScenarioHash identifies what a scenario runs: the hash of its resolved
 // form (its base merged, --load, --horizon and the like applied), so two

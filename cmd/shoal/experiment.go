@@ -2,14 +2,15 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shoal-project/shoal/experiment"
+	"github.com/shoal-project/shoal/scenario"
 	"github.com/shoal-project/shoal/store"
 	"github.com/spf13/cobra"
 )
@@ -30,6 +31,16 @@ tables, CSV files and HTML reports.`,
 		}),
 	}
 	cmd.FParseErrWhitelist.UnknownFlags = true
+	var rec recording
+	rec.register(cmd.PersistentFlags())
+	var r *comparisonRecorder
+	cmd.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+		if !rec.off {
+			r = &comparisonRecorder{cl: cl, cmd: cmd, rec: &rec, start: time.Now()}
+			cmd.SetContext(experiment.WithRecorder(cmd.Context(), r.record))
+		}
+	}
+	cmd.PersistentPostRun = func(*cobra.Command, []string) { r.close() }
 	cmd.AddCommand(cl.experimentDistrLB(), cl.experimentDRPC(), cl.experimentFaaSConf(), cl.experimentMultiCloud(), cl.experimentEdge())
 	return cmd
 }
@@ -113,7 +124,6 @@ func (cl *cli) experimentDistrLB() *cobra.Command {
 		horizon         time.Duration
 		trainSeed       uint64
 		quiet           bool
-		rec             recording
 	)
 	names := distrLBStudyNames()
 	cmd := &cobra.Command{
@@ -134,7 +144,6 @@ or all. Trained policies are kept in DIR/policies and reused by later runs.`,
 	f.DurationVar(&horizon, "horizon", 0, "evaluation horizon (default: the scenario's)")
 	f.Uint64Var(&trainSeed, "train-seed", 1, "training seed")
 	f.BoolVar(&quiet, "quiet", false, "no progress lines")
-	rec.register(cmd.Flags())
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if episodes < 0 || seeds < 0 || horizon < 0 {
 			return usagef("--episodes, --seeds and --horizon must not be negative")
@@ -157,12 +166,8 @@ or all. Trained policies are kept in DIR/policies and reused by later runs.`,
 			if !quiet {
 				s.Log = cl.stderr
 			}
-			start := time.Now()
 			res, err := s.Run(cmd.Context())
 			if err != nil {
-				return err
-			}
-			if err := cl.recordLBStudy(cmd, &rec, start, res); err != nil {
 				return err
 			}
 			if err := res.WriteTable(cl.stdout); err != nil {
@@ -175,34 +180,55 @@ or all. Trained policies are kept in DIR/policies and reused by later runs.`,
 	return cmd
 }
 
-// recordLBStudy records every case's comparison, one run per policy, the
-// learned ones with the hash of their policy file.
-func (cl *cli) recordLBStudy(cmd *cobra.Command, rec *recording, start time.Time, res *experiment.LBStudyResult) error {
-	if rec.off {
-		return nil
+// comparisonRecorder records every comparison an experiment makes as it
+// finishes, one run per policy, in a store opened at the first. A store
+// that fails is warned about once, and the experiment goes on.
+type comparisonRecorder struct {
+	cl    *cli
+	cmd   *cobra.Command
+	rec   *recording
+	start time.Time
+
+	mu     sync.Mutex
+	st     *store.Store
+	failed bool
+}
+
+func (r *comparisonRecorder) record(sc *scenario.Scenario, res *experiment.Result) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.failed {
+		return
 	}
-	var runs []*store.Run
-	for _, c := range res.Cases {
-		hashes := map[string]string{}
-		for _, tr := range c.Training {
-			b, err := os.ReadFile(tr.File)
+	err := func() error {
+		if r.st == nil {
+			st, err := openStore(r.cmd.Context(), r.rec.db)
 			if err != nil {
 				return err
 			}
-			hashes[tr.Learner] = store.Hash(b)
+			r.st = st
 		}
-		tmpl, err := rec.template(cmd, store.KindExperiment, start, nil)
+		tmpl, err := r.rec.template(r.cmd, store.KindExperiment, r.start, sc)
 		if err != nil {
 			return err
 		}
-		tmpl.ScenarioHash = c.ScenarioHash
-		tmpl.Flags["experiment"] = "distr-lb " + res.Study
-		rs, err := experiment.StoreRuns(c.Compare, tmpl, func(p string) string { return hashes[p] })
-		if err != nil {
-			return err
+		tmpl.Flags["command"] = "shoal " + strings.Join(r.cl.args, " ")
+		runs, err := experiment.StoreRuns(res, tmpl, nil)
+		for _, run := range runs {
+			if err == nil {
+				err = r.st.Record(r.cmd.Context(), run)
+			}
 		}
-		runs = append(runs, rs...)
+		return err
+	}()
+	if err != nil {
+		r.failed = true
+		fmt.Fprintf(r.cl.stderr, "shoal: warning: comparisons not recorded: %v\n", err)
 	}
-	rec.save(cmd.Context(), cl, runs)
-	return nil
+}
+
+func (r *comparisonRecorder) close() {
+	if r != nil && r.st != nil {
+		r.st.Close()
+	}
 }

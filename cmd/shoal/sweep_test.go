@@ -245,3 +245,37 @@ func TestTrainRecordsRun(t *testing.T) {
 		t.Errorf("recorded %+v", r)
 	}
 }
+
+// TestExperimentRecordsComparisons: every comparison an experiment makes,
+// deep in its study, is recorded, one run per policy.
+func TestExperimentRecordsComparisons(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "runs.db")
+	out, err := runCLI(t, "experiment", "distr-lb", "table3", "--episodes", "1", "--seeds", "1", "--horizon", "10s", "--quiet",
+		"--out", dir, "--db", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.List(context.Background(), store.Filter{Kind: store.KindExperiment})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every policy of the table is a run: count the table's rows.
+	rows := 0
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "lb-moderate") {
+			rows++
+		}
+	}
+	if rows == 0 || len(runs) != rows {
+		t.Fatalf("%d runs recorded for %d rows of the table:\n%s", len(runs), rows, out)
+	}
+	if r := runs[0]; r.ScenarioHash == "" || !strings.HasPrefix(r.Flags["command"], "shoal experiment distr-lb table3") {
+		t.Errorf("recorded %+v", r)
+	}
+}
