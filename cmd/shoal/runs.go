@@ -310,7 +310,11 @@ func writeComparison(out io.Writer, names []string, sets [][]*store.Run, stats [
 	fmt.Fprintln(w, strings.Join(head, "\t"))
 	shared := 0
 	for _, p := range order {
-		row := []string{p.scenario, fmtLoad(p.load), p.policy}
+		label := p.policy
+		if p.kind != store.KindSim {
+			label += " (" + p.kind + ")" // a training run beside its policy's evaluations
+		}
+		row := []string{p.scenario, fmtLoad(p.load), label}
 		all := true
 		for _, s := range stats {
 			first, last := stat(nil, ""), stat(nil, "")
