@@ -35,8 +35,9 @@ func (s *Spec) loads() []float64 {
 	return s.Loads
 }
 
-// Jobs expands the sweep in its fixed order: per scenario, its train steps,
-// then every load and policy.
+// Jobs expands the sweep in its fixed order: every scenario's train steps
+// first, then every scenario, load and policy. Training is the long work,
+// so putting it first spreads it over the shards (i modulo n).
 func (s *Spec) Jobs() []Job {
 	var jobs []Job
 	add := func(j Job) {
@@ -47,6 +48,8 @@ func (s *Spec) Jobs() []Job {
 		for i := range s.Train {
 			add(Job{Scenario: sc, Train: &s.Train[i]})
 		}
+	}
+	for _, sc := range s.Scenarios {
 		for _, l := range s.loads() {
 			for _, p := range s.Policies {
 				add(Job{Scenario: sc, Load: l, Policy: p})

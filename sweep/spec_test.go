@@ -40,8 +40,10 @@ train: [{learner: distr-lb, as: [distr-lb, distr-lb+probing]}]`))
 	if want := 3 * (1 + 2*3); len(jobs) != want {
 		t.Fatalf("%d jobs, want %d", len(jobs), want)
 	}
-	if jobs[0].Train == nil || jobs[0].Scenario != "a" || jobs[1].Policy != "sed" || jobs[1].Load != 0.5 {
-		t.Fatalf("order: %v, %v", jobs[0], jobs[1])
+	// Training first, spread over the shards; then the evaluations.
+	if jobs[0].Train == nil || jobs[0].Scenario != "a" || jobs[2].Train == nil || jobs[2].Scenario != "c" ||
+		jobs[3].Policy != "sed" || jobs[3].Load != 0.5 || jobs[3].Scenario != "a" {
+		t.Fatalf("order: %v, %v, %v", jobs[0], jobs[2], jobs[3])
 	}
 	for n := 1; n <= 8; n++ {
 		seen := map[int]int{}
