@@ -21,7 +21,7 @@ if [ "${BENCH:-1}" != 0 ]; then
 	go test ./store -run '^$' -bench Record -benchmem -count 3 | grep -E '^Benchmark'
 fi
 
-# 64 runs of about 50 ms each: 2 scenarios x 4 loads x 4 policies x 2 seeds.
+# 32 runs of about 10 ms each (2 scenarios x 4 loads x 4 policies, 2 seeds a run).
 cat > "$tmp/sweep.yaml" <<'YAML'
 name: overhead
 scenarios: [lb-moderate-cpu, lb-drift]
