@@ -159,15 +159,17 @@ func TestPrequalProbes(t *testing.T) {
 	if n := b.served.Load(); n > 20 {
 		t.Errorf("the slow backend served %d of 200 requests", n)
 	}
-	metrics := scrape(t, rp.admin)
-	for _, want := range []string{
+	// The backends count a probe when it arrives, the proxy when its
+	// answer is read: wait for those too.
+	want := []string{
 		`shoal_proxy_probes_total{backend="` + a.url() + `",result="answered"} 200`,
 		`shoal_proxy_probes_total{backend="` + b.url() + `",result="answered"} 200`,
-	} {
-		if !strings.Contains(metrics, want) {
-			t.Errorf("metrics lack %s", want)
-		}
 	}
+	answered := func() bool {
+		metrics := scrape(t, rp.admin)
+		return strings.Contains(metrics, want[0]) && strings.Contains(metrics, want[1])
+	}
+	waitFor(t, answered)
 }
 
 // TestMaglevKeepsAffinity: with hash_header, a user's requests all reach
