@@ -33,8 +33,8 @@ func DSN(flag string) (string, error) {
 	return DefaultPath()
 }
 
-// isPostgres tells a PostgreSQL URL from a SQLite path.
-func isPostgres(dsn string) bool {
+// IsPostgres tells a PostgreSQL URL from a SQLite path.
+func IsPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 

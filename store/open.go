@@ -53,7 +53,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 func connect(ctx context.Context, dsn string) (*Store, error) {
 	s := &Store{backend: Postgres, where: redact(dsn)}
 	driver, source := "pgx", dsn
-	if !isPostgres(dsn) {
+	if !IsPostgres(dsn) {
 		s.backend, s.where, driver, source = SQLite, dsn, "sqlite", dsn+sqliteParams
 		if err := sqliteDir(dsn); err != nil {
 			return nil, s.fail("open", err)

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/shoal-project/shoal/store"
 	"go.yaml.in/yaml/v3"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -40,7 +41,7 @@ func (k KubeJob) Objects(spec *Spec) (*corev1.ConfigMap, *batchv1.Job, error) {
 	if k.Shards < 1 || k.Image == "" || (k.DB == "") == (k.DBSecret == "") {
 		return nil, nil, fmt.Errorf("sweep on kubernetes: want shards >= 1, an image, and one of a database URL or its Secret")
 	}
-	if k.DB != "" && !strings.HasPrefix(k.DB, "postgres://") && !strings.HasPrefix(k.DB, "postgresql://") {
+	if k.DB != "" && !store.IsPostgres(k.DB) {
 		return nil, nil, fmt.Errorf("sweep on kubernetes: the pods share the store, so it must be PostgreSQL (a postgres:// URL), not %q", k.DB)
 	}
 	data, err := spec.files()

@@ -123,21 +123,22 @@ type plan struct {
 	keys    []string // every run's key, the train run's first
 }
 
-// eval is one evaluation a job records: a policy at a load.
+// eval is one evaluation a job records: a policy on a scenario resolved
+// at a load.
 type eval struct {
-	load float64 // the sweep's (0: the scenario's)
-	run  store.Run
+	sc  *scenario.Scenario
+	run store.Run
 }
 
 // plan resolves a job's scenarios and the runs it will record.
 func (r *Runner) plan(j Job) (*plan, error) {
 	p := &plan{job: j}
 	if j.Train == nil {
-		t, err := r.evalTemplate(j.Scenario, j.Load, j.Policy, "")
+		e, err := r.eval(j.Scenario, j.Load, j.Policy, "")
 		if err != nil {
 			return nil, err
 		}
-		p.evals = []eval{{j.Load, t}}
+		p.evals = []eval{e}
 	} else if err := r.planTrain(p); err != nil {
 		return nil, err
 	}
@@ -172,28 +173,29 @@ func (r *Runner) planTrain(p *plan) error {
 		Flags: map[string]string{"episodes": strconv.Itoa(t.Episodes), "episode_steps": strconv.Itoa(t.EpisodeSteps)}}
 	for _, l := range r.Spec.loads() {
 		for _, as := range t.As {
-			tm, err := r.evalTemplate(p.job.Scenario, l, as, policyH)
+			e, err := r.eval(p.job.Scenario, l, as, policyH)
 			if err != nil {
 				return err
 			}
-			p.evals = append(p.evals, eval{l, tm})
+			p.evals = append(p.evals, e)
 		}
 	}
 	return nil
 }
 
-// evalTemplate is the run an evaluation records, but for its results.
-func (r *Runner) evalTemplate(name string, load float64, policy, policyHash string) (store.Run, error) {
+// eval resolves an evaluation: its scenario, and the run it records but
+// for its results.
+func (r *Runner) eval(name string, load float64, policy, policyHash string) (eval, error) {
 	sc, err := r.scenario(name, load)
 	if err != nil {
-		return store.Run{}, err
+		return eval{}, err
 	}
 	h, err := experiment.ScenarioHash(sc)
 	if err != nil {
-		return store.Run{}, err
+		return eval{}, err
 	}
-	return store.Run{Kind: store.KindSim, Scenario: sc.Name, ScenarioHash: h, Policy: policy,
-		PolicyHash: policyHash, RootSeed: sc.Seed, Seeds: sc.Seeds, Load: sc.Load}, nil
+	return eval{sc, store.Run{Kind: store.KindSim, Scenario: sc.Name, ScenarioHash: h, Policy: policy,
+		PolicyHash: policyHash, RootSeed: sc.Seed, Seeds: sc.Seeds, Load: sc.Load}}, nil
 }
 
 // scenario resolves a scenario entry with the sweep's seeds and horizon
@@ -263,7 +265,7 @@ func (r *Runner) runJob(ctx context.Context, p *plan, stored map[string]bool) (r
 		if stored[keys[i]] {
 			continue
 		}
-		if err := r.evaluate(ctx, p.job.Scenario, e, keys[i], learned); err != nil {
+		if err := r.evaluate(ctx, e, keys[i], learned); err != nil {
 			return recorded, skipped, err
 		}
 		recorded++
@@ -271,14 +273,10 @@ func (r *Runner) runJob(ctx context.Context, p *plan, stored map[string]bool) (r
 	return recorded, skipped, nil
 }
 
-// evaluate runs one policy on one scenario and load and records it.
-func (r *Runner) evaluate(ctx context.Context, name string, e eval, key string, learned map[string]experiment.Learned) error {
+// evaluate runs one policy on its scenario and records it.
+func (r *Runner) evaluate(ctx context.Context, e eval, key string, learned map[string]experiment.Learned) error {
 	start := time.Now()
-	sc, err := r.scenario(name, e.load)
-	if err != nil {
-		return err
-	}
-	cmp := experiment.Comparison{Scenario: sc, Policies: []string{e.run.Policy}, Seeds: sc.Seeds,
+	cmp := experiment.Comparison{Scenario: e.sc, Policies: []string{e.run.Policy}, Seeds: e.sc.Seeds,
 		Selectors: lb.Classical(), Workers: 1}
 	if l, ok := learned[e.run.Policy]; ok {
 		cmp.Learned = map[string]experiment.Learned{e.run.Policy: l}

@@ -43,8 +43,8 @@ func (cl *cli) runsCmd() *cobra.Command {
 		Long: `Every 'shoal sim', 'shoal train' and 'shoal sweep' run, and every comparison of
 'shoal experiment', is recorded in the run store: the scenario and policy (with
 hashes of what they ran), seeds, load, code version, flags, times, the summary and
-per-class statistics. The store is a SQLite file by
-default, or PostgreSQL with --db postgres://... or SHOAL_DB.`,
+per-class statistics. The store is a SQLite file by default, or PostgreSQL with
+--db postgres://... or SHOAL_DB.`,
 		Example: `  shoal runs list --scenario lb-moderate-cpu
   shoal runs show 3f9a2c
   shoal runs compare distr-lb distr-lb-again
@@ -269,15 +269,23 @@ type point struct {
 
 func pointOf(r *store.Run) point { return point{r.Kind, r.Scenario, r.Policy, r.Load} }
 
-func writeComparison(out io.Writer, names []string, sets [][]*store.Run, stats []string) error {
+// lineUp indexes each set's runs by point (the newest of a point stands)
+// and returns every point of any set, sorted. Sets of one run each are
+// lined up as one point, whatever they ran.
+func lineUp(sets [][]*store.Run) ([]map[point]*store.Run, []point) {
 	byPoint := make([]map[point]*store.Run, len(sets))
-	seen := map[point]bool{}
+	if !slices.ContainsFunc(sets, func(runs []*store.Run) bool { return len(runs) != 1 }) {
+		p := pointOf(sets[0][0])
+		for i := range sets {
+			byPoint[i] = map[point]*store.Run{p: sets[i][0]}
+		}
+		return byPoint, []point{p}
+	}
 	var order []point
-	single := true
+	seen := map[point]bool{}
 	for i, runs := range sets {
-		single = single && len(runs) == 1
 		byPoint[i] = map[point]*store.Run{}
-		for _, r := range runs { // newest first: the newest of a point stands
+		for _, r := range runs { // newest first
 			p := pointOf(r)
 			if _, ok := byPoint[i][p]; !ok {
 				byPoint[i][p] = r
@@ -288,17 +296,15 @@ func writeComparison(out io.Writer, names []string, sets [][]*store.Run, stats [
 			}
 		}
 	}
-	if single { // runs named one by one: one row, whatever they ran
-		p := pointOf(sets[0][0])
-		order = []point{p}
-		for i := range sets {
-			byPoint[i] = map[point]*store.Run{p: sets[i][0]}
-		}
-	}
 	slices.SortFunc(order, func(a, b point) int {
 		return cmp.Or(strings.Compare(a.scenario, b.scenario), cmp.Compare(a.load, b.load),
 			strings.Compare(a.policy, b.policy), strings.Compare(a.kind, b.kind))
 	})
+	return byPoint, order
+}
+
+func writeComparison(out io.Writer, names []string, sets [][]*store.Run, stats []string) error {
+	byPoint, order := lineUp(sets)
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	head := []string{"scenario", "load", "policy"}
 	for _, s := range stats {
@@ -529,7 +535,7 @@ func (r *recording) template(cmd *cobra.Command, kind string, start time.Time, s
 }
 
 // save records runs; a store that cannot take them is a warning, since the
-// command's own output is already written.
+// runs themselves succeeded.
 func (r *recording) save(ctx context.Context, cl *cli, runs []*store.Run) {
 	if r.off || len(runs) == 0 {
 		return

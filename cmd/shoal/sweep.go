@@ -29,6 +29,7 @@ func (s *sweepFlags) register(cmd *cobra.Command) {
 	f.StringVar(&s.on, "on", "", "run beyond this machine: kubernetes (an Indexed Job, one pod per shard)")
 	f.StringVar(&s.kube.Namespace, "namespace", "default", "--on kubernetes: the namespace")
 	f.IntVar(&s.kube.Shards, "shards", 4, "--on kubernetes: shards, one pod each")
+	f.StringVar(&s.kubeconfig, "kubeconfig", "", "--on kubernetes: the kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)")
 }
 
 func (s *sweepFlags) load(path string) (*sweep.Spec, string, error) {
@@ -92,7 +93,6 @@ A sweep file:
 	f.StringVar(&sf.kube.Image, "image", "", "--on kubernetes: an image whose entrypoint is shoal")
 	f.IntVar(&sf.kube.Parallelism, "parallelism", 0, "--on kubernetes: pods at once (default: --shards)")
 	f.StringVar(&sf.kube.DBSecret, "db-secret", "", "--on kubernetes: a Secret whose key url is the PostgreSQL URL (instead of --db)")
-	f.StringVar(&sf.kubeconfig, "kubeconfig", "", "--on kubernetes: the kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		spec, id, err := sf.load(args[0])
 		if err != nil {
@@ -142,7 +142,6 @@ func (cl *cli) sweepStatus() *cobra.Command {
 		Args: exactArgs(1, "one sweep file"),
 	}
 	sf.register(cmd)
-	cmd.Flags().StringVar(&sf.kubeconfig, "kubeconfig", "", "--on kubernetes: the kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		spec, id, err := sf.load(args[0])
 		if err != nil {
