@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/shoal-project/shoal/envs/edgeenv"
 	"github.com/shoal-project/shoal/experiment/report"
 	"github.com/shoal-project/shoal/learn/venv"
+	"github.com/shoal-project/shoal/store"
 )
 
 // EdgeStudy is the edge scheduling paper's evaluation (section 4.2): the
@@ -358,4 +360,17 @@ func (s EdgeStudy) evaluate(cfg edge.Config, name string, p edge.Policy, gen Gen
 		h = edge.Heuristic(name)
 	}
 	return edgeenv.EvaluateWindows(name, cfg, p, h, day, gen.Hours, gen.Window, 1000*seed)
+}
+
+// Hash identifies the world the study logs and evaluates in (the run
+// store's scenario hash): the edge world's configuration and the logging.
+func (s EdgeStudy) Hash() (string, error) {
+	b, err := json.Marshal(struct {
+		World   edge.Config
+		Logging edgeenv.Logging
+	}{edge.Default(), s.Logging})
+	if err != nil {
+		return "", fmt.Errorf("edge study: %w", err)
+	}
+	return store.Hash(b), nil
 }

@@ -83,10 +83,14 @@ type FaaSAdaptRow struct {
 	// Violations is the share of windows that missed the QoS; Latency the
 	// mean of the windows' mean latencies, s; Price the mean price per
 	// hour.
-	Violations, Latency, Price Stat
+	Violations Stat `json:"violations"`
+	Latency    Stat `json:"latency_s"`
+	Price      Stat `json:"price_per_hour"`
 	// Low, Middle and High are seed 1's windows at the lowest, median
 	// and highest level (Fig. 10).
-	Low, Middle, High FaaSWindow
+	Low    FaaSWindow `json:"low"`
+	Middle FaaSWindow `json:"middle"`
+	High   FaaSWindow `json:"high"`
 }
 
 // Adapt is the adaptability study (section 5.2.2, Figs. 9 and 10) on the

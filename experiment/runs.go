@@ -46,11 +46,11 @@ func StoreRuns(r *Result, tmpl store.Run, policyHash func(policy string) string)
 			run.PolicyHash = policyHash(p.Policy)
 		}
 		var err error
-		if run.Summary, err = statMap(p.Summary); err != nil {
+		if run.Summary, err = statMap(p.Summary, false); err != nil {
 			return nil, err
 		}
 		for _, c := range p.Classes {
-			m, err := statMap(c)
+			m, err := statMap(c, false)
 			if err != nil {
 				return nil, err
 			}
@@ -61,9 +61,39 @@ func StoreRuns(r *Result, tmpl store.Run, policyHash func(policy string) string)
 	return runs, nil
 }
 
+// StudyRow is one policy's row of a study that is not made of
+// Comparisons (FaaSConf's, edge's): where it ran, and its measures.
+type StudyRow struct {
+	Scenario, Policy string
+	Load             float64 // 0: none
+	RootSeed         uint64
+	Seeds            int
+	// Row holds the measures: its Stat fields, and its other numbers as
+	// figures without an interval, by their JSON names (those of the
+	// study's JSON file).
+	Row any
+}
+
+// StudyRuns turns a study's rows into one run each, with the template's
+// fields (kind, hashes, flags, times).
+func StudyRuns(rows []StudyRow, tmpl store.Run) ([]*store.Run, error) {
+	runs := make([]*store.Run, 0, len(rows))
+	for _, r := range rows {
+		run := tmpl
+		run.Scenario, run.Policy, run.Load, run.RootSeed, run.Seeds = r.Scenario, r.Policy, r.Load, r.RootSeed, r.Seeds
+		var err error
+		if run.Summary, err = statMap(r.Row, true); err != nil {
+			return nil, err
+		}
+		runs = append(runs, &run)
+	}
+	return runs, nil
+}
+
 // statMap reads the Stat fields of a summary by their JSON names (the
-// names of results.json, which the store keeps too).
-func statMap(v any) (map[string]store.Stat, error) {
+// names of results.json, which the store keeps too), and with numbers its
+// other numeric fields as Stats without an interval.
+func statMap(v any, numbers bool) (map[string]store.Stat, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
@@ -74,6 +104,11 @@ func statMap(v any) (map[string]store.Stat, error) {
 	}
 	m := map[string]store.Stat{}
 	for name, msg := range raw {
+		var x float64
+		if numbers && json.Unmarshal(msg, &x) == nil {
+			m[name] = store.Stat{Mean: x, CI95: math.NaN()}
+			continue
+		}
 		var st map[string]*float64
 		if json.Unmarshal(msg, &st) != nil || len(st) != 2 {
 			continue // not a Stat (a class's name, its SLO)

@@ -31,17 +31,16 @@ tables, CSV files and HTML reports.`,
 		}),
 	}
 	cmd.FParseErrWhitelist.UnknownFlags = true
-	var rec recording
-	rec.register(cmd.PersistentFlags())
-	var r *comparisonRecorder
+	r := &experimentRecorder{cl: cl}
+	r.rec.register(cmd.PersistentFlags())
 	cmd.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
-		if !rec.off {
-			r = &comparisonRecorder{cl: cl, cmd: cmd, rec: &rec, start: time.Now()}
-			cmd.SetContext(experiment.WithRecorder(cmd.Context(), r.record))
+		r.cmd, r.start = cmd, time.Now()
+		if !r.rec.off {
+			cmd.SetContext(experiment.WithRecorder(cmd.Context(), r.comparison))
 		}
 	}
 	cmd.PersistentPostRun = func(*cobra.Command, []string) { r.close() }
-	cmd.AddCommand(cl.experimentDistrLB(), cl.experimentDRPC(), cl.experimentFaaSConf(), cl.experimentMultiCloud(), cl.experimentEdge())
+	cmd.AddCommand(cl.experimentDistrLB(), cl.experimentDRPC(), cl.experimentFaaSConf(r), cl.experimentMultiCloud(), cl.experimentEdge(r))
 	return cmd
 }
 
@@ -180,13 +179,14 @@ or all. Trained policies are kept in DIR/policies and reused by later runs.`,
 	return cmd
 }
 
-// comparisonRecorder records every comparison an experiment makes as it
-// finishes, one run per policy, in a store opened at the first. A store
-// that fails is warned about once, and the experiment goes on.
-type comparisonRecorder struct {
+// experimentRecorder records an experiment's results as they come, in a
+// store opened at the first: every comparison, one run per policy, and
+// the rows of the studies not made of comparisons. A store that fails is
+// warned about once, and the experiment goes on.
+type experimentRecorder struct {
 	cl    *cli
+	rec   recording
 	cmd   *cobra.Command
-	rec   *recording
 	start time.Time
 
 	mu     sync.Mutex
@@ -194,13 +194,32 @@ type comparisonRecorder struct {
 	failed bool
 }
 
-func (r *comparisonRecorder) record(sc *scenario.Scenario, res *experiment.Result) {
+// comparison records a comparison's result (experiment.WithRecorder).
+func (r *experimentRecorder) comparison(sc *scenario.Scenario, res *experiment.Result) {
+	hash, err := experiment.ScenarioHash(sc)
+	r.save(hash, err, func(tmpl store.Run) ([]*store.Run, error) { return experiment.StoreRuns(res, tmpl, nil) })
+}
+
+// study records a study's rows; hash identifies what they ran on (the
+// scenario's or the world's configuration), unless err says why there is
+// none.
+func (r *experimentRecorder) study(hash string, err error, rows []experiment.StudyRow) {
+	r.save(hash, err, func(tmpl store.Run) ([]*store.Run, error) { return experiment.StudyRuns(rows, tmpl) })
+}
+
+func (r *experimentRecorder) save(hash string, err error, runs func(tmpl store.Run) ([]*store.Run, error)) {
+	if r.rec.off {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.failed {
 		return
 	}
-	err := func() error {
+	err = func() error {
+		if err != nil {
+			return err
+		}
 		if r.st == nil {
 			st, err := openStore(r.cmd.Context(), r.rec.db)
 			if err != nil {
@@ -208,13 +227,14 @@ func (r *comparisonRecorder) record(sc *scenario.Scenario, res *experiment.Resul
 			}
 			r.st = st
 		}
-		tmpl, err := r.rec.template(r.cmd, store.KindExperiment, r.start, sc)
+		tmpl, err := r.rec.template(r.cmd, store.KindExperiment, r.start, nil)
 		if err != nil {
 			return err
 		}
+		tmpl.ScenarioHash = hash
 		tmpl.Flags["command"] = "shoal " + strings.Join(r.cl.args, " ")
-		runs, err := experiment.StoreRuns(res, tmpl, nil)
-		for _, run := range runs {
+		rs, err := runs(tmpl)
+		for _, run := range rs {
 			if err == nil {
 				err = r.st.Record(r.cmd.Context(), run)
 			}
@@ -223,12 +243,12 @@ func (r *comparisonRecorder) record(sc *scenario.Scenario, res *experiment.Resul
 	}()
 	if err != nil {
 		r.failed = true
-		fmt.Fprintf(r.cl.stderr, "shoal: warning: comparisons not recorded: %v\n", err)
+		fmt.Fprintf(r.cl.stderr, "shoal: warning: results not recorded: %v\n", err)
 	}
 }
 
-func (r *comparisonRecorder) close() {
-	if r != nil && r.st != nil {
+func (r *experimentRecorder) close() {
+	if r.st != nil {
 		r.st.Close()
 	}
 }

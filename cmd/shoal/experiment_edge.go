@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func (cl *cli) experimentEdge() *cobra.Command {
+func (cl *cli) experimentEdge(rec *experimentRecorder) *cobra.Command {
 	var (
 		out           string
 		seeds, agents int
@@ -71,9 +71,9 @@ all: the three.`,
 		s.Seeds, s.Agents, s.Steps = seeds, agents, steps
 		if args[0] == "all" {
 			for _, part := range []func() error{
-				func() error { return cl.edgeDistributions(cmd, s) },
-				func() error { return cl.edgeOffloadRatio(cmd, s) },
-				func() error { return cl.edgeGeneralisation(cmd, s, gen, quiet) },
+				func() error { return cl.edgeDistributions(cmd, s, rec) },
+				func() error { return cl.edgeOffloadRatio(cmd, s, rec) },
+				func() error { return cl.edgeGeneralisation(cmd, s, gen, quiet, rec) },
 			} {
 				if err := part(); err != nil {
 					return err
@@ -83,34 +83,48 @@ all: the three.`,
 		}
 		switch args[0] {
 		case "offload-ratio":
-			return cl.edgeOffloadRatio(cmd, s)
+			return cl.edgeOffloadRatio(cmd, s, rec)
 		case "generalisation":
-			return cl.edgeGeneralisation(cmd, s, gen, quiet)
+			return cl.edgeGeneralisation(cmd, s, gen, quiet, rec)
 		}
-		return cl.edgeDistributions(cmd, s)
+		return cl.edgeDistributions(cmd, s, rec)
 	})
 	return cmd
 }
 
-func (cl *cli) edgeOffloadRatio(cmd *cobra.Command, s experiment.EdgeStudy) error {
+func (cl *cli) edgeOffloadRatio(cmd *cobra.Command, s experiment.EdgeStudy, rec *experimentRecorder) error {
 	rows, err := s.OffloadRatio(cmd.Context())
 	if err != nil {
 		return err
 	}
-	worst := 0.0
+	worst, sum := 0.0, 0.0
 	for _, r := range rows {
 		worst = max(worst, math.Abs(r.Real-r.Virtual))
+		sum += math.Abs(r.Real - r.Virtual)
 	}
+	hash, err := s.Hash()
+	rec.study(hash, err, []experiment.StudyRow{{Scenario: "edge-offload-ratio", Policy: "random", RootSeed: s.Logging.Seed, Seeds: 1,
+		Row: map[string]float64{"worst_gap": worst, "mean_gap": sum / float64(max(len(rows), 1)), "scenes": float64(len(rows))}}})
 	fmt.Fprintf(cl.stdout, "%d slices of day %g: the virtual environments' offloading ratio is within %.3f of the real one for every scene\nwrote %s/offload-ratio.csv, .json, .html (logging seed %d)\n",
 		s.Slices, s.OffloadDay, worst, s.Dir, s.Logging.Seed)
 	return nil
 }
 
-func (cl *cli) edgeDistributions(cmd *cobra.Command, s experiment.EdgeStudy) error {
+func (cl *cli) edgeDistributions(cmd *cobra.Command, s experiment.EdgeStudy, rec *experimentRecorder) error {
 	rows, err := s.Distributions(cmd.Context())
 	if err != nil {
 		return err
 	}
+	var runs []experiment.StudyRow
+	for _, r := range rows {
+		kl := map[string]experiment.Stat{}
+		for i, k := range r.KL {
+			kl["kl_"+strings.ReplaceAll(edgeenv.Measures[i], " ", "_")] = k
+		}
+		runs = append(runs, experiment.StudyRow{Scenario: "edge-agents", Policy: r.Method, RootSeed: s.Logging.Seed, Seeds: s.Seeds, Row: kl})
+	}
+	hash, err := s.Hash()
+	rec.study(hash, err, runs)
 	fmt.Fprintf(cl.stdout, "KL between virtual and real agents (%s), mean over %d seeds:\n", strings.Join(edgeenv.Measures, ", "), s.Seeds)
 	for _, r := range rows {
 		fmt.Fprintf(cl.stdout, "%-10s", r.Method)
@@ -123,7 +137,7 @@ func (cl *cli) edgeDistributions(cmd *cobra.Command, s experiment.EdgeStudy) err
 	return nil
 }
 
-func (cl *cli) edgeGeneralisation(cmd *cobra.Command, s experiment.EdgeStudy, gen experiment.Generalisation, quiet bool) error {
+func (cl *cli) edgeGeneralisation(cmd *cobra.Command, s experiment.EdgeStudy, gen experiment.Generalisation, quiet bool, rec *experimentRecorder) error {
 	var progress func(float64, string)
 	if !quiet {
 		bar := newProgressBar(cl.stderr)
@@ -135,6 +149,12 @@ func (cl *cli) edgeGeneralisation(cmd *cobra.Command, s experiment.EdgeStudy, ge
 	if err != nil {
 		return err
 	}
+	var runs []experiment.StudyRow
+	for _, r := range rows { // each policy on each later day: a scenario per day
+		runs = append(runs, experiment.StudyRow{Scenario: fmt.Sprintf("edge+%gd", r.Later), Policy: r.Policy, RootSeed: s.Logging.Seed, Seeds: s.Seeds, Row: r})
+	}
+	hash, err := s.Hash()
+	rec.study(hash, err, runs)
 	fmt.Fprintf(cl.stdout, "successful offloading ratio's gain over the random engine (Table 2) | mean task time (s), mean over %d seeds from %d:\n%-10s", s.Seeds, s.Logging.Seed, "policy")
 	for _, d := range gen.Later {
 		fmt.Fprintf(cl.stdout, " %16s", fmt.Sprintf("+%g days", d))

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/shoal-project/shoal/experiment"
+	"github.com/shoal-project/shoal/scenario"
 	"github.com/spf13/cobra"
 )
 
 // faasWorkflows are the FaaSConf paper's four workflows.
 var faasWorkflows = []string{"faas-sequential", "faas-parallel", "faas-branch", "faas-ticket-search"}
 
-func (cl *cli) experimentFaaSConf() *cobra.Command {
+func (cl *cli) experimentFaaSConf(rec *experimentRecorder) *cobra.Command {
 	var (
 		out                     string
 		seeds, iterations, warm int
@@ -91,20 +92,33 @@ adaptability-windows.csv.`,
 			if !quiet {
 				s.Log = cl.stderr
 			}
-			var err error
+			// Sessions use seeds 1 to --seeds, so each row's root seed is 1.
+			var rows []experiment.StudyRow
 			switch name {
-			case "effectiveness":
-				s.Methods, s.Oracle = experiment.FaaSEffectiveness, true
-				s.Scenarios = or(s.Scenarios, faasWorkflows)
-				_, err = s.Run(cmd.Context(), cl.stdout)
-			case "ablation":
-				s.Methods, s.Scenarios = experiment.FaaSAblation, or(s.Scenarios, faasWorkflows[:3])
-				_, err = s.Run(cmd.Context(), cl.stdout)
+			case "effectiveness", "ablation":
+				if name == "effectiveness" {
+					s.Methods, s.Oracle, s.Scenarios = experiment.FaaSEffectiveness, true, or(s.Scenarios, faasWorkflows)
+				} else {
+					s.Methods, s.Scenarios = experiment.FaaSAblation, or(s.Scenarios, faasWorkflows[:3])
+				}
+				cells, err := s.Run(cmd.Context(), cl.stdout)
+				if err != nil {
+					return err
+				}
+				for _, c := range cells {
+					rows = append(rows, experiment.StudyRow{Scenario: c.Scenario, Policy: c.Tuner, Load: c.Level, RootSeed: 1, Seeds: c.Sessions, Row: c})
+				}
 			case "adaptability":
 				s.Scenarios = or(s.Scenarios, []string{"faas-parallel"})[:1]
-				_, err = s.Adapt(cmd.Context(), cl.stdout, windows)
+				adapt, err := s.Adapt(cmd.Context(), cl.stdout, windows)
+				if err != nil {
+					return err
+				}
+				for _, r := range adapt {
+					rows = append(rows, experiment.StudyRow{Scenario: s.Scenarios[0], Policy: r.Method, RootSeed: 1, Seeds: seeds, Row: r})
+				}
 			}
-			if err != nil {
+			if err := recordFaaSRows(rec, rows); err != nil {
 				return err
 			}
 			fmt.Fprintf(cl.stdout, "wrote %s (training seed %d)\n", s.Dir, trainSeed)
@@ -112,6 +126,25 @@ adaptability-windows.csv.`,
 		return nil
 	})
 	return cmd
+}
+
+// recordFaaSRows records a FaaSConf study's rows, each workflow's with
+// its scenario's hash.
+func recordFaaSRows(rec *experimentRecorder, rows []experiment.StudyRow) error {
+	for len(rows) > 0 {
+		n := 1
+		for n < len(rows) && rows[n].Scenario == rows[0].Scenario {
+			n++
+		}
+		sc, err := scenario.Lookup(rows[0].Scenario)
+		if err != nil {
+			return err
+		}
+		hash, err := experiment.ScenarioHash(sc)
+		rec.study(hash, err, rows[:n])
+		rows = rows[n:]
+	}
+	return nil
 }
 
 // or is xs, or def when xs is empty.

@@ -40,11 +40,11 @@ func (cl *cli) runsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs",
 		Short: "Query the run store: list, show, compare and export recorded runs",
-		Long: `Every 'shoal sim', 'shoal train' and 'shoal sweep' run, and every comparison of
-'shoal experiment', is recorded in the run store: the scenario and policy (with
-hashes of what they ran), seeds, load, code version, flags, times, the summary and
-per-class statistics. The store is a SQLite file by default, or PostgreSQL with
---db postgres://... or SHOAL_DB.`,
+		Long: `Every 'shoal sim', 'shoal train' and 'shoal sweep' run, and every comparison (or
+row of a study's table) of 'shoal experiment', is recorded in the run store: the
+scenario and policy (with hashes of what they ran), seeds, load, code version,
+flags, times, the summary and per-class statistics. The store is a SQLite file
+by default, or PostgreSQL with --db postgres://... or SHOAL_DB.`,
 		Example: `  shoal runs list --scenario lb-moderate-cpu
   shoal runs show 3f9a2c
   shoal runs compare distr-lb distr-lb-again

@@ -4,16 +4,21 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/shoal-project/shoal/experiment"
 	"github.com/shoal-project/shoal/kube/kubetest"
+	"github.com/shoal-project/shoal/scenario"
 	"github.com/shoal-project/shoal/store"
 	"github.com/shoal-project/shoal/store/pgtest"
+	"github.com/spf13/cobra"
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -277,5 +282,70 @@ func TestExperimentRecordsComparisons(t *testing.T) {
 	}
 	if r := runs[0]; r.ScenarioHash == "" || !strings.HasPrefix(r.Flags["command"], "shoal experiment distr-lb table3") {
 		t.Errorf("recorded %+v", r)
+	}
+}
+
+// TestExperimentRecordsStudies: the studies not made of comparisons are
+// recorded too, a run per row: the edge distributions (Table 1), each
+// method's KL per measure as distributions.json has it, and the FaaSConf
+// studies' rows, each with its workflow's scenario hash.
+func TestExperimentRecordsStudies(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "runs.db")
+	if _, err := runCLI(t, "experiment", "edge", "distributions", "--seeds", "1", "--agents", "20", "--steps", "5", "--out", dir, "--db", db); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "distributions.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table []struct {
+		Method string
+		KL     []struct{ Mean float64 }
+	}
+	if err := json.Unmarshal(b, &table); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.List(context.Background(), store.Filter{Kind: store.KindExperiment})
+	if err != nil || len(runs) != len(table) || len(table) == 0 {
+		t.Fatalf("%d runs recorded (%v) for %d rows of the table", len(runs), err, len(table))
+	}
+	for _, row := range table {
+		i := slices.IndexFunc(runs, func(r *store.Run) bool { return r.Policy == row.Method })
+		if i < 0 || runs[i].Scenario != "edge-agents" || runs[i].ScenarioHash == "" || runs[i].Summary["kl_offloading_ratio"].Mean != row.KL[2].Mean {
+			t.Errorf("%s: recorded as %+v", row.Method, runs)
+		}
+	}
+
+	// FaaSConf's studies take minutes; their rows are recorded alike.
+	cmd := &cobra.Command{}
+	cmd.SetContext(context.Background())
+	r := &experimentRecorder{cl: &cli{stderr: io.Discard}, cmd: cmd, start: time.Now(), rec: recording{db: db}}
+	defer r.close()
+	cell := experiment.FaaSConfCell{Best: experiment.Stat{Mean: 2.5}}
+	if err := recordFaaSRows(r, []experiment.StudyRow{{Scenario: "faas-sequential", Policy: "firm", Load: 1, Row: cell},
+		{Scenario: "faas-sequential", Policy: "faasconf", Load: 1, Row: cell}, {Scenario: "faas-branch", Policy: "firm", Load: 1, Row: cell}}); err != nil || r.failed {
+		t.Fatalf("recordFaaSRows: %v (store failed: %v)", err, r.failed)
+	}
+	for _, name := range []string{"faas-sequential", "faas-branch"} {
+		sc, err := scenario.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hash, _ := experiment.ScenarioHash(sc)
+		runs, err := st.List(context.Background(), store.Filter{Scenario: name})
+		if err != nil || len(runs) == 0 {
+			t.Fatalf("%s: %d runs (%v)", name, len(runs), err)
+		}
+		for _, run := range runs {
+			if run.ScenarioHash != hash || run.Summary["best"].Mean != 2.5 {
+				t.Errorf("%s: recorded %+v", name, run)
+			}
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"time"
@@ -175,12 +176,36 @@ func (cl *cli) recordTraining(cmd *cobra.Command, rec *recording, start time.Tim
 	if err != nil {
 		return err
 	}
+	run.Scenario, run.Load = sc.Name, sc.Load
+	return cl.saveTraining(cmd, rec, run, learner, seed, file, summary)
+}
+
+// recordTrainingOn records a training run whose input is a file (the edge
+// learners' logs and environments), named and hashed as its scenario.
+func (cl *cli) recordTrainingOn(cmd *cobra.Command, rec *recording, start time.Time, input, learner string, seed uint64, file string, summary map[string]store.Stat) error {
+	if rec.off {
+		return nil
+	}
+	run, err := rec.template(cmd, store.KindTrain, start, nil)
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile(input)
+	if err != nil {
+		return err
+	}
+	run.Scenario, run.ScenarioHash = filepath.Base(input), store.Hash(b)
+	return cl.saveTraining(cmd, rec, run, learner, seed, file, summary)
+}
+
+// saveTraining completes run with the learner, its seed, the policy file
+// and the figures, and records it.
+func (cl *cli) saveTraining(cmd *cobra.Command, rec *recording, run store.Run, learner string, seed uint64, file string, summary map[string]store.Stat) error {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return err
 	}
-	run.Scenario, run.Policy, run.PolicyHash, run.RootSeed, run.Seeds, run.Load = sc.Name, learner, store.Hash(b), seed, 1, sc.Load
-	run.Summary = summary
+	run.Policy, run.PolicyHash, run.RootSeed, run.Seeds, run.Summary = learner, store.Hash(b), seed, 1, summary
 	rec.save(cmd.Context(), cl, []*store.Run{&run})
 	return nil
 }

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/shoal-project/shoal/store"
 )
 
 // TestTrainBaselinesThenSimulate: 'shoal train firm' and 'shoal train
@@ -91,22 +95,24 @@ func TestTrainMultiCloudThenSimulate(t *testing.T) {
 // TestEdgePipeline: 'shoal edge log' writes the logs that 'shoal train
 // edge-env' learns an environment from, in which 'shoal train
 // edge-policy' trains MA-PPO and BC, which 'shoal edge evaluate' runs in
-// the world beside the heuristics.
+// the world beside the heuristics. The trainings are recorded, each with
+// the hashes of the file it learned from and of the file it wrote.
 func TestEdgePipeline(t *testing.T) {
 	dir := t.TempDir()
-	logs, env := filepath.Join(dir, "logs"), filepath.Join(dir, "day0.env")
+	logs, env, db := filepath.Join(dir, "logs"), filepath.Join(dir, "day0.env"), filepath.Join(dir, "runs.db")
 	mappo, bc := filepath.Join(dir, "mappo.policy"), filepath.Join(dir, "bc.policy")
 	for _, args := range [][]string{
 		{"edge", "log", "-o", logs, "--window", "5m", "--from", "12h"},
-		{"train", "edge-env", logs, "-o", env, "--epochs", "2", "--adversarial", "5"},
-		{"train", "edge-policy", env, "-o", mappo, "--steps", "1024"},
-		{"train", "edge-policy", env, "-o", bc, "--method", "bc"},
+		{"train", "edge-env", logs, "-o", env, "--epochs", "2", "--adversarial", "5", "--db", db},
+		{"train", "edge-policy", env, "-o", mappo, "--steps", "1024", "--db", db},
+		{"train", "edge-policy", env, "-o", bc, "--method", "bc", "--seed", "7", "--db", db},
 	} {
 		out, err := runCLI(t, args...)
 		if err != nil || !strings.Contains(out, "wrote") && !strings.Contains(out, "logged 30 steps") {
 			t.Fatalf("%v: %v\n%s", args, err, out)
 		}
 	}
+	checkEdgeTrainings(t, db, map[string][2]string{"edge-env": {edgeLogPath(logs), env}, "mappo": {env, mappo}, "bc": {env, bc}})
 	out, err := runCLI(t, "edge", "evaluate", mappo, bc, "--day", "30", "--hours", "12", "--window", "2m")
 	if err != nil {
 		t.Fatal(err)
@@ -121,6 +127,37 @@ func TestEdgePipeline(t *testing.T) {
 	}
 	if _, err := runCLI(t, "train", "edge-policy", env, "-o", mappo, "--method", "sac"); !errors.Is(err, errUsage) {
 		t.Errorf("--method sac: %v", err)
+	}
+}
+
+// checkEdgeTrainings checks that db holds one training run per learner,
+// each of the input and output files that files gives it.
+func checkEdgeTrainings(t *testing.T, db string, files map[string][2]string) {
+	t.Helper()
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.List(context.Background(), store.Filter{Kind: store.KindTrain})
+	if err != nil || len(runs) != len(files) {
+		t.Fatalf("%d training runs (%v), want %d", len(runs), err, len(files))
+	}
+	hash := func(path string) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return store.Hash(b)
+	}
+	for _, r := range runs {
+		f, ok := files[r.Policy]
+		if !ok || r.Scenario != filepath.Base(f[0]) || r.ScenarioHash != hash(f[0]) || r.PolicyHash != hash(f[1]) || r.Summary["wall_seconds"].Mean <= 0 {
+			t.Errorf("recorded %+v", r)
+		}
+		if r.Policy == "bc" && (r.RootSeed != 7 || r.Summary["logged_steps"].Mean <= 0) {
+			t.Errorf("bc recorded with seed %d and %v logged steps", r.RootSeed, r.Summary["logged_steps"])
+		}
 	}
 }
 

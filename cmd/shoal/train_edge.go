@@ -15,7 +15,10 @@ import (
 )
 
 func (cl *cli) trainEdgeEnv(short string) *cobra.Command {
-	var out string
+	var (
+		out string
+		rec recording
+	)
 	cfg := venv.DefaultConfig()
 	cmd := &cobra.Command{
 		Use:   "edge-env LOGS -o ENV",
@@ -41,6 +44,7 @@ starts its episodes from.`,
 	f.IntVar(&cfg.Horizon, "horizon", cfg.Horizon, "rollout length of the adversarial updates")
 	f.IntVar(&cfg.Hidden, "hidden", cfg.Hidden, "units of the models' two hidden layers")
 	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "training seed")
+	rec.register(f)
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if out == "" {
 			return usagef("-o ENV is required (where to save the environment)")
@@ -64,7 +68,8 @@ starts its episodes from.`,
 		}
 		fmt.Fprintf(cl.stdout, "learned a virtual environment from %d steps of %s (seed %d) in %s; wrote %s\n",
 			len(v.States), path, cfg.Seed, time.Since(start).Round(time.Second), out)
-		return nil
+		return cl.recordTrainingOn(cmd, &rec, start, path, "edge-env", cfg.Seed, out,
+			figures("logged_steps", len(v.States), "epochs", cfg.MLEEpochs, "adversarial", cfg.Adversarial, "wall_seconds", prov.WallSeconds))
 	})
 	return cmd
 }
@@ -87,6 +92,7 @@ func (cl *cli) trainEdgePolicy(short string) *cobra.Command {
 		out, method    string
 		steps, horizon int
 		seed           uint64
+		rec            recording
 	)
 	cmd := &cobra.Command{
 		Use:   "edge-policy ENV -o FILE",
@@ -110,6 +116,7 @@ actions (Eq. 7). 'shoal edge evaluate FILE' runs the policy in the world.`,
 	f.IntVar(&steps, "steps", 200000, "environment steps per agent (mappo)")
 	f.IntVar(&horizon, "horizon", 60, "episode length in steps (mappo)")
 	f.Uint64Var(&seed, "seed", 1, "training seed")
+	rec.register(f)
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if out == "" {
 			return usagef("-o FILE is required (where to save the policy)")
@@ -144,7 +151,11 @@ actions (Eq. 7). 'shoal edge evaluate FILE' runs the policy in the world.`,
 			return err
 		}
 		fmt.Fprintf(cl.stdout, "trained %s in %s (seed %d) in %s; wrote %s\n", method, args[0], seed, time.Since(start).Round(time.Second), out)
-		return nil
+		fig := figures("steps", steps, "horizon", horizon, "wall_seconds", time.Since(start).Seconds())
+		if method == "bc" {
+			fig = figures("logged_steps", len(v.States), "wall_seconds", time.Since(start).Seconds())
+		}
+		return cl.recordTrainingOn(cmd, &rec, start, args[0], method, seed, out, fig)
 	})
 	return cmd
 }
