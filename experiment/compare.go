@@ -57,6 +57,7 @@ type Comparison struct {
 // Run executes every (policy, seed) pair and summarises the results. It
 // fails if any run breaks Little's law, which would be a simulator bug.
 func (c *Comparison) Run(ctx context.Context) (*Result, error) {
+	started := time.Now()
 	sc := c.Scenario
 	policies := c.Policies
 	if len(policies) == 0 {
@@ -137,8 +138,12 @@ feed:
 		return nil, err
 	}
 	res := summarise(sc, policies, seeds, runs)
-	if record, ok := ctx.Value(recorderKey{}).(func(*scenario.Scenario, *Result)); ok {
-		record(sc, res)
+	if record, ok := ctx.Value(recorderKey{}).(func(Recorded)); ok {
+		hashes := map[string]string{}
+		for name, l := range c.Learned {
+			hashes[name] = l.Hash
+		}
+		record(Recorded{Scenario: sc, Result: res, Started: started, PolicyHashes: hashes})
 	}
 	return res, nil
 }

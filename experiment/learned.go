@@ -1,7 +1,9 @@
 package experiment
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/shoal-project/shoal/cluster"
@@ -10,6 +12,7 @@ import (
 	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/metrics"
 	"github.com/shoal-project/shoal/scenario"
+	"github.com/shoal-project/shoal/store"
 )
 
 // Learned is a policy driven by controllers: every LB point runs a
@@ -24,6 +27,19 @@ type Learned struct {
 	// of the scenario's (a trained policy observes periods of the length it
 	// was trained with).
 	Period time.Duration
+	// Hash is the hash of the trained policy's file (the bytes its Write
+	// gives), which the run store keeps; "" for a built-in policy.
+	Hash string
+}
+
+// policyHash is the hash of the bytes write gives: a trained policy's
+// file, as the run store identifies it.
+func policyHash(write func(io.Writer) error) string {
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
+		return ""
+	}
+	return store.Hash(b.Bytes())
 }
 
 // DRPCPolicy runs a trained DRPC policy: its students decide for the
@@ -37,7 +53,7 @@ func DRPCPolicy(p *drpc.Policy, sc *scenario.Scenario) Learned {
 // fed by its LB points, over the "sed" data plane (argmin (q+1)/a with the
 // agents' weights, paper Alg. 2 line 12).
 func LBPolicy(p *lb.Policy) Learned {
-	return Learned{Selector: "sed", New: func(cl *cluster.Cluster) ([]control.Controller, error) {
+	return Learned{Selector: "sed", Hash: policyHash(p.Write), New: func(cl *cluster.Cluster) ([]control.Controller, error) {
 		var ctls []control.Controller
 		for _, a := range p.NewAgents() {
 			for k, name := range a.LBs() {

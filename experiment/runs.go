@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/shoal-project/shoal/scenario"
 	"github.com/shoal-project/shoal/store"
@@ -13,11 +14,21 @@ import (
 
 type recorderKey struct{}
 
-// WithRecorder returns a context under which every Comparison hands its
-// result, and the scenario it ran, to record (concurrently, from the
-// comparisons' goroutines): how 'shoal experiment' records every
-// comparison an experiment makes, however deep in its study.
-func WithRecorder(ctx context.Context, record func(sc *scenario.Scenario, res *Result)) context.Context {
+// Recorded is what a Comparison hands its context's recorder.
+type Recorded struct {
+	Scenario *scenario.Scenario // as it ran
+	Result   *Result
+	Started  time.Time
+	// PolicyHashes are the learned policies' hashes (Learned.Hash), by
+	// name.
+	PolicyHashes map[string]string
+}
+
+// WithRecorder returns a context under which every Comparison hands what
+// it ran to record (concurrently, from the comparisons' goroutines): how
+// 'shoal experiment' records every comparison an experiment makes,
+// however deep in its study.
+func WithRecorder(ctx context.Context, record func(Recorded)) context.Context {
 	return context.WithValue(ctx, recorderKey{}, record)
 }
 

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/shoal-project/shoal/experiment"
-	"github.com/shoal-project/shoal/scenario"
 	"github.com/shoal-project/shoal/store"
 	"github.com/spf13/cobra"
 )
@@ -194,10 +193,14 @@ type experimentRecorder struct {
 	failed bool
 }
 
-// comparison records a comparison's result (experiment.WithRecorder).
-func (r *experimentRecorder) comparison(sc *scenario.Scenario, res *experiment.Result) {
-	hash, err := experiment.ScenarioHash(sc)
-	r.save(hash, err, func(tmpl store.Run) ([]*store.Run, error) { return experiment.StoreRuns(res, tmpl, nil) })
+// comparison records a comparison's result (experiment.WithRecorder),
+// with the times it ran and its learned policies' hashes.
+func (r *experimentRecorder) comparison(c experiment.Recorded) {
+	hash, err := experiment.ScenarioHash(c.Scenario)
+	r.save(hash, err, func(tmpl store.Run) ([]*store.Run, error) {
+		tmpl.Started = c.Started
+		return experiment.StoreRuns(c.Result, tmpl, func(p string) string { return c.PolicyHashes[p] })
+	})
 }
 
 // study records a study's rows; hash identifies what they ran on (the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/experiment"
 	"github.com/shoal-project/shoal/kube/kubetest"
 	"github.com/shoal-project/shoal/scenario"
@@ -225,7 +227,8 @@ func TestSweepOnKubernetes(t *testing.T) {
 }
 
 // TestTrainRecordsRun: a training run is recorded with the hash of the
-// policy file it wrote and its last episode.
+// policy file it wrote and its last episode. An experiment that runs the
+// policy read from that file records it with the same hash.
 func TestTrainRecordsRun(t *testing.T) {
 	dir := t.TempDir()
 	db, file := filepath.Join(dir, "runs.db"), filepath.Join(dir, "p.slb")
@@ -248,6 +251,13 @@ func TestTrainRecordsRun(t *testing.T) {
 	r := runs[0]
 	if r.Policy != "distr-lb" || r.PolicyHash != store.Hash(b) || r.Summary["episodes"].Mean != 1 || r.Flags["episodes"] != "1" {
 		t.Errorf("recorded %+v", r)
+	}
+	p, err := lb.ReadPolicy(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := experiment.LBPolicy(p).Hash; h != r.PolicyHash {
+		t.Errorf("the policy read from its file hashes to %s, the file to %s", h, r.PolicyHash)
 	}
 }
 
@@ -280,8 +290,12 @@ func TestExperimentRecordsComparisons(t *testing.T) {
 	if rows == 0 || len(runs) != rows {
 		t.Fatalf("%d runs recorded for %d rows of the table:\n%s", len(runs), rows, out)
 	}
-	if r := runs[0]; r.ScenarioHash == "" || !strings.HasPrefix(r.Flags["command"], "shoal experiment distr-lb table3") {
-		t.Errorf("recorded %+v", r)
+	for _, r := range runs {
+		learned := strings.Contains(r.Policy, "-lb")
+		if r.ScenarioHash == "" || !strings.HasPrefix(r.Flags["command"], "shoal experiment distr-lb table3") || learned != (r.PolicyHash != "") ||
+			!r.Started.Before(r.Finished) {
+			t.Errorf("recorded %+v", r)
+		}
 	}
 }
 
