@@ -235,14 +235,9 @@ func TestTrainRecordsRun(t *testing.T) {
 	if _, err := runCLI(t, "train", "distr-lb", "lb-moderate-cpu", "-o", file, "--episodes", "1", "--episode-steps", "10", "--quiet", "--db", db); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	runs, err := st.List(context.Background(), store.Filter{Kind: store.KindTrain})
-	if err != nil || len(runs) != 1 {
-		t.Fatalf("%d training runs (%v), want 1", len(runs), err)
+	runs := listRuns(t, db, store.Filter{Kind: store.KindTrain})
+	if len(runs) != 1 {
+		t.Fatalf("%d training runs, want 1", len(runs))
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -271,15 +266,7 @@ func TestExperimentRecordsComparisons(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	runs, err := st.List(context.Background(), store.Filter{Kind: store.KindExperiment})
-	if err != nil {
-		t.Fatal(err)
-	}
+	runs := listRuns(t, db, store.Filter{Kind: store.KindExperiment})
 	// Every policy of the table is a run: count the table's rows.
 	rows := 0
 	for _, line := range strings.Split(out, "\n") {
@@ -320,14 +307,9 @@ func TestExperimentRecordsStudies(t *testing.T) {
 	if err := json.Unmarshal(b, &table); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	runs, err := st.List(context.Background(), store.Filter{Kind: store.KindExperiment})
-	if err != nil || len(runs) != len(table) || len(table) == 0 {
-		t.Fatalf("%d runs recorded (%v) for %d rows of the table", len(runs), err, len(table))
+	runs := listRuns(t, db, store.Filter{Kind: store.KindExperiment})
+	if len(runs) != len(table) || len(table) == 0 {
+		t.Fatalf("%d runs recorded for %d rows of the table", len(runs), len(table))
 	}
 	for _, row := range table {
 		i := slices.IndexFunc(runs, func(r *store.Run) bool { return r.Policy == row.Method })
@@ -352,9 +334,9 @@ func TestExperimentRecordsStudies(t *testing.T) {
 			t.Fatal(err)
 		}
 		hash, _ := experiment.ScenarioHash(sc)
-		runs, err := st.List(context.Background(), store.Filter{Scenario: name})
-		if err != nil || len(runs) == 0 {
-			t.Fatalf("%s: %d runs (%v)", name, len(runs), err)
+		runs := listRuns(t, db, store.Filter{Scenario: name})
+		if len(runs) == 0 {
+			t.Fatalf("%s: no runs", name)
 		}
 		for _, run := range runs {
 			if run.ScenarioHash != hash || run.Summary["best"].Mean != 2.5 {
@@ -362,4 +344,19 @@ func TestExperimentRecordsStudies(t *testing.T) {
 			}
 		}
 	}
+}
+
+// listRuns lists the runs of the store db that f selects.
+func listRuns(t *testing.T, db string, f store.Filter) []*store.Run {
+	t.Helper()
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.List(context.Background(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -134,14 +133,9 @@ func TestEdgePipeline(t *testing.T) {
 // each of the input and output files that files gives it.
 func checkEdgeTrainings(t *testing.T, db string, files map[string][2]string) {
 	t.Helper()
-	st, err := store.Open(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	runs, err := st.List(context.Background(), store.Filter{Kind: store.KindTrain})
-	if err != nil || len(runs) != len(files) {
-		t.Fatalf("%d training runs (%v), want %d", len(runs), err, len(files))
+	runs := listRuns(t, db, store.Filter{Kind: store.KindTrain})
+	if len(runs) != len(files) {
+		t.Fatalf("%d training runs, want %d", len(runs), len(files))
 	}
 	hash := func(path string) string {
 		b, err := os.ReadFile(path)
