@@ -109,24 +109,34 @@ func (r *runFilter) list(ctx context.Context, db string) ([]*store.Run, string, 
 }
 
 func (cl *cli) runsList(db *string) *cobra.Command {
-	var rf runFilter
+	var (
+		rf    runFilter
+		stats string
+	)
 	cmd := &cobra.Command{
-		Use:     "list",
-		Short:   "List recorded runs, newest first",
-		Example: "  shoal runs list --policy sed --since 24h",
-		Args:    cobra.NoArgs,
+		Use:   "list",
+		Short: "List recorded runs, newest first",
+		Example: `  shoal runs list --policy sed --since 24h
+  shoal runs list --scenario faas-parallel --stats best,found`,
+		Args: cobra.NoArgs,
 	}
 	rf.register(cmd, 50)
+	cmd.Flags().StringVar(&stats, "stats", "mean,p99", "comma-separated statistics to show ('shoal runs show ID' lists a run's)")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, _ []string) error {
 		runs, where, err := rf.list(cmd.Context(), *db)
 		if err != nil {
 			return err
 		}
+		names := strings.Split(stats, ",")
 		w := tabwriter.NewWriter(cl.stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(w, "id\tstarted\tkind\tscenario\tload\tpolicy\tseeds\tmean (s)\tp99 (s)\tsweep")
+		fmt.Fprintf(w, "id\tstarted\tkind\tscenario\tload\tpolicy\tseeds\t%s\tsweep\n", strings.Join(names, "\t"))
 		for _, r := range runs {
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", r.ID[:12], r.Started.Local().Format(time.DateTime),
-				r.Kind, r.Scenario, fmtLoad(r.Load), r.Policy, r.Seeds, fmtStat(stat(r.Summary, "mean")), fmtStat(stat(r.Summary, "p99")), r.Sweep)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t", r.ID[:12], r.Started.Local().Format(time.DateTime),
+				r.Kind, r.Scenario, fmtLoad(r.Load), r.Policy, r.Seeds)
+			for _, n := range names {
+				fmt.Fprintf(w, "%s\t", fmtStat(stat(r.Summary, n)))
+			}
+			fmt.Fprintln(w, r.Sweep)
 		}
 		if err := w.Flush(); err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -315,6 +316,19 @@ func TestExperimentRecordsStudies(t *testing.T) {
 		i := slices.IndexFunc(runs, func(r *store.Run) bool { return r.Policy == row.Method })
 		if i < 0 || runs[i].Scenario != "edge-agents" || runs[i].ScenarioHash == "" || runs[i].Summary["kl_offloading_ratio"].Mean != row.KL[2].Mean {
 			t.Errorf("%s: recorded as %+v", row.Method, runs)
+		}
+	}
+	// runs list shows the statistics asked for.
+	out, err := runCLI(t, "runs", "list", "--scenario", "edge-agents", "--stats", "kl_agent,p99", "--db", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, " kl_agent  p99 ") {
+		t.Errorf("runs list --stats kl_agent,p99 header:\n%s", out)
+	}
+	for _, row := range table {
+		if want := " " + row.Method + " "; !strings.Contains(out, want) || !strings.Contains(out, " "+strconv.FormatFloat(row.KL[3].Mean, 'g', 4, 64)+" ") {
+			t.Errorf("runs list lacks %s's kl_agent %.4g:\n%s", row.Method, row.KL[3].Mean, out)
 		}
 	}
 
