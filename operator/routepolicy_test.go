@@ -192,9 +192,16 @@ func TestRoutePolicyWritesVirtualServiceWeights(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reviews' VirtualService routes %v (%v), want %v", got, err, want)
 	}
-	rv := get("reviews")
-	if !equal(status(rv), want) || rv.Status.Acting != ActingPolicy || !meta.IsStatusConditionTrue(rv.Status.Conditions, CondReady) ||
-		!meta.IsStatusConditionTrue(rv.Status.Conditions, CondMetricsAvailable) || rv.Status.LastDecision == nil || rv.Status.ObservedGeneration != rv.Generation {
+	// The status follows the VirtualService (the reconciler writes it
+	// second), and a period whose scrape Prometheus missed holds, so wait
+	// for a period that acted.
+	var rv *v1alpha1.RoutePolicy
+	acted := func() bool {
+		rv = get("reviews")
+		return equal(status(rv), want) && rv.Status.Acting == ActingPolicy && meta.IsStatusConditionTrue(rv.Status.Conditions, CondReady) &&
+			meta.IsStatusConditionTrue(rv.Status.Conditions, CondMetricsAvailable) && rv.Status.LastDecision != nil && rv.Status.ObservedGeneration == rv.Generation
+	}
+	if wait.PollUntilContextTimeout(bg, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) { return acted(), nil }) != nil {
 		t.Errorf("reviews' status %+v, want routes %v", rv.Status, want)
 	}
 
