@@ -24,7 +24,7 @@ import (
 // graph, timing its decisions (one per period: at most one culprit).
 func FIRMPolicy(p *firm.Policy, sc *scenario.Scenario) Learned {
 	g := firmenv.CallGraph(sc)
-	return Learned{Period: time.Duration(p.Period), Hash: policyHash(p.Write), New: func(*cluster.Cluster) ([]control.Controller, error) {
+	return Learned{Period: time.Duration(p.Period), Write: p.Write, New: func(*cluster.Cluster) ([]control.Controller, error) {
 		c := firm.NewController(p, g)
 		return []control.Controller{&timed{Controller: c, per: func() int { return c.Stats().Periods }}}, nil
 	}}
@@ -33,7 +33,7 @@ func FIRMPolicy(p *firm.Policy, sc *scenario.Scenario) Learned {
 // CoScalPolicy runs a trained CoScal-like policy, timing its decisions (one
 // per deployment per period).
 func CoScalPolicy(p *coscal.Policy, _ *scenario.Scenario) Learned {
-	return Learned{Period: time.Duration(p.Period), Hash: policyHash(p.Write), New: func(*cluster.Cluster) ([]control.Controller, error) {
+	return Learned{Period: time.Duration(p.Period), Write: p.Write, New: func(*cluster.Cluster) ([]control.Controller, error) {
 		c := coscal.NewController(p)
 		return []control.Controller{&timed{Controller: c, per: func() int { return c.Stats().Decisions }}}, nil
 	}}

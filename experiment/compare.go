@@ -141,7 +141,9 @@ feed:
 	if record, ok := ctx.Value(recorderKey{}).(func(Recorded)); ok {
 		hashes := map[string]string{}
 		for name, l := range c.Learned {
-			hashes[name] = l.Hash
+			if l.Write != nil {
+				hashes[name] = policyHash(l.Write)
+			}
 		}
 		record(Recorded{Scenario: sc, Result: res, Started: started, PolicyHashes: hashes})
 	}

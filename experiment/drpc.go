@@ -29,7 +29,7 @@ func DRPCTeacher(p *drpc.Policy, sc *scenario.Scenario) Learned {
 // drpcLearned runs policy p with options opt (the fallback is set here),
 // timing its decisions.
 func drpcLearned(p *drpc.Policy, sc *scenario.Scenario, opt drpc.Options) Learned {
-	return Learned{Period: time.Duration(p.Period), Hash: policyHash(p.Write), New: func(*cluster.Cluster) ([]control.Controller, error) {
+	return Learned{Period: time.Duration(p.Period), Write: p.Write, New: func(*cluster.Cluster) ([]control.Controller, error) {
 		hpa, err := sc.Autoscalers("hpa")
 		if err != nil {
 			return nil, fmt.Errorf("drpc fallback: %w", err)

@@ -12,7 +12,7 @@ import (
 // window (the policy's), every function configured, through the safe
 // exploration unless opt turns it off.
 func FaaSConfPolicy(p *faasconf.Policy, opt faasconf.Options) Learned {
-	return Learned{Period: time.Duration(p.Window), Hash: policyHash(p.Write), New: func(*cluster.Cluster) ([]control.Controller, error) {
+	return Learned{Period: time.Duration(p.Window), Write: p.Write, New: func(*cluster.Cluster) ([]control.Controller, error) {
 		c, err := faasconf.NewController(p, opt)
 		if err != nil {
 			return nil, err

@@ -27,9 +27,10 @@ type Learned struct {
 	// of the scenario's (a trained policy observes periods of the length it
 	// was trained with).
 	Period time.Duration
-	// Hash is the hash of the trained policy's file (the bytes its Write
-	// gives), which the run store keeps; "" for a built-in policy.
-	Hash string
+	// Write writes the trained policy's file, whose hash the run store
+	// keeps (nil for a built-in policy). It is called only when a
+	// comparison is recorded.
+	Write func(io.Writer) error
 }
 
 // policyHash is the hash of the bytes write gives: a trained policy's
@@ -53,7 +54,7 @@ func DRPCPolicy(p *drpc.Policy, sc *scenario.Scenario) Learned {
 // fed by its LB points, over the "sed" data plane (argmin (q+1)/a with the
 // agents' weights, paper Alg. 2 line 12).
 func LBPolicy(p *lb.Policy) Learned {
-	return Learned{Selector: "sed", Hash: policyHash(p.Write), New: func(cl *cluster.Cluster) ([]control.Controller, error) {
+	return Learned{Selector: "sed", Write: p.Write, New: func(cl *cluster.Cluster) ([]control.Controller, error) {
 		var ctls []control.Controller
 		for _, a := range p.NewAgents() {
 			for k, name := range a.LBs() {

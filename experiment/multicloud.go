@@ -12,7 +12,7 @@ func MultiCloudPolicy(p *multicloud.Policy, kind string, opt multicloud.Options)
 	if _, err := p.Models(kind); err != nil {
 		return Learned{}, err
 	}
-	return Learned{Hash: policyHash(p.Write), New: func(*cluster.Cluster) ([]control.Controller, error) {
+	return Learned{Write: p.Write, New: func(*cluster.Cluster) ([]control.Controller, error) {
 		models, err := p.Models(kind)
 		if err != nil {
 			return nil, err

@@ -19,8 +19,8 @@ type Recorded struct {
 	Scenario *scenario.Scenario // as it ran
 	Result   *Result
 	Started  time.Time
-	// PolicyHashes are the learned policies' hashes (Learned.Hash), by
-	// name.
+	// PolicyHashes are the hashes of the learned policies' files (what
+	// Learned.Write writes), by name.
 	PolicyHashes map[string]string
 }
 

@@ -147,12 +147,15 @@ func (cl *cli) runsList(db *string) *cobra.Command {
 	return cmd
 }
 
-// stat is the named statistic, NaN when the run has none.
+// noStat stands for a statistic a run does not have.
+var noStat = store.Stat{Mean: math.NaN(), CI95: math.NaN()}
+
+// stat is the named statistic, noStat when the run has none.
 func stat(m map[string]store.Stat, name string) store.Stat {
 	if s, ok := m[name]; ok {
 		return s
 	}
-	return store.Stat{Mean: math.NaN(), CI95: math.NaN()}
+	return noStat
 }
 
 func fmtLoad(l float64) string {
@@ -333,7 +336,7 @@ func writeComparison(out io.Writer, names []string, sets [][]*store.Run, stats [
 		row := []string{p.scenario, fmtLoad(p.load), label}
 		all := true
 		for _, s := range stats {
-			first, last := stat(nil, ""), stat(nil, "")
+			first, last := noStat, noStat
 			for i := range sets {
 				r, ok := byPoint[i][p]
 				if !ok {
@@ -419,50 +422,40 @@ NAME_ci95).`,
 	return cmd
 }
 
-// jsonStat is a Stat in JSON, NaN as null.
-type jsonStat struct {
-	Mean *float64 `json:"mean"`
-	CI95 *float64 `json:"ci95"`
-}
-
-func toJSONStats(m map[string]store.Stat) map[string]jsonStat {
-	out := map[string]jsonStat{}
-	num := func(f float64) *float64 {
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil
-		}
-		return &f
-	}
+// toJSONStats is a run's statistics as results.json writes them (NaN and
+// infinities as null).
+func toJSONStats(m map[string]store.Stat) map[string]experiment.Stat {
+	out := map[string]experiment.Stat{}
 	for k, v := range m {
-		out[k] = jsonStat{num(v.Mean), num(v.CI95)}
+		out[k] = experiment.Stat{Mean: experiment.Num(v.Mean), CI95: experiment.Num(v.CI95)}
 	}
 	return out
 }
 
 func writeRunsJSON(w io.Writer, runs []*store.Run) error {
 	type class struct {
-		Class string              `json:"class"`
-		Stats map[string]jsonStat `json:"stats"`
+		Class string                     `json:"class"`
+		Stats map[string]experiment.Stat `json:"stats"`
 	}
 	type run struct {
-		ID           string              `json:"id"`
-		Kind         string              `json:"kind"`
-		Scenario     string              `json:"scenario"`
-		ScenarioHash string              `json:"scenario_hash"`
-		Policy       string              `json:"policy"`
-		PolicyHash   string              `json:"policy_hash,omitempty"`
-		RootSeed     uint64              `json:"root_seed"`
-		Seeds        int                 `json:"seeds"`
-		Load         float64             `json:"load,omitempty"`
-		CodeVersion  string              `json:"code_version"`
-		Flags        map[string]string   `json:"flags,omitempty"`
-		Started      time.Time           `json:"started"`
-		Finished     time.Time           `json:"finished"`
-		Summary      map[string]jsonStat `json:"summary"`
-		Classes      []class             `json:"classes,omitempty"`
-		Key          string              `json:"key"`
-		Sweep        string              `json:"sweep,omitempty"`
-		Shard        string              `json:"shard,omitempty"`
+		ID           string                     `json:"id"`
+		Kind         string                     `json:"kind"`
+		Scenario     string                     `json:"scenario"`
+		ScenarioHash string                     `json:"scenario_hash"`
+		Policy       string                     `json:"policy"`
+		PolicyHash   string                     `json:"policy_hash,omitempty"`
+		RootSeed     uint64                     `json:"root_seed"`
+		Seeds        int                        `json:"seeds"`
+		Load         float64                    `json:"load,omitempty"`
+		CodeVersion  string                     `json:"code_version"`
+		Flags        map[string]string          `json:"flags,omitempty"`
+		Started      time.Time                  `json:"started"`
+		Finished     time.Time                  `json:"finished"`
+		Summary      map[string]experiment.Stat `json:"summary"`
+		Classes      []class                    `json:"classes,omitempty"`
+		Key          string                     `json:"key"`
+		Sweep        string                     `json:"sweep,omitempty"`
+		Shard        string                     `json:"shard,omitempty"`
 	}
 	out := make([]run, len(runs))
 	for i, r := range runs {

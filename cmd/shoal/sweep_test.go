@@ -252,7 +252,11 @@ func TestTrainRecordsRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h := experiment.LBPolicy(p).Hash; h != r.PolicyHash {
+	var written bytes.Buffer
+	if err := experiment.LBPolicy(p).Write(&written); err != nil {
+		t.Fatal(err)
+	}
+	if h := store.Hash(written.Bytes()); h != r.PolicyHash {
 		t.Errorf("the policy read from its file hashes to %s, the file to %s", h, r.PolicyHash)
 	}
 }
