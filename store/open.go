@@ -49,7 +49,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	return s, nil
 }
 
-// connect opens and pings the database.
+// connect opens and pings the database, again while SQLite is busy.
 func connect(ctx context.Context, dsn string) (*Store, error) {
 	s := &Store{backend: Postgres, where: redact(dsn)}
 	driver, source := "pgx", dsn
@@ -64,7 +64,9 @@ func connect(ctx context.Context, dsn string) (*Store, error) {
 		return nil, s.fail("open", err)
 	}
 	s.db = db
-	if err := db.PingContext(ctx); err != nil {
+	// A new SQLite connection sets WAL mode, which can find the database
+	// busy without waiting (several processes opening a fresh file at once).
+	if err := s.retry(ctx, func() error { return db.PingContext(ctx) }); err != nil {
 		db.Close()
 		return nil, s.fail("connect", err)
 	}
