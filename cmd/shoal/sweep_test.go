@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -21,6 +23,7 @@ import (
 	"github.com/shoal-project/shoal/scenario"
 	"github.com/shoal-project/shoal/store"
 	"github.com/shoal-project/shoal/store/pgtest"
+	"github.com/shoal-project/shoal/sweep"
 	"github.com/spf13/cobra"
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -121,38 +124,49 @@ func TestSweepTwiceAndCompare(t *testing.T) {
 }
 
 // TestSweepKilledResumes: a sweep killed in the middle leaves whole runs
-// only; run again, it records the rest, and nothing twice.
+// only; run again, it records the rest, and nothing twice. The sweep runs
+// in a child process (this test binary, as sweepUntilKilled) that stops
+// itself after its second run and waits to be killed, so the kill point
+// does not depend on the machine's speed.
 func TestSweepKilledResumes(t *testing.T) {
 	bin := buildShoal(t)
 	spec := writeFile(t, "tiny.yaml", strings.Replace(tinySweep, "loads: [0.7, 0.9]", "loads: [0.5, 0.6, 0.7, 0.8, 0.9]", 1))
 	db := filepath.Join(t.TempDir(), "runs.db")
 	ctx := context.Background()
-	cmd := exec.Command(bin, "sweep", spec, "--db", db, "--workers", "1")
-	if err := cmd.Start(); err != nil {
+	child := exec.Command(os.Args[0], "-test.run=^TestSweepUntilKilled$")
+	child.Env = append(os.Environ(), killedSweepEnv+"="+spec+"|"+db)
+	child.Stderr = os.Stderr
+	stdout, err := child.StdoutPipe()
+	if err != nil {
 		t.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	_ = child.Process.Kill()
+	_ = child.Wait()
+	if err != nil || line != "paused after 2 runs\n" {
+		t.Fatalf("the sweep did not pause: %q, %v", line, err)
 	}
 	stored := func() int {
 		st, err := store.Open(ctx, db)
 		if err != nil {
-			return 0
+			t.Fatal(err)
 		}
 		defer st.Close()
-		keys, _ := st.Keys(ctx, "tiny")
+		keys, err := st.Keys(ctx, "tiny")
+		if err != nil {
+			t.Fatal(err)
+		}
 		return len(keys)
 	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for stored() < 2 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	_ = cmd.Process.Kill()
-	_ = cmd.Wait()
-	before := stored()
-	if before < 2 || before >= 10 {
-		t.Fatalf("%d of 10 runs stored when killed, want some but not all", before)
+	if before := stored(); before != 2 {
+		t.Fatalf("%d runs stored when killed, want the 2 it finished", before)
 	}
 	out, err := exec.Command(bin, "sweep", spec, "--db", db).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
+	if err != nil || !strings.Contains(string(out), "8 runs recorded, 2 already stored") {
+		t.Fatalf("resuming: %v\n%s", err, out)
 	}
 	st, err := store.Open(ctx, db)
 	if err != nil {
@@ -174,8 +188,41 @@ func TestSweepKilledResumes(t *testing.T) {
 		}
 	}
 	if len(runs) != 10 {
-		t.Fatalf("%d runs after resuming (%d before), want 10:\n%s", len(runs), before, out)
+		t.Fatalf("%d runs after resuming, want 10:\n%s", len(runs), out)
 	}
+}
+
+// killedSweepEnv makes TestSweepUntilKilled run: SPEC|DB.
+const killedSweepEnv = "SHOAL_TEST_KILLED_SWEEP"
+
+// TestSweepUntilKilled is TestSweepKilledResumes' child: it runs the sweep
+// as 'shoal sweep --workers 1' does, and after the second run is stored it
+// says so and blocks until it is killed.
+func TestSweepUntilKilled(t *testing.T) {
+	arg := os.Getenv(killedSweepEnv)
+	if arg == "" {
+		t.Skip("the child of TestSweepKilledResumes")
+	}
+	specPath, db, _ := strings.Cut(arg, "|")
+	spec, err := sweep.Load(specPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &sweep.Runner{Spec: spec, Store: st, Workers: 1, CodeVersion: version(),
+		Progress: func(done, total int, _ sweep.Job) {
+			if done == 2 {
+				fmt.Println("paused after 2 runs")
+				for {
+					time.Sleep(time.Hour) // a sleep, which the runtime does not call a deadlock
+				}
+			}
+		}}
+	_, err = r.Run(context.Background())
+	t.Fatalf("the sweep ran to the end (%v) instead of pausing", err)
 }
 
 // TestSweepOnKubernetes: --on kubernetes creates the Indexed Job and its
