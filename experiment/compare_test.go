@@ -112,7 +112,7 @@ func TestWriteFiles(t *testing.T) {
 		t.Fatalf("runs.csv: %v %v", rows, err)
 	}
 	html, _ := os.ReadFile(filepath.Join(dir, "report.html"))
-	for _, want := range []string{"<svg", "mm1", "Completion time distribution", "Requests in flight per server"} {
+	for _, want := range []string{"<svg", "mm1", "Completion time distribution", "Which policy, at what cost"} {
 		if !bytes.Contains(html, []byte(want)) {
 			t.Errorf("report.html lacks %q", want)
 		}

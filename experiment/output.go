@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -15,12 +16,15 @@ import (
 	"github.com/shoal-project/shoal/experiment/report"
 )
 
-// column is one column of the summary table.
+// column is one column of the summary tables.
 type column struct {
 	name   string // table header
 	key    string // CSV header
 	stat   func(s *Summary) Stat
 	better int // -1: lower is better, +1: higher is better, 0: neither
+	// show says whether the column means something for a result (nil:
+	// always); the CSV and JSON files have every column regardless.
+	show func(r *Result, c *column) bool
 }
 
 // pct shows a fraction as a percentage.
@@ -30,43 +34,65 @@ func pct(f func(s *Summary) Stat) func(s *Summary) Stat {
 
 func percent(st Stat) Stat { return Stat{Mean: 100 * st.Mean, CI95: 100 * st.CI95} }
 
+// When a column is shown: where some policy has a value other than zero;
+// where the scenario has a load-balancing choice (explicit LB points), or
+// services placed in several locations.
+var (
+	nonZero = func(r *Result, c *column) bool {
+		return slices.ContainsFunc(r.Policies, func(p PolicyResult) bool {
+			m := float64(c.stat(&p.Summary).Mean)
+			return m != 0 && !math.IsNaN(m)
+		})
+	}
+	balancing = func(r *Result, _ *column) bool { return r.Balancing }
+	placed    = func(r *Result, _ *column) bool { return r.Placement }
+)
+
 // tableSpec is one table of the summary.
 type tableSpec struct {
 	caption string
 	columns []column
 }
 
-// tables are the summary tables: what requests got, and what it cost.
+// tables are the summary tables, each a few columns wide: how fast
+// requests were served, what became of them, what it cost, and how evenly
+// the servers were loaded.
 var tables = []tableSpec{
-	{"Requests: completion time and outcome (rates in % of the requests after the warm-up)", []column{
-		{"mean (s)", "mean_s", func(s *Summary) Stat { return s.Mean }, -1},
-		{"p50 (s)", "p50_s", func(s *Summary) Stat { return s.P50 }, -1},
-		{"p90 (s)", "p90_s", func(s *Summary) Stat { return s.P90 }, -1},
-		{"p99 (s)", "p99_s", func(s *Summary) Stat { return s.P99 }, -1},
-		{"throughput (req/s)", "throughput_rps", func(s *Summary) Stat { return s.Throughput }, +1},
-		{"success %", "success_pct", pct(func(s *Summary) Stat { return s.Success }), +1},
-		{"degraded %", "degraded_pct", pct(func(s *Summary) Stat { return s.Degraded }), -1},
-		{"timeout %", "timeout_pct", pct(func(s *Summary) Stat { return s.TimeoutRate }), -1},
-		{"429 %", "rejected_pct", pct(func(s *Summary) Stat { return s.RejectedRate }), -1},
-		{"OOM %", "oom_pct", pct(func(s *Summary) Stat { return s.OOMRate }), -1},
-		{"no capacity %", "no_capacity_pct", pct(func(s *Summary) Stat { return s.NoCapacityRate }), -1},
-		{"SLO violations %", "slo_violations_pct", pct(func(s *Summary) Stat { return s.SLOViolations }), -1},
-		{"retries/req", "retries_per_request", func(s *Summary) Stat { return s.Retries }, 0},
-		{"probes/req", "probes_per_request", func(s *Summary) Stat { return s.Probes }, 0},
+	{"Response time", []column{
+		{"mean (s)", "mean_s", func(s *Summary) Stat { return s.Mean }, -1, nil},
+		{"p50 (s)", "p50_s", func(s *Summary) Stat { return s.P50 }, -1, nil},
+		{"p90 (s)", "p90_s", func(s *Summary) Stat { return s.P90 }, -1, nil},
+		{"p99 (s)", "p99_s", func(s *Summary) Stat { return s.P99 }, -1, nil},
+		{"throughput (req/s)", "throughput_rps", func(s *Summary) Stat { return s.Throughput }, +1, nil},
+	}},
+	{"Outcome (% of requests after the warm-up)", []column{
+		{"success %", "success_pct", pct(func(s *Summary) Stat { return s.Success }), +1, nil},
+		{"SLO violations %", "slo_violations_pct", pct(func(s *Summary) Stat { return s.SLOViolations }), -1, nonZero},
+		{"degraded %", "degraded_pct", pct(func(s *Summary) Stat { return s.Degraded }), -1, nonZero},
+		{"retries/req", "retries_per_request", func(s *Summary) Stat { return s.Retries }, 0, nonZero},
+		{"probes/req", "probes_per_request", func(s *Summary) Stat { return s.Probes }, 0, nonZero},
+	}},
+	{"Failures by kind (% of requests after the warm-up)", []column{
+		{"timeout %", "timeout_pct", pct(func(s *Summary) Stat { return s.TimeoutRate }), -1, nonZero},
+		{"429 %", "rejected_pct", pct(func(s *Summary) Stat { return s.RejectedRate }), -1, nonZero},
+		{"OOM %", "oom_pct", pct(func(s *Summary) Stat { return s.OOMRate }), -1, nonZero},
+		{"no capacity %", "no_capacity_pct", pct(func(s *Summary) Stat { return s.NoCapacityRate }), -1, nonZero},
 	}},
 	{"Resources over the measurement window", []column{
-		{"vCPU-s", "vcpu_s", func(s *Summary) Stat { return s.VCPUSeconds }, -1},
-		{"GB-s", "gb_s", func(s *Summary) Stat { return s.GBSeconds }, -1},
-		{"egress (GB)", "egress_gb", func(s *Summary) Stat { return s.EgressGB }, -1},
-		{"cost ($)", "cost", func(s *Summary) Stat { return s.Cost }, -1},
-		{"CPU utilisation %", "cpu_utilisation_pct", pct(func(s *Summary) Stat { return s.Utilisation }), 0},
-		{"scaling actions", "scaling_actions", func(s *Summary) Stat { return s.ScalingActions }, 0},
-		{"fairness (Jain)", "fairness_jain", func(s *Summary) Stat { return s.Fairness }, +1},
-		{"makespan (s)", "makespan_s", func(s *Summary) Stat { return s.Makespan }, -1},
+		{"vCPU-s", "vcpu_s", func(s *Summary) Stat { return s.VCPUSeconds }, -1, nil},
+		{"GB-s", "gb_s", func(s *Summary) Stat { return s.GBSeconds }, -1, nonZero},
+		{"egress (GB)", "egress_gb", func(s *Summary) Stat { return s.EgressGB }, -1, placed},
+		{"cost ($)", "cost", func(s *Summary) Stat { return s.Cost }, -1, nil},
+		{"CPU utilisation %", "cpu_utilisation_pct", pct(func(s *Summary) Stat { return s.Utilisation }), 0, nil},
+		{"scaling actions", "scaling_actions", func(s *Summary) Stat { return s.ScalingActions }, 0, nonZero},
+	}},
+	{"Balance across servers", []column{
+		{"fairness (Jain)", "fairness_jain", func(s *Summary) Stat { return s.Fairness }, +1, balancing},
+		{"makespan (s)", "makespan_s", func(s *Summary) Stat { return s.Makespan }, -1, balancing},
 	}},
 }
 
-// classColumns are the per-class table's columns.
+// classColumns are the per-class tables' columns.
 var classColumns = []struct {
 	name string
 	stat func(c *ClassSummary) Stat
@@ -89,23 +115,67 @@ func allColumns() []column {
 	return cs
 }
 
-// cell formats a statistic as "mean ± ci" with 4 significant digits.
+// shown are the tables' columns that mean something for r; a table with
+// none is left out.
+func (r *Result) shown() []tableSpec {
+	var out []tableSpec
+	for _, t := range tables {
+		spec := tableSpec{caption: t.caption}
+		for i := range t.columns {
+			if c := &t.columns[i]; c.show == nil || c.show(r, c) {
+				spec.columns = append(spec.columns, *c)
+			}
+		}
+		if len(spec.columns) > 0 {
+			out = append(out, spec)
+		}
+	}
+	return out
+}
+
+// cell formats a statistic as "mean ± ci" with 4 significant digits, whole
+// numbers from 1000 with thousands separators; an interval of zero (every
+// seed gave the same) is left out.
 func cell(s Stat) string {
 	m, h := float64(s.Mean), float64(s.CI95)
 	if math.IsNaN(m) {
 		return "-"
 	}
-	if math.IsNaN(h) {
+	if math.IsNaN(h) || h == 0 {
 		return fmtNum(m)
+	}
+	if h >= 10 && h < 1e15 { // two significant digits, as a whole number
+		unit := math.Pow(10, math.Floor(math.Log10(h))-1)
+		return fmtNum(m) + " ± " + grouped(math.Round(h/unit)*unit)
 	}
 	return fmtNum(m) + " ± " + strconv.FormatFloat(h, 'g', 2, 64)
 }
 
 func fmtNum(x float64) string {
-	if x != 0 && (math.Abs(x) >= 1e5 || math.Abs(x) < 1e-3) {
+	switch {
+	case math.Abs(x) >= 1000 && math.Abs(x) < 1e15:
+		return grouped(math.Round(x))
+	case x != 0 && math.Abs(x) < 1e-3:
 		return strconv.FormatFloat(x, 'e', 3, 64)
 	}
 	return strconv.FormatFloat(x, 'g', 4, 64)
+}
+
+// grouped formats a whole number with commas between groups of three
+// digits: 1409000 as "1,409,000".
+func grouped(x float64) string {
+	digits := strconv.FormatFloat(math.Abs(x), 'f', 0, 64)
+	var b strings.Builder
+	if x < 0 {
+		b.WriteByte('-')
+	}
+	for i, d := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(d)
+	}
+	return b.String()
 }
 
 // Header is a one-line description of the comparison.
@@ -121,7 +191,7 @@ func (r *Result) Header() string {
 // table when there are several classes.
 func (r *Result) WriteTable(w io.Writer) error {
 	fmt.Fprintln(w, r.Header())
-	for _, t := range tables {
+	for _, t := range r.shown() {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, t.caption)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -142,9 +212,27 @@ func (r *Result) WriteTable(w io.Writer) error {
 			return err
 		}
 	}
-	if !r.severalClasses() {
-		return nil
+	if r.severalClasses() {
+		if err := r.writeClassTable(w); err != nil {
+			return err
+		}
 	}
+	fmt.Fprintln(w)
+	_, err := fmt.Fprintln(w, Verdict(r.points()))
+	return err
+}
+
+// points are the policies in the quality-cost plane.
+func (r *Result) points() []Point {
+	pts := make([]Point, len(r.Policies))
+	for i := range r.Policies {
+		pts[i] = Point{r.Policies[i].Policy, r.Policies[i].Summary}
+	}
+	return pts
+}
+
+// writeClassTable prints the per-class table.
+func (r *Result) writeClassTable(w io.Writer) error {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Per request class")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -268,8 +356,10 @@ func (r *Result) WriteSummaryCSV(w io.Writer) error {
 	return cw.Error()
 }
 
-// Report builds the HTML report: the table, the latency CDF per policy and
-// the load per server over time.
+// Report builds the HTML report: the summary chart of quality against
+// cost, the tables that mean something for the scenario, per-class tables
+// folded, the latency CDF, the load per server where a balancer chooses,
+// and the figures over time.
 func (r *Result) Report(meta []report.KV) *report.Report {
 	rep := &report.Report{
 		Title:    "Shoal: " + r.Scenario,
@@ -279,13 +369,15 @@ func (r *Result) Report(meta []report.KV) *report.Report {
 			{Key: "seeds", Value: fmt.Sprintf("%d (root seed %d; run i uses seed %d+i)", r.Seeds, r.RootSeed, r.RootSeed)},
 			{Key: "horizon", Value: r.Horizon},
 			{Key: "warm-up", Value: r.Warmup},
+			{Key: "±", Value: "the 95% confidence interval over seeds"},
 		}, meta...),
 	}
 	if r.Load > 0 {
 		rep.Meta = append(rep.Meta, report.KV{Key: "load", Value: strconv.FormatFloat(r.Load, 'g', -1, 64)})
 	}
-	for _, spec := range tables {
-		t := report.Table{Caption: spec.caption + " (± is the 95% confidence interval over seeds)", Columns: []string{"policy"}}
+	rep.Summary = append(rep.Summary, QualityCost("Which policy, at what cost", r.points()))
+	for _, spec := range r.shown() {
+		t := report.Table{Caption: spec.caption, Columns: []string{"policy"}}
 		t.Highlight = []int{-1}
 		for _, c := range spec.columns {
 			t.Columns = append(t.Columns, c.name)
@@ -301,11 +393,7 @@ func (r *Result) Report(meta []report.KV) *report.Report {
 		rep.Tables = append(rep.Tables, t)
 	}
 	if r.severalClasses() {
-		t := report.Table{Caption: "Per request class", Columns: []string{"class", "policy"}, Rows: r.classRows()}
-		for _, c := range classColumns {
-			t.Columns = append(t.Columns, c.name)
-		}
-		rep.Tables = append(rep.Tables, t)
+		rep.Tables = append(rep.Tables, r.classTables()...)
 	}
 
 	cdf := report.Figure{Title: "Completion time distribution (all seeds)", XLabel: "completion time (s)", YLabel: "fraction of requests", Kind: report.KindStep, LogX: true}
@@ -318,7 +406,41 @@ func (r *Result) Report(meta []report.KV) *report.Report {
 		cdf.Series = append(cdf.Series, s)
 	}
 	rep.Figures = append(rep.Figures, cdf)
+	if r.Balancing {
+		rep.Figures = append(rep.Figures, r.loadFigure())
+	}
+	rep.Figures = append(rep.Figures, r.timeFigures()...)
+	rep.Figures = append(rep.Figures, r.Figures...)
+	return rep
+}
 
+// classTables are the per-class tables, one per class, folded.
+func (r *Result) classTables() []report.Table {
+	var out []report.Table
+	for k, c := range r.Policies[0].Classes {
+		caption := "Request class " + c.Class
+		if c.SLO > 0 {
+			caption += fmt.Sprintf(" (SLO %g s)", c.SLO)
+		}
+		t := report.Table{Caption: caption, Columns: []string{"policy"}, Collapsed: true}
+		for _, col := range classColumns {
+			t.Columns = append(t.Columns, col.name)
+		}
+		for i := range r.Policies {
+			row := []string{r.Policies[i].Policy}
+			for _, col := range classColumns {
+				row = append(row, cell(col.stat(&r.Policies[i].Classes[k])))
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// loadFigure is the requests in flight per server over time, one panel
+// per policy.
+func (r *Result) loadFigure() report.Figure {
 	load := report.Figure{Title: "Requests in flight per server over time (first seed)", XLabel: "time (s)", YLabel: "requests in flight", LogY: true,
 		Caption: "Calls admitted at each server, averaged over windows of 1/100 of the run; one line per server (log scale)."}
 	for _, p := range r.Policies {
@@ -329,23 +451,27 @@ func (r *Result) Report(meta []report.KV) *report.Report {
 		}
 		load.Panels = append(load.Panels, panel)
 	}
-	rep.Figures = append(rep.Figures, load)
-	rep.Figures = append(rep.Figures, r.timeFigures()...)
-	rep.Figures = append(rep.Figures, r.Figures...)
-	return rep
+	return load
 }
 
-// best is the index of the policy with the best mean in a column, or -1.
+// best is the index of the policy with the best mean in a column, or -1
+// when the column has no better direction or every policy is level.
 func (r *Result) best(c column) int {
-	best := -1
+	best, level := -1, true
 	for i := range r.Policies {
 		m := float64(c.stat(&r.Policies[i].Summary).Mean)
 		if math.IsNaN(m) || c.better == 0 {
 			continue
 		}
+		if best >= 0 && m != float64(c.stat(&r.Policies[best].Summary).Mean) {
+			level = false
+		}
 		if best < 0 || float64(c.better)*(m-float64(c.stat(&r.Policies[best].Summary).Mean)) > 0 {
 			best = i
 		}
+	}
+	if level {
+		return -1
 	}
 	return best
 }

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/shoal-project/shoal/cluster"
@@ -12,14 +13,19 @@ import (
 
 // Result is a whole comparison: every policy, every seed, and summaries.
 type Result struct {
-	Scenario    string         `json:"scenario"`
-	Description string         `json:"description"`
-	RootSeed    uint64         `json:"root_seed"` // run i used RootSeed+i
-	Seeds       int            `json:"seeds"`
-	Horizon     string         `json:"horizon"`
-	Warmup      string         `json:"warmup"`
-	Load        float64        `json:"load,omitempty"`
-	Policies    []PolicyResult `json:"policies"`
+	Scenario    string  `json:"scenario"`
+	Description string  `json:"description"`
+	RootSeed    uint64  `json:"root_seed"` // run i used RootSeed+i
+	Seeds       int     `json:"seeds"`
+	Horizon     string  `json:"horizon"`
+	Warmup      string  `json:"warmup"`
+	Load        float64 `json:"load,omitempty"`
+	// Balancing: the scenario has explicit LB points, so the policies
+	// choose servers; Placement: it places services in several locations.
+	// They decide which measures the tables show.
+	Balancing bool           `json:"balancing"`
+	Placement bool           `json:"placement"`
+	Policies  []PolicyResult `json:"policies"`
 	// Figures are extra figures for the report, e.g. learning curves.
 	Figures []report.Figure `json:"-"`
 }
@@ -164,6 +170,8 @@ func summarise(sc *scenario.Scenario, policies []string, seeds int, runs [][]*cl
 	res := &Result{
 		Scenario: sc.Name, Description: sc.Description, RootSeed: sc.Seed, Seeds: seeds,
 		Horizon: sc.Horizon.String(), Warmup: sc.Warmup.String(), Load: sc.Load,
+		Balancing: len(sc.LBs) > 0,
+		Placement: slices.ContainsFunc(sc.Services, func(s cluster.Service) bool { return len(s.Placement) > 0 }),
 	}
 	for p, name := range policies {
 		first := runs[p][0]

@@ -35,6 +35,10 @@ type Report struct {
 	// Meta lists run provenance in the given order: scenario, seeds, root
 	// seed, horizon, shoal version, command line, ...
 	Meta []KV
+	// Summary figures open the report, before the run's details: the
+	// answer a reader came for (which policy is best at what cost). Their
+	// captions carry the one-sentence verdict.
+	Summary []Figure
 	// Tables are shown in order, before the figures.
 	Tables []Table
 	// Figures are shown in order after the tables.
@@ -60,6 +64,9 @@ type Table struct {
 	// cell is shown in bold (the best value); -1 means none. It may be
 	// shorter than Columns; out-of-range indices are ignored.
 	Highlight []int
+	// Collapsed shows the table folded under its caption until the reader
+	// opens it (an HTML details element), for detail most readers skip.
+	Collapsed bool
 }
 
 // Figure kinds.
@@ -72,6 +79,10 @@ const (
 	// KindBar draws grouped bars: every series contributes one bar per X
 	// value (X values are category positions, usually 0,1,2,...).
 	KindBar = "bar"
+	// KindScatter draws each point as a marker with its intervals on both
+	// axes (Series.Lo/Hi and XLo/XHi): one policy's quality against its
+	// cost, say. A series with Connect set is drawn as a line instead.
+	KindScatter = "scatter"
 )
 
 // Figure is one plot, or a grid of small multiples when Panels is set.
@@ -79,7 +90,8 @@ type Figure struct {
 	// Title is shown above the plot; XLabel and YLabel label the axes and
 	// should state units, e.g. "time (s)".
 	Title, XLabel, YLabel string
-	// Kind is KindLine (the default when empty), KindStep or KindBar.
+	// Kind is KindLine (the default when empty), KindStep, KindBar or
+	// KindScatter.
 	Kind string
 	// LogX and LogY select base-10 logarithmic axes; non-positive values
 	// (and positive ones below 1e-300) are then skipped. LogX is ignored
@@ -132,4 +144,12 @@ type Series struct {
 	// point's bound is used only when both Lo[i] and Hi[i] exist and are
 	// finite (and positive on a log y axis).
 	Lo, Hi []float64
+	// XLo and XHi bound X at each point the same way, drawn as horizontal
+	// error bars in scatter figures (ignored by the other kinds).
+	XLo, XHi []float64
+	// Scatter figures only: Hollow draws the markers as rings (points off a
+	// frontier, say), Connect draws a line through the points and no
+	// markers (the frontier itself), and Label writes the series name
+	// beside its points where there is room.
+	Hollow, Connect, Label bool
 }

@@ -58,10 +58,34 @@ func sampleReport() *Report {
 		Highlight: []int{-1, Best(mean, false), 5, 5, 5},
 	})
 	r.Tables = append(r.Tables, Table{
+		Caption:   "Per request class: search (SLO 0.5 s)",
+		Columns:   []string{"policy", "mean (s)", "p99 (s)"},
+		Rows:      [][]string{{"ECMP", "0.21 ± 0.01", "1.9 ± 0.2"}, {"a-very-long-policy-name:with/a/path/to/its/file.policy", "0.15", "1.1"}},
+		Collapsed: true,
+	})
+	r.Tables = append(r.Tables, Table{
 		Caption: "Training",
 		Columns: []string{"controller", "episodes", "wall time"},
 		Rows:    [][]string{{"Distr-LB", "200", "3m12s"}, {"DRPC teacher"}},
 	})
+
+	// Scatter: quality against cost, the frontier as a line.
+	qc := Figure{Title: "p99 against cost", XLabel: "cost ($)", YLabel: "p99 latency (ms)", Kind: KindScatter,
+		Caption: "Best at each cost: SED from $1.10, Distr-LB from $1.40."}
+	frontier := Series{Name: "frontier", Connect: true}
+	for i, p := range samplePolicies {
+		cost := 1 + 0.1*float64(i)
+		p99 := mean[i] * 4.2
+		on := i == 3 || i == 5
+		qc.Series = append(qc.Series, Series{Name: p, X: []float64{cost}, Y: []float64{p99},
+			Lo: []float64{p99 * 0.95}, Hi: []float64{p99 * 1.05}, XLo: []float64{cost - 0.02}, XHi: []float64{cost + 0.02},
+			Hollow: !on, Label: true})
+		if on {
+			frontier.X, frontier.Y = append(frontier.X, cost), append(frontier.Y, p99)
+		}
+	}
+	qc.Series = append(qc.Series, frontier)
+	r.Summary = append(r.Summary, qc)
 
 	// Line: p99 latency over time.
 	line := Figure{

@@ -116,7 +116,10 @@ type legendEntry struct {
 	name  string
 	style int
 	bar   bool
-	empty bool // no drawable point in any panel
+	// marker and hollow: a scatter series, drawn as a (hollow) dot;
+	// frontier: a scatter series drawn as a line (frontierStroke).
+	marker, hollow, frontier bool
+	empty                    bool // no drawable point in any panel
 }
 
 // resolve flattens f into panels (f itself when it has no Panels; its own
@@ -137,7 +140,7 @@ func resolve(f *Figure, fixed map[string]int) ([]panel, []legendEntry) {
 		if q.kind == "" {
 			q.kind = f.Kind
 		}
-		if q.kind != KindStep && q.kind != KindBar {
+		if q.kind != KindStep && q.kind != KindBar && q.kind != KindScatter {
 			q.kind = KindLine
 		}
 		if q.xLabel == "" {
@@ -194,7 +197,9 @@ func resolve(f *Figure, fixed map[string]int) ([]panel, []legendEntry) {
 			if !ok {
 				k = len(legend)
 				index[name] = k
-				legend = append(legend, legendEntry{name: name, bar: p.kind == KindBar, empty: true})
+				scatter := p.kind == KindScatter
+				legend = append(legend, legendEntry{name: name, bar: p.kind == KindBar,
+					marker: scatter && !s.Connect, hollow: s.Hollow, frontier: scatter && s.Connect, empty: true})
 			}
 			if countValid(p, &s) > 0 {
 				legend[k].empty = false
@@ -247,9 +252,9 @@ func validRange(r [2]float64, log bool) bool {
 func checkKinds(f *Figure) error {
 	for _, k := range append([]string{f.Kind}, panelKinds(f)...) {
 		switch k {
-		case "", KindLine, KindStep, KindBar:
+		case "", KindLine, KindStep, KindBar, KindScatter:
 		default:
-			return fmt.Errorf("figure %q: unknown kind %q, want %q, %q or %q", f.Title, k, KindLine, KindStep, KindBar)
+			return fmt.Errorf("figure %q: unknown kind %q, want %q, %q, %q or %q", f.Title, k, KindLine, KindStep, KindBar, KindScatter)
 		}
 	}
 	return nil
@@ -327,6 +332,19 @@ func bandAt(p *panel, s *Series, i int) (lo, hi float64, ok bool) {
 	return lo, hi, true
 }
 
+// xBandAt returns the x bounds of point i of s when both exist and can
+// be drawn in p.
+func xBandAt(p *panel, s *Series, i int) (lo, hi float64, ok bool) {
+	if i >= len(s.XLo) || i >= len(s.XHi) {
+		return 0, 0, false
+	}
+	lo, hi = s.XLo[i], s.XHi[i]
+	if !validPoint(p, lo, s.Y[i]) || !validPoint(p, hi, s.Y[i]) {
+		return 0, 0, false
+	}
+	return lo, hi, true
+}
+
 // ranges returns the x and y data ranges of p (including bands and
 // reference lines) and, for bar panels, the sorted distinct x values. With
 // a fixed x range only the points inside it count, so the y axis fits the
@@ -343,6 +361,10 @@ func ranges(p *panel) (xr, yr span, cats []float64) {
 			if lo, hi, ok := bandAt(p, &s, i); ok {
 				yr.add(lo)
 				yr.add(hi)
+			}
+			if lo, hi, ok := xBandAt(p, &s, i); ok && p.kind == KindScatter {
+				xr.add(lo)
+				xr.add(hi)
 			}
 			if p.kind == KindBar {
 				cats = append(cats, x)
@@ -408,6 +430,24 @@ func domain(r span, log, padLog bool) (lo, hi float64) {
 		}
 	}
 	return r.lo, r.hi
+}
+
+// padDomain widens a scatter plot's x domain by 6% on each side, so that
+// markers at the ends are whole; a linear domain of values that are all
+// non-negative stays so.
+func padDomain(lo, hi float64, log bool) (float64, float64) {
+	if log {
+		f := math.Pow(10, 0.06*(math.Log10(hi)-math.Log10(lo)))
+		if l, h := lo/f, hi*f; l > 0 && h <= maxMagnitude {
+			return l, h
+		}
+		return lo, hi
+	}
+	d := 0.06 * (hi - lo)
+	if lo >= 0 && lo-d < 0 {
+		return 0, hi + d
+	}
+	return lo - d, hi + d
 }
 
 // setTicks computes ticks of a for about target ticks; expand widens a
@@ -613,6 +653,11 @@ func render(b *bytes.Buffer, f *Figure, width, height float64, fixed map[string]
 		ax := axis{log: p.logX}
 		ay := axis{log: p.logY}
 		ax.lo, ax.hi = domain(xs[xKey{p.kind == KindBar, p.logX}], p.logX, false)
+		if x := xs[xKey{false, p.logX}]; p.kind == KindScatter && x.n > 0 && x.lo == x.hi && x.lo > 0 {
+			ax.lo, ax.hi = 0.9*x.lo, 1.1*x.lo // one value: a narrow axis around it
+		} else if p.kind == KindScatter {
+			ax.lo, ax.hi = padDomain(ax.lo, ax.hi, p.logX)
+		}
 		ay.lo, ay.hi = domain(ys[p.logY], p.logY, true)
 		if p.fixedX {
 			ax.lo, ax.hi, ax.fixed = p.xRange[0], p.xRange[1], true
@@ -646,10 +691,15 @@ func drawLegend(w svgWriter, legend []legendEntry, x, y, width float64) {
 		ly := y + float64(rows[i])*legendRow + legendRow/2
 		color := palette[e.style%len(palette)]
 		cycle := (e.style / len(palette)) % len(dashes)
-		if e.bar {
+		switch {
+		case e.bar:
 			w.str(`<rect x="`, num(lx+6), `" y="`, num(ly-5), `" width="12" height="10" fill="`, color,
 				`" fill-opacity="`, barOpacity[cycle], `" stroke="`, color, `"/>`+"\n")
-		} else {
+		case e.marker:
+			marker(w, lx+11, ly, color, e.hollow)
+		case e.frontier:
+			w.str(`<path d="M`, num(lx), ` `, num(ly), `h22"`, frontierStroke, `/>`+"\n")
+		default:
 			w.str(`<path d="M`, num(lx), ` `, num(ly), `h22" stroke="`, color, `" stroke-width="2.2"`)
 			if d := dashes[cycle]; d != "" {
 				w.str(` stroke-dasharray="`, d, `"`)
@@ -806,9 +856,12 @@ func drawPanel(w svgWriter, p *panel, ax, ay *axis, cx, cy, cw, ch float64, anyT
 			`" height="`, num(plotH), `"/></clipPath>`+"\n"+`<g clip-path="url(#`, p.clipID, `)">`+"\n")
 	}
 	drawn := 0
-	if p.kind == KindBar {
+	switch p.kind {
+	case KindBar:
 		drawn = drawBars(w, p, ax, ay, plotW)
-	} else {
+	case KindScatter:
+		drawn = drawScatter(w, p, ax, ay)
+	default:
 		drawn = drawLines(w, p, ax, ay, plotW)
 	}
 	if p.clipID != "" {
@@ -1050,4 +1103,148 @@ func errorBars(p *panel, s *Series, si int, ax, ay *axis, slot, barW float64) st
 			num(xc-capW), num(y0), num(2*capW), num(xc-capW), num(y1), num(2*capW))
 	}
 	return d.String()
+}
+
+// frontierStroke is the style of a scatter figure's Connect series: a
+// grey dashed line under the coloured points.
+const frontierStroke = ` fill="none" stroke="#666" stroke-width="1.5" stroke-dasharray="6 3"`
+
+// markerRadius is the radius of a scatter point's marker.
+const markerRadius = 5.0
+
+// marker draws a scatter point's dot at (x, y): filled, or a ring.
+func marker(w svgWriter, x, y float64, color string, hollow bool) {
+	fill := color
+	if hollow {
+		fill = "#ffffff"
+	}
+	w.str(`<circle cx="`, num(x), `" cy="`, num(y), `" r="`, num(markerRadius), `" fill="`, fill,
+		`" stroke="`, color, `" stroke-width="2"/>`+"\n")
+}
+
+// drawScatter draws the series of a scatter panel: each point's intervals
+// as error bars on both axes and its marker, or for a Connect series a line
+// through its points; then the labels that fit. It returns how many series
+// were drawn.
+func drawScatter(w svgWriter, p *panel, ax, ay *axis) int {
+	drawn := 0
+	var labels []labelBox
+	// Lines first, so that markers and labels are drawn over them.
+	order := make([]int, 0, len(p.series))
+	for si, s := range p.series {
+		if s.Connect {
+			order = append(order, si)
+		}
+	}
+	for si, s := range p.series {
+		if !s.Connect {
+			order = append(order, si)
+		}
+	}
+	for _, si := range order {
+		s := p.series[si]
+		color := palette[p.styles[si]%len(palette)]
+		var xs, ys []float64
+		var bars strings.Builder
+		for i := range min(len(s.X), len(s.Y)) {
+			if !validPoint(p, s.X[i], s.Y[i]) {
+				continue
+			}
+			x, y := ax.pos(s.X[i]), ay.pos(s.Y[i])
+			xs, ys = append(xs, x), append(ys, y)
+			if lo, hi, ok := bandAt(p, &s, i); ok {
+				fmt.Fprintf(&bars, "M%s %sV%sM%s %sh6M%s %sh6", num(x), num(ay.pos(lo)), num(ay.pos(hi)),
+					num(x-3), num(ay.pos(lo)), num(x-3), num(ay.pos(hi)))
+			}
+			if lo, hi, ok := xBandAt(p, &s, i); ok {
+				fmt.Fprintf(&bars, "M%s %sH%sM%s %sv6M%s %sv6", num(ax.pos(lo)), num(y), num(ax.pos(hi)),
+					num(ax.pos(lo)), num(y-3), num(ax.pos(hi)), num(y-3))
+			}
+		}
+		if len(xs) == 0 {
+			continue
+		}
+		drawn++
+		if s.Connect {
+			// Steps: a point's level holds until the next point, as the
+			// best attainable at each cost does along a frontier.
+			w.str(`<path class="series" data-name="`)
+			w.esc(p.names[si])
+			w.str(`" d="M`, num(xs[0]), ` `, num(ys[0]))
+			for i := 1; i < len(xs); i++ {
+				w.str(`H`, num(xs[i]), `V`, num(ys[i]))
+			}
+			w.str(`"`, frontierStroke, "/>\n")
+			continue
+		}
+		if bars.Len() > 0 {
+			w.str(`<path class="errorbars" d="`, bars.String(), `" stroke="`, color, `" stroke-width="1.2" fill="none"/>`+"\n")
+		}
+		w.str(`<g class="series" data-name="`)
+		w.esc(p.names[si])
+		w.str(`">` + "\n")
+		for i := range xs {
+			marker(w, xs[i], ys[i], color, s.Hollow)
+		}
+		w.str("</g>\n")
+		if s.Label {
+			for i := range xs {
+				labels = append(labels, labelBox{x: xs[i], y: ys[i], text: cut(p.names[si], 28)})
+			}
+		}
+	}
+	drawLabels(w, labels, ax.p0, ax.p1, ay.p1, ay.p0)
+	return drawn
+}
+
+// labelBox is a point's label: the point, and the box its text takes.
+type labelBox struct {
+	x, y      float64
+	text      string
+	left, top float64
+	w, h      float64
+}
+
+// labelFont is the font size of scatter point labels.
+const labelFont = 11.0
+
+// drawLabels writes each label beside its point, right of it or else left
+// of it, nudged up or down to avoid the labels already placed; a label
+// that finds no free place inside the plot is left out (the legend still
+// names the point).
+func drawLabels(w svgWriter, labels []labelBox, left, right, top, bottom float64) {
+	var placed []labelBox
+	free := func(b labelBox) bool {
+		if b.left < left || b.left+b.w > right || b.top < top || b.top+b.h > bottom {
+			return false
+		}
+		for _, o := range placed {
+			if b.left < o.left+o.w && o.left < b.left+b.w && b.top < o.top+o.h && o.top < b.top+b.h {
+				return false
+			}
+		}
+		return true
+	}
+	for _, l := range labels {
+		l.w, l.h = textWidth(l.text, labelFont), labelFont+2
+	tries:
+		for _, dy := range []float64{0, -12, 12, -24, 24} {
+			for _, x := range []float64{l.x + markerRadius + 4, l.x - markerRadius - 4 - l.w} {
+				b := l
+				b.left, b.top = x, l.y-l.h/2+dy
+				if free(b) {
+					placed = append(placed, b)
+					break tries
+				}
+			}
+		}
+	}
+	if len(placed) == 0 {
+		return
+	}
+	w.str(`<g class="labels" fill="#222">` + "\n")
+	for _, b := range placed {
+		w.text(b.left, b.top+labelFont-1, "", labelFont, ` stroke="#fff" stroke-width="3" paint-order="stroke"`, b.text)
+	}
+	w.str("</g>\n")
 }

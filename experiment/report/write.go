@@ -6,8 +6,10 @@ import (
 	"html/template"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // pageView is the data the HTML template renders.
@@ -16,6 +18,7 @@ type pageView struct {
 	Subtitle string
 	Meta     []KV
 	Notes    []string
+	Summary  []figureView
 	Tables   []tableView
 	Figures  []figureView
 	Font     template.CSS
@@ -24,18 +27,24 @@ type pageView struct {
 
 // tableView is a Table with resolved highlighting and alignment.
 type tableView struct {
-	ID      string
-	Caption string
-	Columns []cellView
-	Rows    [][]cellView
+	ID        string
+	Caption   string
+	Columns   []cellView
+	Rows      [][]cellView
+	Collapsed bool
 }
 
 // cellView is one table cell.
 type cellView struct {
-	Text string
-	Bold bool
-	Num  bool // right-aligned, tabular figures
+	Text  string
+	Bold  bool
+	Num   bool // right-aligned, tabular figures
+	Label bool // the row's name (first column): kept on one line unless long
+	Long  bool // a label too long for one line, which may break anywhere
 }
+
+// maxLabel is the longest row name, in runes, kept on one line.
+const maxLabel = 32
 
 // figureView is one rendered figure.
 type figureView struct {
@@ -57,7 +66,7 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <style>
 :root { color-scheme: light; }
 body { font-family: {{.Font}}; color: #1a1a1a; background: #fff; margin: 0; line-height: 1.45; }
-main { max-width: 1000px; margin: 0 auto; padding: 24px 20px 48px; }
+main { max-width: 1060px; margin: 0 auto; padding: 24px 20px 48px; }
 h1 { font-size: 1.6rem; margin: 0 0 4px; }
 h2 { font-size: 1.15rem; margin: 28px 0 10px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
 .subtitle { color: #555; margin: 0 0 12px; }
@@ -66,7 +75,13 @@ h2 { font-size: 1.15rem; margin: 28px 0 10px; border-bottom: 1px solid #ddd; pad
 .notes ul { margin: 4px 0; padding-left: 20px; }
 table { border-collapse: collapse; margin: 8px 0 20px; font-size: 0.9rem; }
 table.data { display: block; max-width: 100%; overflow-x: auto; font-size: 0.85rem; }
-caption { text-align: left; font-weight: 600; padding: 4px 0 6px; }
+td.label { white-space: nowrap; }
+td.label.long { white-space: normal; overflow-wrap: anywhere; min-width: 12em; }
+details.table { margin: 4px 0 8px; }
+details.table > summary { cursor: pointer; font-weight: 600; padding: 4px 0; }
+section.summary figure { margin-top: 4px; }
+section.summary figcaption { font-size: 1rem; color: #1a1a1a; }
+caption { text-align: left; font-weight: 600; padding: 4px 0 6px; white-space: nowrap; }
 th, td { padding: 4px 8px; border-bottom: 1px solid #e4e4e4; text-align: left; vertical-align: top; }
 thead th { border-bottom: 2px solid #888; background: #f6f6f6; }
 tbody tr:nth-child(even) { background: #fafafa; }
@@ -85,6 +100,7 @@ footer { color: #777; font-size: 0.8rem; margin-top: 32px; }
   main { max-width: none; padding: 0; }
   nav.contents { display: none; }
   figure, table, .notes { break-inside: avoid; }
+  details.table > summary { display: none; }
   h2 { break-after: avoid; }
 }
 </style>
@@ -97,15 +113,6 @@ footer { color: #777; font-size: 0.8rem; margin-top: 32px; }
 <p class="subtitle">{{.}}</p>
 {{- end}}
 </header>
-{{- if .Contents}}
-<nav class="contents">
-<ol>
-{{- range .Figures}}
-<li><a href="#{{.ID}}">{{with .Title}}{{.}}{{else}}untitled figure{{end}}</a></li>
-{{- end}}
-</ol>
-</nav>
-{{- end}}
 {{- if .Notes}}
 <section class="notes" role="note">
 <h2>Notes</h2>
@@ -115,6 +122,27 @@ footer { color: #777; font-size: 0.8rem; margin-top: 32px; }
 {{- end}}
 </ul>
 </section>
+{{- end}}
+{{- if .Summary}}
+<section class="summary">
+<h2>Summary</h2>
+{{- range .Summary}}
+<figure id="{{.ID}}">
+{{.SVG}}
+{{- with .Caption}}<figcaption>{{.}}</figcaption>
+{{end -}}
+</figure>
+{{- end}}
+</section>
+{{- end}}
+{{- if .Contents}}
+<nav class="contents">
+<ol>
+{{- range .Figures}}
+<li><a href="#{{.ID}}">{{with .Title}}{{.}}{{else}}untitled figure{{end}}</a></li>
+{{- end}}
+</ol>
+</nav>
 {{- end}}
 {{- if .Meta}}
 <section>
@@ -132,17 +160,24 @@ footer { color: #777; font-size: 0.8rem; margin-top: 32px; }
 <section>
 <h2>Results</h2>
 {{- range .Tables}}
+{{- if .Collapsed}}
+<details class="table">
+<summary>{{.Caption}}</summary>
+{{- end}}
 <table class="data" id="{{.ID}}">
-{{- with .Caption}}
-<caption>{{.}}</caption>
+{{- if and .Caption (not .Collapsed)}}
+<caption>{{.Caption}}</caption>
 {{- end}}
 <thead><tr>{{range .Columns}}<th scope="col"{{if .Num}} class="num"{{end}}>{{.Text}}</th>{{end}}</tr></thead>
 <tbody>
 {{- range .Rows}}
-<tr>{{range .}}<td{{if .Num}} class="num"{{end}}>{{if .Bold}}<strong>{{.Text}}</strong>{{else}}{{.Text}}{{end}}</td>{{end}}</tr>
+<tr>{{range .}}<td{{if .Num}} class="num"{{else if .Long}} class="label long"{{else if .Label}} class="label"{{end}}>{{if .Bold}}<strong>{{.Text}}</strong>{{else}}{{.Text}}{{end}}</td>{{end}}</tr>
 {{- end}}
 </tbody>
 </table>
+{{- if .Collapsed}}
+</details>
+{{- end}}
 {{- end}}
 </section>
 {{- end}}
@@ -183,22 +218,35 @@ func Write(w io.Writer, r *Report) error {
 		Font:     template.CSS(fontStack),
 		Contents: len(r.Figures) >= minContents,
 	}
+	shared := sharedStyles(append(slices.Clip(r.Summary), r.Figures...))
+	figure := func(f *Figure, id string) (figureView, error) {
+		if err := checkKinds(f); err != nil {
+			return figureView{}, fmt.Errorf("writing report %q: %s: %w", r.Title, strings.Replace(id, "-", " ", 1), err)
+		}
+		width, height := DefaultSize(f)
+		var b bytes.Buffer
+		render(&b, f, float64(width), float64(height), shared, id+"-")
+		return figureView{ID: id, SVG: template.HTML(b.String()), Caption: f.Caption, Title: f.Title}, nil
+	}
+	for i := range r.Summary {
+		fv, err := figure(&r.Summary[i], fmt.Sprintf("summary-%d", i+1))
+		if err != nil {
+			return err
+		}
+		v.Summary = append(v.Summary, fv)
+	}
 	if v.Title == "" {
 		v.Title = "Shoal report"
 	}
 	for i := range r.Tables {
 		v.Tables = append(v.Tables, viewTable(&r.Tables[i], fmt.Sprintf("table-%d", i+1)))
 	}
-	shared := sharedStyles(r.Figures)
 	for i := range r.Figures {
-		f := &r.Figures[i]
-		width, height := DefaultSize(f)
-		var b bytes.Buffer
-		if err := checkKinds(f); err != nil {
-			return fmt.Errorf("writing report %q: figure %d: %w", r.Title, i+1, err)
+		fv, err := figure(&r.Figures[i], fmt.Sprintf("figure-%d", i+1))
+		if err != nil {
+			return err
 		}
-		render(&b, f, float64(width), float64(height), shared, fmt.Sprintf("f%d-", i+1))
-		v.Figures = append(v.Figures, figureView{ID: fmt.Sprintf("figure-%d", i+1), SVG: template.HTML(b.String()), Caption: f.Caption, Title: f.Title})
+		v.Figures = append(v.Figures, fv)
 	}
 	var out bytes.Buffer
 	if err := pageTemplate.Execute(&out, v); err != nil {
@@ -280,7 +328,7 @@ func viewTable(t *Table, id string) tableView {
 		}
 		numeric[c] = numeric[c] && seen
 	}
-	tv := tableView{ID: id, Caption: t.Caption}
+	tv := tableView{ID: id, Caption: t.Caption, Collapsed: t.Collapsed}
 	for c := range width {
 		name := ""
 		if c < len(t.Columns) {
@@ -295,6 +343,8 @@ func viewTable(t *Table, id string) tableView {
 				cells[c].Text = row[c]
 			}
 			cells[c].Num = numeric[c]
+			cells[c].Label = c == 0 && !numeric[c]
+			cells[c].Long = cells[c].Label && utf8.RuneCountInString(cells[c].Text) > maxLabel
 			cells[c].Bold = c < len(t.Highlight) && t.Highlight[c] == ri
 		}
 		tv.Rows = append(tv.Rows, cells)

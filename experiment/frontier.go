@@ -1,0 +1,208 @@
+package experiment
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/shoal-project/shoal/experiment/report"
+)
+
+// Point is one policy's place in the quality-cost plane: the summary a
+// report opens with.
+type Point struct {
+	Name    string
+	Summary Summary
+}
+
+// measure is one axis of the quality-cost plane.
+type measure struct {
+	label  string // axis label
+	name   string // in the verdict: "SLO violations", "p99"
+	format func(v float64) string
+	stat   func(s *Summary) Stat
+}
+
+var (
+	sloMeasure = measure{"SLO violations (%)", "SLO violations", func(v float64) string { return sig3(v) + "%" },
+		pct(func(s *Summary) Stat { return s.SLOViolations })}
+	p99Measure = measure{"p99 response time (s)", "p99", func(v float64) string { return sig3(v) + " s" },
+		func(s *Summary) Stat { return s.P99 }}
+	costMeasure = measure{"cost ($)", "cost", func(v float64) string { return "$" + sig3(v) },
+		func(s *Summary) Stat { return s.Cost }}
+	vcpuMeasure = measure{"vCPU-seconds", "vCPU-seconds", func(v float64) string { return sig3(v) + " vCPU-s" },
+		func(s *Summary) Stat { return s.VCPUSeconds }}
+)
+
+// sig3 formats v with three significant digits, whole numbers from 1000
+// with thousands separators.
+func sig3(v float64) string {
+	if math.Abs(v) >= 1000 && math.Abs(v) < 1e15 {
+		return grouped(math.Round(v))
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+// qualityOf is what a comparison's points are judged on: SLO violations
+// where every policy has them (the scenario sets an SLO), else the p99.
+func qualityOf(pts []Point) measure {
+	for i := range pts {
+		if math.IsNaN(float64(pts[i].Summary.SLOViolations.Mean)) {
+			return p99Measure
+		}
+	}
+	return sloMeasure
+}
+
+// costOf is what the points pay: the cost in dollars, or the vCPU-seconds
+// where nothing has a price.
+func costOf(pts []Point) measure {
+	for i := range pts {
+		if pts[i].Summary.Cost.Mean > 0 {
+			return costMeasure
+		}
+	}
+	return vcpuMeasure
+}
+
+// Frontier returns the indices of the points that no other point beats on
+// both cost and quality (their means; lower is better on both), cheapest
+// first. Of points equal on both, the first stands. Points without a finite
+// cost or quality are left out.
+func Frontier(cost, quality []float64) []int {
+	var idx []int
+	for i := range cost {
+		if finite(cost[i]) && finite(quality[i]) {
+			idx = append(idx, i)
+		}
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		if c := cmpFloat(cost[a], cost[b]); c != 0 {
+			return c
+		}
+		return cmpFloat(quality[a], quality[b])
+	})
+	var front []int
+	for _, i := range idx {
+		// Cheapest first: a point is on the frontier when it is better than
+		// every cheaper (or equally cheap) one already on it.
+		if len(front) == 0 || quality[i] < quality[front[len(front)-1]] {
+			front = append(front, i)
+		}
+	}
+	return front
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// QualityCost is the summary figure: each point's quality against its cost
+// with their 95% intervals, the frontier filled and joined, the others as
+// rings; its caption names the best policy at each cost.
+func QualityCost(title string, pts []Point) report.Figure {
+	q, c := qualityOf(pts), costOf(pts)
+	cost, quality := axes(pts, q, c)
+	front := Frontier(cost, quality)
+	f := report.Figure{Title: title, XLabel: c.label, YLabel: q.label, Kind: report.KindScatter, LogY: spansDecades(quality)}
+	line := report.Series{Name: "frontier", Connect: true}
+	for i := range pts {
+		qs, cs := q.stat(&pts[i].Summary), c.stat(&pts[i].Summary)
+		s := report.Series{Name: pts[i].Name, X: []float64{cost[i]}, Y: []float64{quality[i]}, Label: true,
+			Hollow: !slices.Contains(front, i)}
+		if h := float64(qs.CI95); finite(h) && h > 0 {
+			s.Lo, s.Hi = []float64{quality[i] - h}, []float64{quality[i] + h}
+		}
+		if h := float64(cs.CI95); finite(h) && h > 0 {
+			s.XLo, s.XHi = []float64{cost[i] - h}, []float64{cost[i] + h}
+		}
+		f.Series = append(f.Series, s)
+	}
+	for _, i := range front {
+		line.X, line.Y = append(line.X, cost[i]), append(line.Y, quality[i])
+	}
+	if len(front) > 1 {
+		f.Series = append(f.Series, line)
+	}
+	f.Caption = verdict(pts, front, cost, quality, q, c) + " " + frontierNote
+
+	return f
+}
+
+// frontierNote explains the summary figure's marks.
+const frontierNote = "Filled: on the frontier, where no policy is both cheaper and better (by the means); bars: 95% intervals over seeds."
+
+// Verdict is the sentence that names the best of the points at each cost.
+func Verdict(pts []Point) string {
+	q, c := qualityOf(pts), costOf(pts)
+	cost, quality := axes(pts, q, c)
+	return verdict(pts, Frontier(cost, quality), cost, quality, q, c)
+}
+
+// axes are the points' costs and qualities (means).
+func axes(pts []Point, q, c measure) (cost, quality []float64) {
+	cost = make([]float64, len(pts))
+	quality = make([]float64, len(pts))
+	for i := range pts {
+		cost[i] = float64(c.stat(&pts[i].Summary).Mean)
+		quality[i] = float64(q.stat(&pts[i].Summary).Mean)
+	}
+	return cost, quality
+}
+
+// verdict is the sentence that names the best policy at each cost.
+func verdict(pts []Point, front []int, cost, quality []float64, q, c measure) string {
+	switch {
+	case len(front) == 0:
+		return "No policy has both a " + c.name + " and a " + q.name + "."
+	case len(pts) == 1:
+		return fmt.Sprintf("One policy ran: %s, at %s, %s %s.", pts[0].Name, c.format(cost[0]), q.name, q.format(quality[0]))
+	case len(front) == 1 && sameCost(cost, front[0]):
+		i := front[0]
+		return fmt.Sprintf("Every policy has the same %s (%s): the best is %s, %s %s.", c.name, c.format(cost[i]), pts[i].Name, q.name, q.format(quality[i]))
+	case len(front) == 1:
+		i := front[0]
+		return fmt.Sprintf("%s is both the cheapest and the best: %s, %s %s.", pts[i].Name, c.format(cost[i]), q.name, q.format(quality[i]))
+	}
+	parts := make([]string, len(front))
+	for k, i := range front {
+		parts[k] = fmt.Sprintf("%s from %s (%s %s)", pts[i].Name, c.format(cost[i]), q.format(quality[i]), q.name)
+	}
+	return "Best at each " + c.name + ": " + strings.Join(parts, ", ") + "."
+}
+
+// sameCost reports whether every point with a finite cost costs what point
+// i does, to within a thousandth.
+func sameCost(cost []float64, i int) bool {
+	for _, v := range cost {
+		if finite(v) && math.Abs(v-cost[i]) > 1e-3*math.Abs(cost[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// spansDecades reports whether positive values span more than 1.5 decades,
+// where a log axis shows them better.
+func spansDecades(v []float64) bool {
+	lo, hi := math.Inf(1), 0.0
+	for _, x := range v {
+		if !finite(x) {
+			continue
+		}
+		if x <= 0 {
+			return false
+		}
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	return hi > 0 && hi/lo > math.Pow(10, 1.5)
+}
