@@ -112,13 +112,16 @@ func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 func QualityCost(title string, pts []Point) report.Figure {
 	q, c := qualityOf(pts), costOf(pts)
 	cost, quality := axes(pts, q, c)
-	front := Frontier(cost, quality)
+	front, dropped := frontier(pts, q, cost, quality)
 	f := report.Figure{Title: title, XLabel: c.label, YLabel: q.label, Kind: report.KindScatter, LogY: spansDecades(quality)}
 	line := report.Series{Name: "frontier", Connect: true}
 	for i := range pts {
 		qs, cs := q.stat(&pts[i].Summary), c.stat(&pts[i].Summary)
 		s := report.Series{Name: pts[i].Name, X: []float64{cost[i]}, Y: []float64{quality[i]}, Label: true,
 			Hollow: !slices.Contains(front, i)}
+		if slices.Contains(dropped, i) {
+			s.Note = failed(&pts[i]) + " failed"
+		}
 		if h := float64(qs.CI95); finite(h) && h > 0 {
 			s.Lo, s.Hi = []float64{quality[i] - h}, []float64{quality[i] + h}
 		}
@@ -133,7 +136,7 @@ func QualityCost(title string, pts []Point) report.Figure {
 	if len(front) > 1 {
 		f.Series = append(f.Series, line)
 	}
-	f.Caption = verdict(pts, front, cost, quality, q, c) + " " + frontierNote
+	f.Caption = verdict(pts, front, dropped, cost, quality, q, c) + " " + frontierNote
 
 	return f
 }
@@ -145,7 +148,37 @@ const frontierNote = "Filled: on the frontier, where no policy is both cheaper a
 func Verdict(pts []Point) string {
 	q, c := qualityOf(pts), costOf(pts)
 	cost, quality := axes(pts, q, c)
-	return verdict(pts, Frontier(cost, quality), cost, quality, q, c)
+	front, dropped := frontier(pts, q, cost, quality)
+	return verdict(pts, front, dropped, cost, quality, q, c)
+}
+
+// maxExtraFailures is how many more of its requests (a fraction) a policy
+// may fail than the most successful one and still be on a frontier judged
+// by the p99, which counts only the requests that succeeded.
+const maxExtraFailures = 0.01
+
+// frontier is Frontier over the points that may be on it, and the points
+// left off for failing requests: where quality is the p99 of the requests
+// that succeeded, a policy that drops requests would look fast for it.
+// (SLO violations count failures already.)
+func frontier(pts []Point, q measure, cost, quality []float64) (front, dropped []int) {
+	if q.name != p99Measure.name {
+		return Frontier(cost, quality), nil
+	}
+	best := math.Inf(-1)
+	for i := range pts {
+		if v := float64(pts[i].Summary.Success.Mean); finite(v) {
+			best = max(best, v)
+		}
+	}
+	eligible := slices.Clone(quality)
+	for i := range pts {
+		if v := float64(pts[i].Summary.Success.Mean); finite(v) && v < best-maxExtraFailures {
+			eligible[i] = math.NaN()
+			dropped = append(dropped, i)
+		}
+	}
+	return Frontier(cost, eligible), dropped
 }
 
 // axes are the points' costs and qualities (means).
@@ -159,8 +192,25 @@ func axes(pts []Point, q, c measure) (cost, quality []float64) {
 	return cost, quality
 }
 
-// verdict is the sentence that names the best policy at each cost.
-func verdict(pts []Point, front []int, cost, quality []float64, q, c measure) string {
+// failed is the share of a point's requests that failed, in percent.
+func failed(p *Point) string { return sig3(100*(1-float64(p.Summary.Success.Mean))) + "%" }
+
+// verdict is the sentence that names the best policy at each cost, and
+// the policies left off the frontier for failing requests.
+func verdict(pts []Point, front, dropped []int, cost, quality []float64, q, c measure) string {
+	s := best(pts, front, cost, quality, q, c)
+	if len(dropped) > 0 {
+		names := make([]string, len(dropped))
+		for k, i := range dropped {
+			names[k] = pts[i].Name + " (" + failed(&pts[i]) + ")"
+		}
+		s += " Left off for failing more requests: " + strings.Join(names, ", ") + "."
+	}
+	return s
+}
+
+// best is the verdict's first sentence.
+func best(pts []Point, front []int, cost, quality []float64, q, c measure) string {
 	switch {
 	case len(front) == 0:
 		return "No policy has both a " + c.name + " and a " + q.name + "."
@@ -171,7 +221,7 @@ func verdict(pts []Point, front []int, cost, quality []float64, q, c measure) st
 		return fmt.Sprintf("Every policy has the same %s (%s): the best is %s, %s %s.", c.name, c.format(cost[i]), pts[i].Name, q.name, q.format(quality[i]))
 	case len(front) == 1:
 		i := front[0]
-		return fmt.Sprintf("%s is both the cheapest and the best: %s, %s %s.", pts[i].Name, c.format(cost[i]), q.name, q.format(quality[i]))
+		return fmt.Sprintf("%s is the best at every cost: %s, %s %s.", pts[i].Name, c.format(cost[i]), q.name, q.format(quality[i]))
 	}
 	parts := make([]string, len(front))
 	for k, i := range front {

@@ -3,12 +3,14 @@ package experiment
 import (
 	"context"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/shoal-project/shoal/experiment/report"
+	"github.com/shoal-project/shoal/experiment/report/browsertest"
 )
 
 func TestFrontier(t *testing.T) {
@@ -68,8 +70,19 @@ func TestQualityCostVerdict(t *testing.T) {
 		t.Errorf("caption %q, y %q", f.Caption, f.YLabel)
 	}
 	f = QualityCost("t", []Point{point("hpa", 0.4, 0.01), point("kpa", 0.6, 0.03)})
-	if !strings.HasPrefix(f.Caption, "hpa is both the cheapest and the best: $0.4, SLO violations 1%.") {
+	if !strings.HasPrefix(f.Caption, "hpa is the best at every cost: $0.4, SLO violations 1%.") {
 		t.Errorf("caption %q", f.Caption)
+	}
+
+	// Without an SLO, a policy that fails requests is no cheap win.
+	a.Summary.Success.Mean, b.Summary.Success.Mean = 1, 0.78
+	b.Summary.Cost.Mean = 1
+	f = QualityCost("t", []Point{a, b})
+	if want := "sed is the best at every cost: $1.31, p99 6.65 s. Left off for failing more requests: oracle (22%)."; !strings.HasPrefix(f.Caption, want) {
+		t.Errorf("caption %q, want %q", f.Caption, want)
+	}
+	if f.Series[1].Note != "22% failed" || !f.Series[1].Hollow {
+		t.Errorf("the failing point: %+v", f.Series[1])
 	}
 }
 
@@ -139,5 +152,42 @@ func TestReportShowsWhatMatters(t *testing.T) {
 	}
 	if folded != len(res.Policies[0].Classes) {
 		t.Errorf("%d folded class tables for %d classes", folded, len(res.Policies[0].Classes))
+	}
+}
+
+// TestReportLayoutInBrowser: the reports of a load-balancing, a
+// microservice and a serverless scenario, laid out by headless Chromium at
+// 1280 px, open with the summary chart and have no table wider than the
+// page (folded ones opened).
+func TestReportLayoutInBrowser(t *testing.T) {
+	bin := browsertest.Chromium(t)
+	for _, c := range []struct {
+		scenario string
+		policies []string
+	}{
+		{"lb-moderate-cpu", nil},
+		{"trainticket-surge", []string{"static", "hpa", "kpa", "keda", "openfaas"}},
+		{"faas-sequential", nil},
+	} {
+		sc := short(t, c.scenario, 1)
+		sc.Horizon, sc.Warmup, sc.Drain = time.Minute, 5*time.Second, time.Minute
+		res, err := (&Comparison{Scenario: sc, Policies: c.policies, Seeds: 2}).Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		if err := res.WriteFiles(dir, []report.KV{{Key: "command", Value: "shoal sim " + c.scenario + " --seeds 2 --horizon 1m"}}); err != nil {
+			t.Fatal(err)
+		}
+		l := browsertest.Measure(t, bin, filepath.Join(dir, "report.html"), 1280)
+		t.Logf("%s: %d policies, %+v", c.scenario, len(res.Policies), l)
+		if l.SummaryCharts != 1 || l.PageOverflow > 0 {
+			t.Errorf("%s: %d summary charts, page %d px too wide; want 1 and 0", c.scenario, l.SummaryCharts, l.PageOverflow)
+		}
+		for _, tb := range l.Tables {
+			if tb.Overflow > 0 {
+				t.Errorf("%s: table %q is %d px too wide", c.scenario, tb.Caption, tb.Overflow)
+			}
+		}
 	}
 }

@@ -2,42 +2,21 @@ package report
 
 import (
 	"bytes"
-	"context"
+	"fmt"
 	"image"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
-)
 
-// findChromium returns a headless Chromium binary: $SHOAL_CHROMIUM, or
-// Debian's chromium-headless-shell or chromium.
-func findChromium() (string, bool) {
-	if p := os.Getenv("SHOAL_CHROMIUM"); p != "" {
-		return p, true
-	}
-	for _, name := range []string{"chromium-headless-shell", "/usr/lib/chromium/chromium-headless-shell", "chromium", "/usr/bin/chromium"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p, true
-		}
-	}
-	return "", false
-}
+	"github.com/shoal-project/shoal/experiment/report/browsertest"
+)
 
 // TestBrowserScreenshot renders the sample report in headless Chromium and
 // checks that the screenshot shows text, tables and coloured plots. Set
 // SHOAL_REPORT_SCREENSHOT=/some/file.png to keep the screenshot.
 func TestBrowserScreenshot(t *testing.T) {
-	bin, ok := findChromium()
-	if !ok {
-		const why = "no headless Chromium: install the Debian package chromium-headless-shell (or chromium), or set SHOAL_CHROMIUM"
-		if os.Getenv("CI") != "" { // scripts/test.sh installs it: in CI a skip would hide a broken install
-			t.Fatal(why)
-		}
-		t.Skip(why)
-	}
+	bin := browsertest.Chromium(t)
 	img, raw := screenshot(t, bin, sampleReport())
 	if keep := os.Getenv("SHOAL_REPORT_SCREENSHOT"); keep != "" {
 		if err := os.WriteFile(keep, raw, 0o644); err != nil {
@@ -92,32 +71,52 @@ const (
 // decoded image and the PNG bytes.
 func screenshot(t *testing.T, bin string, r *Report) (image.Image, []byte) {
 	t.Helper()
-	dir := t.TempDir()
-	page := filepath.Join(dir, "report.html")
-	shot := filepath.Join(dir, "shot.png")
+	page := filepath.Join(t.TempDir(), "report.html")
 	if err := WriteFile(page, r); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin,
-		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+filepath.Join(dir, "profile"), "--screenshot="+shot,
-		"--window-size=1200,2000", "file://"+page)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s failed: %v\n%s", bin, err, out)
-	}
-	raw, err := os.ReadFile(shot)
-	if err != nil {
-		t.Fatalf("no screenshot: %v\n%s", err, out)
-	}
+	raw := browsertest.Screenshot(t, bin, page, 1200, 2000)
 	img, err := png.Decode(bytes.NewReader(raw))
 	if err != nil {
 		t.Fatalf("screenshot is not a PNG: %v", err)
 	}
 	return img, raw
+}
+
+// TestBrowserLayout: laid out at 1280 px, the sample report's tables fit
+// (folded ones opened) and its summary chart is there; a table of twenty
+// wide columns does not fit, so the check can tell.
+func TestBrowserLayout(t *testing.T) {
+	bin := browsertest.Chromium(t)
+	layout := func(r *Report) browsertest.Layout {
+		page := filepath.Join(t.TempDir(), "report.html")
+		if err := WriteFile(page, r); err != nil {
+			t.Fatal(err)
+		}
+		return browsertest.Measure(t, bin, page, 1280)
+	}
+	l := layout(sampleReport())
+	t.Logf("sample report at 1280 px: %+v", l)
+	if l.PageOverflow > 0 || l.SummaryCharts != 1 || len(l.Tables) != 4 {
+		t.Errorf("sample report: %+v, want no overflow, 1 summary chart, 4 tables", l)
+	}
+	for _, tb := range l.Tables {
+		if tb.Overflow > 0 {
+			t.Errorf("table %s (%q) is %d px too wide", tb.ID, tb.Caption, tb.Overflow)
+		}
+	}
+	wide := Table{Caption: "wide"}
+	for i := range 20 {
+		wide.Columns = append(wide.Columns, fmt.Sprintf("column number %d", i))
+	}
+	wide.Rows = [][]string{make([]string, 20)}
+	for i := range wide.Rows[0] {
+		wide.Rows[0][i] = "12345.678 ± 90.12"
+	}
+	l = layout(&Report{Title: "wide", Tables: []Table{wide}})
+	if len(l.Tables) != 1 || l.Tables[0].Overflow == 0 || l.SummaryCharts != 0 {
+		t.Errorf("a twenty-column table: %+v, want it to overflow and no summary chart", l)
+	}
 }
 
 type shotStats struct {

@@ -12,8 +12,10 @@
 //	r.Figures = append(r.Figures, report.Figure{Title: "latency CDF", Kind: report.KindStep, Series: s})
 //	if err := report.WriteFile("report.html", r); err != nil { ... }
 //
-// Figures are line plots, step plots (empirical CDFs, see ECDF) or grouped
-// bars, optionally as small multiples (Figure.Panels) with shared axes. Axes
+// Figures are line plots, step plots (empirical CDFs, see ECDF), grouped
+// bars or scatter plots with intervals on both axes (a quality-cost
+// frontier; Report.Summary puts such figures first), optionally as small
+// multiples (Figure.Panels) with shared axes. Axes
 // get 1-2-5 ticks (decades on log axes); series get Okabe–Ito colours, then
 // dashed and dotted variants; a name keeps its colour across the figures of
 // a report. Series.Lo/Hi add confidence bands (error bars on bars),
@@ -150,6 +152,7 @@ type Series struct {
 	// Scatter figures only: Hollow draws the markers as rings (points off a
 	// frontier, say), Connect draws a line through the points and no
 	// markers (the frontier itself), and Label writes the series name
-	// beside its points where there is room.
+	// beside its points where there is room, followed by Note.
 	Hollow, Connect, Label bool
+	Note                   string
 }

@@ -1129,16 +1129,17 @@ func marker(w svgWriter, x, y float64, color string, hollow bool) {
 func drawScatter(w svgWriter, p *panel, ax, ay *axis) int {
 	drawn := 0
 	var labels []labelBox
-	// Lines first, so that markers and labels are drawn over them.
+	// Lines first, then rings, then dots, so that what matters is on top.
 	order := make([]int, 0, len(p.series))
-	for si, s := range p.series {
-		if s.Connect {
-			order = append(order, si)
-		}
-	}
-	for si, s := range p.series {
-		if !s.Connect {
-			order = append(order, si)
+	for _, layer := range []func(s *Series) bool{
+		func(s *Series) bool { return s.Connect },
+		func(s *Series) bool { return !s.Connect && s.Hollow },
+		func(s *Series) bool { return !s.Connect && !s.Hollow },
+	} {
+		for si := range p.series {
+			if layer(&p.series[si]) {
+				order = append(order, si)
+			}
 		}
 	}
 	for _, si := range order {
@@ -1189,7 +1190,11 @@ func drawScatter(w svgWriter, p *panel, ax, ay *axis) int {
 		w.str("</g>\n")
 		if s.Label {
 			for i := range xs {
-				labels = append(labels, labelBox{x: xs[i], y: ys[i], text: cut(p.names[si], 28)})
+				text := cut(p.names[si], 28)
+				if s.Note != "" {
+					text += " (" + s.Note + ")"
+				}
+				labels = append(labels, labelBox{x: xs[i], y: ys[i], text: text})
 			}
 		}
 	}
