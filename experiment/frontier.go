@@ -122,11 +122,17 @@ func QualityCost(title string, pts []Point) report.Figure {
 		if slices.Contains(dropped, i) {
 			s.Note = failed(&pts[i]) + " failed"
 		}
+		// Both measures are never negative: an interval stops at zero, or
+		// on a log axis at a tenth of the mean.
 		if h := float64(qs.CI95); finite(h) && h > 0 {
-			s.Lo, s.Hi = []float64{quality[i] - h}, []float64{quality[i] + h}
+			floor := 0.0
+			if f.LogY {
+				floor = quality[i] / 10
+			}
+			s.Lo, s.Hi = []float64{max(floor, quality[i]-h)}, []float64{quality[i] + h}
 		}
 		if h := float64(cs.CI95); finite(h) && h > 0 {
-			s.XLo, s.XHi = []float64{cost[i] - h}, []float64{cost[i] + h}
+			s.XLo, s.XHi = []float64{max(0, cost[i]-h)}, []float64{cost[i] + h}
 		}
 		f.Series = append(f.Series, s)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/shoal-project/shoal/experiment"
+	"github.com/shoal-project/shoal/experiment/report"
 	"github.com/shoal-project/shoal/scenario"
 	"github.com/shoal-project/shoal/store"
 	"github.com/spf13/cobra"
@@ -232,31 +232,51 @@ func fmtFlags(f map[string]string) string {
 }
 
 func (cl *cli) runsCompare(db *string) *cobra.Command {
-	var stats string
+	var stats, reportFile string
 	cmd := &cobra.Command{
-		Use:   "compare SWEEP|ID SWEEP|ID...",
-		Short: "Compare sweeps (or runs) side by side, with 95% intervals",
-		Long: `Compare two or more sets of runs side by side: each argument is a sweep id (all
-its runs) or a run id. Rows are the (scenario, load, policy) the sets share, with
-each set's statistics (mean ± the half-width of the 95% interval over seeds) and
-the last set's over the first's.`,
-		Example: "  shoal runs compare distr-lb distr-lb-again --stats mean,p99,throughput",
-		Args:    cobra.MinimumNArgs(2),
+		Use:   "compare SWEEP|ID [SWEEP|ID...]",
+		Short: "Compare sweeps (or runs) side by side, with 95% intervals; --report draws their frontiers",
+		Long: `Compare sets of runs side by side: each argument is a sweep id (all its runs)
+or a run id. Rows are the (scenario, load, policy) of any set, with each set's
+statistics (mean ± the half-width of the 95% interval over seeds) and, for two
+sets or more, the last set's over the first's.
+
+--report FILE writes an HTML report of the same runs: per scenario and load, a
+chart of quality (SLO violations, or p99 where no SLO is set) against cost with
+every policy of every set and the frontier marked, and a table of --stats. With
+one sweep it shows the frontier across the sweep.`,
+		Example: `  shoal runs compare distr-lb distr-lb-again --stats mean,p99,throughput
+  shoal runs compare distr-lb --report out/distr-lb-sweep.html`,
+		Args: cobra.MinimumNArgs(1),
 	}
 	cmd.Flags().StringVar(&stats, "stats", "mean,p99", "comma-separated statistics to compare")
+	cmd.Flags().StringVar(&reportFile, "report", "", "also write an HTML report of the runs to this file")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		st, err := openStore(cmd.Context(), *db)
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		sets := make([][]*store.Run, len(args))
+		sets := make([]experiment.RunSet, len(args))
 		for i, a := range args {
-			if sets[i], err = runSet(cmd.Context(), st, a); err != nil {
+			sets[i].Name = a
+			if sets[i].Runs, err = runSet(cmd.Context(), st, a); err != nil {
 				return err
 			}
 		}
-		return writeComparison(cl.stdout, args, sets, strings.Split(stats, ","))
+		names := strings.Split(stats, ",")
+		if err := writeComparison(cl.stdout, sets, names); err != nil {
+			return err
+		}
+		if reportFile == "" {
+			return nil
+		}
+		meta := []report.KV{{Key: "store", Value: st.Location()}, {Key: "command", Value: "shoal " + strings.Join(cl.args, " ")}}
+		if err := report.WriteFile(reportFile, experiment.RunsReport(sets, names, meta)); err != nil {
+			return err
+		}
+		fmt.Fprintf(cl.stdout, "wrote %s\n", reportFile)
+		return nil
 	})
 	return cmd
 }
@@ -274,66 +294,27 @@ func runSet(ctx context.Context, st *store.Store, arg string) ([]*store.Run, err
 	return []*store.Run{r}, nil
 }
 
-// point is what a comparison lines runs up by.
-type point struct {
-	kind, scenario, policy string
-	load                   float64
-}
-
-func pointOf(r *store.Run) point { return point{r.Kind, r.Scenario, r.Policy, r.Load} }
-
-// lineUp indexes each set's runs by point (the newest of a point stands)
-// and returns every point of any set, sorted. Sets of one run each are
-// lined up as one point, whatever they ran.
-func lineUp(sets [][]*store.Run) ([]map[point]*store.Run, []point) {
-	byPoint := make([]map[point]*store.Run, len(sets))
-	if !slices.ContainsFunc(sets, func(runs []*store.Run) bool { return len(runs) != 1 }) {
-		p := pointOf(sets[0][0])
-		for i := range sets {
-			byPoint[i] = map[point]*store.Run{p: sets[i][0]}
-		}
-		return byPoint, []point{p}
-	}
-	var order []point
-	seen := map[point]bool{}
-	for i, runs := range sets {
-		byPoint[i] = map[point]*store.Run{}
-		for _, r := range runs { // newest first
-			p := pointOf(r)
-			if _, ok := byPoint[i][p]; !ok {
-				byPoint[i][p] = r
-			}
-			if !seen[p] {
-				seen[p] = true
-				order = append(order, p)
-			}
-		}
-	}
-	slices.SortFunc(order, func(a, b point) int {
-		return cmp.Or(strings.Compare(a.scenario, b.scenario), cmp.Compare(a.load, b.load),
-			strings.Compare(a.policy, b.policy), strings.Compare(a.kind, b.kind))
-	})
-	return byPoint, order
-}
-
-func writeComparison(out io.Writer, names []string, sets [][]*store.Run, stats []string) error {
-	byPoint, order := lineUp(sets)
+func writeComparison(out io.Writer, sets []experiment.RunSet, stats []string) error {
+	byPoint, order := experiment.LineUp(sets)
+	ratio := len(sets) > 1
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	head := []string{"scenario", "load", "policy"}
 	for _, s := range stats {
-		for _, n := range names {
-			head = append(head, s+" "+n)
+		for _, set := range sets {
+			head = append(head, s+" "+set.Name)
 		}
-		head = append(head, s+" ratio")
+		if ratio {
+			head = append(head, s+" ratio")
+		}
 	}
 	fmt.Fprintln(w, strings.Join(head, "\t"))
 	shared := 0
 	for _, p := range order {
-		label := p.policy
-		if p.kind != store.KindSim {
-			label += " (" + p.kind + ")" // a training run beside its policy's evaluations
+		label := p.Policy
+		if p.Kind != store.KindSim {
+			label += " (" + p.Kind + ")" // a training run beside its policy's evaluations
 		}
-		row := []string{p.scenario, fmtLoad(p.load), label}
+		row := []string{p.Scenario, fmtLoad(p.Load), label}
 		all := true
 		for _, s := range stats {
 			first, last := noStat, noStat
@@ -351,7 +332,9 @@ func writeComparison(out io.Writer, names []string, sets [][]*store.Run, stats [
 				last = v
 				row = append(row, fmtStat(v))
 			}
-			row = append(row, fmtRatio(last.Mean, first.Mean))
+			if ratio {
+				row = append(row, fmtRatio(last.Mean, first.Mean))
+			}
 		}
 		if all {
 			shared++
@@ -361,7 +344,11 @@ func writeComparison(out io.Writer, names []string, sets [][]*store.Run, stats [
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "%d points, %d in every set; ratio: %s over %s\n", len(order), shared, names[len(names)-1], names[0])
+	if !ratio {
+		fmt.Fprintf(out, "%d points\n", len(order))
+		return nil
+	}
+	fmt.Fprintf(out, "%d points, %d in every set; ratio: %s over %s\n", len(order), shared, sets[len(sets)-1].Name, sets[0].Name)
 	return nil
 }
 

@@ -116,6 +116,22 @@ func TestSweepTwiceAndCompare(t *testing.T) {
 		if !strings.Contains(out, "4 points, 4 in every set") || strings.Count(out, "1.000") != 8 {
 			t.Errorf("compare on %s:\n%s", db, out)
 		}
+		// One sweep's frontier as a report: a chart per load, each with
+		// both policies, and the verdict.
+		page := filepath.Join(t.TempDir(), "frontier.html")
+		if out, err = runCLI(t, "runs", "compare", "tiny", "--report", page, "--db", db); err != nil || !strings.Contains(out, "4 points\n") {
+			t.Fatalf("compare one sweep: %v\n%s", err, out)
+		}
+		html, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{`<section class="summary">`, "lb-moderate-cpu at load 0.7", "lb-moderate-cpu at load 0.9",
+			`data-name="probing-sed"`, "Every policy has the same cost"} {
+			if !strings.Contains(string(html), want) {
+				t.Errorf("the sweep's report lacks %q", want)
+			}
+		}
 		out, err = runCLI(t, "sweep", "status", spec, "--db", db)
 		if err != nil || !strings.Contains(out, "4 of 4 runs stored") {
 			t.Errorf("status: %v\n%s", err, out)
