@@ -50,6 +50,7 @@ type Config struct {
 // named service in each of its locations, and a new background load of
 // each location, each uniform in its range. Unset ranges do not change.
 type RandomChanges struct {
+	// Every is the time between two draws.
 	Every time.Duration `yaml:"every"`
 	// Seed seeds the draws, independently of the run's seed.
 	Seed uint64 `yaml:"seed"`
@@ -71,6 +72,7 @@ type RandomChanges struct {
 // names a location (whose RTTs or background load change) or a service
 // (whose replicas, or one instance's speed, change), or both.
 type Change struct {
+	// At is when the change happens, from the start of the run.
 	At time.Duration `yaml:"at"`
 	// Location is the location whose RTT and Background change.
 	Location string `yaml:"location"`
@@ -81,8 +83,9 @@ type Change struct {
 	Background *float64 `yaml:"background"`
 	// Service is the service whose replicas change: NAME, or
 	// NAME@LOCATION for one location of a placed service.
-	Service  string `yaml:"service"`
-	Replicas *int   `yaml:"replicas"`
+	Service string `yaml:"service"`
+	// Replicas, when set, is Service's new number of replicas.
+	Replicas *int `yaml:"replicas"`
 	// Instance, with Service, is one of its initial instances (by its
 	// order, from 0) whose CPU speed factor becomes Speed from now on: a
 	// server slowed by an antagonist, or back to normal.
@@ -92,6 +95,7 @@ type Change struct {
 
 // Location is a site with round-trip times to the others.
 type Location struct {
+	// Name names the location in services, nodes, LB points and sources.
 	Name string `yaml:"name"`
 	// RTT is the round-trip time to other locations, by name; symmetric
 	// entries need only be given once.
@@ -104,7 +108,9 @@ type Location struct {
 
 // Node is a machine (or Count identical machines) that instances are placed on.
 type Node struct {
-	Name     string  `yaml:"name"`
+	// Name names the node (or the group of Count nodes).
+	Name string `yaml:"name"`
+	// Location is where the node is (default: the first location).
 	Location string  `yaml:"location"`
 	CPU      float64 `yaml:"cpu"`       // cores
 	MemoryMB float64 `yaml:"memory_mb"` // MB; 0 = unlimited
@@ -113,6 +119,7 @@ type Node struct {
 
 // Service is a set of instances running the same code.
 type Service struct {
+	// Name names the service in calls, routes, telemetry and actions.
 	Name     string `yaml:"name"`
 	Location string `yaml:"location"` // where its instances run (default: the first location)
 	// Placement deploys the service in several locations, replicas per
@@ -230,10 +237,10 @@ type Activator struct {
 
 // InstanceSpec overrides a service's per-instance values for one instance.
 type InstanceSpec struct {
-	CPU     float64 `yaml:"cpu"`
-	Speed   float64 `yaml:"speed"`
-	IOSpeed float64 `yaml:"io_speed"`
-	Weight  float64 `yaml:"weight"`
+	CPU     float64 `yaml:"cpu"`      // the instance's CPU limit, cores
+	Speed   float64 `yaml:"speed"`    // its CPU speed factor
+	IOSpeed float64 `yaml:"io_speed"` // its I/O speed factor
+	Weight  float64 `yaml:"weight"`   // its configured weight for WCMP, SED and WRR
 }
 
 // Resolve fills the zero fields of spec with the service's values (the CPU
@@ -261,6 +268,7 @@ func (c *Service) InitialInstances() []InstanceSpec {
 
 // Class is a request type: how a request of this class moves through services.
 type Class struct {
+	// Name names the class in sources, tables and per-class results.
 	Name    string        `yaml:"name"`
 	Timeout time.Duration `yaml:"timeout"` // client timeout (0 = none)
 	SLO     time.Duration `yaml:"slo"`     // response-time target (default: the config's SLO)
@@ -269,6 +277,7 @@ type Class struct {
 
 // Call is one call to a service: local work, then stages of downstream calls.
 type Call struct {
+	// Service is the service the call goes to.
 	Service string `yaml:"service"`
 	// LB is the explicit LB point the call goes through (one in front of
 	// Service); default: the service's implicit one.
@@ -299,13 +308,17 @@ type Call struct {
 type Stage struct {
 	// Choice makes exactly one call, picked with probability proportional to
 	// Prob (a branch), instead of each call independently with its Prob.
-	Choice bool   `yaml:"choice"`
-	Calls  []Call `yaml:"calls"`
+	Choice bool `yaml:"choice"`
+	// Calls are the stage's downstream calls.
+	Calls []Call `yaml:"calls"`
 }
 
 // LBPoint is an explicit load balancer in front of a service.
 type LBPoint struct {
-	Name     string `yaml:"name"`
+	// Name names the LB point, for sources and calls (lb:) and for the
+	// policy network of a learned balancer.
+	Name string `yaml:"name"`
+	// Service is the service whose instances it chooses between.
 	Service  string `yaml:"service"`
 	Location string `yaml:"location"` // where clients reach it (default: the first location)
 }
@@ -313,6 +326,7 @@ type LBPoint struct {
 // Source is where requests come from: an open-loop arrival process of one
 // class, or closed-loop users.
 type Source struct {
+	// Name names the source.
 	Name string `yaml:"name"`
 	// Class is the class of the requests (of a closed-loop source: the
 	// visit [class]).

@@ -43,7 +43,10 @@ type Autoscaling struct {
 // They are decoded, strictly, over the kind's settings when the
 // autoscaler is built.
 type Override struct {
-	Service  string    `yaml:"service"`
+	// Service is the managed service the override applies to.
+	Service string `yaml:"service"`
+	// HPA, KPA, KEDA, OpenFaaS and VPA are the settings of that kind that
+	// differ for the service, in the form of the kind's own section.
 	HPA      yaml.Node `yaml:"hpa"`
 	KPA      yaml.Node `yaml:"kpa"`
 	KEDA     yaml.Node `yaml:"keda"`

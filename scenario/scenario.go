@@ -30,7 +30,10 @@ import (
 
 // Scenario is one scenario file.
 type Scenario struct {
-	Name        string `yaml:"name"`
+	// Name names the scenario in tables, reports and the run store.
+	Name string `yaml:"name"`
+	// Description is one line on what the scenario models, shown under a
+	// report's title and by 'shoal scenarios'.
 	Description string `yaml:"description"`
 	// Base names the scenario this one builds on: an embedded scenario, or
 	// a file relative to this one's folder. The file's top-level fields

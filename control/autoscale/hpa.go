@@ -108,8 +108,12 @@ const (
 // HPAScalingPolicy allows a change of Value pods (PolicyPods) or Value
 // percent of the replicas at the start of the Period (PolicyPercent).
 type HPAScalingPolicy struct {
-	Type   string        `yaml:"type"`
-	Value  int           `yaml:"value"`
+	// Type is Pods or Percent.
+	Type string `yaml:"type"`
+	// Value is the pods, or the percent of the replicas, a change may add
+	// or remove within Period.
+	Value int `yaml:"value"`
+	// Period is the window the change is counted over (periodSeconds).
 	Period time.Duration `yaml:"period"`
 }
 

@@ -118,11 +118,11 @@ type VPAConfig struct {
 	// (0.95): target-cpu-percentile,
 	// recommendation-lower-bound-cpu-percentile and so on.
 	TargetCPUPercentile        float64 `yaml:"target_cpu_percentile"`
-	LowerBoundCPUPercentile    float64 `yaml:"lower_bound_cpu_percentile"`
-	UpperBoundCPUPercentile    float64 `yaml:"upper_bound_cpu_percentile"`
-	TargetMemoryPercentile     float64 `yaml:"target_memory_percentile"`
-	LowerBoundMemoryPercentile float64 `yaml:"lower_bound_memory_percentile"`
-	UpperBoundMemoryPercentile float64 `yaml:"upper_bound_memory_percentile"`
+	LowerBoundCPUPercentile    float64 `yaml:"lower_bound_cpu_percentile"`    // see target_cpu_percentile
+	UpperBoundCPUPercentile    float64 `yaml:"upper_bound_cpu_percentile"`    // see target_cpu_percentile
+	TargetMemoryPercentile     float64 `yaml:"target_memory_percentile"`      // see target_cpu_percentile
+	LowerBoundMemoryPercentile float64 `yaml:"lower_bound_memory_percentile"` // see target_cpu_percentile
+	UpperBoundMemoryPercentile float64 `yaml:"upper_bound_memory_percentile"` // see target_cpu_percentile
 	// SafetyMarginFraction is added to every estimate
 	// (recommendation-margin-fraction, 0.15).
 	SafetyMarginFraction float64 `yaml:"safety_margin_fraction"`

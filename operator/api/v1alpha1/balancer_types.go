@@ -49,10 +49,13 @@ type BalancerSpec struct {
 	//
 	// +kubebuilder:default="/etc/shoal/agent/policy"
 	AgentPath string `json:"agentPath,omitempty"`
-	// Listen and Admin are the proxy's addresses (host:port).
+	// Listen is the proxy's data-plane address (host:port).
 	//
 	// +kubebuilder:default=":8080"
 	Listen string `json:"listen,omitempty"`
+	// Admin is the proxy's admin address (host:port): metrics, health and
+	// status.
+	//
 	// +kubebuilder:default=":9090"
 	Admin string `json:"admin,omitempty"`
 }
@@ -60,8 +63,10 @@ type BalancerSpec struct {
 // BalancerStatus is the configuration last written.
 type BalancerStatus struct {
 	// Conditions: Ready (the configuration is written and valid).
-	Conditions         []metav1.Condition `json:"conditions,omitempty"`
-	ObservedGeneration int64              `json:"observedGeneration,omitempty"`
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// ObservedGeneration is the spec generation the configuration was
+	// written from.
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// ConfigMap holds the configuration, under the key proxy.yaml.
 	ConfigMap string `json:"configMap,omitempty"`
 	// Backends is how many ready endpoints it lists.

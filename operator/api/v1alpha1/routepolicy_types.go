@@ -133,8 +133,10 @@ type RoutePolicyStatus struct {
 
 // RouteStatus is the route of one service's calls from one location.
 type RouteStatus struct {
+	// Service is the service whose calls are routed.
 	Service string `json:"service"`
-	From    string `json:"from"`
+	// From is the callers' location.
+	From string `json:"from"`
 	// Weights are the percentages by location.
 	Weights map[string]int32 `json:"weights"`
 	// DryRun is set when they were decided in a dry run, and not

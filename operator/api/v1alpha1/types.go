@@ -68,6 +68,9 @@ type AutoscalerSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:default=1
 	MinReplicas int32 `json:"minReplicas,omitempty"`
+	// MaxReplicas is the most replicas the hpa policy sets (required by
+	// hpa; drpc takes its bounds from the policy file).
+	//
 	// +kubebuilder:validation:Minimum=1
 	MaxReplicas int32 `json:"maxReplicas,omitempty"`
 	// TargetCPUUtilization is the HPA's target, percent of the CPU limit
@@ -91,6 +94,8 @@ type AutoscalerSpec struct {
 // file that does not load is rejected with a PolicyRejected event, and the
 // policy in force, if any, stays.
 type PolicySource struct {
+	// ConfigMapKeyRef is a key of a ConfigMap in the Autoscaler's
+	// namespace that holds the file.
 	ConfigMapKeyRef *ConfigMapKey `json:"configMapKeyRef,omitempty"`
 	// URL is an http(s) URL of the file.
 	//
@@ -100,8 +105,12 @@ type PolicySource struct {
 
 // ConfigMapKey names a key of a ConfigMap.
 type ConfigMapKey struct {
+	// Name is the ConfigMap's name.
+	//
 	// +kubebuilder:validation:MinLength=1
 	Name string `json:"name"`
+	// Key is the key, in binaryData or data, whose value is the file.
+	//
 	// +kubebuilder:validation:MinLength=1
 	Key string `json:"key"`
 }
@@ -113,6 +122,7 @@ type Target struct {
 	// +kubebuilder:validation:Enum=Deployment;StatefulSet
 	// +kubebuilder:default=Deployment
 	Kind string `json:"kind,omitempty"`
+	// Name is the workload's name.
 	Name string `json:"name"`
 	// Container is the serving container (default: the first).
 	Container string `json:"container,omitempty"`
@@ -127,7 +137,8 @@ type AutoscalerStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// Replicas are the target's replicas as last observed, and
 	// DesiredReplicas the policy's last decision.
-	Replicas        int32 `json:"replicas,omitempty"`
+	Replicas int32 `json:"replicas,omitempty"`
+	// DesiredReplicas is the policy's last decision on Replicas.
 	DesiredReplicas int32 `json:"desiredReplicas,omitempty"`
 	// Acting is policy, fallback (some workload's inputs are outside
 	// the policy's trained range: the hpa policy acts for it), dry-run,
@@ -144,14 +155,18 @@ type AutoscalerStatus struct {
 
 // WorkloadStatus is one managed workload's state.
 type WorkloadStatus struct {
+	// Name is the Deployment's name.
 	Name string `json:"name"`
 	// Replicas as observed, and as decided this period.
-	Replicas        int32 `json:"replicas"`
+	Replicas int32 `json:"replicas"`
+	// DesiredReplicas is the replicas decided this period.
 	DesiredReplicas int32 `json:"desiredReplicas"`
 	// Fallback is whether the hpa policy acted for it this period, and
 	// Reason why (which input was outside the trained range).
-	Fallback bool   `json:"fallback,omitempty"`
-	Reason   string `json:"reason,omitempty"`
+	Fallback bool `json:"fallback,omitempty"`
+	// Reason is why the hpa policy acted: the first input outside the
+	// trained range, e.g. "memory_limit 2.05 outside [-0.0217, 0.659]".
+	Reason string `json:"reason,omitempty"`
 }
 
 // AutoscalerList is a list of Autoscalers.
