@@ -112,25 +112,26 @@ func TestCapacityByHand(t *testing.T) {
 	}
 }
 
-// TestReadmeExampleDecodes keeps the README's scenario example true.
-func TestReadmeExampleDecodes(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+// TestGuideExampleDecodes keeps the scenario guide's example true.
+func TestGuideExampleDecodes(t *testing.T) {
+	const guide = "../docs/guide/scenarios.md"
+	raw, err := os.ReadFile(guide)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, _ := strings.Cut(string(readme), "## Scenario files")
+	_, rest, _ := strings.Cut(string(raw), "## An example with every part")
 	_, rest, _ = strings.Cut(rest, "```yaml\n")
 	example, _, ok := strings.Cut(rest, "```")
 	if !ok {
-		t.Fatal("no yaml example under 'Scenario files' in README.md")
+		t.Fatal("no yaml example under 'An example with every part' in " + guide)
 	}
 	// The example shows both ways to declare instances; keep the explicit list.
 	example = strings.Replace(example, "    replicas: 3 ", "    # replicas: 3 ", 1)
 	example = strings.Replace(example, "policies: [ecmp, lsq, sed, oracle]", "policies: [ecmp, lsq, sed]", 1)
 	example = strings.Replace(example, "load: 0.85 ", "# load: 0.85 ", 1)
 	example = strings.Replace(example, "arrivals: {kind: poisson}", "arrivals: {kind: poisson, rate: 20}", 1)
-	if _, err := Decode(strings.NewReader(example), "README.md"); err != nil {
-		t.Fatalf("README example: %v", err)
+	if _, err := Decode(strings.NewReader(example), guide); err != nil {
+		t.Fatalf("the guide's example: %v", err)
 	}
 }
 

@@ -105,7 +105,7 @@ controllers in minutes, compares every policy against today's heuristics on the
 same arrivals, and runs the same controllers in a real HTTP load balancer.
 
 Exit codes: 0 ok, 1 the run failed, 2 the command line is wrong.
-Docs: README.md, docs/DESIGN.md (architecture), docs/PAPERS.md (the five papers).`
+Docs: docs/README.md (guides, reference, results), docs/DESIGN.md (architecture).`
 
 func (cl *cli) root() *cobra.Command {
 	root := &cobra.Command{

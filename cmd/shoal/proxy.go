@@ -23,8 +23,8 @@ func (cl *cli) proxy() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "proxy -c FILE",
 		Short: "HTTP/1.1 load balancer running a selector or a Distr-LB policy",
-		Long: `Run the HTTP/1.1 load balancer configured by FILE (YAML; README, "HTTP load
-balancer"): backends with weights, health checks and outlier ejection, a request
+		Long: `Run the HTTP/1.1 load balancer configured by FILE (YAML; docs/guide/proxy.md
+has every field): backends with weights, health checks and outlier ejection, a request
 selector (rr, wcmp, lsq, sed, p2c, ...) or a trained Distr-LB agent, and an admin
 listener with /metrics for Prometheus.
 

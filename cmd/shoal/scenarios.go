@@ -15,7 +15,8 @@ func (cl *cli) scenarios() *cobra.Command {
 		Short: "List the embedded scenarios",
 		Long: `List the scenarios embedded in the binary, each with its description. Any of them
 runs by name in 'shoal sim' and 'shoal train'; 'shoal scenarios dump' writes one
-out as a file to edit and run (see README, "Scenario files").`,
+out as a file to edit and run (docs/guide/scenarios.md shows how; every field is
+in docs/reference/scenario.md).`,
 		Example: "  shoal scenarios\n  shoal scenarios dump trainticket -o tt.yaml",
 		RunE: cl.action(func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {

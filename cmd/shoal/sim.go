@@ -31,7 +31,10 @@ func (cl *cli) sim() *cobra.Command {
 		Short: "Compare policies on a scenario, on the same arrivals",
 		Long: `Run every policy on a scenario (a name from 'shoal scenarios' or a scenario file)
 for several seeds, on the same arrivals and demands (common random numbers), and
-print the requests and resources tables with 95% confidence intervals over seeds.
+print the tables that mean something for the scenario (response time, outcome,
+failures, resources, balance), with 95% confidence intervals over seeds, and the
+best policy at each cost. --out also writes the files and a report that opens
+with a chart of quality against cost.
 
 Policies are request selectors (rr, ecmp, wcmp, lsq, sed, p2c, oracle, ...),
 autoscalers set up in the scenario's autoscaling section (static, hpa, kpa, vpa,

@@ -106,7 +106,7 @@ type Config struct {
 // workload predictor by default: with one (ForecastEpisodes 4: a 16-unit
 // GRU reading the last minute of ingress rates, forecasting 30 s ahead)
 // the one policy trained so far did worse under DRPC's surge (41.6% SLO
-// violations against 22.4% without; README).
+// violations against 22.4% without; docs/results/drpc.md).
 func DefaultConfig() Config {
 	td3 := rl.DefaultTD3Config()
 	td3.Hidden = []int{128, 128}

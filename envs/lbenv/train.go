@@ -75,7 +75,7 @@ type TrainConfig struct {
 // horizon of 2.5 s, a few task durations; 0.95 and 0.99 learned no better
 // in our runs), replay of 50,000 transitions, learning after 2 episodes of
 // random weights. Two settings differ from the library's defaults, both
-// chosen by comparing runs on lb-moderate-cpu (see README): an initial
+// chosen by comparing runs on lb-moderate-cpu (see docs/results/distr-lb.md): an initial
 // temperature α = 0.1 instead of 1 (with rewards scaled to unit return
 // deviation, α = 1 makes the entropy bonus, α·7 nats for 7 backends,
 // outweigh every difference in Q, and the policies stayed no better than
