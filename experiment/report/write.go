@@ -127,11 +127,7 @@ footer { color: #777; font-size: 0.8rem; margin-top: 32px; }
 <section class="summary">
 <h2>Summary</h2>
 {{- range .Summary}}
-<figure id="{{.ID}}">
-{{.SVG}}
-{{- with .Caption}}<figcaption>{{.}}</figcaption>
-{{end -}}
-</figure>
+{{template "figure" .}}
 {{- end}}
 </section>
 {{- end}}
@@ -185,11 +181,7 @@ footer { color: #777; font-size: 0.8rem; margin-top: 32px; }
 <section>
 <h2>Figures</h2>
 {{- range .Figures}}
-<figure id="{{.ID}}">
-{{.SVG}}
-{{- with .Caption}}<figcaption>{{.}}</figcaption>
-{{end -}}
-</figure>
+{{template "figure" .}}
 {{- end}}
 </section>
 {{- end}}
@@ -197,6 +189,12 @@ footer { color: #777; font-size: 0.8rem; margin-top: 32px; }
 </main>
 </body>
 </html>
+{{- define "figure"}}<figure id="{{.ID}}">
+{{.SVG}}
+{{- with .Caption}}<figcaption>{{.}}</figcaption>
+{{end -}}
+</figure>
+{{- end}}
 `))
 
 // minContents is the number of figures from which the report lists them
