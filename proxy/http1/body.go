@@ -144,6 +144,9 @@ const (
 func copyChunked(w *bufio.Writer, r *bufio.Reader, flush bool) (int64, error) {
 	var done int64
 	for {
+		if err := flushIdle(w, r, flush); err != nil {
+			return done, err
+		}
 		line, err := readLine(r, maxChunkLine)
 		if err != nil {
 			return done, err
@@ -166,6 +169,9 @@ func copyChunked(w *bufio.Writer, r *bufio.Reader, flush bool) (int64, error) {
 		if err != nil {
 			return done, err
 		}
+		if err := flushIdle(w, r, flush); err != nil {
+			return done, err
+		}
 		if end, err := readLine(r, 2); err != nil || len(end) != 0 {
 			if err == nil {
 				err = bad("chunk data longer than its size")
@@ -180,6 +186,9 @@ func copyChunked(w *bufio.Writer, r *bufio.Reader, flush bool) (int64, error) {
 		return done, err
 	}
 	for total := 0; ; {
+		if err := flushIdle(w, r, flush); err != nil {
+			return done, err
+		}
 		line, err := readLine(r, maxTrailer-total)
 		if err != nil {
 			return done, err
@@ -196,6 +205,15 @@ func copyChunked(w *bufio.Writer, r *bufio.Reader, flush bool) (int64, error) {
 	}
 	_, err := w.WriteString("\r\n")
 	return done, err
+}
+
+// flushIdle flushes w, if flush is true, when r has nothing buffered: the
+// next read waits for the peer, and what w holds must not wait with it.
+func flushIdle(w *bufio.Writer, r *bufio.Reader, flush bool) error {
+	if flush && r.Buffered() == 0 && w.Buffered() > 0 {
+		return w.Flush()
+	}
+	return nil
 }
 
 // readLine reads one line of chunked framing without its CRLF, at most

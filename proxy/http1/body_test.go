@@ -60,30 +60,45 @@ func TestCopy(t *testing.T) {
 }
 
 // TestCopyFlushesStreams: with flush, what the source has produced reaches
-// the destination before the source blocks for more.
+// the destination before the source blocks for more, whether the body has
+// a length or is chunked (where the source may block for the next chunk).
 func TestCopyFlushesStreams(t *testing.T) {
-	pr, pw := io.Pipe()
-	var out syncBuffer
-	w := bufio.NewWriter(&out)
-	done := make(chan error, 1)
-	go func() {
-		_, err := Copy(w, bufio.NewReader(pr), Framing{Length: 6}, false, true)
-		done <- err
-	}()
-	pw.Write([]byte("abc"))
-	for i := 0; out.Len() < 3; i++ {
-		if i > 5000 {
-			t.Fatal("first part not flushed while the source waits")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	pw.Write([]byte("def"))
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	w.Flush()
-	if out.String() != "abcdef" {
-		t.Errorf("got %q", out.String())
+	for _, tt := range []struct {
+		name          string
+		in            Framing
+		first, second string // what the source sends, in two parts
+		flushed, want string // what reaches the destination after the first part, and in all
+	}{
+		{"length", Framing{Length: 6}, "abc", "def", "abc", "abcdef"},
+		{"chunked", Framing{Chunked: true}, "3\r\nabc\r\n", "3\r\ndef\r\n0\r\n\r\n", "3\r\nabc\r\n", "3\r\nabc\r\n3\r\ndef\r\n0\r\n\r\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pr, pw := io.Pipe()
+			var out syncBuffer
+			w := bufio.NewWriter(&out)
+			done := make(chan error, 1)
+			go func() {
+				_, err := Copy(w, bufio.NewReader(pr), tt.in, tt.in.Chunked, true)
+				done <- err
+			}()
+			pw.Write([]byte(tt.first))
+			for deadline := time.Now().Add(30 * time.Second); out.Len() < len(tt.flushed); time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("first part not flushed while the source waits: %q", out.String())
+				}
+			}
+			if out.String() != tt.flushed {
+				t.Fatalf("flushed %q, want %q", out.String(), tt.flushed)
+			}
+			pw.Write([]byte(tt.second))
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			w.Flush()
+			if out.String() != tt.want {
+				t.Errorf("got %q, want %q", out.String(), tt.want)
+			}
+		})
 	}
 }
 
