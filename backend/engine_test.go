@@ -14,7 +14,7 @@ func sec(x float64) time.Duration { return time.Duration(math.Round(x * 1e9)) }
 // runEngine feeds jobs to an engine in engine time (no wall clock): arrivals
 // at their instants, cancellations at theirs (0 = never), and returns each
 // job's outcome: its time in the system, or -1 rejected, -2 cancelled.
-func runEngine(t *testing.T, cfg Config, jobs []refJob) []time.Duration {
+func runEngine(t testing.TB, cfg Config, jobs []refJob) []time.Duration {
 	t.Helper()
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)

@@ -3,5 +3,5 @@
 package backend
 
 // raceEnabled: the race detector slows every request several times, too
-// much for the timing of the queueing-theory test.
+// much for the timing of the queueing-theory benchmark.
 const raceEnabled = true

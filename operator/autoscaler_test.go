@@ -353,9 +353,14 @@ func TestAutoscalerRunsADRPCPolicy(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	get()
-	first := as.Status.Policy
-	if as.Status.Acting != ActingPolicy || !strings.Contains(first, "configmap web-policy/drpc.policy@") || !strings.Contains(first, "trained on test, seed 7") {
+	// The status follows the scaling (the reconciler writes it second).
+	var first string
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		get()
+		first = as.Status.Policy
+		return as.Status.Acting == ActingPolicy && strings.Contains(first, "configmap web-policy/drpc.policy@") && strings.Contains(first, "trained on test, seed 7"), nil
+	})
+	if err != nil {
 		t.Errorf("after the policy scaled down: acting %q, policy %q", as.Status.Acting, first)
 	}
 
@@ -363,7 +368,7 @@ func TestAutoscalerRunsADRPCPolicy(t *testing.T) {
 	if err := k.Update(ctx, cm); err != nil {
 		t.Fatal(err)
 	}
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		get()
 		return meta.IsStatusConditionFalse(as.Status.Conditions, CondPolicyLoaded), nil
 	})
@@ -378,16 +383,21 @@ func TestAutoscalerRunsADRPCPolicy(t *testing.T) {
 	if err != nil || as.Status.Policy != first || as.Status.Acting != ActingPolicy {
 		t.Errorf("after the corrupt file the old policy should run on: policy %q (was %q), acting %q, %v", as.Status.Policy, first, as.Status.Acting, err)
 	}
-	var events eventsv1.EventList
-	if err := k.List(ctx, &events, client.InNamespace("default")); err != nil {
-		t.Fatal(err)
-	}
+	// Events reach the API server asynchronously: wait for the rejection's.
 	rejected := 0
-	for _, e := range events.Items {
-		if e.Reason == "PolicyRejected" && e.Regarding.Name == "app" {
-			rejected++
+	_ = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		var events eventsv1.EventList
+		if err := k.List(ctx, &events, client.InNamespace("default")); err != nil {
+			return false, nil
 		}
-	}
+		rejected = 0
+		for _, e := range events.Items {
+			if e.Reason == "PolicyRejected" && e.Regarding.Name == "app" {
+				rejected++
+			}
+		}
+		return rejected > 0, nil
+	})
 	if n := counter(t, "shoal_operator_policy_rejected_total", autoscalerController); rejected != 1 || n != 1 {
 		t.Errorf("%d PolicyRejected events and %g in the metrics, want 1 (once per version)", rejected, n)
 	}
@@ -397,8 +407,11 @@ func TestAutoscalerRunsADRPCPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.WaitReady(t, "default", "web", 3, 2*time.Minute)
-	get()
-	if as.Status.Acting != ActingFallback || as.Status.Policy == first || len(as.Status.Workloads) != 1 || !as.Status.Workloads[0].Fallback {
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		get()
+		return as.Status.Acting == ActingFallback && as.Status.Policy != first && len(as.Status.Workloads) == 1 && as.Status.Workloads[0].Fallback, nil
+	})
+	if err != nil {
 		t.Errorf("out of the trained range: acting %q, policy %q, workloads %+v", as.Status.Acting, as.Status.Policy, as.Status.Workloads)
 	}
 }

@@ -253,20 +253,25 @@ func TestRoutePolicyWritesVirtualServiceWeights(t *testing.T) {
 	if err != nil || dt.Status.Policy != first || dt.Status.Acting != ActingPolicy {
 		t.Errorf("after the corrupt file the models in force should run on: policy %q (was %q), acting %q, %v", dt.Status.Policy, first, dt.Status.Acting, err)
 	}
-	var events eventsv1.EventList
-	if err := k.List(bg, &events, client.InNamespace("default")); err != nil {
-		t.Fatal(err)
-	}
 	// Events of one reason about one object make one event with a
-	// series (the events API's aggregation).
-	count := map[string]int{}
-	for _, e := range events.Items {
-		n := 1
-		if e.Series != nil {
-			n = int(e.Series.Count)
+	// series (the events API's aggregation). They reach the API server
+	// asynchronously: wait for those expected.
+	var count map[string]int
+	_ = wait.PollUntilContextTimeout(bg, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		var events eventsv1.EventList
+		if err := k.List(ctx, &events, client.InNamespace("default")); err != nil {
+			return false, nil
 		}
-		count[e.Regarding.Name+" "+e.Reason] += n
-	}
+		count = map[string]int{}
+		for _, e := range events.Items {
+			n := 1
+			if e.Series != nil {
+				n = int(e.Series.Count)
+			}
+			count[e.Regarding.Name+" "+e.Reason] += n
+		}
+		return count["details PolicyRejected"] > 0 && count["ratings WouldAct"] > 0 && count["reviews Acted"] > 0, nil
+	})
 	if count["details PolicyRejected"] != 1 || count["ratings WouldAct"] < 1 || count["reviews Acted"] < 1 || count["ratings Acted"] != 0 {
 		t.Errorf("events %v: want details PolicyRejected once, ratings WouldAct (and not Acted), reviews Acted", count)
 	}

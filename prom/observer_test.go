@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
 	"github.com/shoal-project/shoal/metrics"
 	"github.com/shoal-project/shoal/prom/promtest"
 )
@@ -91,7 +92,8 @@ func TestObserverReadsARealPrometheus(t *testing.T) {
 		return err == nil && snap.Services[0].Arrivals > 0, err
 	})
 	time.Sleep(6 * time.Second) // a whole period of samples
-	if err := o.Observe(context.Background(), time.Now(), &snap); err != nil {
+	at := time.Now()
+	if err := o.Observe(context.Background(), at, &snap); err != nil {
 		t.Fatal(err)
 	}
 	s := snap.Services[0]
@@ -131,9 +133,13 @@ func TestObserverReadsARealPrometheus(t *testing.T) {
 	if !strings.Contains(o.Query(w, fCPUUse), `[5s]`) {
 		t.Errorf("cpu use query %s has no 5 s window", o.Query(w, fCPUUse))
 	}
-	// Scraped every second: the newest sample is at most a few seconds old.
-	if age := time.Since(o.Sampled()); age < 0 || age > 3*time.Second {
-		t.Errorf("newest sample %v old (at %v)", age, o.Sampled())
+	// Sampled is when the newest sample at the observation's instant was
+	// scraped: the last of the raw samples Prometheus holds then.
+	raw, _, _, err := o.api.Query(context.Background(), `kube_deployment_status_replicas{namespace="default",deployment="front"}[1m]`, at)
+	if m, ok := raw.(model.Matrix); err != nil || !ok || len(m) != 1 || len(m[0].Values) == 0 {
+		t.Errorf("raw samples: %v (%v)", raw, err)
+	} else if newest := m[0].Values[len(m[0].Values)-1].Timestamp.Time(); o.Sampled().Sub(newest).Abs() >= time.Millisecond || o.Sampled().After(at) {
+		t.Errorf("sampled at %v, want the newest sample's %v, before the observation at %v", o.Sampled(), newest, at)
 	}
 	// A 10 s window counts 10 s of calls and scales them to the 5 s period.
 	o.SetMinWindow(10 * time.Second)

@@ -18,22 +18,27 @@ import (
 )
 
 // testBackend is an HTTP server on 127.0.0.1 that names itself in the
-// X-Backend header, sleeps ?sleep=D (and its delay), answers load probes
-// (lb.ProbePath) with RIF 0 and its delay as the latency, and can be
-// killed and restarted on the same address.
+// X-Backend header, sleeps ?sleep=D (and its delay), holds a request with
+// ?hold=1 until release is called, answers load probes (lb.ProbePath)
+// with RIF 0 and its delay as the latency, and can be killed and
+// restarted on the same address.
 type testBackend struct {
-	t      testing.TB
-	id     string
-	addr   string
-	served atomic.Int64
-	probes atomic.Int64 // load probes answered
-	delay  atomic.Int64 // nanoseconds every request waits
-	mu     sync.Mutex
-	srv    *http.Server
+	t       testing.TB
+	id      string
+	addr    string
+	served  atomic.Int64
+	probes  atomic.Int64 // load probes answered
+	delay   atomic.Int64 // nanoseconds every request waits
+	held    chan struct{}
+	release func()
+	mu      sync.Mutex
+	srv     *http.Server
 }
 
 func newTestBackend(t testing.TB, id string) *testBackend {
-	b := &testBackend{t: t, id: id}
+	b := &testBackend{t: t, id: id, held: make(chan struct{})}
+	b.release = sync.OnceFunc(func() { close(b.held) })
+	t.Cleanup(b.release)
 	b.start("127.0.0.1:0")
 	t.Cleanup(b.kill)
 	return b
@@ -65,6 +70,13 @@ func (b *testBackend) serve(w http.ResponseWriter, r *http.Request) {
 	if d, err := time.ParseDuration(r.URL.Query().Get("sleep")); err == nil {
 		select {
 		case <-time.After(d):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if r.URL.Query().Get("hold") != "" {
+		select {
+		case <-b.held:
 		case <-r.Context().Done():
 			return
 		}

@@ -94,10 +94,10 @@ func TestAgentWeightUpdatesUnderLoadLoseNothing(t *testing.T) {
 	rp := startProxy(t, cfg)
 	res := load(t, rp.url+"/?sleep=10ms", 300, 2*time.Second)
 	requireNoLoss(t, res)
-	s := rp.Status()
-	if s.Agent == nil || s.Agent.Decisions < 50 {
-		t.Fatalf("agent decided %+v times in 2s at period 20ms", s.Agent)
-	}
+	// The agent decides every period (fewer on a busy machine, whose
+	// ticker drops ticks): wait for 50 decisions.
+	var s Status
+	waitFor(t, func() bool { s = rp.Status(); return s.Agent != nil && s.Agent.Decisions >= 50 })
 	if w := s.Backends[0].Weight; w == 1 || w < 0.3 || w > 3.2 {
 		t.Fatalf("learned weight %v: want the agent's, in [10^-0.5, 10^0.5] and not the configured 1", w)
 	}
@@ -113,7 +113,9 @@ func TestBackendKilledAndRestartedUnderLoad(t *testing.T) {
 	cfg := testConfig(t, "p2c", a, b, c)
 	cfg.Health.Backoff, cfg.Health.MaxBackoff = 100*time.Millisecond, 200*time.Millisecond
 	rp := startProxy(t, cfg)
+	restarted := make(chan struct{})
 	go func() {
+		defer close(restarted)
 		time.Sleep(500 * time.Millisecond)
 		b.kill() // in-flight requests at b break: they are retried elsewhere
 		time.Sleep(600 * time.Millisecond)
@@ -124,6 +126,9 @@ func TestBackendKilledAndRestartedUnderLoad(t *testing.T) {
 	if n := scrapeValue(t, rp.admin, `shoal_proxy_retries_total{backend="`+b.url()+`"}`); n == 0 {
 		t.Fatal("no request was retried: the kill did not hit any")
 	}
+	// Once b is back and its ejection has run out, it gets requests again.
+	<-restarted
+	waitFor(t, func() bool { return rp.Status().Backends[1].Healthy })
 	before := b.served.Load()
 	res = load(t, rp.url+"/", 200, 500*time.Millisecond)
 	requireNoLoss(t, res)
@@ -143,7 +148,7 @@ func TestGracefulShutdownDrainsRequests(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resp, err := client.Get(rp.url + "/?sleep=300ms")
+			resp, err := client.Get(rp.url + "/?hold=1")
 			if err != nil {
 				codes <- 0
 				return
@@ -155,6 +160,7 @@ func TestGracefulShutdownDrainsRequests(t *testing.T) {
 	waitFor(t, func() bool { return rp.Status().Backends[0].InFlight == n })
 	go rp.stop()
 	waitFor(t, func() bool { resp, err := http.Get(rp.admin + "/readyz"); return err != nil || resp.StatusCode == 503 })
+	a.release() // the proxy is draining: now the requests complete
 	wg.Wait()
 	close(codes)
 	for c := range codes {
@@ -173,11 +179,13 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 	cfg.Timeouts.ReadHeader = 300 * time.Millisecond
 	rp := startProxy(t, cfg)
 	addr := strings.TrimPrefix(rp.url, "http://")
-	// Slowloris: 20 connections trickle a header byte every 100 ms.
-	closed := make(chan time.Duration, 20)
+	// Slowloris: 20 connections trickle a header line every 100 ms, for
+	// up to 30 s. Each is cut off (a write fails) long before that:
+	// read_header's 300 ms bound the whole header, not each line.
+	const lines = 300
+	closed := make(chan int, 20) // header lines written before the cut; -1: no connection
 	for i := 0; i < 20; i++ {
 		go func() {
-			start := time.Now()
 			conn, err := net.Dial("tcp", addr)
 			if err != nil {
 				closed <- -1
@@ -185,13 +193,14 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 			}
 			defer conn.Close()
 			conn.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n"))
-			for k := 0; k < 50; k++ {
+			k := 0
+			for ; k < lines; k++ {
 				time.Sleep(100 * time.Millisecond)
 				if _, err := conn.Write([]byte("X-A: b\r\n")); err != nil {
 					break
 				}
 			}
-			closed <- time.Since(start)
+			closed <- k
 		}()
 	}
 	// Meanwhile a normal client is served promptly.
@@ -201,8 +210,8 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 		}
 	}
 	for i := 0; i < 20; i++ {
-		if d := <-closed; d < 0 || d > 2*time.Second {
-			t.Fatalf("slow client kept its connection for %v (read_header 300ms)", d)
+		if k := <-closed; k < 0 || k == lines {
+			t.Fatalf("slow client: %d header lines, 100 ms apart, written without being cut off (read_header 300ms; -1: no connection)", k)
 		}
 	}
 	// A malformed request gets 400 and the next client is unaffected.
@@ -238,11 +247,18 @@ func TestOnlineTrainingUnderLoad(t *testing.T) {
 	rp := startProxy(t, cfg)
 	res := load(t, rp.url+"/?sleep=10ms", 300, 2*time.Second)
 	requireNoLoss(t, res)
-	s := rp.Status()
-	if s.Agent == nil || s.Agent.Training == nil || s.Agent.Training.Updates < 20 || !s.Agent.Training.ActorLearns {
-		t.Fatalf("online training status %+v", s.Agent)
-	}
-	if s.Agent.Training.Saved.IsZero() || s.Agent.Training.SaveError != "" {
+	// It learns every period (fewer on a busy machine) and saves every
+	// 500 ms: wait for 20 updates and a save.
+	var s Status
+	waitFor(t, func() bool {
+		s = rp.Status()
+		if s.Agent == nil || s.Agent.Training == nil {
+			return false
+		}
+		tr := s.Agent.Training
+		return tr.Updates >= 20 && tr.ActorLearns && (!tr.Saved.IsZero() || tr.SaveError != "")
+	})
+	if s.Agent.Training.SaveError != "" {
 		t.Fatalf("not saved: %+v", s.Agent.Training)
 	}
 	if n := scrapeValue(t, rp.admin, "shoal_proxy_agent_updates"); n < 20 {

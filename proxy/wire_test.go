@@ -106,9 +106,9 @@ func (rc *rawClient) response(method string) (*http.Response, string) {
 	return resp, string(body)
 }
 
-// closed reports whether the proxy closed the connection.
+// closed reports whether the proxy closed the connection (within 30 s).
 func (rc *rawClient) closed() bool {
-	rc.c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	rc.c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	_, err := rc.br.ReadByte()
 	return err == io.EOF
 }
@@ -221,6 +221,7 @@ func TestRefusesMalformedAndUnsupported(t *testing.T) {
 // the proxy finds out on the next request and must use a new connection,
 // for replayable requests and for those with a body alike.
 func TestBackendClosingKeptConnections(t *testing.T) {
+	closedConns := make(chan struct{}, 6)
 	url := rawBackend(t, func(c net.Conn, br *bufio.Reader) {
 		var h http1.Head
 		if h.ReadRequest(br, 8192) != nil {
@@ -229,6 +230,8 @@ func TestBackendClosingKeptConnections(t *testing.T) {
 		http1.Copy(bufio.NewWriter(io.Discard), br, h.RequestFraming(), h.Chunked, false)
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 		time.Sleep(5 * time.Millisecond) // closed after the proxy pooled it
+		c.Close()
+		closedConns <- struct{}{}
 	})
 	rp := proxyFor(t, url)
 	for i := 0; i < 6; i++ {
@@ -246,7 +249,13 @@ func TestBackendClosingKeptConnections(t *testing.T) {
 		if resp.StatusCode != 200 || string(got) != "ok" {
 			t.Fatalf("request %d (%s): %d %q", i, method, resp.StatusCode, got)
 		}
-		time.Sleep(20 * time.Millisecond)
+		// The next request finds the connection closed, however long the
+		// backend took to close it.
+		select {
+		case <-closedConns:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the backend did not close its connection")
+		}
 	}
 }
 

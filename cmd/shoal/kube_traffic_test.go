@@ -188,30 +188,39 @@ func (ps *podServers) reloadProxy() {
 		if err := ps.proxy.Start(); err != nil {
 			ps.t.Error(err)
 			ps.proxy = nil
+			return
 		}
+		// Until it serves its admin API a SIGHUP would kill it: wait.
+		ps.waitGeneration(0)
 		return
 	}
 	_ = ps.proxy.Process.Signal(syscall.SIGHUP)
 	ps.generation++
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	ps.waitGeneration(ps.generation)
+}
+
+// waitGeneration waits up to a minute for the proxy to run configuration
+// generation g or a later one.
+func (ps *podServers) waitGeneration(g int) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		var st struct {
 			Generation int `json:"generation"`
 		}
 		if resp, err := http.Get("http://" + ps.admin + "/status"); err == nil {
-			_ = json.NewDecoder(resp.Body).Decode(&st)
+			err = json.NewDecoder(resp.Body).Decode(&st)
 			resp.Body.Close()
-			if st.Generation >= ps.generation {
+			if err == nil && st.Generation >= g {
 				return
 			}
 		}
 	}
-	ps.t.Errorf("the proxy did not load configuration %d in 10 s", ps.generation)
+	ps.t.Errorf("the proxy did not run configuration %d in a minute", g)
 }
 
-// healthy waits up to 10 s for a backend to answer /healthz (the
+// healthy waits up to a minute for a backend to answer /healthz (the
 // readiness probe of a real pod).
 func healthy(addr string) bool {
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
 			resp.Body.Close()
 			return resp.StatusCode == http.StatusOK

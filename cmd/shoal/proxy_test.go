@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -112,11 +112,19 @@ func TestProxySignals(t *testing.T) {
 		sync.Mutex
 		n int
 	}
+	// A request with ?hold=1 is held until release is called.
+	var held atomic.Int32
+	hold := make(chan struct{})
+	release := sync.OnceFunc(func() { close(hold) })
 	var backends []string
 	for i := range hits {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if d, err := time.ParseDuration(r.URL.Query().Get("sleep")); err == nil {
-				time.Sleep(d)
+			if r.URL.Query().Get("hold") != "" {
+				held.Add(1)
+				select {
+				case <-hold:
+				case <-r.Context().Done():
+				}
 			}
 			hits[i].Lock()
 			hits[i].n++
@@ -125,6 +133,7 @@ func TestProxySignals(t *testing.T) {
 		defer srv.Close()
 		backends = append(backends, srv.URL)
 	}
+	defer release() // before the servers close, which waits for their requests
 	listen, admin := promtest.FreeAddr(t), promtest.FreeAddr(t)
 	conf := filepath.Join(t.TempDir(), "proxy.yaml")
 	write := func(text string) {
@@ -134,7 +143,7 @@ func TestProxySignals(t *testing.T) {
 	}
 	head := fmt.Sprintf("listen: %s\nadmin: %s\npolicy: lsq\n", listen, admin)
 	write(head + fmt.Sprintf("backends: [{url: %s}]\n", backends[0]))
-	var stderr bytes.Buffer
+	var stderr syncBuffer // written by the process's copier while the test reads it
 	cmd := exec.Command(bin, "proxy", "-c", conf)
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -172,12 +181,13 @@ func TestProxySignals(t *testing.T) {
 	if g := status().Generation; g != 1 {
 		t.Fatalf("a broken file changed the configuration: generation %d", g)
 	}
-	// SIGTERM with requests in flight: each is answered, then the process exits 0.
+	// SIGTERM with requests in flight (held at the backends until the
+	// proxy drains): each is answered, then the process exits 0.
 	const n = 8
 	codes := make(chan int, n)
 	for i := 0; i < n; i++ {
 		go func() {
-			resp, err := http.Get("http://" + listen + "/?sleep=500ms")
+			resp, err := http.Get("http://" + listen + "/?hold=1")
 			if err != nil {
 				codes <- 0
 				return
@@ -187,8 +197,16 @@ func TestProxySignals(t *testing.T) {
 			codes <- resp.StatusCode
 		}()
 	}
-	time.Sleep(200 * time.Millisecond)
+	wait("requests in flight", func() bool { return held.Load() == n })
 	cmd.Process.Signal(syscall.SIGTERM)
+	wait("draining", func() bool {
+		resp, err := http.Get("http://" + admin + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err != nil || resp.StatusCode == http.StatusServiceUnavailable
+	})
+	release()
 	for i := 0; i < n; i++ {
 		if c := <-codes; c != 200 {
 			t.Fatalf("request in flight at SIGTERM: %d (0: transport error); proxy log:\n%s", c, stderr.String())

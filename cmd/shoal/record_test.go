@@ -93,7 +93,14 @@ func TestRecordThenSimulate(t *testing.T) {
 	const span = 20 * time.Second
 	start := time.Now().Truncate(time.Second).Add(2 * time.Second)
 	end := start.Add(span)
-	time.Sleep(time.Until(end.Add(1500 * time.Millisecond))) // the scrape at the end is in
+	time.Sleep(time.Until(end))
+	// The scrape at the end is in: Prometheus holds a sample from the end
+	// of the range on (it scrapes every second, later on a busy machine).
+	promtest.Wait(t, time.Minute, "a scrape at the end of the range", func() (bool, error) {
+		res, _, _, err := papi.Query(context.Background(), "max(timestamp(istio_requests_total))", time.Now())
+		v, ok := res.(model.Vector)
+		return err == nil && ok && len(v) == 1 && float64(v[0].Value) >= float64(end.Unix()), err
+	})
 
 	dir := filepath.Join(t.TempDir(), "rec")
 	out, err := runCLI(t, "record", "--prometheus", srv.URL, "--start", start.UTC().Format(time.RFC3339), "--end", end.UTC().Format(time.RFC3339),
