@@ -37,13 +37,14 @@ func TestTrainThenSimulate(t *testing.T) {
 		t.Fatalf("sim output: %s", out)
 	}
 	// The hybrid probes, but only the servers it has not heard from
-	// lately: fewer than Prequal's three per request (the requests table's
-	// last column, its first line for the policy).
-	_, rest, _ := strings.Cut(out, "\ndistr-lb+probing ")
+	// lately: fewer than Prequal's three per request (the outcome table's
+	// last column).
+	_, rest, _ := strings.Cut(out, "\nOutcome ")
+	_, rest, _ = strings.Cut(rest, "\ndistr-lb+probing ")
 	line, _, _ := strings.Cut(rest, "\n")
-	f := strings.Fields(line)
+	f := append([]string{"", "", ""}, strings.Fields(line)...)
 	if probes, err := strconv.ParseFloat(f[len(f)-3], 64); err != nil || probes <= 0 || probes >= 3 {
-		t.Errorf("hybrid's requests line does not end with 0 to 3 probes per request: %s", line)
+		t.Errorf("hybrid's outcome line does not end with 0 to 3 probes per request: %s", line)
 	}
 	for _, c := range []struct {
 		args []string
