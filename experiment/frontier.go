@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -22,17 +23,20 @@ type measure struct {
 	name   string // in the verdict: "SLO violations", "p99"
 	format func(v float64) string
 	stat   func(s *Summary) Stat
+	// successesOnly: the measure counts only the requests that succeeded,
+	// so failing requests would flatter it.
+	successesOnly bool
 }
 
 var (
 	sloMeasure = measure{"SLO violations (%)", "SLO violations", func(v float64) string { return sig3(v) + "%" },
-		pct(func(s *Summary) Stat { return s.SLOViolations })}
+		pct(func(s *Summary) Stat { return s.SLOViolations }), false}
 	p99Measure = measure{"p99 response time (s)", "p99", func(v float64) string { return sig3(v) + " s" },
-		func(s *Summary) Stat { return s.P99 }}
+		func(s *Summary) Stat { return s.P99 }, true}
 	costMeasure = measure{"cost ($)", "cost", func(v float64) string { return "$" + sig3(v) },
-		func(s *Summary) Stat { return s.Cost }}
+		func(s *Summary) Stat { return s.Cost }, false}
 	vcpuMeasure = measure{"vCPU-seconds", "vCPU-seconds", func(v float64) string { return sig3(v) + " vCPU-s" },
-		func(s *Summary) Stat { return s.VCPUSeconds }}
+		func(s *Summary) Stat { return s.VCPUSeconds }, false}
 )
 
 // sig3 formats v with three significant digits, whole numbers from 1000
@@ -78,10 +82,7 @@ func Frontier(cost, quality []float64) []int {
 		}
 	}
 	slices.SortStableFunc(idx, func(a, b int) int {
-		if c := cmpFloat(cost[a], cost[b]); c != 0 {
-			return c
-		}
-		return cmpFloat(quality[a], quality[b])
+		return cmp.Or(cmp.Compare(cost[a], cost[b]), cmp.Compare(quality[a], quality[b]))
 	})
 	var front []int
 	for _, i := range idx {
@@ -94,16 +95,6 @@ func Frontier(cost, quality []float64) []int {
 	return front
 }
 
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // QualityCost is the summary figure: each point's quality against its cost
@@ -112,7 +103,7 @@ func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 func QualityCost(title string, pts []Point) report.Figure {
 	q, c := qualityOf(pts), costOf(pts)
 	cost, quality := axes(pts, q, c)
-	front, dropped := frontier(pts, q, cost, quality)
+	front, dropped := eligibleFrontier(pts, q, cost, quality)
 	f := report.Figure{Title: title, XLabel: c.label, YLabel: q.label, Kind: report.KindScatter, LogY: spansDecades(quality)}
 	line := report.Series{Name: "frontier", Connect: true}
 	for i := range pts {
@@ -154,7 +145,7 @@ const frontierNote = "Filled: on the frontier, where no policy is both cheaper a
 func Verdict(pts []Point) string {
 	q, c := qualityOf(pts), costOf(pts)
 	cost, quality := axes(pts, q, c)
-	front, dropped := frontier(pts, q, cost, quality)
+	front, dropped := eligibleFrontier(pts, q, cost, quality)
 	return verdict(pts, front, dropped, cost, quality, q, c)
 }
 
@@ -163,12 +154,12 @@ func Verdict(pts []Point) string {
 // by the p99, which counts only the requests that succeeded.
 const maxExtraFailures = 0.01
 
-// frontier is Frontier over the points that may be on it, and the points
-// left off for failing requests: where quality is the p99 of the requests
-// that succeeded, a policy that drops requests would look fast for it.
-// (SLO violations count failures already.)
-func frontier(pts []Point, q measure, cost, quality []float64) (front, dropped []int) {
-	if q.name != p99Measure.name {
+// eligibleFrontier is Frontier over the points that may be on it, and the
+// points left off for failing requests: where quality counts only the
+// requests that succeeded (the p99), a policy that drops requests would
+// look fast for it. (SLO violations count failures already.)
+func eligibleFrontier(pts []Point, q measure, cost, quality []float64) (front, dropped []int) {
+	if !q.successesOnly {
 		return Frontier(cost, quality), nil
 	}
 	best := math.Inf(-1)

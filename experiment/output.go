@@ -259,11 +259,7 @@ func (r *Result) classRows() [][]string {
 			if c.SLO > 0 {
 				name += fmt.Sprintf(" (SLO %gs)", c.SLO)
 			}
-			row := []string{name, r.Policies[i].Policy}
-			for _, col := range classColumns {
-				row = append(row, cell(col.stat(c)))
-			}
-			rows = append(rows, row)
+			rows = append(rows, append([]string{name}, r.classRow(k, i)...))
 		}
 	}
 	return rows
@@ -427,15 +423,20 @@ func (r *Result) classTables() []report.Table {
 			t.Columns = append(t.Columns, col.name)
 		}
 		for i := range r.Policies {
-			row := []string{r.Policies[i].Policy}
-			for _, col := range classColumns {
-				row = append(row, cell(col.stat(&r.Policies[i].Classes[k])))
-			}
-			t.Rows = append(t.Rows, row)
+			t.Rows = append(t.Rows, r.classRow(k, i))
 		}
 		out = append(out, t)
 	}
 	return out
+}
+
+// classRow is policy i's row of class k: its name and its cells.
+func (r *Result) classRow(k, i int) []string {
+	row := []string{r.Policies[i].Policy}
+	for _, col := range classColumns {
+		row = append(row, cell(col.stat(&r.Policies[i].Classes[k])))
+	}
+	return row
 }
 
 // loadFigure is the requests in flight per server over time, one panel

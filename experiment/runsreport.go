@@ -3,7 +3,6 @@ package experiment
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -70,10 +69,7 @@ func SummaryOf(stats map[string]store.Stat) Summary {
 	v := reflect.ValueOf(&s).Elem()
 	for i := range v.NumField() {
 		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
-		st, ok := stats[name]
-		if !ok {
-			st = store.Stat{Mean: math.NaN(), CI95: math.NaN()}
-		}
+		st := store.StatOf(stats, name)
 		v.Field(i).Set(reflect.ValueOf(Stat{Mean: Num(st.Mean), CI95: Num(st.CI95)}))
 	}
 	return s
@@ -122,10 +118,7 @@ func RunsReport(sets []RunSet, stats []string, meta []report.KV) *report.Report 
 						row = append(row, "-")
 						continue
 					}
-					s, ok := r.Summary[st]
-					if !ok {
-						s = store.Stat{Mean: math.NaN(), CI95: math.NaN()}
-					}
+					s := store.StatOf(r.Summary, st)
 					row = append(row, cell(Stat{Mean: Num(s.Mean), CI95: Num(s.CI95)}))
 				}
 			}

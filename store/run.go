@@ -20,6 +20,17 @@ type Stat struct {
 	CI95 float64 // half-width of the 95% confidence interval
 }
 
+// NoStat stands for a statistic a run does not have.
+var NoStat = Stat{Mean: math.NaN(), CI95: math.NaN()}
+
+// StatOf is the named statistic of m, NoStat when m has none.
+func StatOf(m map[string]Stat, name string) Stat {
+	if s, ok := m[name]; ok {
+		return s
+	}
+	return NoStat
+}
+
 // ClassResult is the statistics of one request class.
 type ClassResult struct {
 	Class string

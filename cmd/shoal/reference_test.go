@@ -307,7 +307,7 @@ func prose(c *ast.CommentGroup) string {
 	if c == nil {
 		return ""
 	}
-	return strings.Join(strings.Fields(c.Text()), " ")
+	return paragraph(c.Text())
 }
 
 // crdReference is the operator's CRDs' reference, from their OpenAPI
@@ -347,7 +347,7 @@ of each.
 			}
 			b.WriteString("\n\n")
 			schema := v.Schema.OpenAPIV3Schema
-			fmt.Fprintf(&b, "%s\n\n", prose1(schema.Description))
+			fmt.Fprintf(&b, "%s\n\n", paragraph(schema.Description))
 			if len(v.AdditionalPrinterColumns) > 0 {
 				b.WriteString("`kubectl get` shows:")
 				for _, c := range v.AdditionalPrinterColumns {
@@ -408,7 +408,7 @@ func schemaRows(b *bytes.Buffer, path string, s *apiextensionsv1.JSONSchemaProps
 	if s.Maximum != nil {
 		extra = append(extra, fmt.Sprintf("At most %g.", *s.Maximum))
 	}
-	doc := strings.TrimSpace(prose1(s.Description) + " " + strings.Join(extra, " "))
+	doc := strings.TrimSpace(paragraph(s.Description) + " " + strings.Join(extra, " "))
 	fmt.Fprintf(b, "| `%s` | %s | %s |\n", path, typ, strings.ReplaceAll(doc, "|", `\|`))
 	props, req := s.Properties, s.Required
 	if s.Type == "array" && s.Items != nil && s.Items.Schema != nil {
@@ -421,5 +421,5 @@ func schemaRows(b *bytes.Buffer, path string, s *apiextensionsv1.JSONSchemaProps
 	return bare
 }
 
-// prose1 is a description as one paragraph.
-func prose1(s string) string { return strings.Join(strings.Fields(s), " ") }
+// paragraph is a text as one paragraph.
+func paragraph(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -134,7 +134,7 @@ func (cl *cli) runsList(db *string) *cobra.Command {
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t", r.ID[:12], r.Started.Local().Format(time.DateTime),
 				r.Kind, r.Scenario, fmtLoad(r.Load), r.Policy, r.Seeds)
 			for _, n := range names {
-				fmt.Fprintf(w, "%s\t", fmtStat(stat(r.Summary, n)))
+				fmt.Fprintf(w, "%s\t", fmtStat(store.StatOf(r.Summary, n)))
 			}
 			fmt.Fprintln(w, r.Sweep)
 		}
@@ -145,17 +145,6 @@ func (cl *cli) runsList(db *string) *cobra.Command {
 		return nil
 	})
 	return cmd
-}
-
-// noStat stands for a statistic a run does not have.
-var noStat = store.Stat{Mean: math.NaN(), CI95: math.NaN()}
-
-// stat is the named statistic, noStat when the run has none.
-func stat(m map[string]store.Stat, name string) store.Stat {
-	if s, ok := m[name]; ok {
-		return s
-	}
-	return noStat
 }
 
 func fmtLoad(l float64) string {
@@ -317,7 +306,7 @@ func writeComparison(out io.Writer, sets []experiment.RunSet, stats []string) er
 		row := []string{p.Scenario, fmtLoad(p.Load), label}
 		all := true
 		for _, s := range stats {
-			first, last := noStat, noStat
+			first, last := store.NoStat, store.NoStat
 			for i := range sets {
 				r, ok := byPoint[i][p]
 				if !ok {
@@ -325,7 +314,7 @@ func writeComparison(out io.Writer, sets []experiment.RunSet, stats []string) er
 					row = append(row, "-")
 					continue
 				}
-				v := stat(r.Summary, s)
+				v := store.StatOf(r.Summary, s)
 				if i == 0 {
 					first = v
 				}
