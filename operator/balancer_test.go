@@ -3,7 +3,9 @@ package operator
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/shoal-project/shoal/operator/api/v1alpha1"
 	"github.com/shoal-project/shoal/proxy"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -47,13 +50,19 @@ func TestBalancerFollowsTheEndpoints(t *testing.T) {
 	}
 	known := lb.Classical()
 	delete(known, "oracle")
-	// backends waits until the ConfigMap lists want backends, one per
-	// ready pod of web, and returns the configuration.
+	// backends waits until want pods of web are ready and the ConfigMap
+	// lists exactly their addresses, and returns the configuration. (Two
+	// pods may share an address: KWOK's pool can hand one out twice, and
+	// a balancer rightly lists it once.)
 	backends := func(want int) *proxy.Config {
 		t.Helper()
 		var cfg *proxy.Config
 		var last string
 		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			ips, ready, err := readyAddresses(ctx, c, "web")
+			if err != nil || ready != want {
+				return false, nil
+			}
 			cm, err := c.Client.CoreV1().ConfigMaps("default").Get(ctx, "web-lb-proxy", metav1.GetOptions{})
 			if err != nil {
 				return false, nil
@@ -62,23 +71,14 @@ func TestBalancerFollowsTheEndpoints(t *testing.T) {
 			if cfg, err = proxy.Decode(bytes.NewReader([]byte(last)), "web-lb-proxy", known.Names()); err != nil {
 				return false, err
 			}
-			return len(cfg.Backends) == want, nil
+			var listed []string
+			for _, be := range cfg.Backends {
+				listed = append(listed, be.URL)
+			}
+			return slices.Equal(listed, ips), nil
 		})
 		if err != nil {
-			t.Fatalf("the ConfigMap never listed %d backends: %v\n%s", want, err, last)
-		}
-		pods, err := c.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ips := map[string]bool{}
-		for _, p := range pods.Items {
-			ips["http://"+p.Status.PodIP+":8080"] = true
-		}
-		for _, be := range cfg.Backends {
-			if !ips[be.URL] {
-				t.Errorf("backend %s is no pod of web's (%v)", be.URL, ips)
-			}
+			t.Fatalf("the ConfigMap never listed the %d ready pods: %v\n%s\n%s", want, err, last, endpointsOf(ctx, c, "web"))
 		}
 		return cfg
 	}
@@ -94,9 +94,9 @@ func TestBalancerFollowsTheEndpoints(t *testing.T) {
 	if _, err := c.Client.AppsV1().Deployments("default").UpdateScale(ctx, "web", scale, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	backends(5)
+	listed := len(backends(5).Backends)
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		return k.Get(ctx, types.NamespacedName{Namespace: "default", Name: "web-lb"}, b) == nil && b.Status.Backends == 5, nil
+		return k.Get(ctx, types.NamespacedName{Namespace: "default", Name: "web-lb"}, b) == nil && int(b.Status.Backends) == listed, nil
 	})
 	if err != nil || b.Status.ConfigMap != "web-lb-proxy" {
 		t.Errorf("status %+v", b.Status)
@@ -107,4 +107,55 @@ func TestBalancerFollowsTheEndpoints(t *testing.T) {
 	if err := k.Create(ctx, bad); err == nil || !strings.Contains(err.Error(), "agentFrom is required") {
 		t.Errorf("a distr-lb Balancer without an agent: %v", err)
 	}
+}
+
+// readyAddresses are the sorted, distinct backend URLs of the Service's
+// ready pods, and how many pods are ready.
+func readyAddresses(ctx context.Context, c *kubetest.Cluster, svc string) ([]string, int, error) {
+	pods, err := c.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=" + svc})
+	if err != nil {
+		return nil, 0, err
+	}
+	var urls []string
+	for _, p := range pods.Items {
+		if podReady(&p) && p.DeletionTimestamp == nil && p.Status.PodIP != "" {
+			urls = append(urls, "http://"+p.Status.PodIP+":8080")
+		}
+	}
+	n := len(urls)
+	slices.Sort(urls)
+	return slices.Compact(urls), n, nil
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.PodReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// endpointsOf describes the Service's pods and EndpointSlices as the API
+// server holds them, for a failure message: whether the operator or the
+// control plane lagged.
+func endpointsOf(ctx context.Context, c *kubetest.Cluster, svc string) string {
+	var b strings.Builder
+	pods, err := c.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=" + svc})
+	if err != nil {
+		return err.Error()
+	}
+	for _, p := range pods.Items {
+		fmt.Fprintf(&b, "pod %s: ip %q phase %s ready %v deleting %v\n", p.Name, p.Status.PodIP, p.Status.Phase, podReady(&p), p.DeletionTimestamp != nil)
+	}
+	list, err := c.Client.DiscoveryV1().EndpointSlices("default").List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + svc})
+	if err != nil {
+		return b.String() + err.Error()
+	}
+	for _, s := range list.Items {
+		for _, e := range s.Endpoints {
+			fmt.Fprintf(&b, "slice %s: %v ready %v\n", s.Name, e.Addresses, e.Conditions.Ready != nil && *e.Conditions.Ready)
+		}
+	}
+	return b.String()
 }
