@@ -20,6 +20,8 @@ func (cl *cli) trainDRPC(short string) *cobra.Command {
 		residual bool
 		predict  bool
 		resume   bool
+		budget   float64
+		workers  int
 	)
 	cmd := &cobra.Command{
 		Use:   "drpc SCENARIO -o FILE",
@@ -34,8 +36,18 @@ kept. Then one small student per deployment learns to imitate it (DAgger:
 the teacher labels the states the students visit). The policy file holds the students, the teacher and the
 guard rails; 'shoal sim SCENARIO --policy drpc:FILE' runs it, with the
 scenario's HPA as the fallback for deployments whose inputs leave the
-trained range.`,
+trained range.
+
+--budget-cpu states the bill: the mean vCPUs the policy may allocate over a
+training episode, memory counted at the scenario's price as vCPUs (a GB at
+the default prices is 0.071 vCPU). A Lagrange multiplier on the cost is
+raised while the episodes spend more and lowered while they spend less
+(constrained RL, as RCPO), and validation keeps the best teacher within the
+budget. --workers episodes run at once, each with the actor as their round
+began, while the teacher makes the updates the previous round earned; a
+run is deterministic for a given --seed and --workers.`,
 		Example: `  shoal train drpc trainticket -o drpc.policy
+  shoal train drpc trainticket -o drpc-40.policy --budget-cpu 40
   shoal sim trainticket --policy hpa,kpa,drpc:drpc.policy --seeds 5`,
 		Args:              exactArgs(1, "one scenario"),
 		ValidArgsFunction: completeScenarios,
@@ -45,6 +57,8 @@ trained range.`,
 	f.Float64Var(&weight, "util-weight", 0, "weight of equation 2's distance term (the paper's is 1; default: drpc.DefaultReward's)")
 	f.BoolVar(&predict, "forecast", false, "fit a GRU workload predictor on four episodes of the base rule first; the policy reads its forecast")
 	f.BoolVar(&resume, "resume", false, "continue the interrupted run whose state FILE.ckpt holds (written after every episode, removed at the end)")
+	f.Float64Var(&budget, "budget-cpu", 0, "the mean vCPUs (memory at its price) a training episode may allocate; 0: no budget")
+	f.IntVar(&workers, "workers", drpcenv.DefaultConfig().Workers, "training episodes at once")
 	f.BoolVar(&residual, "residual", true, "learn a residual over a 30%/75% CPU threshold rule (false: the paper's plain TD3)")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if err := t.check(); err != nil {
@@ -67,6 +81,10 @@ trained range.`,
 		if weight < 0 {
 			return usagef("--util-weight must not be negative")
 		}
+		if budget < 0 || workers < 1 {
+			return usagef("--budget-cpu must not be negative and --workers must be at least 1")
+		}
+		cfg.Budget, cfg.Workers = budget, workers
 		if weight > 0 {
 			cfg.Reward = drpc.DefaultReward(sc.SLO)
 			cfg.Reward.UtilWeight = weight
@@ -98,7 +116,8 @@ trained range.`,
 		fmt.Fprintf(cl.stdout, "trained drpc on %s (seed %d): %d episodes, %d decision periods, %d teacher updates in %.0f s; teacher reward %.3f, students %.3f (imitation MSE %.4f); %d parameters per student; wrote %s\n",
 			sc.Name, t.seed, p.Episodes, p.EnvSteps, p.Updates, p.WallSeconds, p.TeacherScore, p.StudentScore, p.ImitationMSE, tr.Policy.Parameters(), t.out)
 		return cl.recordTraining(cmd, &t.rec, start, sc, "drpc", t.seed, t.out, figures("episodes", p.Episodes, "env_steps", p.EnvSteps,
-			"teacher_reward", p.TeacherScore, "student_reward", p.StudentScore, "imitation_mse", p.ImitationMSE))
+			"teacher_reward", p.TeacherScore, "student_reward", p.StudentScore, "imitation_mse", p.ImitationMSE, "budget_cpu", budget,
+			"workers", workers))
 	})
 	return cmd
 }
@@ -157,8 +176,11 @@ func (p *trainingProgress) episode(e drpcenv.Episode) {
 	p.now++
 	p.last = e
 	p.mu.Unlock()
-	p.println(fmt.Sprintf("episode %3d %-9s reward %.3f  SLO violations %5.1f%%  %d steps  %d updates  %s",
-		e.Index, e.Phase, e.Reward, 100*e.SLOViolations, e.Steps, e.Updates, time.Since(p.start).Round(time.Second)))
+	line := fmt.Sprintf("episode %3d %-10s reward %.3f  SLO violations %5.1f%%  %5.1f vCPUs", e.Index, e.Phase, e.Reward, 100*e.SLOViolations, e.Cost)
+	if p.cfg.Budget > 0 {
+		line += fmt.Sprintf(" (budget %g, λ %.2f)", p.cfg.Budget, e.Lambda)
+	}
+	p.println(fmt.Sprintf("%s  %d steps  %d updates  %s", line, e.Steps, e.Updates, time.Since(p.start).Round(time.Second)))
 }
 
 func (p *trainingProgress) println(line string) {

@@ -52,6 +52,8 @@ type Policy struct {
 	// the ingress rate) follows the weights in the file; its forecast is
 	// the students' and teacher's forecast feature.
 	Forecast bool `json:"forecast,omitempty"`
+	// Budget, if set, is the cost constraint the policy was trained under.
+	Budget *Budget `json:"budget,omitempty"`
 	// Notifier is Algorithm 4's setting.
 	Notifier NotifierConfig `json:"notifier"`
 	// FineTune, if set, is the teacher's TD3 setting, and its critics

@@ -92,3 +92,30 @@ func (r Reward) Util(cpu, mem float64, memLimited bool) float64 {
 
 // Of is equation 3: R_qos / R_util.
 func (r Reward) Of(qos, util float64) float64 { return qos / util }
+
+// Budget is a cost constraint a policy was trained under: the mean
+// resources it may allocate over an episode, in vCPUs, memory counted at
+// its price (GBInCPU vCPUs per GB: the price of a GB-second over that of
+// a vCPU-second). Training enforces it with a Lagrange multiplier on the
+// cost (envs/drpcenv), so the user states the bill and the policy
+// minimises violations under it.
+type Budget struct {
+	CPU     float64 `json:"cpu"`
+	GBInCPU float64 `json:"gb_in_cpu"`
+	// Lambda is the multiplier training ended with: what one budget's
+	// worth of resources was worth in reward per period.
+	Lambda float64 `json:"lambda"`
+}
+
+// Allocated is what deployment s allocates, in vCPU-equivalents: its
+// replicas, starting ones included (a replica is paid from the moment it
+// is requested), times the CPU limit plus the memory limit at gbInCPU
+// vCPUs per GB. Memory counts at its price, so a limit raised without
+// need costs the policy something.
+func Allocated(s *metrics.ServiceStats, gbInCPU float64) float64 {
+	mem := s.MemoryLimit
+	if mem == 0 && s.Replicas > 0 {
+		mem = s.MemoryUse / float64(s.Replicas)
+	}
+	return float64(s.Replicas) * (s.CPULimit + mem/1024*gbInCPU)
+}

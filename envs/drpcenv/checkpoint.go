@@ -45,8 +45,12 @@ type trainerState struct {
 	Rates            [][]float64
 	// Best is the best teacher on validation (nn.Save of its actor; empty:
 	// none yet) and BestScore its reward there.
-	Best      []byte
-	BestScore float64
+	Best                []byte
+	BestScore, BestCost float64
+	// Pending are the teacher's updates owed, Lambda the budget's
+	// multiplier.
+	Pending int
+	Lambda  float64
 }
 
 // settings describes what a resumed run must share with the one that wrote
@@ -58,9 +62,10 @@ func settings(sc string, cfg Config) string {
 	if cfg.Base != nil {
 		base = fmt.Sprintf("%+v", *cfg.Base)
 	}
-	return fmt.Sprintf("scenario %s seed %d episode %v period %v td3 %+v updates/step %d students %v imitation %d forecast %d %+v steps %+v reward %+v base %s validation %d every %d",
+	return fmt.Sprintf("scenario %s seed %d episode %v period %v td3 %+v updates/step %d students %v imitation %d forecast %d %+v steps %+v reward %+v base %s validation %d every %d budget %g lr %g workers %d",
 		sc, cfg.Seed, cfg.EpisodeLength, cfg.Period, cfg.TD3, cfg.UpdatesPerStep, cfg.StudentHidden, cfg.ImitationEpisodes,
-		cfg.ForecastEpisodes, cfg.Forecast, cfg.Steps, cfg.Reward, base, cfg.ValidationEpisodes, cfg.ValidateEvery)
+		cfg.ForecastEpisodes, cfg.Forecast, cfg.Steps, cfg.Reward, base, cfg.ValidationEpisodes, cfg.ValidateEvery,
+		cfg.Budget, cfg.BudgetLR, cfg.Workers)
 }
 
 // save writes the checkpoint (atomically: a crash leaves the previous one).
@@ -70,7 +75,8 @@ func (t *trainer) save(elapsed time.Duration) error {
 		return err
 	}
 	st := trainerState{RNG: rng, Elapsed: elapsed, Steps: t.steps, Curve: t.curve, Low: t.low, High: t.high,
-		DataObs: t.dataObs, DataAct: t.dataAct, Rates: t.rates, BestScore: t.bestScore}
+		DataObs: t.dataObs, DataAct: t.dataAct, Rates: t.rates, BestScore: t.bestScore, BestCost: t.bestCost,
+		Pending: t.pending, Lambda: t.lambda}
 	if t.best != nil {
 		var b bytes.Buffer
 		if err := nn.SaveModule(&b, t.best); err != nil {
@@ -78,7 +84,7 @@ func (t *trainer) save(elapsed time.Duration) error {
 		}
 		st.Best = b.Bytes()
 	}
-	h := checkpointHeader{Format: checkpointFormat, Version: 1, Settings: settings(t.sc.Name, t.cfg)}
+	h := checkpointHeader{Format: checkpointFormat, Version: 2, Settings: settings(t.sc.Name, t.cfg)}
 	err = modelfile.WriteFile(t.cfg.Checkpoint, func(w io.Writer) error {
 		if err := modelfile.WriteHeader(w, h); err != nil {
 			return err
@@ -116,8 +122,8 @@ func (t *trainer) restore() (elapsed time.Duration, ok bool, err error) {
 	if err != nil {
 		return fail(err)
 	}
-	if h.Format != checkpointFormat || h.Version != 1 {
-		return fail(fmt.Errorf("format %q version %d, want %q version 1", h.Format, h.Version, checkpointFormat))
+	if h.Format != checkpointFormat || h.Version != 2 {
+		return fail(fmt.Errorf("format %q version %d, want %q version 2", h.Format, h.Version, checkpointFormat))
 	}
 	if want := settings(t.sc.Name, t.cfg); h.Settings != want {
 		return fail(fmt.Errorf("written by a run with other settings (delete it, or resume with the same flags):\n  checkpoint: %s\n  this run:   %s", h.Settings, want))
@@ -137,7 +143,9 @@ func (t *trainer) restore() (elapsed time.Duration, ok bool, err error) {
 		return fail(err)
 	}
 	t.pol, t.steps, t.curve, t.low, t.high = pol, st.Steps, st.Curve, st.Low, st.High
-	t.dataObs, t.dataAct, t.rates, t.bestScore = st.DataObs, st.DataAct, st.Rates, st.BestScore
+	t.dataObs, t.dataAct, t.rates, t.bestScore, t.bestCost = st.DataObs, st.DataAct, st.Rates, st.BestScore, st.BestCost
+	t.pending, t.lambda = st.Pending, st.Lambda
+	t.td3.Replay().SetPenalty(t.lambda)
 	if len(st.Best) > 0 {
 		t.best = shapedLike(t.td3.Actor())
 		if err := nn.LoadModule(bytes.NewReader(st.Best), t.best); err != nil {

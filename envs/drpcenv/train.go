@@ -22,6 +22,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/shoal-project/shoal/cluster"
@@ -84,6 +85,19 @@ type Config struct {
 	Reward drpc.Reward
 	// Base, if set, makes the policy residual over this rule (drpc.Base).
 	Base *drpc.Base
+	// Budget, if > 0, constrains the teacher's cost: the mean resources a
+	// training episode allocates, in vCPUs with memory at its price
+	// (drpc.Budget). A Lagrange multiplier on the cost is raised while the
+	// episodes spend more and lowered while they spend less (BudgetLR per
+	// episode, relative to the budget); the replay buffer charges every
+	// stored transition at the current multiplier.
+	Budget   float64
+	BudgetLR float64
+	// Workers is how many episodes run at once (default 2). The teacher's
+	// episodes run in rounds of Workers, each acting with the actor as the
+	// round began, while the updates the previous round earned run beside
+	// them; a run is deterministic for a given seed and number of workers.
+	Workers int
 	// Progress, if set, is called after every episode.
 	Progress func(Episode)
 	// Checkpoint, if set, is where the run saves its state after every
@@ -118,7 +132,7 @@ func DefaultConfig() Config {
 	// around a policy near 0 would almost never show the critic an action.
 	td3.ActionNoise = 0.3
 	return Config{Episodes: 120, EpisodeLength: 10 * time.Minute, Period: 5 * time.Second, TD3: td3,
-		ValidateEvery: 10, ValidationEpisodes: 2,
+		ValidateEvery: 10, ValidationEpisodes: 2, Workers: 2, BudgetLR: 0.2,
 		UpdatesPerStep: 4, StudentHidden: []int{16, 16}, ImitationEpisodes: 6,
 		Steps: drpc.Steps{CPU: 0.1, Memory: 64, Replicas: 3}, Base: &drpc.Base{Low: 0.3, High: 0.75, Stabilize: 12},
 		Forecast: forecast.Config{Window: 12, Hidden: 16, Horizon: 6, Epochs: 10, EpochWindows: 2000, Log: true}}
@@ -132,8 +146,12 @@ type Episode struct {
 	// SLOViolations is the share of the episode's requests that failed or
 	// took longer than the SLO.
 	SLOViolations float64
-	Steps         int // decision periods so far
-	Updates       int // teacher updates so far
+	// Cost is the mean resources allocated, in vCPUs with memory at its
+	// price (drpc.Allocated), and Lambda the budget's multiplier after the
+	// episode (0 without a budget).
+	Cost, Lambda float64
+	Steps        int // decision periods so far
+	Updates      int // teacher updates so far
 }
 
 // Trained is the outcome of a training run.
@@ -170,8 +188,8 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg Config) (*Trained, er
 		}
 		return t.save(before + cfg.Now().Sub(begin))
 	}
-	for t.count(phaseForecast) < cfg.ForecastEpisodes {
-		if err := t.episode(phaseForecast, done); err != nil {
+	for n := t.count(phaseForecast); n < cfg.ForecastEpisodes; n = t.count(phaseForecast) {
+		if err := t.round(phaseForecast, min(cfg.Workers, cfg.ForecastEpisodes-n), done); err != nil {
 			return nil, err
 		}
 	}
@@ -189,10 +207,15 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg Config) (*Trained, er
 		if n >= cfg.Episodes || (n > 0 && !cfg.Deadline.IsZero() && cfg.Now().After(deadline)) {
 			break
 		}
-		if err := t.episode(phaseTeacher, done); err != nil {
+		k := min(cfg.Workers, cfg.Episodes-n)
+		if every := cfg.ValidateEvery; every > 0 {
+			k = min(k, every-n%every) // a round never spans a validation
+		}
+		if err := t.round(phaseTeacher, k, done); err != nil {
 			return nil, err
 		}
 	}
+	t.update()
 	if t.best != nil { // the students imitate the best teacher on validation
 		nn.HardCopy(t.td3.Actor().Params(), t.best.Params())
 	}
@@ -201,7 +224,7 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg Config) (*Trained, er
 		if k > 0 {
 			phase = phaseDAgger
 		}
-		if err := t.episode(phase, t.fitStudents, done); err != nil {
+		if err := t.round(phase, 1, t.fitStudents, done); err != nil {
 			return nil, err
 		}
 	}
@@ -257,6 +280,12 @@ func withDefaults(cfg Config, sc *scenario.Scenario) Config {
 	if cfg.ValidationEpisodes <= 0 {
 		cfg.ValidationEpisodes = def.ValidationEpisodes
 	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = def.Workers
+	}
+	if cfg.BudgetLR <= 0 {
+		cfg.BudgetLR = def.BudgetLR
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -291,9 +320,16 @@ type trainer struct {
 	// rates are the ingress rates of the forecast episodes, one row a period.
 	rates [][]float64
 	// best is the teacher's actor that did best on validation, with its
-	// mean reward there.
-	best      *nn.MLP[float32]
-	bestScore float64
+	// mean reward and cost there.
+	best                *nn.MLP[float32]
+	bestScore, bestCost float64
+	// pending are the teacher's updates owed by the episodes taken in;
+	// lambda is the budget's Lagrange multiplier.
+	pending int
+	lambda  float64
+	// gbInCPU is the price of a GB of memory in vCPUs (the scenario's
+	// prices).
+	gbInCPU float64
 }
 
 func newTrainer(ctx context.Context, sc *scenario.Scenario, cfg Config) (*trainer, error) {
@@ -320,7 +356,11 @@ func newTrainer(ctx context.Context, sc *scenario.Scenario, cfg Config) (*traine
 	if err != nil {
 		return nil, fmt.Errorf("drpcenv: %w", err)
 	}
-	t := &trainer{ctx: ctx, sc: sc, cfg: cfg, src: src, rng: rng, pol: pol, td3: td3,
+	prices := sc.Prices
+	if prices == (cluster.Prices{}) {
+		prices = cluster.DefaultPrices()
+	}
+	t := &trainer{ctx: ctx, sc: sc, cfg: cfg, src: src, rng: rng, pol: pol, td3: td3, gbInCPU: prices.GBSecond / prices.VCPUSecond,
 		low: make([]float64, drpc.LocalFeatures), high: make([]float64, drpc.LocalFeatures),
 		dataObs: make([][][]float64, n), dataAct: make([][][]float64, n)}
 	for k := range t.low {
@@ -399,16 +439,154 @@ func Ingress(sc *scenario.Scenario) []string {
 	return names
 }
 
-// episode runs one episode in the given phase: the teacher explores and
-// learns, or (imitation, dagger) the teacher or the students act and the
-// teacher labels the visited states for the students.
-func (t *trainer) episode(phase string, after ...func() error) error {
-	seed := t.rng.Uint64() | 1<<63
-	e, err := t.run(phase, seed, t.cfg.Arrivals(t.rng))
+// job is one episode to simulate. Everything it reads is its own or is
+// not written while it runs, so the jobs of a round run at once.
+type job struct {
+	phase string
+	seed  uint64
+	spec  workload.ProcessSpec
+	// actor is the teacher's actor: it acts (teacher, validation,
+	// imitation) and labels the states for the students (imitation,
+	// dagger). In the teacher phase it is a copy taken as the round began.
+	actor *nn.MLP[float32]
+	// noise draws the exploration (teacher phase): uniform actions for the
+	// first random periods (until the replay buffer would hold
+	// LearningStarts transitions), Gaussian noise after.
+	noise  *rand.Rand
+	random int
+}
+
+// outcome is what an episode brings back.
+type outcome struct {
+	Episode
+	// The teacher phase's transitions: every deployment's input at each
+	// period (one more period than actions), its action, reward and cost
+	// (its share of the budget, see takeIn).
+	x    [][][]float64
+	a    [][][]float64
+	r, c [][]float64
+	// Imitation and dagger: per deployment, the states visited and the
+	// teacher's labels, and the range of every local feature seen.
+	obs, lab  [][][]float64
+	low, high []float64
+	// The forecast phase's ingress rates, one row a period.
+	rates [][]float64
+}
+
+// round runs k episodes of the phase at once, each on a world and arrivals
+// drawn in turn from the trainer's random source, while the teacher makes
+// the updates the earlier episodes earned; then it takes in their outcomes
+// in order and calls after once the last is in.
+func (t *trainer) round(phase string, k int, after ...func() error) error {
+	jobs := make([]job, k)
+	for i := range jobs {
+		jobs[i] = t.job(phase, i)
+	}
+	var beside func()
+	if phase == phaseTeacher {
+		beside = t.update
+	}
+	outs, err := t.simulate(jobs, beside)
 	if err != nil {
 		return err
 	}
-	return t.ended(e, after)
+	for i, o := range outs {
+		var then []func() error
+		if i == len(outs)-1 {
+			then = after
+		}
+		if err := t.ended(t.takeIn(o), then); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// job draws the i-th episode of a round of the phase.
+func (t *trainer) job(phase string, i int) job {
+	j := job{phase: phase, seed: t.rng.Uint64() | 1<<63}
+	j.spec = t.cfg.Arrivals(t.rng)
+	switch phase {
+	case phaseTeacher:
+		j.noise = rand.New(rand.NewPCG(t.rng.Uint64(), t.rng.Uint64()))
+		j.actor = shapedLike(t.td3.Actor())
+		nn.HardCopy(j.actor.Params(), t.td3.Actor().Params())
+		n := len(t.pol.Deployments)
+		stored := t.td3.Replay().Len() + i*t.periods()*n // by the earlier episodes of the round
+		j.random = max(0, (t.cfg.TD3.LearningStarts-stored+n-1)/n)
+	case phaseImitation, phaseDAgger, phaseValidation:
+		j.actor = t.td3.Actor()
+	}
+	return j
+}
+
+func (t *trainer) periods() int { return int(t.cfg.EpisodeLength / t.cfg.Period) }
+
+// simulate runs the jobs on goroutines of their own and beside, if set, on
+// this one, and returns the outcomes in the jobs' order.
+func (t *trainer) simulate(jobs []job, beside func()) ([]*outcome, error) {
+	outs := make([]*outcome, len(jobs))
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for i := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[i], errs[i] = t.run(&jobs[i])
+		}()
+	}
+	if beside != nil {
+		beside()
+	}
+	wg.Wait()
+	return outs, errors.Join(errs...)
+}
+
+// update makes the teacher's updates owed so far.
+func (t *trainer) update() {
+	for ; t.pending > 0; t.pending-- {
+		t.td3.Update()
+	}
+}
+
+// takeIn adds an episode's outcome to the run: the teacher's transitions
+// to the replay buffer (owing UpdatesPerStep updates for every period once
+// it holds LearningStarts), the budget's multiplier, the students' data
+// set, the recorded rates. It returns the episode's curve point.
+func (t *trainer) takeIn(o *outcome) Episode {
+	n := len(t.pol.Deployments)
+	switch o.Phase {
+	case phaseTeacher:
+		rep := t.td3.Replay()
+		for s := range o.r {
+			for i := range n {
+				rep.AddCost(o.x[s][i], o.a[s][i], o.r[s][i], o.c[s][i], o.x[s+1][i], false)
+			}
+			if rep.Len() >= t.cfg.TD3.LearningStarts {
+				t.pending += t.cfg.UpdatesPerStep
+			}
+		}
+		if b := t.cfg.Budget; b > 0 {
+			t.lambda = max(0, t.lambda+t.cfg.BudgetLR*(o.Cost/b-1))
+			rep.SetPenalty(t.lambda)
+		}
+	case phaseImitation, phaseDAgger:
+		for i := range n {
+			t.dataObs[i] = append(t.dataObs[i], o.obs[i]...)
+			t.dataAct[i] = append(t.dataAct[i], o.lab[i]...)
+		}
+		for k := range t.low {
+			t.low[k], t.high[k] = math.Min(t.low[k], o.low[k]), math.Max(t.high[k], o.high[k])
+		}
+	case phaseForecast:
+		t.rates = append(t.rates, o.rates...)
+	}
+	if o.Phase != phaseValidation {
+		t.steps += t.periods()
+	}
+	e := o.Episode
+	e.Steps, e.Updates, e.Lambda = t.steps, t.td3.Updates, t.lambda
+	return e
 }
 
 // ended appends an episode to the curve, calls what comes after it, and
@@ -432,33 +610,63 @@ func (t *trainer) ended(e Episode, after []func() error) error {
 // it learns.
 func (t *trainer) validationDue(n int) bool {
 	every := t.cfg.ValidateEvery
-	perEpisode := int(t.cfg.EpisodeLength/t.cfg.Period) * len(t.pol.Deployments)
+	perEpisode := t.periods() * len(t.pol.Deployments)
 	return every > 0 && n > 0 && n%every == 0 && n*perEpisode >= t.cfg.TD3.LearningStarts &&
 		t.curve[len(t.curve)-1].Phase == phaseTeacher
 }
 
-// validate runs the deterministic teacher on the validation episodes and
-// keeps its actor if it did best so far.
+// validate makes the updates owed, runs the deterministic teacher on the
+// validation episodes (Workers at a time) and keeps its actor if it did
+// best so far.
 func (t *trainer) validate(after func() error) error {
-	var v Episode
-	for k := range t.cfg.ValidationEpisodes {
+	t.update()
+	jobs := make([]job, t.cfg.ValidationEpisodes)
+	for k := range jobs {
 		rng := rand.New(rand.NewPCG(t.cfg.Seed, 0x76616c69+uint64(k))) // "vali"
-		e, err := t.run(phaseValidation, rng.Uint64()|1<<63, t.cfg.Arrivals(rng))
+		jobs[k] = job{phase: phaseValidation, seed: rng.Uint64() | 1<<63, spec: t.cfg.Arrivals(rng), actor: t.td3.Actor()}
+	}
+	var v Episode
+	for len(jobs) > 0 {
+		k := min(t.cfg.Workers, len(jobs))
+		outs, err := t.simulate(jobs[:k], nil)
 		if err != nil {
 			return err
 		}
-		v.Reward += e.Reward / float64(t.cfg.ValidationEpisodes)
-		v.SLOViolations += e.SLOViolations / float64(t.cfg.ValidationEpisodes)
+		jobs = jobs[k:]
+		for _, o := range outs {
+			v.Reward += o.Reward / float64(t.cfg.ValidationEpisodes)
+			v.SLOViolations += o.SLOViolations / float64(t.cfg.ValidationEpisodes)
+			v.Cost += o.Cost / float64(t.cfg.ValidationEpisodes)
+		}
 	}
-	v.Phase, v.Steps, v.Updates = phaseValidation, t.steps, t.td3.Updates
-	if t.best == nil || v.Reward > t.bestScore {
+	v.Phase, v.Steps, v.Updates, v.Lambda = phaseValidation, t.steps, t.td3.Updates, t.lambda
+	if t.better(v) {
 		if t.best == nil {
 			t.best = shapedLike(t.td3.Actor())
 		}
 		nn.HardCopy(t.best.Params(), t.td3.Actor().Params())
-		t.bestScore = v.Reward
+		t.bestScore, t.bestCost = v.Reward, v.Cost
 	}
 	return t.ended(v, []func() error{after})
+}
+
+// better reports whether validation v beats the best so far: under a
+// budget a teacher within it beats one over it, and of two over it the
+// cheaper wins; otherwise the higher reward wins.
+func (t *trainer) better(v Episode) bool {
+	if t.best == nil {
+		return true
+	}
+	if b := t.cfg.Budget; b > 0 {
+		in, bestIn := v.Cost <= b, t.bestCost <= b
+		if in != bestIn {
+			return in
+		}
+		if !in {
+			return v.Cost < t.bestCost
+		}
+	}
+	return v.Reward > t.bestScore
 }
 
 // shapedLike returns a network of m's shape, named as TD3 names its actor, to copy m into.
@@ -470,59 +678,71 @@ func shapedLike(m *nn.MLP[float32]) *nn.MLP[float32] {
 	return nn.NewMLP[float32](rand.New(rand.NewPCG(0, 0)), "actor", sizes, m.Hidden, m.Output)
 }
 
-// run runs one episode in the phase on a world of the seed and arrivals:
-// the teacher explores and learns, or (imitation, dagger) the teacher or
-// the students act and the teacher labels the visited states for the
-// students, or (validation) the teacher acts and nothing is learnt.
-func (t *trainer) run(phase string, seed uint64, spec workload.ProcessSpec) (Episode, error) {
-	w, err := newWorld(t.sc, spec, seed, t.cfg)
+// run runs one episode of job j: the teacher explores (its transitions
+// recorded), or (imitation, dagger) the teacher or the students act and
+// the teacher labels the visited states for the students, or (validation)
+// the teacher acts, or (forecast) the base rule acts and the ingress rate
+// is recorded. It writes nothing of the trainer's.
+func (t *trainer) run(j *job) (*outcome, error) {
+	w, err := newWorld(t.sc, j.spec, j.seed, t.cfg)
 	if err != nil {
-		return Episode{}, err
+		return nil, err
 	}
 	n := len(t.pol.Deployments)
 	obs := drpc.NewObserver(t.pol.Deployments, t.pol.Ingress, time.Duration(t.cfg.Reward.RTMax))
 	var fc drpc.Forecaster
 	if f := t.pol.Forecaster(); f != nil {
-		fc = drpc.NewRateForecast(f)
+		fc = drpc.NewRateForecast(f.Clone())
 	}
-	x := make([][]float64, n)    // teacher inputs of the current period
-	next := make([][]float64, n) // of the next one
-	acts := make([][]float64, n)
-	brown := make([]bool, n)
-	in32 := make([]float32, drpc.TeacherInput(n))
+	var actor *nn.MLPPredictor[float32]
+	if j.actor != nil {
+		actor = j.actor.NewPredictor()
+	}
 	var students []*nn.MLPPredictor[float32]
-	if phase == phaseDAgger {
+	if j.phase == phaseDAgger {
 		for i := range n {
 			students = append(students, t.pol.Student(i).NewPredictor())
 		}
 	}
-	out32 := make([]float32, drpc.ActionDim)
-	var sumReward float64
-	periods := int(t.cfg.EpisodeLength / t.cfg.Period)
+	o := &outcome{Episode: Episode{Phase: j.phase}}
+	labels := j.phase == phaseImitation || j.phase == phaseDAgger
+	if labels {
+		o.obs, o.lab = make([][][]float64, n), make([][][]float64, n)
+		o.low, o.high = make([]float64, drpc.LocalFeatures), make([]float64, drpc.LocalFeatures)
+		for k := range o.low {
+			o.low[k], o.high[k] = math.Inf(1), math.Inf(-1)
+		}
+	}
+	teacher := j.phase == phaseTeacher
+	in32, out32 := make([]float32, drpc.TeacherInput(n)), make([]float32, drpc.ActionDim)
+	brown := make([]bool, n)
+	low := make([]int, n)
+	var sumReward, sumCost float64
+	periods := t.periods()
 	var snap metrics.Snapshot
 	w.cl.Observe(&snap) // the first period starts here
 	w.cl.RunUntil(t.cfg.Period)
 	w.cl.Observe(&snap)
 	if !obs.Observe(&snap, fc) {
-		return Episode{}, errors.New("drpcenv: a deployment is missing from the snapshot")
+		return nil, errors.New("drpcenv: a deployment is missing from the snapshot")
 	}
-	t.inputs(x, obs)
+	x := t.inputs(obs)
 	var buf []control.Action
-	var final []float64
-	low := make([]int, n)
+	final := make([]float64, drpc.ActionDim)
 	for step := 1; step <= periods; step++ {
 		if err := t.ctx.Err(); err != nil {
-			return Episode{}, err
+			return nil, err
 		}
 		now := time.Duration(step) * t.cfg.Period
 		buf = buf[:0]
+		acts := make([][]float64, n)
 		for i := range n {
-			a := t.act(phase, i, x[i], obs.Local(i), in32, out32, students)
-			acts[i] = append(acts[i][:0], a...) // what the network chose: the residual when there is a base
-			if phase == phaseImitation || phase == phaseDAgger {
-				t.record(i, obs.Local(i), x[i], in32, out32)
+			a := t.act(j, step-1, i, x[i], obs.Local(i), in32, out32, actor, students)
+			acts[i] = a // what the network chose: the residual when there is a base
+			if labels {
+				o.record(i, obs.Local(i), t.label(x[i], in32, out32, actor))
 			}
-			final = append(final[:0], a...)
+			copy(final, a)
 			if b := t.pol.Base; b != nil {
 				low[i] = b.Below(low[i], obs.Local(i))
 				b.Action(final, obs.Local(i), low[i])
@@ -536,96 +756,115 @@ func (t *trainer) run(phase string, seed uint64, spec workload.ProcessSpec) (Epi
 		}
 		for _, a := range buf {
 			if err := w.cl.Apply(now, a); err != nil {
-				return Episode{}, fmt.Errorf("drpcenv: %w", err)
+				return nil, fmt.Errorf("drpcenv: %w", err)
 			}
 		}
 		w.cl.RunUntil(now + t.cfg.Period)
 		w.cl.Observe(&snap)
 		if !obs.Observe(&snap, fc) {
-			return Episode{}, errors.New("drpcenv: a deployment is missing from the snapshot")
+			return nil, errors.New("drpcenv: a deployment is missing from the snapshot")
 		}
-		t.inputs(next, obs)
-		if phase == phaseForecast {
-			t.rates = append(t.rates, []float64{obs.IngressRate()})
+		next := t.inputs(obs)
+		if j.phase == phaseForecast {
+			o.rates = append(o.rates, []float64{obs.IngressRate()})
 		}
 		qos := obs.AppQoS(t.cfg.Reward)
+		rs, cs := make([]float64, n), make([]float64, n)
 		for i := range n {
-			r := obs.Reward(t.cfg.Reward, qos, &snap, i)
-			sumReward += r / float64(n)
-			if phase == phaseTeacher {
-				t.td3.Replay().Add(x[i], acts[i], r, next[i], false)
+			rs[i] = obs.Reward(t.cfg.Reward, qos, &snap, i)
+			sumReward += rs[i] / float64(n)
+			c := drpc.Allocated(obs.Service(&snap, i), t.gbInCPU)
+			sumCost += c
+			if b := t.cfg.Budget; b > 0 {
+				cs[i] = float64(n) * c / b // at the budget, the deployments' mean cost is 1
 			}
 		}
-		x, next = next, x
-		if phase != phaseValidation {
-			t.steps++
+		if teacher {
+			o.x, o.a, o.r, o.c = append(o.x, x), append(o.a, acts), append(o.r, rs), append(o.c, cs)
 		}
-		if phase == phaseTeacher && t.td3.Replay().Len() >= t.cfg.TD3.LearningStarts {
-			for range t.cfg.UpdatesPerStep {
-				t.td3.Update()
-			}
-		}
+		x = next
+	}
+	if teacher {
+		o.x = append(o.x, x)
 	}
 	w.cl.Drain(time.Minute)
-	res := w.cl.Results()
-	return Episode{Phase: phase, Reward: sumReward / float64(periods), Steps: t.steps, Updates: t.td3.Updates,
-		SLOViolations: sloViolations(res)}, nil
+	o.Reward, o.Cost = sumReward/float64(periods), sumCost/float64(periods)
+	o.SLOViolations = sloViolations(w.cl.Results())
+	return o, nil
 }
 
-// act is deployment i's action in the phase: the teacher explores (uniform
-// before learning starts, Gaussian noise after), or acts deterministically
-// (imitation), or the student acts (dagger).
-func (t *trainer) act(phase string, i int, x, local []float64, in32, out32 []float32, students []*nn.MLPPredictor[float32]) []float64 {
-	switch phase {
+// act is deployment i's action at period step of job j: the teacher
+// explores (uniform for the job's first random periods, Gaussian noise
+// after), or acts deterministically (imitation, validation), or the
+// student acts (dagger), or nothing is added to the base rule (forecast).
+func (t *trainer) act(j *job, step, i int, x, local []float64, in32, out32 []float32, actor *nn.MLPPredictor[float32], students []*nn.MLPPredictor[float32]) []float64 {
+	a := make([]float64, drpc.ActionDim)
+	switch j.phase {
+	case phaseForecast:
+		return a // the base rule alone
 	case phaseTeacher:
-		if t.td3.Replay().Len() < t.cfg.TD3.LearningStarts {
-			a := make([]float64, drpc.ActionDim)
+		if step < j.random {
 			for k := range a {
-				a[k] = 2*t.rng.Float64() - 1
+				a[k] = 2*j.noise.Float64() - 1
 			}
 			return a
 		}
-		return t.td3.Act(x, false)
-	case phaseForecast:
-		return make([]float64, drpc.ActionDim) // the base rule alone
+		copy(a, t.label(x, in32, out32, actor))
+		for k := range a {
+			a[k] = math.Min(math.Max(a[k]+t.cfg.TD3.ActionNoise*j.noise.NormFloat64(), -1), 1)
+		}
+		return a
 	case phaseDAgger:
 		for k, v := range local {
 			in32[k] = float32(v)
 		}
 		students[i].Predict(out32, in32[:drpc.LocalFeatures])
-		a := make([]float64, drpc.ActionDim)
 		for k, v := range out32 {
 			a[k] = float64(v)
 		}
 		return a
 	}
-	return t.td3.Act(x, true)
+	copy(a, t.label(x, in32, out32, actor))
+	return a
+}
+
+// label is the teacher's deterministic action for input x (a buffer that
+// the next call overwrites).
+func (t *trainer) label(x []float64, in32, out32 []float32, actor *nn.MLPPredictor[float32]) []float64 {
+	for k, v := range x {
+		in32[k] = float32(v)
+	}
+	actor.Predict(out32, in32)
+	lab := make([]float64, len(out32))
+	for k, v := range out32 {
+		lab[k] = float64(v)
+	}
+	return lab
 }
 
 // record adds deployment i's local features, labelled with the teacher's
-// deterministic action, to the students' data set, and widens the trained
-// feature range.
-func (t *trainer) record(i int, local, x []float64, in32, out32 []float32) {
-	a := t.td3.Act(x, true)
-	t.dataObs[i] = append(t.dataObs[i], slices.Clone(local))
-	t.dataAct[i] = append(t.dataAct[i], slices.Clone(a))
+// action, to the episode's data set and widens its feature range.
+func (o *outcome) record(i int, local, label []float64) {
+	o.obs[i] = append(o.obs[i], slices.Clone(local))
+	o.lab[i] = append(o.lab[i], label)
 	for k, v := range local {
-		t.low[k], t.high[k] = math.Min(t.low[k], v), math.Max(t.high[k], v)
+		o.low[k], o.high[k] = math.Min(o.low[k], v), math.Max(o.high[k], v)
 	}
 }
 
-// inputs fills the teacher's input of every deployment from the observer.
-func (t *trainer) inputs(dst [][]float64, obs *drpc.Observer) {
-	in32 := make([]float32, drpc.TeacherInput(len(dst)))
-	for i := range dst {
+// inputs are the teacher's inputs of every deployment, from the observer.
+func (t *trainer) inputs(obs *drpc.Observer) [][]float64 {
+	n := len(t.pol.Deployments)
+	in32 := make([]float32, drpc.TeacherInput(n))
+	x := make([][]float64, n)
+	for i := range x {
 		drpc.TeacherInputOf(in32, obs.Local(i), obs.Global(), i)
-		if dst[i] == nil {
-			dst[i] = make([]float64, len(in32))
-		}
+		x[i] = make([]float64, len(in32))
 		for k, v := range in32 {
-			dst[i][k] = float64(v)
+			x[i][k] = float64(v)
 		}
 	}
+	return x
 }
 
 // fitStudents trains every deployment's student on its data set
@@ -660,6 +899,9 @@ func (t *trainer) finish() error {
 	}
 	if err := t.pol.SetCritics(t.td3.Critics(), drpc.NewFineTune(t.cfg.TD3, t.cfg.UpdatesPerStep)); err != nil {
 		return err
+	}
+	if t.cfg.Budget > 0 {
+		t.pol.Budget = &drpc.Budget{CPU: t.cfg.Budget, GBInCPU: t.gbInCPU, Lambda: t.lambda}
 	}
 	t.pol.Low = make([]float64, drpc.LocalFeatures)
 	t.pol.High = make([]float64, drpc.LocalFeatures)

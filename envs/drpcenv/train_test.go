@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -115,6 +116,49 @@ func TestResumedTrainingEndsWithTheSamePolicy(t *testing.T) {
 	cfg.Reward.UtilWeight++
 	if _, err := Train(context.Background(), sc, cfg); err == nil || !strings.Contains(err.Error(), "other settings") {
 		t.Fatalf("resuming with another reward weight: %v", err)
+	}
+}
+
+// TestBudgetRaisesTheMultiplier: under a budget far below what TrainTicket
+// allocates, the multiplier rises after every teacher episode by the
+// learning rate times the relative overspend, the policy records the
+// budget, and two runs in rounds of two episodes end with the same policy,
+// byte for byte.
+func TestBudgetRaisesTheMultiplier(t *testing.T) {
+	sc, cfg := shortRun(t, 4, 1, 0)
+	cfg.Episodes, cfg.ValidateEvery, cfg.Budget, cfg.Workers = 4, 2, 5, 2
+	var runs [][]byte
+	for range 2 {
+		tr, err := Train(context.Background(), sc, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lambda := 0.0
+		for _, e := range tr.Curve {
+			if e.Phase != phaseTeacher {
+				continue
+			}
+			if e.Cost < 2*cfg.Budget {
+				t.Fatalf("episode %d allocated %.1f vCPUs; TrainTicket's 40 services need more than %g", e.Index, e.Cost, 2*cfg.Budget)
+			}
+			want := lambda + cfg.BudgetLR*(e.Cost/cfg.Budget-1)
+			if math.Abs(e.Lambda-want) > 1e-9 {
+				t.Fatalf("episode %d: multiplier %v, want %v", e.Index, e.Lambda, want)
+			}
+			lambda = e.Lambda
+		}
+		b := tr.Policy.Budget
+		if b == nil || b.CPU != 5 || b.Lambda != lambda || !(b.GBInCPU > 0.05 && b.GBInCPU < 0.1) {
+			t.Fatalf("policy budget %+v, multiplier %v", b, lambda)
+		}
+		var buf bytes.Buffer
+		if err := tr.Policy.Write(&buf); err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, buf.Bytes())
+	}
+	if !bytes.Equal(runs[0], runs[1]) {
+		t.Fatal("two runs of the same seed and workers wrote different policies")
 	}
 }
 

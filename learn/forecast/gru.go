@@ -144,6 +144,15 @@ func newGRUForecaster(cfg Config, dims int, rng *rand.Rand) *GRUForecaster {
 	return f
 }
 
+// Clone returns a forecaster that shares f's trained weights, read only,
+// with inference buffers of its own, for use on another goroutine.
+func (f *GRUForecaster) Clone() *GRUForecaster {
+	c := *f
+	c.gp, c.hp = f.gru.NewPredictor(), f.head.NewPredictor()
+	c.x, c.h, c.out = make([]float32, len(f.x)), make([]float32, len(f.h)), make([]float32, len(f.out))
+	return &c
+}
+
 // params counts the parameters of a forecaster of cfg and dims series.
 func params(cfg Config, dims int) int {
 	return 3*cfg.Hidden*(dims+cfg.Hidden) + 6*cfg.Hidden + (cfg.Hidden+1)*cfg.Horizon*dims

@@ -1,6 +1,7 @@
 package rl
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -45,6 +46,37 @@ func TestReplayRingAndConsistency(t *testing.T) {
 	}
 	if allocs := testing.AllocsPerRun(100, func() { r.Sample(&b1, rng, 64) }); allocs != 0 {
 		t.Errorf("Sample allocates %v times per call, want 0", allocs)
+	}
+}
+
+// TestReplayPenalisesCosts: a sampled reward is the stored reward less
+// the penalty set now times the transition's cost, whatever the penalty
+// was when it was stored, and the costs survive a checkpoint.
+func TestReplayPenalisesCosts(t *testing.T) {
+	r := NewReplay(4, 1, 1)
+	r.AddCost([]float64{0}, []float64{0}, 1, 0.5, []float64{0}, false)
+	r.SetPenalty(3)
+	r.AddCost([]float64{1}, []float64{0}, 2, 0.25, []float64{0}, false)
+	r.Add([]float64{2}, []float64{0}, 4, []float64{0}, false)
+	r.SetPenalty(2)
+	var buf bytes.Buffer
+	if err := r.Save(&buf); err != nil {
+		t.Fatal(err)
+	}
+	loaded := NewReplay(4, 1, 1)
+	if err := loaded.Load(&buf); err != nil {
+		t.Fatal(err)
+	}
+	loaded.SetPenalty(2)
+	want := map[float32]float32{0: 1 - 2*0.5, 1: 2 - 2*0.25, 2: 4}
+	for _, buf := range []*Replay{r, loaded} {
+		var b Batch
+		buf.Sample(&b, rand.New(rand.NewPCG(1, 1)), 200)
+		for k := 0; k < b.N; k++ {
+			if got := b.Reward[k]; got != want[b.Obs[k]] {
+				t.Fatalf("transition %v: reward %v, want %v", b.Obs[k], got, want[b.Obs[k]])
+			}
+		}
 	}
 }
 

@@ -43,7 +43,7 @@ func (r *Replay) Load(rd io.Reader) error {
 }
 
 func (r *Replay) arch() string {
-	return fmt.Sprintf("replay capacity %d obs %d act %d", r.capacity, r.obsDim, r.actDim)
+	return fmt.Sprintf("replay capacity %d obs %d act %d costs", r.capacity, r.obsDim, r.actDim)
 }
 
 // tensors are the first n transitions' columns, sharing the buffer's memory.
@@ -52,7 +52,7 @@ func (r *Replay) tensors(n int) []*nn.Node[float32] {
 		return &nn.Node[float32]{Name: name, Value: nn.Tensor[float32]{Rows: n, Cols: cols, Data: data[:n*cols]}}
 	}
 	return []*nn.Node[float32]{t("obs", r.obs, r.obsDim), t("act", r.act, r.actDim), t("next", r.next, r.obsDim),
-		t("reward", r.rew, 1), t("done", r.done, 1)}
+		t("reward", r.rew, 1), t("cost", r.cost, 1), t("done", r.done, 1)}
 }
 
 // Save writes the agent's training state: actor, critics and their

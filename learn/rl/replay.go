@@ -37,10 +37,17 @@ func grow(s []float32, n int) []float32 {
 // once full, the oldest transition is overwritten). Sampling is with
 // replacement, seeded by the caller's *rand.Rand, and allocation-free once
 // the destination batch has its size.
+//
+// A transition may carry a cost besides its reward, for constrained RL
+// with a Lagrange multiplier (Tessler et al., "Reward Constrained Policy
+// Optimization", ICLR 2019): a sample's reward is the stored reward less
+// the current penalty times its cost, so every stored transition is judged
+// by today's multiplier, not by the one it was collected under.
 type Replay struct {
 	capacity, obsDim, actDim int
 	obs, act, next           []float32
-	rew, done                []float32
+	rew, cost, done          []float32
+	penalty                  float32
 	n, pos                   int
 }
 
@@ -56,6 +63,7 @@ func NewReplay(capacity, obsDim, actDim int) *Replay {
 		next: make([]float32, capacity*obsDim),
 		act:  make([]float32, capacity*actDim),
 		rew:  make([]float32, capacity),
+		cost: make([]float32, capacity),
 		done: make([]float32, capacity),
 	}
 }
@@ -66,11 +74,16 @@ func (r *Replay) Len() int { return r.n }
 // Add stores the transition (obs, act, reward, next); terminated marks next
 // as a terminal state. Slices are copied.
 func (r *Replay) Add(obs, act []float64, reward float64, next []float64, terminated bool) {
+	r.AddCost(obs, act, reward, 0, next, terminated)
+}
+
+// AddCost stores a transition with a cost (see SetPenalty).
+func (r *Replay) AddCost(obs, act []float64, reward, cost float64, next []float64, terminated bool) {
 	i := r.pos
 	put(r.obs[i*r.obsDim:(i+1)*r.obsDim], obs)
 	put(r.next[i*r.obsDim:(i+1)*r.obsDim], next)
 	put(r.act[i*r.actDim:(i+1)*r.actDim], act)
-	r.rew[i] = float32(reward)
+	r.rew[i], r.cost[i] = float32(reward), float32(cost)
 	r.done[i] = 0
 	if terminated {
 		r.done[i] = 1
@@ -78,6 +91,10 @@ func (r *Replay) Add(obs, act []float64, reward float64, next []float64, termina
 	r.pos = (r.pos + 1) % r.capacity
 	r.n = min(r.n+1, r.capacity)
 }
+
+// SetPenalty sets the multiplier λ of the costs: from now on a sampled
+// transition's reward is its reward less λ times its cost.
+func (r *Replay) SetPenalty(lambda float64) { r.penalty = float32(lambda) }
 
 // Sample fills dst with n transitions drawn uniformly with replacement. It
 // panics if the buffer is empty.
@@ -91,7 +108,7 @@ func (r *Replay) Sample(dst *Batch, rng *rand.Rand, n int) {
 		copy(dst.Obs[k*r.obsDim:(k+1)*r.obsDim], r.obs[i*r.obsDim:(i+1)*r.obsDim])
 		copy(dst.NextObs[k*r.obsDim:(k+1)*r.obsDim], r.next[i*r.obsDim:(i+1)*r.obsDim])
 		copy(dst.Act[k*r.actDim:(k+1)*r.actDim], r.act[i*r.actDim:(i+1)*r.actDim])
-		dst.Reward[k] = r.rew[i]
+		dst.Reward[k] = r.rew[i] - r.penalty*r.cost[i]
 		dst.Done[k] = r.done[i]
 	}
 }
