@@ -681,6 +681,9 @@ func (cl *Cluster) finishRequest(r *request, fail uint8, degraded bool) {
 			}
 			if cls.slo > 0 && now-r.start > cls.slo {
 				cls.slow++
+				if degraded {
+					cls.slowDeg++
+				}
 			}
 		}
 	}

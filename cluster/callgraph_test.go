@@ -158,6 +158,38 @@ func TestBrownout(t *testing.T) {
 	}
 }
 
+// TestDegradedCountsAsViolation: with brownout as a cost, a request
+// violates if it was slow or degraded, and one both slow and degraded
+// counts once. The second of three requests is degraded and takes 0.375 s,
+// the others 0.875 s (TestBrownout).
+func TestDegradedCountsAsViolation(t *testing.T) {
+	root := Call{Service: "a", CPU: det(0.125), Stages: []Stage{
+		{Calls: []Call{{Service: "b", CPU: det(0.5), Optional: true}, {Service: "c", CPU: det(0.25)}}},
+	}}
+	for _, tc := range []struct {
+		slo                                  time.Duration
+		slow, slowDegraded, violations, both int64
+	}{
+		{sec(0.5), 2, 0, 2, 3}, // the degraded request was fast: it adds one
+		{sec(0.3), 3, 1, 3, 3}, // it was slow too: it counts once
+	} {
+		cfg := graph(root)
+		cfg.Services[1].Optional, cfg.SLO = true, tc.slo
+		cl := build(t, cfg, Options{Seed: 1})
+		feed(cl, 0, sec(1), sec(3), sec(5))
+		cl.RunUntil(sec(2))
+		apply(t, cl, control.SetBrownout{Service: "b", On: true})
+		cl.RunUntil(sec(4))
+		apply(t, cl, control.SetBrownout{Service: "b", On: false})
+		r := drain(t, cl)
+		c := r.Classes[0]
+		if c.Slow != tc.slow || c.SlowDegraded != tc.slowDegraded || r.SLOViolations() != tc.violations || r.SLOViolationsOrDegraded() != tc.both {
+			t.Errorf("SLO %v: slow %d, slow and degraded %d, violations %d, violations or degraded %d; want %d, %d, %d, %d",
+				tc.slo, c.Slow, c.SlowDegraded, r.SLOViolations(), r.SLOViolationsOrDegraded(), tc.slow, tc.slowDegraded, tc.violations, tc.both)
+		}
+	}
+}
+
 // TestBrownoutKeepsCommonRandomNumbers checks that skipping a call leaves
 // the demands of the others as they were: the calls to the services that
 // are never browned out are the same, demand for demand, with and without

@@ -161,6 +161,7 @@ type class struct {
 	arrivals int64              // counted requests (after the warm-up)
 	slow     int64              // of them, completed later than the SLO
 	degraded int64              // of them, completed without some optional call
+	slowDeg  int64              // of them, both slow and degraded
 	period   metrics.ClassStats // telemetry of the current period
 }
 

@@ -246,6 +246,27 @@ func (c *ClassResult) SLOViolations() int64 {
 	return c.Arrivals - (c.Completed() - c.Slow)
 }
 
+// SLOViolationsOrDegraded counts the requests after the warm-up of
+// classes with an SLO that violated it or were answered degraded (some
+// optional call skipped or failed): brownout as a cost on the quality
+// axis.
+func (r *Results) SLOViolationsOrDegraded() int64 {
+	var n int64
+	for i := range r.Classes {
+		n += r.Classes[i].SLOViolationsOrDegraded()
+	}
+	return n
+}
+
+// SLOViolationsOrDegraded counts the class's requests after the warm-up
+// that violated its SLO or were answered degraded (0 without an SLO).
+func (c *ClassResult) SLOViolationsOrDegraded() int64 {
+	if c.SLO == 0 {
+		return 0
+	}
+	return c.SLOViolations() + c.Degraded - c.SlowDegraded
+}
+
 // SLOArrivals counts the requests after the warm-up of classes with an SLO.
 func (r *Results) SLOArrivals() int64 {
 	var n int64

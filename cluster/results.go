@@ -67,6 +67,8 @@ type ClassResult struct {
 	Failures metrics.Failures
 	Slow     int64 // requests completed later than the SLO
 	Degraded int64 // requests completed without some optional call
+	// SlowDegraded counts the requests both slow and degraded.
+	SlowDegraded int64
 }
 
 // Completed is the number of requests completed successfully.
@@ -207,7 +209,7 @@ func (s *sampler) flush(cl *Cluster) {
 	r.Fairness = metrics.Jain(util)
 	r.Latency.Reset()
 	for i, c := range cl.classes {
-		r.Classes[i] = ClassResult{Name: c.name, SLO: c.slo, Arrivals: c.arrivals, Latency: c.latency, Failures: c.failures, Slow: c.slow, Degraded: c.degraded}
+		r.Classes[i] = ClassResult{Name: c.name, SLO: c.slo, Arrivals: c.arrivals, Latency: c.latency, Failures: c.failures, Slow: c.slow, Degraded: c.degraded, SlowDegraded: c.slowDeg}
 		r.Latency.Merge(&c.latency)
 	}
 	s.flushServices(now)

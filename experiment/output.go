@@ -44,6 +44,13 @@ var (
 			return m != 0 && !math.IsNaN(m)
 		})
 	}
+	// degrades: some policy answered requests degraded, and the scenario
+	// has an SLO.
+	degrades = func(r *Result, _ *column) bool {
+		return slices.ContainsFunc(r.Policies, func(p PolicyResult) bool {
+			return p.Summary.Degraded.Mean > 0 && !math.IsNaN(float64(p.Summary.SLOOrDegraded.Mean))
+		})
+	}
 	balancing = func(r *Result, _ *column) bool { return r.Balancing }
 	placed    = func(r *Result, _ *column) bool { return r.Placement }
 )
@@ -69,6 +76,7 @@ var tables = []tableSpec{
 		{"success %", "success_pct", pct(func(s *Summary) Stat { return s.Success }), +1, nil},
 		{"SLO violations %", "slo_violations_pct", pct(func(s *Summary) Stat { return s.SLOViolations }), -1, nonZero},
 		{"degraded %", "degraded_pct", pct(func(s *Summary) Stat { return s.Degraded }), -1, nonZero},
+		{"SLO violations or degraded %", "slo_violations_or_degraded_pct", pct(func(s *Summary) Stat { return s.SLOOrDegraded }), -1, degrades},
 		{"retries/req", "retries_per_request", func(s *Summary) Stat { return s.Retries }, 0, nonZero},
 		{"probes/req", "probes_per_request", func(s *Summary) Stat { return s.Probes }, 0, nonZero},
 	}},
@@ -276,7 +284,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 func (r *Result) WriteRunsCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"scenario", "policy", "seed", "mean_s", "p50_s", "p90_s", "p99_s", "throughput_rps",
-		"arrivals", "completed", "degraded", "timeouts", "rejected", "oom", "no_capacity", "unfinished", "retries", "probes", "slo_violations", "slo_requests",
+		"arrivals", "completed", "degraded", "timeouts", "rejected", "oom", "no_capacity", "unfinished", "retries", "probes", "slo_violations", "slo_violations_or_degraded", "slo_requests",
 		"vcpu_s", "gb_s", "busy_cpu_s", "cost", "scaling_actions", "fairness_jain", "makespan_s", "events"})
 	f := func(x Num) string { return strconv.FormatFloat(float64(x), 'g', -1, 64) }
 	i := func(x int64) string { return strconv.FormatInt(x, 10) }
@@ -284,7 +292,7 @@ func (r *Result) WriteRunsCSV(w io.Writer) error {
 		for _, run := range p.Runs {
 			cw.Write([]string{r.Scenario, p.Policy, strconv.FormatUint(run.Seed, 10), f(run.Mean), f(run.P50), f(run.P90), f(run.P99),
 				f(run.Throughput), i(run.Arrivals), i(run.Completed), i(run.Degraded), i(run.Failures.Timeout), i(run.Failures.Rejected),
-				i(run.Failures.OOM), i(run.Failures.NoCapacity), i(run.Unfinished), i(run.Retries), i(run.Probes), i(run.SLOViolations), i(run.SLORequests),
+				i(run.Failures.OOM), i(run.Failures.NoCapacity), i(run.Unfinished), i(run.Retries), i(run.Probes), i(run.SLOViolations), i(run.SLOOrDegraded), i(run.SLORequests),
 				f(run.VCPUSeconds), f(run.GBSeconds), f(run.BusyCPUSeconds), f(run.Cost), strconv.Itoa(run.ScalingActions),
 				f(run.Fairness), f(run.Makespan), strconv.FormatUint(run.Events, 10)})
 		}

@@ -108,6 +108,9 @@ type Summary struct {
 	// not completed successfully within it: failed, slower, or unfinished
 	// (NaN: no class has one).
 	SLOViolations Stat `json:"slo_violations"`
+	// SLOOrDegraded counts a degraded request as a violation too: the
+	// quality of a policy that browns services out.
+	SLOOrDegraded Stat `json:"slo_violations_or_degraded"`
 	// Resources over the measurement window.
 	VCPUSeconds    Stat `json:"vcpu_seconds"`
 	GBSeconds      Stat `json:"gb_seconds"`
@@ -136,6 +139,7 @@ type RunResult struct {
 	Probes     int64            `json:"probes"`  // load probes sent after the warm-up
 	// SLOViolations of SLORequests requests of classes with an SLO.
 	SLOViolations  int64               `json:"slo_violations"`
+	SLOOrDegraded  int64               `json:"slo_violations_or_degraded"`
 	SLORequests    int64               `json:"slo_requests"`
 	VCPUSeconds    Num                 `json:"vcpu_seconds"`
 	GBSeconds      Num                 `json:"gb_seconds"`
@@ -195,7 +199,7 @@ func runResult(sc *scenario.Scenario, seed uint64, r *cluster.Results) RunResult
 		Seed: seed, Mean: Num(r.Latency.Mean()), P50: quantile(&r.Latency, 0.5),
 		P90: quantile(&r.Latency, 0.9), P99: quantile(&r.Latency, 0.99), Throughput: Num(r.Throughput),
 		Arrivals: r.Arrivals, Completed: r.Completed, Degraded: r.Degraded, Failures: r.Failures, Unfinished: r.Unfinished, Retries: r.Retries(), Probes: r.Probes,
-		SLOViolations: r.SLOViolations(), SLORequests: r.SLOArrivals(),
+		SLOViolations: r.SLOViolations(), SLOOrDegraded: r.SLOViolationsOrDegraded(), SLORequests: r.SLOArrivals(),
 		VCPUSeconds: Num(vcpu), GBSeconds: Num(gb), EgressGB: Num(r.EgressGB), BusyCPUSeconds: Num(busy), Cost: Num(r.Cost),
 		ScalingActions: r.ScalingActions(sc.Warmup), Scaling: r.Scaling,
 		Fairness: Num(r.Fairness), Makespan: Num(r.Makespan), Little: r.Little, Events: r.Events,
@@ -250,6 +254,7 @@ func summary(runs []RunResult) Summary {
 		OOMRate:        rate(func(r *RunResult) int64 { return r.Failures.OOM }),
 		NoCapacityRate: rate(func(r *RunResult) int64 { return r.Failures.NoCapacity }),
 		SLOViolations:  stat(func(r *RunResult) float64 { return frac(r.SLOViolations, r.SLORequests) }),
+		SLOOrDegraded:  stat(func(r *RunResult) float64 { return frac(r.SLOOrDegraded, r.SLORequests) }),
 		VCPUSeconds:    stat(func(r *RunResult) float64 { return float64(r.VCPUSeconds) }),
 		GBSeconds:      stat(func(r *RunResult) float64 { return float64(r.GBSeconds) }),
 		EgressGB:       stat(func(r *RunResult) float64 { return float64(r.EgressGB) }),
