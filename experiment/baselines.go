@@ -43,7 +43,18 @@ func CoScalPolicy(p *coscal.Policy, _ *scenario.Scenario) Learned {
 // each loaded from PolicyDir or trained on train (Budget of wall time each)
 // and saved there, with their parameter counts.
 func (s DRPCStudy) baselines(ctx context.Context, train, sc *scenario.Scenario) (map[string]Learned, map[string]int, error) {
-	learned, params := map[string]Learned{}, map[string]int{}
+	fp, cp, err := s.baselinePolicies(ctx, train)
+	if err != nil {
+		return nil, nil, err
+	}
+	learned := map[string]Learned{"firm": FIRMPolicy(fp, sc), "coscal": CoScalPolicy(cp, sc)}
+	return learned, map[string]int{"firm": fp.Parameters(), "coscal": cp.Parameters()}, nil
+}
+
+// baselinePolicies are FIRM-like's and CoScal-like's policies, each loaded
+// from PolicyDir or trained on train (Budget of wall time each) and saved
+// there.
+func (s DRPCStudy) baselinePolicies(ctx context.Context, train *scenario.Scenario) (*firm.Policy, *coscal.Policy, error) {
 	deadline := func() (time.Time, func() time.Time) {
 		if s.Budget > 0 && s.Now != nil {
 			return s.Now().Add(s.Budget), s.Now
@@ -68,7 +79,6 @@ func (s DRPCStudy) baselines(ctx context.Context, train, sc *scenario.Scenario) 
 	if err != nil {
 		return nil, nil, err
 	}
-	learned["firm"], params["firm"] = FIRMPolicy(fp, sc), fp.Parameters()
 	var cp *coscal.Policy
 	err = s.loadOrTrain("coscal", func(r io.Reader) (err error) { cp, err = coscal.ReadPolicy(r); return err },
 		func() (func(io.Writer) error, error) {
@@ -87,8 +97,7 @@ func (s DRPCStudy) baselines(ctx context.Context, train, sc *scenario.Scenario) 
 	if err != nil {
 		return nil, nil, err
 	}
-	learned["coscal"], params["coscal"] = CoScalPolicy(cp, sc), cp.Parameters()
-	return learned, params, nil
+	return fp, cp, nil
 }
 
 // loadOrTrain reads PolicyDir's policy file of learner name with read, or

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -175,43 +176,74 @@ func teacherParams(p *drpc.Policy) int {
 // policy loads the study's policy for weight wt from PolicyDir, or trains
 // and saves it.
 func (s DRPCStudy) policy(ctx context.Context, sc *scenario.Scenario, wt float64) (*drpc.Policy, error) {
-	training := s.Training
-	if training == "" {
-		training = "surges"
+	tr := drpcTraining{Training: s.Training, Weight: wt, Seed: s.TrainSeed, Wall: s.Budget, Now: s.Now, Log: s.logf}
+	return tr.policy(ctx, sc, s.PolicyDir)
+}
+
+// drpcTraining is one DRPC training run of a study.
+type drpcTraining struct {
+	// Training names the training workloads: "surges" (drpcenv.Surges,
+	// the default) or "alibaba-first-half".
+	Training string
+	// Weight is equation 2's (0: drpc.DefaultReward's); Budget, if > 0,
+	// the vCPUs a training episode may allocate (drpcenv.Config.Budget).
+	Weight, Budget float64
+	Seed           uint64
+	// Wall, with Now, caps the teacher's wall time (0: its episode count
+	// alone bounds it, so the policy does not depend on the machine).
+	Wall time.Duration
+	Now  func() time.Time
+	Log  func(format string, a ...any)
+}
+
+func (tr drpcTraining) name() string {
+	training := cmp.Or(tr.Training, "surges")
+	n := fmt.Sprintf("drpc-%s-w%g-seed%d", training, tr.Weight, tr.Seed)
+	if tr.Budget > 0 {
+		n += fmt.Sprintf("-cpu%g", tr.Budget)
 	}
-	file := filepath.Join(s.PolicyDir, fmt.Sprintf("drpc-%s-w%g-seed%d.policy", training, wt, s.TrainSeed))
+	return n
+}
+
+// policy loads the run's policy from dir, or trains it there (resuming an
+// interrupted run from its checkpoint) and saves it.
+func (tr drpcTraining) policy(ctx context.Context, sc *scenario.Scenario, dir string) (*drpc.Policy, error) {
+	if tr.Weight == 0 {
+		tr.Weight = drpc.DefaultReward(sc.SLO).UtilWeight
+	}
+	file := filepath.Join(dir, tr.name()+".policy")
 	var p *drpc.Policy
 	ckpt := file + ".ckpt" // an interrupted study resumes the training where it stopped
-	err := reuseOrTrain(file, s.logf, func(r io.Reader) (err error) { p, err = drpc.ReadPolicy(r); return err },
+	err := reuseOrTrain(file, tr.Log, func(r io.Reader) (err error) { p, err = drpc.ReadPolicy(r); return err },
 		func() (func(io.Writer) error, error) {
 			cfg := drpcenv.DefaultConfig()
-			cfg.Seed = s.TrainSeed // for its default episodes: a budget would make the policy depend on the machine's load
+			cfg.Seed, cfg.Budget = tr.Seed, tr.Budget
 			cfg.Reward = drpc.DefaultReward(sc.SLO)
-			cfg.Reward.UtilWeight = wt
-			switch training {
+			cfg.Reward.UtilWeight = tr.Weight
+			switch cmp.Or(tr.Training, "surges") {
 			case "surges":
 			case "alibaba-first-half":
 				cfg.Arrivals = AlibabaFirstHalf(cfg.EpisodeLength)
 			default:
-				return nil, fmt.Errorf("drpc %s: unknown training workloads %q", s.Name, training)
+				return nil, fmt.Errorf("drpc: unknown training workloads %q", tr.Training)
 			}
-			if s.Budget > 0 && s.Now != nil {
-				cfg.Deadline, cfg.Now = s.Now().Add(s.Budget), s.Now
+			if tr.Wall > 0 && tr.Now != nil {
+				cfg.Deadline, cfg.Now = tr.Now().Add(tr.Wall), tr.Now
 			}
 			cfg.Progress = func(e drpcenv.Episode) {
-				s.logf("train w=%g: episode %d %s reward %.3f SLO violations %.1f%%", wt, e.Index, e.Phase, e.Reward, 100*e.SLOViolations)
+				tr.Log("train %s: episode %d %s reward %.3f SLO violations %.1f%% %.1f vCPUs", tr.name(), e.Index, e.Phase, e.Reward, 100*e.SLOViolations, e.Cost)
 			}
-			if err := os.MkdirAll(s.PolicyDir, 0o755); err != nil {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return nil, err
 			}
 			cfg.Checkpoint, cfg.Resume = ckpt, true
-			cfg.Resumed = func(done []drpcenv.Episode) { s.logf("train w=%g: resuming after episode %d", wt, len(done)) }
-			tr, err := drpcenv.Train(ctx, sc, cfg)
+			cfg.Resumed = func(done []drpcenv.Episode) { tr.Log("train %s: resuming after episode %d", tr.name(), len(done)) }
+			t, err := drpcenv.Train(ctx, sc, cfg)
 			if err != nil {
 				return nil, err
 			}
-			p = tr.Policy
-			p.Provenance.WallSeconds = tr.Elapsed.Seconds()
+			p = t.Policy
+			p.Provenance.WallSeconds = t.Elapsed.Seconds()
 			return p.Write, nil
 		})
 	if err != nil {

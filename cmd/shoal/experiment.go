@@ -103,6 +103,82 @@ its checkpoint in DIR/policies. NAME is one of
 		}
 		return nil
 	})
+	cmd.AddCommand(cl.experimentDRPCPareto())
+	return cmd
+}
+
+func (cl *cli) experimentDRPCPareto() *cobra.Command {
+	p := experiment.DefaultDRPCPareto()
+	var (
+		out   string
+		quiet bool
+	)
+	cmd := &cobra.Command{
+		Use:   "pareto",
+		Short: "DRPC against its baselines at equal cost: every method's quality-cost frontier",
+		Long: `Judge DRPC on frontiers, not single points. Each baseline runs at every setting
+of its own knob: the HPA's CPU target, the KPA's target concurrency (a factor on
+every service's), and the SLO FIRM-like and CoScal-like are told (a factor).
+DRPC is trained at several cost budgets (train drpc --budget-cpu) with several
+training seeds, or reused from DIR/policies. Every point runs on each workload
+with the same arrivals for the evaluation seeds:
+  steady       TrainTicket at a steady 200 req/s, 5 minutes
+  steady-30m   the same for 30 minutes
+  surge        DRPC's surge, 200 to 800 req/s within a minute, 10 minutes
+  alibaba      the held-out second half of the Alibaba trace (training never
+               sees it)
+  mixchange    users turn from searching to buying halfway through
+Quality is the share of requests that violated the SLO or were answered
+degraded (an optional call browned out); cost is vCPU-seconds, and dollars with
+memory at its price. DIR gets pareto.csv and pareto.json (every point with 95%
+intervals), equal-cost.csv (DRPC interpolated between its budgets at each
+baseline point's vCPU-seconds), report.html with the frontier charts, and each
+workload's full comparison in DIR/WORKLOAD. Every setting is fixed before the
+evaluation runs; DRPC's teachers are validated on seeds of their own.`,
+		Example: `  shoal experiment drpc pareto --workloads steady,surge --seeds 3
+  shoal experiment drpc pareto --budgets 40,60 --train-seeds 1 --alibaba-horizon 60m`,
+		Args: exactArgs(0, "no arguments"),
+	}
+	f := cmd.Flags()
+	f.StringVar(&out, "out", "out/drpc-pareto", "results `DIR`; policies in DIR/policies are reused")
+	f.StringSliceVar(&p.Workloads, "workloads", p.Workloads, "workloads to run")
+	f.Float64SliceVar(&p.HPATargets, "hpa-targets", p.HPATargets, "the HPA's CPU targets (%)")
+	f.Float64SliceVar(&p.KPAFactors, "kpa-factors", p.KPAFactors, "factors on the KPA's target concurrency")
+	f.Float64SliceVar(&p.SLOFactors, "slo-factors", p.SLOFactors, "factors on the SLO FIRM-like and CoScal-like are told")
+	f.Float64SliceVar(&p.Budgets, "budgets", p.Budgets, "DRPC's training budgets (vCPUs, memory at its price)")
+	trainSeeds := f.UintSlice("train-seeds", []uint{1, 2}, "DRPC's training seeds")
+	f.Uint64Var(&p.Seed, "seed", p.Seed, "the first evaluation seed")
+	f.IntVar(&p.Seeds, "seeds", p.Seeds, "evaluation seeds")
+	f.DurationVar(&p.AlibabaHorizon, "alibaba-horizon", p.AlibabaHorizon, "how much of the held-out half of the Alibaba trace to run (all of it: 250m)")
+	f.BoolVar(&quiet, "quiet", false, "no progress lines")
+	cmd.RunE = cl.action(func(cmd *cobra.Command, _ []string) error {
+		for _, w := range p.Workloads {
+			if !slices.Contains(experiment.DRPCParetoWorkloadNames(), w) {
+				return usagef("--workloads: unknown workload %q (known: %s)", w, strings.Join(experiment.DRPCParetoWorkloadNames(), ", "))
+			}
+		}
+		p.TrainSeeds = p.TrainSeeds[:0]
+		for _, s := range *trainSeeds {
+			p.TrainSeeds = append(p.TrainSeeds, uint64(s))
+		}
+		if p.Seeds <= 0 || len(p.Budgets) == 0 || len(p.TrainSeeds) == 0 || p.AlibabaHorizon <= 0 {
+			return usagef("--seeds and --alibaba-horizon must be positive, and --budgets and --train-seeds not empty")
+		}
+		for _, b := range p.Budgets {
+			if !(b > 0) {
+				return usagef("--budgets: %g is not a positive number of vCPUs", b)
+			}
+		}
+		p.Dir, p.PolicyDir, p.Now = out, filepath.Join(out, "policies"), time.Now
+		if !quiet {
+			p.Log = cl.stderr
+		}
+		if err := p.Run(cmd.Context(), cl.stdout); err != nil {
+			return err
+		}
+		fmt.Fprintf(cl.stdout, "wrote %s (report.html, pareto.csv, pareto.json, equal-cost.csv)\n", out)
+		return nil
+	})
 	return cmd
 }
 

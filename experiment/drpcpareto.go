@@ -1,0 +1,578 @@
+package experiment
+
+import (
+	"cmp"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shoal-project/shoal/control/autoscale"
+	"github.com/shoal-project/shoal/control/coscal"
+	"github.com/shoal-project/shoal/control/drpc"
+	"github.com/shoal-project/shoal/control/firm"
+	"github.com/shoal-project/shoal/envs/drpcenv"
+	"github.com/shoal-project/shoal/experiment/report"
+	"github.com/shoal-project/shoal/scenario"
+	"go.yaml.in/yaml/v3"
+)
+
+// DRPCPareto judges DRPC against its baselines at equal cost: it sweeps
+// each baseline's own knob (the HPA's target utilisation, the KPA's target
+// concurrency, the SLO FIRM-like and CoScal-like are told), trains DRPC at
+// several cost budgets with several training seeds, runs every point on
+// each workload with the same arrivals, and draws each method's frontier
+// of quality (SLO violations, a degraded request counted as one) against
+// cost (vCPU-seconds, and dollars with memory at its price), with 95%
+// intervals over the evaluation seeds.
+//
+// Nothing here is chosen on the evaluation seeds: the knobs' grids and the
+// budgets are fixed in advance (DefaultDRPCPareto), DRPC's validation runs
+// on seeds of its own drawn from the training seed, and training never
+// sees the evaluation workloads (the held-out half of the Alibaba trace,
+// the surge, the mix change).
+type DRPCPareto struct {
+	// Workloads are the names of DRPCParetoWorkloads to run.
+	Workloads []string
+	// HPATargets are the HPA's CPU targets, % of the request.
+	HPATargets []float64
+	// KPAFactors multiply the KPA's target concurrency, every service's.
+	KPAFactors []float64
+	// SLOFactors multiply the SLO that FIRM-like and CoScal-like are told
+	// at run time (the one they were trained with).
+	SLOFactors []float64
+	// Budgets are DRPC's training budgets (vCPUs per training episode,
+	// drpcenv.Config.Budget) and TrainSeeds its training seeds.
+	Budgets    []float64
+	TrainSeeds []uint64
+	// Seed and Seeds are the evaluation seeds: Seed, Seed+1, ...
+	Seed  uint64
+	Seeds int
+	// AlibabaHorizon is how much of the held-out half of the Alibaba
+	// trace (250 simulated minutes) the alibaba workload runs.
+	AlibabaHorizon time.Duration
+	// BaselineBudget is FIRM-like's and CoScal-like's training wall time.
+	BaselineBudget time.Duration
+	Dir, PolicyDir string
+	Now            func() time.Time
+	Log            io.Writer
+}
+
+// DefaultDRPCPareto is the study's grid: the HPA from 30% to 90% CPU, the
+// KPA at a half to four times its targets, FIRM-like and CoScal-like told
+// half to twice the SLO, DRPC at four budgets around what the HPA spends at
+// 200 req/s (about 60 vCPUs with memory), two training seeds, and three
+// evaluation seeds from 101.
+func DefaultDRPCPareto() DRPCPareto {
+	return DRPCPareto{Workloads: DRPCParetoWorkloadNames(), HPATargets: []float64{30, 45, 60, 75, 90},
+		KPAFactors: []float64{0.5, 1, 2, 4}, SLOFactors: []float64{0.5, 1, 2},
+		Budgets: []float64{40, 55, 70, 90}, TrainSeeds: []uint64{1, 2}, Seed: 101, Seeds: 3,
+		AlibabaHorizon: 250 * time.Minute, BaselineBudget: 4 * time.Minute}
+}
+
+// DRPCParetoWorkload is one workload of the study.
+type DRPCParetoWorkload struct {
+	Name, Description string
+	scenario          func(p *DRPCPareto) (*scenario.Scenario, error)
+}
+
+// DRPCParetoWorkloads are the study's workloads, in order.
+func DRPCParetoWorkloads() []DRPCParetoWorkload {
+	tt := func(horizon time.Duration) func(*DRPCPareto) (*scenario.Scenario, error) {
+		return func(*DRPCPareto) (*scenario.Scenario, error) {
+			sc, err := scenario.Lookup("trainticket")
+			if err == nil {
+				sc.SetHorizon(horizon)
+			}
+			return sc, err
+		}
+	}
+	return []DRPCParetoWorkload{
+		{"steady", "TrainTicket at a steady 200 req/s, 5 minutes", tt(5 * time.Minute)},
+		{"steady-30m", "TrainTicket at a steady 200 req/s, 30 minutes", tt(30 * time.Minute)},
+		{"surge", "DRPC's surge: 200 req/s for two minutes, then 800 within a minute, 10 minutes", func(*DRPCPareto) (*scenario.Scenario, error) {
+			sc, err := scenario.Lookup("trainticket")
+			if err != nil {
+				return nil, err
+			}
+			if err := sc.SetArrivals(drpcenv.Surge(sc, 4)); err != nil {
+				return nil, err
+			}
+			sc.SetHorizon(10 * time.Minute)
+			return sc, nil
+		}},
+		{"alibaba", "the held-out second half of the Alibaba trace (trace minutes 2500-5000 at 10x)", func(p *DRPCPareto) (*scenario.Scenario, error) {
+			sc, err := scenario.Lookup("trainticket-alibaba")
+			if err != nil {
+				return nil, err
+			}
+			for i := range sc.Sources {
+				sc.Sources[i].Arrivals.Start, sc.Sources[i].Arrivals.Window = 2500*time.Minute, 2500*time.Minute
+			}
+			sc.SetHorizon(cmp.Or(p.AlibabaHorizon, 250*time.Minute))
+			return sc, nil
+		}},
+		{"mixchange", "users turn from searching to buying halfway through 30 minutes", func(*DRPCPareto) (*scenario.Scenario, error) {
+			return scenario.Lookup("trainticket-mixchange")
+		}},
+	}
+}
+
+// DRPCParetoWorkloadNames lists the workloads in order.
+func DRPCParetoWorkloadNames() []string {
+	var names []string
+	for _, w := range DRPCParetoWorkloads() {
+		names = append(names, w.Name)
+	}
+	return names
+}
+
+// paretoPoint is one method at one setting of its knob.
+type paretoPoint struct {
+	Method  string  `json:"method"`  // hpa, kpa, firm, coscal, drpc
+	Knob    string  `json:"knob"`    // what the setting is, e.g. "target CPU %"
+	Setting float64 `json:"setting"` // its value
+	Name    string  `json:"name"`    // the policy's name in the comparison
+	// Seed is DRPC's training seed (0 for the others).
+	Seed uint64 `json:"train_seed,omitempty"`
+}
+
+// ParetoRow is one method's point on one workload, over the evaluation
+// seeds (DRPC's: over every training seed's runs at a budget).
+type ParetoRow struct {
+	Workload string  `json:"workload"`
+	Method   string  `json:"method"`
+	Knob     string  `json:"knob"`
+	Setting  float64 `json:"setting"`
+	Runs     int     `json:"runs"`
+	// Quality: SLO violations counting a degraded request as one, and its
+	// two parts.
+	SLOOrDegraded Stat `json:"slo_violations_or_degraded"`
+	SLOViolations Stat `json:"slo_violations"`
+	Degraded      Stat `json:"degraded"`
+	Failures      Stat `json:"failures"`
+	MeanRT        Stat `json:"mean_rt_s"`
+	// Cost.
+	VCPUSeconds Stat `json:"vcpu_seconds"`
+	GBSeconds   Stat `json:"gb_seconds"`
+	Dollars     Stat `json:"cost"`
+	// OnFrontier: no other point of any method is both cheaper (in
+	// vCPU-seconds) and better.
+	OnFrontier bool `json:"on_frontier"`
+}
+
+// EqualCost compares DRPC with one baseline point at the baseline's cost:
+// DRPC's quality interpolated linearly between its budgets' points (their
+// means), NaN where the cost is outside DRPC's range.
+type EqualCost struct {
+	Workload  string  `json:"workload"`
+	Baseline  string  `json:"baseline"`
+	Cost      float64 `json:"vcpu_seconds"`
+	Quality   float64 `json:"baseline_slo_violations_or_degraded"`
+	DRPC      float64 `json:"drpc_slo_violations_or_degraded"`
+	Reduction float64 `json:"reduction"` // 1 - DRPC / baseline
+}
+
+// Run trains or loads the policies, runs every workload and writes the
+// frontiers into Dir: pareto.csv and pareto.json (every point),
+// equal-cost.csv, report.html, and each workload's comparison in its own
+// directory.
+func (p DRPCPareto) Run(ctx context.Context, w io.Writer) error {
+	train, err := scenario.Lookup("trainticket") // the training application, at its own rates
+	if err != nil {
+		return err
+	}
+	study := DRPCStudy{Name: "pareto", PolicyDir: p.PolicyDir, TrainSeed: 1, Budget: p.BaselineBudget, Now: p.Now, Log: p.Log}
+	fp, cp, err := study.baselinePolicies(ctx, train)
+	if err != nil {
+		return err
+	}
+	var drpcs []*drpc.Policy
+	var drpcPoints []paretoPoint
+	for _, b := range p.Budgets {
+		for _, seed := range p.TrainSeeds {
+			tr := drpcTraining{Budget: b, Seed: seed, Log: p.logf}
+			pol, err := tr.policy(ctx, train, p.PolicyDir)
+			if err != nil {
+				return err
+			}
+			drpcs = append(drpcs, pol)
+			drpcPoints = append(drpcPoints, paretoPoint{Method: "drpc", Knob: "budget vCPUs", Setting: b, Seed: seed,
+				Name: fmt.Sprintf("drpc@%g/s%d", b, seed)})
+		}
+	}
+	var rows []ParetoRow
+	var equal []EqualCost
+	rep := &report.Report{Title: "DRPC at equal cost", Subtitle: "Every method's frontier of SLO violations (a degraded request counted as one) against cost",
+		Meta: p.meta()}
+	for _, wl := range DRPCParetoWorkloads() {
+		if !slices.Contains(p.Workloads, wl.Name) {
+			continue
+		}
+		sc, err := wl.scenario(&p)
+		if err != nil {
+			return fmt.Errorf("pareto %s: %w", wl.Name, err)
+		}
+		sc.Seed = p.Seed
+		points, learned, err := p.points(sc, fp, cp)
+		if err != nil {
+			return fmt.Errorf("pareto %s: %w", wl.Name, err)
+		}
+		for i, pt := range drpcPoints {
+			learned[pt.Name] = drpcLearned(drpcs[i], sc, drpc.Options{})
+			points = append(points, pt)
+		}
+		var names []string
+		for _, pt := range points {
+			names = append(names, pt.Name)
+		}
+		p.logf("pareto %s: %d points, %d seeds from %d", wl.Name, len(points), p.Seeds, p.Seed)
+		c := Comparison{Scenario: sc, Policies: names, Learned: learned, Seeds: p.Seeds}
+		res, err := c.Run(ctx)
+		if err != nil {
+			return fmt.Errorf("pareto %s: %w", wl.Name, err)
+		}
+		meta := append(p.meta(), report.KV{Key: "workload", Value: wl.Description})
+		if err := res.WriteFiles(filepath.Join(p.Dir, wl.Name), meta); err != nil {
+			return err
+		}
+		wrows := paretoRows(wl.Name, points, res)
+		weq := equalCost(wl.Name, wrows)
+		rows, equal = append(rows, wrows...), append(equal, weq...)
+		rep.Figures = append(rep.Figures, paretoFigures(wl, wrows)...)
+		rep.Tables = append(rep.Tables, equalCostTable(wl, weq))
+		fmt.Fprintf(w, "drpc pareto %s: %s\n", wl.Name, res.Header())
+		if err := writeParetoText(w, wrows, weq); err != nil {
+			return err
+		}
+	}
+	return p.write(rows, equal, rep)
+}
+
+func (p DRPCPareto) meta() []report.KV {
+	seeds := make([]string, len(p.TrainSeeds))
+	for i, s := range p.TrainSeeds {
+		seeds[i] = fmt.Sprint(s)
+	}
+	return []report.KV{{Key: "study", Value: "drpc pareto"},
+		{Key: "evaluation seeds", Value: fmt.Sprintf("%d from %d", p.Seeds, p.Seed)},
+		{Key: "DRPC training seeds", Value: strings.Join(seeds, ", ")},
+		{Key: "DRPC budgets (vCPUs, memory at its price)", Value: fmt.Sprint(p.Budgets)},
+		{Key: "HPA targets (% CPU)", Value: fmt.Sprint(p.HPATargets)},
+		{Key: "KPA target concurrency factors", Value: fmt.Sprint(p.KPAFactors)},
+		{Key: "FIRM-like and CoScal-like SLO factors", Value: fmt.Sprint(p.SLOFactors)},
+		{Key: "how settings were chosen", Value: "fixed before any evaluation run; DRPC's teachers validated on seeds of their own"}}
+}
+
+// points are the baselines' points on sc and their policies.
+func (p DRPCPareto) points(sc *scenario.Scenario, fp *firm.Policy, cp *coscal.Policy) ([]paretoPoint, map[string]Learned, error) {
+	var pts []paretoPoint
+	learned := map[string]Learned{}
+	for _, t := range p.HPATargets {
+		name := fmt.Sprintf("hpa@%g", t)
+		learned[name] = TimedAutoscalers(withHPATarget(sc, t), "hpa")
+		pts = append(pts, paretoPoint{Method: "hpa", Knob: "target CPU %", Setting: t, Name: name})
+	}
+	for _, f := range p.KPAFactors {
+		kpa, err := withKPAFactor(sc, f)
+		if err != nil {
+			return nil, nil, err
+		}
+		name := fmt.Sprintf("kpa@x%g", f)
+		learned[name] = TimedAutoscalers(kpa, "kpa")
+		pts = append(pts, paretoPoint{Method: "kpa", Knob: "target concurrency factor", Setting: f, Name: name})
+	}
+	for _, f := range p.SLOFactors {
+		ff, cc := *fp, *cp
+		ff.SLO, cc.SLO = drpc.Duration(float64(fp.SLO)*f), drpc.Duration(float64(cp.SLO)*f)
+		for _, m := range []struct {
+			method string
+			l      Learned
+		}{{"firm", FIRMPolicy(&ff, sc)}, {"coscal", CoScalPolicy(&cc, sc)}} {
+			name := fmt.Sprintf("%s@slo-x%g", m.method, f)
+			learned[name] = m.l
+			pts = append(pts, paretoPoint{Method: m.method, Knob: "SLO factor", Setting: f, Name: name})
+		}
+	}
+	return pts, learned, nil
+}
+
+// withHPATarget is sc with the HPA's CPU target at target %.
+func withHPATarget(sc *scenario.Scenario, target float64) *scenario.Scenario {
+	cp := *sc
+	cp.Autoscaling.HPA.Metrics = []autoscale.HPAMetric{{Kind: autoscale.MetricCPU, Target: target}}
+	return &cp
+}
+
+// withKPAFactor is sc with every KPA target concurrency (the kind's and
+// the services' overrides) multiplied by f.
+func withKPAFactor(sc *scenario.Scenario, f float64) (*scenario.Scenario, error) {
+	cp := *sc
+	kpa := &cp.Autoscaling.KPA
+	kpa.TargetConcurrency = cmp.Or(kpa.TargetConcurrency, 100) * f // 100: Knative's default (autoscale.NewKPA)
+	cp.Autoscaling.Overrides = slices.Clone(sc.Autoscaling.Overrides)
+	for i := range cp.Autoscaling.Overrides {
+		o := &cp.Autoscaling.Overrides[i]
+		if o.KPA.Kind == 0 {
+			continue
+		}
+		var m map[string]any
+		if err := o.KPA.Decode(&m); err != nil {
+			return nil, fmt.Errorf("overrides[%d].kpa: %w", i, err)
+		}
+		if v, ok := m["target_concurrency"]; ok {
+			x, err := strconv.ParseFloat(fmt.Sprint(v), 64)
+			if err != nil {
+				return nil, fmt.Errorf("overrides[%d].kpa.target_concurrency: %w", i, err)
+			}
+			m["target_concurrency"] = x * f
+		}
+		var n yaml.Node
+		if err := n.Encode(m); err != nil {
+			return nil, err
+		}
+		o.KPA = n
+	}
+	return &cp, nil
+}
+
+// paretoRows summarises every point of a workload; DRPC's training seeds
+// at one budget pool into one row.
+func paretoRows(workload string, points []paretoPoint, res *Result) []ParetoRow {
+	byName := map[string]*PolicyResult{}
+	for i := range res.Policies {
+		byName[res.Policies[i].Policy] = &res.Policies[i]
+	}
+	type key struct {
+		method  string
+		setting float64
+	}
+	var order []key
+	runs := map[key][]RunResult{}
+	knob := map[key]string{}
+	for _, pt := range points {
+		k := key{pt.Method, pt.Setting}
+		if _, ok := runs[k]; !ok {
+			order = append(order, k)
+		}
+		runs[k] = append(runs[k], byName[pt.Name].Runs...)
+		knob[k] = pt.Knob
+	}
+	var rows []ParetoRow
+	for _, k := range order {
+		rs := runs[k]
+		share := func(f func(r *RunResult) int64) Stat {
+			return meanCI(rs, func(r *RunResult) float64 { return frac(f(r), r.SLORequests) })
+		}
+		rows = append(rows, ParetoRow{Workload: workload, Method: k.method, Knob: knob[k], Setting: k.setting, Runs: len(rs),
+			SLOOrDegraded: share(func(r *RunResult) int64 { return r.SLOOrDegraded }),
+			SLOViolations: share(func(r *RunResult) int64 { return r.SLOViolations }),
+			Degraded:      meanCI(rs, func(r *RunResult) float64 { return frac(r.Degraded, r.Arrivals) }),
+			Failures:      meanCI(rs, func(r *RunResult) float64 { return frac(r.Failures.Total(), r.Arrivals) }),
+			MeanRT:        meanCI(rs, func(r *RunResult) float64 { return float64(r.Mean) }),
+			VCPUSeconds:   meanCI(rs, func(r *RunResult) float64 { return float64(r.VCPUSeconds) }),
+			GBSeconds:     meanCI(rs, func(r *RunResult) float64 { return float64(r.GBSeconds) }),
+			Dollars:       meanCI(rs, func(r *RunResult) float64 { return float64(r.Cost) }),
+		})
+	}
+	cost, quality := make([]float64, len(rows)), make([]float64, len(rows))
+	for i := range rows {
+		cost[i], quality[i] = float64(rows[i].VCPUSeconds.Mean), float64(rows[i].SLOOrDegraded.Mean)
+	}
+	for _, i := range Frontier(cost, quality) {
+		rows[i].OnFrontier = true
+	}
+	return rows
+}
+
+// equalCost compares DRPC, interpolated between its budgets, with every
+// baseline point at that point's vCPU-seconds.
+func equalCost(workload string, rows []ParetoRow) []EqualCost {
+	var xs, ys []float64
+	for _, r := range rows {
+		if r.Method == "drpc" {
+			xs, ys = append(xs, float64(r.VCPUSeconds.Mean)), append(ys, float64(r.SLOOrDegraded.Mean))
+		}
+	}
+	// DRPC's own frontier: its points that no cheaper budget beats.
+	var fx, fy []float64
+	for _, i := range Frontier(xs, ys) {
+		fx, fy = append(fx, xs[i]), append(fy, ys[i])
+	}
+	var out []EqualCost
+	for _, r := range rows {
+		if r.Method == "drpc" {
+			continue
+		}
+		e := EqualCost{Workload: workload, Baseline: fmt.Sprintf("%s %s %g", r.Method, r.Knob, r.Setting),
+			Cost: float64(r.VCPUSeconds.Mean), Quality: float64(r.SLOOrDegraded.Mean)}
+		e.DRPC = interpolate(fx, fy, e.Cost)
+		e.Reduction = 1 - e.DRPC/e.Quality
+		out = append(out, e)
+	}
+	return out
+}
+
+// interpolate is the frontier (xs increasing) at x, linearly between its
+// points; beyond the last point the frontier holds (spending more cannot
+// do worse than the best cheaper point), before the first it is NaN.
+func interpolate(xs, ys []float64, x float64) float64 {
+	if len(xs) == 0 || x < xs[0] {
+		return math.NaN()
+	}
+	for i := 1; i < len(xs); i++ {
+		if x <= xs[i] {
+			t := (x - xs[i-1]) / (xs[i] - xs[i-1])
+			return ys[i-1] + t*(ys[i]-ys[i-1])
+		}
+	}
+	return ys[len(ys)-1]
+}
+
+// paretoFigures are a workload's frontiers against vCPU-seconds and
+// against dollars: each method's points, its own frontier joined.
+func paretoFigures(wl DRPCParetoWorkload, rows []ParetoRow) []report.Figure {
+	var figs []report.Figure
+	for _, axis := range []struct {
+		label string
+		stat  func(r *ParetoRow) Stat
+	}{{"vCPU-seconds", func(r *ParetoRow) Stat { return r.VCPUSeconds }}, {"cost ($, memory at its price)", func(r *ParetoRow) Stat { return r.Dollars }}} {
+		f := report.Figure{Title: wl.Name + ": " + wl.Description, XLabel: axis.label, YLabel: "SLO violations or degraded (%)", Kind: report.KindScatter,
+			Caption: "Each method at every setting of its knob; a line joins the settings that no cheaper setting of the same method beats. Bars: 95% intervals over the evaluation seeds (DRPC: over both training seeds' runs)."}
+		var ys []float64
+		for _, method := range []string{"hpa", "kpa", "firm", "coscal", "drpc"} {
+			var pts, line report.Series
+			pts.Name, line.Name, line.Connect = method, method, true
+			var xs, qs []float64
+			for i := range rows {
+				r := &rows[i]
+				if r.Method != method {
+					continue
+				}
+				x, q := axis.stat(r), r.SLOOrDegraded
+				pts.X, pts.Y = append(pts.X, float64(x.Mean)), append(pts.Y, 100*float64(q.Mean))
+				pts.XLo, pts.XHi = append(pts.XLo, float64(x.Mean-x.CI95)), append(pts.XHi, float64(x.Mean+x.CI95))
+				pts.Lo, pts.Hi = append(pts.Lo, 100*max(0, float64(q.Mean-q.CI95))), append(pts.Hi, 100*float64(q.Mean+q.CI95))
+				xs, qs = append(xs, float64(x.Mean)), append(qs, 100*float64(q.Mean))
+			}
+			if len(xs) == 0 {
+				continue
+			}
+			ys = append(ys, qs...)
+			for _, i := range Frontier(xs, qs) {
+				line.X, line.Y = append(line.X, xs[i]), append(line.Y, qs[i])
+			}
+			f.Series = append(f.Series, pts)
+			if len(line.X) > 1 {
+				f.Series = append(f.Series, line)
+			}
+		}
+		f.LogY = spansDecades(ys)
+		figs = append(figs, f)
+	}
+	return figs
+}
+
+func equalCostTable(wl DRPCParetoWorkload, eq []EqualCost) report.Table {
+	t := report.Table{Caption: wl.Name + ": DRPC at each baseline point's vCPU-seconds (interpolated between its budgets; blank outside its range)",
+		Columns: []string{"baseline point", "vCPU-s", "baseline SLO violations or degraded %", "DRPC %", "DRPC's reduction"}}
+	for _, e := range eq {
+		t.Rows = append(t.Rows, []string{e.Baseline, grouped(math.Round(e.Cost)), sig3(100 * e.Quality), pctOrBlank(e.DRPC), reductionOrBlank(e.Reduction)})
+	}
+	return t
+}
+
+func pctOrBlank(v float64) string {
+	if math.IsNaN(v) {
+		return ""
+	}
+	return sig3(100 * v)
+}
+
+func reductionOrBlank(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return ""
+	}
+	return sig3(100*v) + "%"
+}
+
+// writeParetoText prints a workload's points and the equal-cost
+// comparison.
+func writeParetoText(w io.Writer, rows []ParetoRow, eq []EqualCost) error {
+	fmt.Fprintf(w, "%-8s %-26s %8s %22s %10s %10s %14s %10s %s\n", "method", "knob", "setting", "SLO viol.+degraded %", "SLO viol.%", "degraded%", "vCPU-s", "cost $", "frontier")
+	for _, r := range rows {
+		mark := ""
+		if r.OnFrontier {
+			mark = "*"
+		}
+		fmt.Fprintf(w, "%-8s %-26s %8g %22s %10s %10s %14s %10s %s\n", r.Method, r.Knob, r.Setting, cell(scaled(r.SLOOrDegraded, 100)),
+			sig3(100*float64(r.SLOViolations.Mean)), sig3(100*float64(r.Degraded.Mean)), grouped(math.Round(float64(r.VCPUSeconds.Mean))),
+			sig3(float64(r.Dollars.Mean)), mark)
+	}
+	fmt.Fprintln(w, "at equal vCPU-seconds:")
+	for _, e := range eq {
+		fmt.Fprintf(w, "  %-34s %14s  baseline %6s%%  drpc %6s%%  reduction %s\n", e.Baseline, grouped(math.Round(e.Cost)), sig3(100*e.Quality),
+			pctOrBlank(e.DRPC), reductionOrBlank(e.Reduction))
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+// write saves pareto.csv, pareto.json, equal-cost.csv and report.html.
+func (p DRPCPareto) write(rows []ParetoRow, equal []EqualCost, rep *report.Report) error {
+	if err := writeFile(filepath.Join(p.Dir, "pareto.json"), func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Points    []ParetoRow `json:"points"`
+			EqualCost []EqualCost `json:"equal_cost"`
+		}{rows, equal})
+	}); err != nil {
+		return err
+	}
+	f := func(s Stat) []string {
+		return []string{strconv.FormatFloat(float64(s.Mean), 'g', -1, 64), strconv.FormatFloat(float64(s.CI95), 'g', -1, 64)}
+	}
+	if err := writeFile(filepath.Join(p.Dir, "pareto.csv"), func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		cw.Write([]string{"workload", "method", "knob", "setting", "runs", "slo_violations_or_degraded", "ci95", "slo_violations", "ci95",
+			"degraded", "ci95", "failures", "ci95", "mean_rt_s", "ci95", "vcpu_s", "ci95", "gb_s", "ci95", "cost", "ci95", "on_frontier"})
+		for _, r := range rows {
+			rec := []string{r.Workload, r.Method, r.Knob, strconv.FormatFloat(r.Setting, 'g', -1, 64), strconv.Itoa(r.Runs)}
+			for _, s := range []Stat{r.SLOOrDegraded, r.SLOViolations, r.Degraded, r.Failures, r.MeanRT, r.VCPUSeconds, r.GBSeconds, r.Dollars} {
+				rec = append(rec, f(s)...)
+			}
+			cw.Write(append(rec, strconv.FormatBool(r.OnFrontier)))
+		}
+		cw.Flush()
+		return cw.Error()
+	}); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(p.Dir, "equal-cost.csv"), func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		cw.Write([]string{"workload", "baseline", "vcpu_s", "baseline_slo_violations_or_degraded", "drpc_slo_violations_or_degraded", "reduction"})
+		g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+		for _, e := range equal {
+			cw.Write([]string{e.Workload, e.Baseline, g(e.Cost), g(e.Quality), g(e.DRPC), g(e.Reduction)})
+		}
+		cw.Flush()
+		return cw.Error()
+	}); err != nil {
+		return err
+	}
+	return report.WriteFile(filepath.Join(p.Dir, "report.html"), rep)
+}
+
+func (p DRPCPareto) logf(format string, a ...any) {
+	if p.Log != nil {
+		fmt.Fprintf(p.Log, format+"\n", a...)
+	}
+}

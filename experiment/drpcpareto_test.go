@@ -1,0 +1,79 @@
+package experiment
+
+import (
+	"math"
+	"testing"
+
+	"github.com/shoal-project/shoal/control/autoscale"
+	"github.com/shoal-project/shoal/scenario"
+)
+
+// TestKPAFactorScalesEveryTarget: the KPA's knob multiplies the kind's
+// target concurrency and every service's override of it, and leaves the
+// scenario it was given as it was.
+func TestKPAFactorScalesEveryTarget(t *testing.T) {
+	sc, err := scenario.Lookup("trainticket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := func(s *scenario.Scenario) map[string]float64 {
+		m := map[string]float64{"": s.Autoscaling.KPA.TargetConcurrency}
+		for _, o := range s.Autoscaling.Overrides {
+			var k autoscale.KPAConfig
+			if o.KPA.Kind == 0 {
+				continue
+			}
+			if err := o.KPA.Decode(&k); err != nil {
+				t.Fatal(err)
+			}
+			m[o.Service] = k.TargetConcurrency
+		}
+		return m
+	}
+	before := targets(sc)
+	scaled, err := withKPAFactor(sc, 2.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := targets(scaled)
+	if len(before) < 5 || before["ts-ui-dashboard"] != 270 {
+		t.Fatalf("trainticket's KPA targets: %v", before)
+	}
+	for svc, v := range before {
+		if after[svc] != 2.5*v {
+			t.Errorf("%q: target %v, want 2.5 x %v", svc, after[svc], v)
+		}
+	}
+	if again := targets(sc); again["ts-ui-dashboard"] != 270 || again[""] != before[""] {
+		t.Errorf("the scenario given changed: %v", again)
+	}
+	ctls, err := scaled.Autoscalers("kpa")
+	if err != nil || len(ctls) != len(sc.ManagedServices()) {
+		t.Fatalf("the scaled scenario's KPAs: %d, %v", len(ctls), err)
+	}
+	if h := withHPATarget(sc, 45); h.Autoscaling.HPA.Metrics[0].Target != 45 || sc.Autoscaling.HPA.Metrics[0].Target != 75 {
+		t.Errorf("HPA targets: %v and the original's %v", h.Autoscaling.HPA.Metrics, sc.Autoscaling.HPA.Metrics)
+	}
+}
+
+// TestEqualCostInterpolatesDRPCsFrontier: DRPC's quality at a baseline's
+// cost is its frontier's, linear between budgets, held beyond the dearest
+// budget, and unknown below the cheapest; a dominated budget is left out.
+func TestEqualCostInterpolatesDRPCsFrontier(t *testing.T) {
+	row := func(method string, cost, q float64) ParetoRow {
+		return ParetoRow{Method: method, Knob: "k", VCPUSeconds: Stat{Mean: Num(cost)}, SLOOrDegraded: Stat{Mean: Num(q)}}
+	}
+	rows := []ParetoRow{row("drpc", 100, 0.10), row("drpc", 300, 0.06), row("drpc", 200, 0.05),
+		row("hpa", 150, 0.20), row("hpa", 50, 0.30), row("hpa", 400, 0.04), row("kpa", 250, 0.05)}
+	eq := equalCost("w", rows)
+	want := []struct{ drpc, reduction float64 }{{0.075, 0.625}, {math.NaN(), math.NaN()}, {0.05, -0.25}, {0.05, 0}}
+	if len(eq) != len(want) {
+		t.Fatalf("%d comparisons, want %d", len(eq), len(want))
+	}
+	near := func(a, b float64) bool { return math.IsNaN(a) && math.IsNaN(b) || math.Abs(a-b) < 1e-12 }
+	for i, w := range want {
+		if !near(eq[i].DRPC, w.drpc) || !near(eq[i].Reduction, w.reduction) {
+			t.Errorf("%s at %v: drpc %v reduction %v, want %v and %v", eq[i].Baseline, eq[i].Cost, eq[i].DRPC, eq[i].Reduction, w.drpc, w.reduction)
+		}
+	}
+}
