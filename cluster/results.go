@@ -44,6 +44,11 @@ type Results struct {
 	OOMKills int64
 	// Probes counts the load probes the LB points sent after the warm-up.
 	Probes int64
+	// Refused counts the controllers' actions the cluster refused (Apply
+	// failed; the run went on without them), and FirstRefusal says why
+	// the first was.
+	Refused      int64
+	FirstRefusal string
 	// Services are each service's resources over the window and its
 	// state over time (at Series.Times).
 	Services []ServiceResult
@@ -233,3 +238,11 @@ func (s *sampler) flush(cl *Cluster) {
 
 // Results returns the outcomes; call it after Drain.
 func (cl *Cluster) Results() *Results { return &cl.res }
+
+// Refuse counts an action that Apply refused with err: a controller asked
+// for what this world cannot do, and the run goes on without it.
+func (cl *Cluster) Refuse(err error) {
+	if cl.res.Refused++; cl.res.FirstRefusal == "" {
+		cl.res.FirstRefusal = fmt.Sprintf("at %v: %v", cl.k.Now(), err)
+	}
+}

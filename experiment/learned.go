@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"time"
@@ -50,6 +51,17 @@ func DRPCPolicy(p *drpc.Policy, sc *scenario.Scenario) Learned {
 	return drpcLearned(p, sc, drpc.Options{})
 }
 
+// DRPCWorld is what the scenario says of its services, to check a DRPC
+// policy against (drpc.Policy.Fit).
+func DRPCWorld(sc *scenario.Scenario) []drpc.Service {
+	world := make([]drpc.Service, len(sc.Services))
+	for i, s := range sc.Services {
+		world[i] = drpc.Service{Name: s.Name, Optional: s.Optional, MinReplicas: s.MinReplicas, MaxReplicas: s.MaxReplicas,
+			CPU: cmp.Or(s.CPU, 1), MemoryMB: s.MemoryMB}
+	}
+	return world
+}
+
 // LBPolicy runs a trained load-balancing policy: fresh agents per run, each
 // fed by its LB points, over the "sed" data plane (argmin (q+1)/a with the
 // agents' weights, paper Alg. 2 line 12).
@@ -80,7 +92,10 @@ func LBHybrid(p *lb.Policy) Learned {
 
 // controlLoop returns a run function that advances the cluster one control
 // period at a time: at every period boundary each controller sees the
-// telemetry of the period and its actions are applied, from time 0 on.
+// telemetry of the period and its actions are applied, from time 0 on. An
+// action the cluster refuses is counted (Results.Refused) and skipped: it
+// never ends the run, as a real cluster's refusal would not stop its
+// controllers.
 func controlLoop(cl *cluster.Cluster, ctls []control.Controller, period time.Duration) func(until time.Duration) error {
 	var snap metrics.Snapshot
 	next := cl.Now()
@@ -91,7 +106,7 @@ func controlLoop(cl *cluster.Cluster, ctls []control.Controller, period time.Dur
 			for _, c := range ctls {
 				for _, a := range c.Decide(next, &snap) {
 					if err := cl.Apply(next, a); err != nil {
-						return fmt.Errorf("at %v: %w", next, err)
+						cl.Refuse(err)
 					}
 				}
 			}

@@ -93,6 +93,7 @@ var tables = []tableSpec{
 		{"cost ($)", "cost", func(s *Summary) Stat { return s.Cost }, -1, nil},
 		{"CPU utilisation %", "cpu_utilisation_pct", pct(func(s *Summary) Stat { return s.Utilisation }), 0, nil},
 		{"scaling actions", "scaling_actions", func(s *Summary) Stat { return s.ScalingActions }, 0, nonZero},
+		{"refused actions", "refused_actions", func(s *Summary) Stat { return s.Refused }, -1, nonZero},
 	}},
 	{"Balance across servers", []column{
 		{"fairness (Jain)", "fairness_jain", func(s *Summary) Stat { return s.Fairness }, +1, balancing},
@@ -285,7 +286,7 @@ func (r *Result) WriteRunsCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"scenario", "policy", "seed", "mean_s", "p50_s", "p90_s", "p99_s", "throughput_rps",
 		"arrivals", "completed", "degraded", "timeouts", "rejected", "oom", "no_capacity", "unfinished", "retries", "probes", "slo_violations", "slo_violations_or_degraded", "slo_requests",
-		"vcpu_s", "gb_s", "busy_cpu_s", "cost", "scaling_actions", "fairness_jain", "makespan_s", "events"})
+		"vcpu_s", "gb_s", "busy_cpu_s", "cost", "scaling_actions", "refused_actions", "fairness_jain", "makespan_s", "events"})
 	f := func(x Num) string { return strconv.FormatFloat(float64(x), 'g', -1, 64) }
 	i := func(x int64) string { return strconv.FormatInt(x, 10) }
 	for _, p := range r.Policies {
@@ -293,7 +294,7 @@ func (r *Result) WriteRunsCSV(w io.Writer) error {
 			cw.Write([]string{r.Scenario, p.Policy, strconv.FormatUint(run.Seed, 10), f(run.Mean), f(run.P50), f(run.P90), f(run.P99),
 				f(run.Throughput), i(run.Arrivals), i(run.Completed), i(run.Degraded), i(run.Failures.Timeout), i(run.Failures.Rejected),
 				i(run.Failures.OOM), i(run.Failures.NoCapacity), i(run.Unfinished), i(run.Retries), i(run.Probes), i(run.SLOViolations), i(run.SLOOrDegraded), i(run.SLORequests),
-				f(run.VCPUSeconds), f(run.GBSeconds), f(run.BusyCPUSeconds), f(run.Cost), strconv.Itoa(run.ScalingActions),
+				f(run.VCPUSeconds), f(run.GBSeconds), f(run.BusyCPUSeconds), f(run.Cost), strconv.Itoa(run.ScalingActions), i(run.Refused),
 				f(run.Fairness), f(run.Makespan), strconv.FormatUint(run.Events, 10)})
 		}
 	}

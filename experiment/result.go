@@ -118,6 +118,7 @@ type Summary struct {
 	Cost           Stat `json:"cost"`
 	Utilisation    Stat `json:"utilisation"`     // CPU used / CPU allocated
 	ScalingActions Stat `json:"scaling_actions"` // actions that changed a service
+	Refused        Stat `json:"refused_actions"` // actions the world refused, skipped
 	Fairness       Stat `json:"fairness"`        // Jain's index of server utilisation
 	Makespan       Stat `json:"makespan"`        // mean max_j l_j, seconds
 }
@@ -138,9 +139,13 @@ type RunResult struct {
 	Retries    int64            `json:"retries"` // calls sent again, over the whole run
 	Probes     int64            `json:"probes"`  // load probes sent after the warm-up
 	// SLOViolations of SLORequests requests of classes with an SLO.
-	SLOViolations  int64               `json:"slo_violations"`
-	SLOOrDegraded  int64               `json:"slo_violations_or_degraded"`
-	SLORequests    int64               `json:"slo_requests"`
+	SLOViolations int64 `json:"slo_violations"`
+	SLOOrDegraded int64 `json:"slo_violations_or_degraded"`
+	SLORequests   int64 `json:"slo_requests"`
+	// Refused counts the controllers' actions the world refused and the
+	// run skipped; FirstRefusal says why the first was.
+	Refused        int64               `json:"refused_actions"`
+	FirstRefusal   string              `json:"first_refusal,omitempty"`
 	VCPUSeconds    Num                 `json:"vcpu_seconds"`
 	GBSeconds      Num                 `json:"gb_seconds"`
 	EgressGB       Num                 `json:"egress_gb"`
@@ -200,6 +205,7 @@ func runResult(sc *scenario.Scenario, seed uint64, r *cluster.Results) RunResult
 		P90: quantile(&r.Latency, 0.9), P99: quantile(&r.Latency, 0.99), Throughput: Num(r.Throughput),
 		Arrivals: r.Arrivals, Completed: r.Completed, Degraded: r.Degraded, Failures: r.Failures, Unfinished: r.Unfinished, Retries: r.Retries(), Probes: r.Probes,
 		SLOViolations: r.SLOViolations(), SLOOrDegraded: r.SLOViolationsOrDegraded(), SLORequests: r.SLOArrivals(),
+		Refused: r.Refused, FirstRefusal: r.FirstRefusal,
 		VCPUSeconds: Num(vcpu), GBSeconds: Num(gb), EgressGB: Num(r.EgressGB), BusyCPUSeconds: Num(busy), Cost: Num(r.Cost),
 		ScalingActions: r.ScalingActions(sc.Warmup), Scaling: r.Scaling,
 		Fairness: Num(r.Fairness), Makespan: Num(r.Makespan), Little: r.Little, Events: r.Events,
@@ -261,6 +267,7 @@ func summary(runs []RunResult) Summary {
 		Cost:           stat(func(r *RunResult) float64 { return float64(r.Cost) }),
 		Utilisation:    stat(func(r *RunResult) float64 { return float64(r.BusyCPUSeconds / r.VCPUSeconds) }),
 		ScalingActions: stat(func(r *RunResult) float64 { return float64(r.ScalingActions) }),
+		Refused:        stat(func(r *RunResult) float64 { return float64(r.Refused) }),
 		Fairness:       stat(func(r *RunResult) float64 { return float64(r.Fairness) }),
 		Makespan:       stat(func(r *RunResult) float64 { return float64(r.Makespan) }),
 	}

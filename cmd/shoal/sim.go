@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ func (cl *cli) sim() *cobra.Command {
 	var (
 		policy, out, arrivals string
 		seeds, workers        int
+		dropMismatch          bool
 		seed                  uint64
 		load                  float64
 		horizon, slo          time.Duration
@@ -58,6 +60,7 @@ keda, openfaas; a+b runs both together), or KIND:FILE, a trained policy file
 	f.BoolVar(&asJSON, "json", false, "print the results as JSON instead of the tables")
 	f.IntVar(&workers, "workers", 0, "runs in parallel (default: the number of CPUs)")
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
+	f.BoolVar(&dropMismatch, "drop-mismatch", false, "run a learned policy that does not fit the scenario without what does not fit (brownout of a service that is not optional, replicas beyond its bounds) instead of refusing it")
 	rec.register(cmd.Flags())
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		sc, err := scenario.Lookup(args[0])
@@ -108,7 +111,7 @@ keda, openfaas; a+b runs both together), or KIND:FILE, a trained policy file
 		fileHashes := map[string]string{}
 		if policy != "" {
 			specs := strings.Split(policy, ",")
-			cmp.Policies, cmp.Learned, err = learnedPolicies(specs, sc)
+			cmp.Policies, cmp.Learned, err = learnedPolicies(specs, sc, fitting{drop: dropMismatch, warn: cl.stderr})
 			if err != nil {
 				return fmt.Errorf("sim: %w", err)
 			}
@@ -129,6 +132,7 @@ keda, openfaas; a+b runs both together), or KIND:FILE, a trained policy file
 		if err := cl.recordSim(cmd, &rec, start, sc, res, fileHashes); err != nil {
 			return err
 		}
+		warnRefusals(cl.stderr, res)
 		if asJSON {
 			err = res.WriteJSON(cl.stdout)
 		} else {
@@ -153,6 +157,24 @@ keda, openfaas; a+b runs both together), or KIND:FILE, a trained policy file
 }
 
 // recordSim records a comparison's runs, one per policy.
+// warnRefusals says which policies' actions the simulated world refused
+// (the runs went on without them), and why the first was.
+func warnRefusals(w io.Writer, res *experiment.Result) {
+	for _, p := range res.Policies {
+		var n int64
+		first := ""
+		for _, r := range p.Runs {
+			n += r.Refused
+			if first == "" {
+				first = r.FirstRefusal
+			}
+		}
+		if n > 0 {
+			fmt.Fprintf(w, "shoal: %s: %d actions refused by the simulated cluster and skipped over %d runs (first %s)\n", p.Policy, n, len(p.Runs), first)
+		}
+	}
+}
+
 func (cl *cli) recordSim(cmd *cobra.Command, rec *recording, start time.Time, sc *scenario.Scenario, res *experiment.Result, fileHashes map[string]string) error {
 	if rec.off {
 		return nil

@@ -241,7 +241,7 @@ func fmtReturns(r []float64) string {
 // learnedPolicies resolves the KIND:FILE entries of --policy to learned
 // policies, keyed by their name in the results (KIND, or the whole entry
 // when KIND appears twice), and returns the policy list with those names.
-func learnedPolicies(specs []string, sc *scenario.Scenario) ([]string, map[string]experiment.Learned, error) {
+func learnedPolicies(specs []string, sc *scenario.Scenario, fit fitting) ([]string, map[string]experiment.Learned, error) {
 	kinds := map[string]int{}
 	for _, s := range specs {
 		if k, _, ok := strings.Cut(s, ":"); ok {
@@ -256,7 +256,7 @@ func learnedPolicies(specs []string, sc *scenario.Scenario) ([]string, map[strin
 			names[i] = s
 			continue
 		}
-		l, err := readLearned(kind, file, sc)
+		l, err := readLearned(kind, file, sc, fit)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--policy %s: %w", s, err)
 		}
@@ -272,8 +272,16 @@ func learnedPolicies(specs []string, sc *scenario.Scenario) ([]string, map[strin
 // hybridKind runs a Distr-LB policy file over the probing data plane.
 const hybridKind = "distr-lb+probing"
 
+// fitting says what to do with a learned policy that does not fit its
+// scenario: refuse it, or drop what does not fit and say what was
+// dropped on warn.
+type fitting struct {
+	drop bool
+	warn io.Writer
+}
+
 // readLearned reads the policy file of a KIND:FILE entry of --policy.
-func readLearned(kind, path string, sc *scenario.Scenario) (experiment.Learned, error) {
+func readLearned(kind, path string, sc *scenario.Scenario, fit fitting) (experiment.Learned, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return experiment.Learned{}, err
@@ -284,6 +292,13 @@ func readLearned(kind, path string, sc *scenario.Scenario) (experiment.Learned, 
 		p, err := drpc.ReadPolicy(f)
 		if err != nil {
 			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
+		}
+		dropped, err := p.Fit(experiment.DRPCWorld(sc), fit.drop)
+		if err != nil {
+			return experiment.Learned{}, fmt.Errorf("%s on %s: %w (--drop-mismatch runs it without what does not fit)", path, sc.Name, err)
+		}
+		for _, m := range dropped {
+			fmt.Fprintf(fit.warn, "shoal: %s on %s: %v\n", path, sc.Name, m)
 		}
 		return experiment.DRPCPolicy(p, sc), nil
 	case "firm":

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/shoal-project/shoal/scenario"
 )
 
 // cancelOn is a stderr that cancels the run once a line contains what.
@@ -30,7 +32,7 @@ func (c *cancelOn) Write(p []byte) (int, error) {
 }
 
 // TestTrainDRPCResumesAfterAnInterruption: 'shoal train drpc' stopped after
-// its first episode keeps a checkpoint, refuses to start over it unasked,
+// its first episode keeps a checkpoint (of the round of two it was in), refuses to start over it unasked,
 // continues from it with --resume, removes it at the end, and the policy it
 // writes runs in 'shoal sim'.
 func TestTrainDRPCResumesAfterAnInterruption(t *testing.T) {
@@ -57,8 +59,10 @@ func TestTrainDRPCResumesAfterAnInterruption(t *testing.T) {
 		t.Fatalf("resumed run: %v\n%s", err, stderr.buf.String())
 	}
 	log := stderr.buf.String()
-	if !strings.Contains(log, "resuming after episode 1 (teacher)") || !strings.Contains(log, "episode   2 teacher") ||
-		strings.Contains(log, "episode   1 teacher") || !strings.Contains(out.String(), "wrote "+pol) {
+	// The two teacher episodes ran as one round on two workers, saved
+	// whole: the run resumes after both.
+	if !strings.Contains(log, "resuming after episode 2 (teacher)") || !strings.Contains(log, "episode   3 imitation") ||
+		strings.Contains(log, "teacher    reward") || !strings.Contains(out.String(), "wrote "+pol) {
 		t.Fatalf("resumed run's output:\n%s\n%s", log, out.String())
 	}
 	if _, err := os.Stat(pol + ".ckpt"); !errors.Is(err, os.ErrNotExist) {
@@ -67,5 +71,31 @@ func TestTrainDRPCResumesAfterAnInterruption(t *testing.T) {
 	res, err := runCLI(t, "sim", "trainticket", "--policy", "hpa,drpc:"+pol, "--seeds", "1", "--horizon", "1m", "--quiet")
 	if err != nil || !strings.Contains(res, "\ndrpc ") {
 		t.Fatalf("sim with the policy: %v\n%s", err, res)
+	}
+	// On a variant whose ts-assurance-service may not be browned out, the
+	// policy is refused at load, naming the service, or runs without
+	// brownout there with --drop-mismatch.
+	raw, err := scenario.Raw("trainticket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const optional = "name: ts-assurance-service, optional: true, min_replicas: 0"
+	if !bytes.Contains(raw, []byte(optional)) {
+		t.Fatalf("trainticket no longer says %q", optional)
+	}
+	variant := filepath.Join(dir, "variant.yaml")
+	if err := os.WriteFile(variant, bytes.Replace(raw, []byte(optional), []byte("name: ts-assurance-service, min_replicas: 1"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	simArgs := []string{"sim", variant, "--policy", "drpc:" + pol, "--seeds", "1", "--horizon", "1m", "--quiet", "--no-record"}
+	if _, err := runCLI(t, simArgs...); err == nil || !strings.Contains(err.Error(), "ts-assurance-service: the policy may brown it out, but it is not optional here") ||
+		!strings.Contains(err.Error(), "--drop-mismatch") {
+		t.Fatalf("the policy on a world where it may not brown out: %v", err)
+	}
+	stderr = &cancelOn{}
+	out.Reset()
+	if err := run(context.Background(), append(simArgs, "--drop-mismatch"), &out, stderr); err != nil || !strings.Contains(out.String(), "\ndrpc ") ||
+		!strings.Contains(stderr.buf.String(), "ts-assurance-service: the policy may brown it out, but it is not optional here; brownout dropped") {
+		t.Fatalf("--drop-mismatch: %v\n%s\n%s", err, out.String(), stderr.buf.String())
 	}
 }

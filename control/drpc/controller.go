@@ -174,6 +174,11 @@ func (c *Controller) Decide(now time.Duration, snap *metrics.Snapshot) []control
 func (c *Controller) decideAll(now time.Duration, snap *metrics.Snapshot) {
 	for i := range c.pol.Deployments {
 		d := &c.pol.Deployments[i]
+		if d.handover { // Fit left it to the fallback, every period
+			c.fallback[i] = true
+			c.stats.Fallbacks++
+			continue
+		}
 		teacher := c.opt.Teacher || c.teaching > 0
 		if !teacher && now%time.Duration(d.Period) != 0 {
 			continue

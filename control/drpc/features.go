@@ -41,6 +41,9 @@ type Deployment struct {
 	// RTMax is the deployment's own tolerated mean response time, the
 	// RT_max of its local QoS term (see Reward.Local); 0: none.
 	RTMax Duration `json:"rt_max"`
+	// handover: Fit found the world's limits outside the rails, and the
+	// fallback decides for the deployment throughout.
+	handover bool
 }
 
 // Features per deployment. The local ones are what the deployment's own

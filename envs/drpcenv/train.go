@@ -615,24 +615,27 @@ func (t *trainer) validationDue(n int) bool {
 		t.curve[len(t.curve)-1].Phase == phaseTeacher
 }
 
-// validate makes the updates owed, runs the deterministic teacher on the
-// validation episodes (Workers at a time) and keeps its actor if it did
-// best so far.
+// validate runs the deterministic teacher, as the last round left it, on
+// the validation episodes (Workers at a time) while the updates owed are
+// made beside the first of them, and keeps that teacher if it did best so
+// far.
 func (t *trainer) validate(after func() error) error {
-	t.update()
+	actor := shapedLike(t.td3.Actor())
+	nn.HardCopy(actor.Params(), t.td3.Actor().Params())
 	jobs := make([]job, t.cfg.ValidationEpisodes)
 	for k := range jobs {
 		rng := rand.New(rand.NewPCG(t.cfg.Seed, 0x76616c69+uint64(k))) // "vali"
-		jobs[k] = job{phase: phaseValidation, seed: rng.Uint64() | 1<<63, spec: t.cfg.Arrivals(rng), actor: t.td3.Actor()}
+		jobs[k] = job{phase: phaseValidation, seed: rng.Uint64() | 1<<63, spec: t.cfg.Arrivals(rng), actor: actor}
 	}
 	var v Episode
+	beside := t.update
 	for len(jobs) > 0 {
 		k := min(t.cfg.Workers, len(jobs))
-		outs, err := t.simulate(jobs[:k], nil)
+		outs, err := t.simulate(jobs[:k], beside)
 		if err != nil {
 			return err
 		}
-		jobs = jobs[k:]
+		jobs, beside = jobs[k:], nil
 		for _, o := range outs {
 			v.Reward += o.Reward / float64(t.cfg.ValidationEpisodes)
 			v.SLOViolations += o.SLOViolations / float64(t.cfg.ValidationEpisodes)
@@ -641,10 +644,7 @@ func (t *trainer) validate(after func() error) error {
 	}
 	v.Phase, v.Steps, v.Updates, v.Lambda = phaseValidation, t.steps, t.td3.Updates, t.lambda
 	if t.better(v) {
-		if t.best == nil {
-			t.best = shapedLike(t.td3.Actor())
-		}
-		nn.HardCopy(t.best.Params(), t.td3.Actor().Params())
+		t.best = actor
 		t.bestScore, t.bestCost = v.Reward, v.Cost
 	}
 	return t.ended(v, []func() error{after})
@@ -869,25 +869,49 @@ func (t *trainer) inputs(obs *drpc.Observer) [][]float64 {
 
 // fitStudents trains every deployment's student on its data set
 // (equation 9: the mean squared error between the teacher's and the
-// student's outputs).
+// student's outputs), Workers at a time, each from a seed drawn in turn.
 func (t *trainer) fitStudents() error {
 	bc := rl.DefaultBCConfig()
 	bc.Hidden, bc.Epochs = t.cfg.StudentHidden, 100
 	spec := rl.Spec{Observation: rl.UniformBox(drpc.LocalFeatures, -10, 10), Action: rl.UniformBox(drpc.ActionDim, -1, 1)}
-	var sum float64
-	for i := range t.pol.Deployments {
-		b, err := rl.NewBC(spec, bc, t.rng)
-		if err != nil {
-			return fmt.Errorf("drpcenv: %w", err)
-		}
-		loss, err := b.Fit(t.dataObs[i], t.dataAct[i])
-		if err != nil {
-			return fmt.Errorf("drpcenv: student %s: %w", t.pol.Deployments[i].Name, err)
-		}
-		sum += loss
-		nn.HardCopy(t.pol.Student(i).Params(), b.Net().Params())
+	n := len(t.pol.Deployments)
+	seeds := make([]uint64, n)
+	for i := range seeds {
+		seeds[i] = t.rng.Uint64()
 	}
-	t.pol.Provenance.ImitationMSE = sum / float64(len(t.pol.Deployments))
+	losses, errs := make([]float64, n), make([]error, n)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range t.cfg.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				b, err := rl.NewBC(spec, bc, rand.New(rand.NewPCG(seeds[i], 0x73747564))) // "stud"
+				if err == nil {
+					losses[i], err = b.Fit(t.dataObs[i], t.dataAct[i])
+				}
+				if err != nil {
+					errs[i] = fmt.Errorf("drpcenv: student %s: %w", t.pol.Deployments[i].Name, err)
+					continue
+				}
+				nn.HardCopy(t.pol.Student(i).Params(), b.Net().Params())
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	sum := 0.0
+	for _, l := range losses {
+		sum += l
+	}
+	t.pol.Provenance.ImitationMSE = sum / float64(n)
 	return nil
 }
 
