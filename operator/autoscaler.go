@@ -154,9 +154,11 @@ func (r *AutoscalerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 			continue
 		}
 		if err := l.act.Apply(now, a); err != nil {
+			// Counted and skipped: the other actions, and the next
+			// period, go on.
 			actions.WithLabelValues(autoscalerController, actionName(a), "failed").Inc()
-			r.Recorder.Eventf(&as, nil, corev1.EventTypeWarning, "ActionFailed", "Apply", "%+v: %v", a, err)
-			return ctrl.Result{RequeueAfter: l.period}, err
+			r.Recorder.Eventf(&as, nil, corev1.EventTypeWarning, "ActionFailed", "Apply", "%+v: %v; skipped", a, err)
+			continue
 		}
 		actions.WithLabelValues(autoscalerController, actionName(a), "applied").Inc()
 		if t := l.obs.Sampled(); !t.IsZero() {

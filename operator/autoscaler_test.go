@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -276,11 +277,13 @@ func startOperator(t *testing.T, c *kubetest.Cluster, prometheus string) client.
 // residualPolicy is a DRPC policy whose networks output zero, so that it
 // acts exactly as its base rule: add a replica above a demand
 // utilisation of 0.8, remove one after two periods below 0.3. Its inputs'
-// trained range is everything, but cpu_util at most cpuMax.
-func residualPolicy(t *testing.T, cpuMax float64) []byte {
+// trained range is everything, but cpu_util at most cpuMax. Optional lets
+// it brown web out.
+func residualPolicy(t *testing.T, cpuMax float64, optional bool) []byte {
 	t.Helper()
 	p, err := drpc.NewPolicy(drpc.Policy{Period: drpc.Duration(2 * time.Second), Ingress: []string{"web"},
-		Deployments:   []drpc.Deployment{{Name: "web", MinReplicas: 1, MaxReplicas: 3, CPUMin: 1, CPUMax: 1, Period: drpc.Duration(2 * time.Second)}},
+		Deployments: []drpc.Deployment{{Name: "web", MinReplicas: 1, MaxReplicas: 3, CPUMin: 1, CPUMax: 1, Optional: optional,
+			Period: drpc.Duration(2 * time.Second)}},
 		Steps:         drpc.Steps{CPU: 0.25, Replicas: 1},
 		StudentHidden: []int{4}, TeacherHidden: []int{4}, Base: &drpc.Base{Low: 0.3, High: 0.8, Stabilize: 2},
 		Reward: drpc.DefaultReward(time.Second), Notifier: drpc.NotifierConfig{NPR: 10, TH: -1e9},
@@ -323,7 +326,7 @@ func TestAutoscalerRunsADRPCPolicy(t *testing.T) {
 	ctx := context.Background()
 
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web-policy", Namespace: "default"},
-		BinaryData: map[string][]byte{"drpc.policy": residualPolicy(t, 1e9)}}
+		BinaryData: map[string][]byte{"drpc.policy": residualPolicy(t, 1e9, false)}}
 	if err := k.Create(ctx, cm); err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +405,7 @@ func TestAutoscalerRunsADRPCPolicy(t *testing.T) {
 		t.Errorf("%d PolicyRejected events and %g in the metrics, want 1 (once per version)", rejected, n)
 	}
 
-	cm.BinaryData["drpc.policy"] = residualPolicy(t, 0.5)
+	cm.BinaryData["drpc.policy"] = residualPolicy(t, 0.5, false)
 	if err := k.Update(ctx, cm); err != nil {
 		t.Fatal(err)
 	}
@@ -413,5 +416,41 @@ func TestAutoscalerRunsADRPCPolicy(t *testing.T) {
 	})
 	if err != nil {
 		t.Errorf("out of the trained range: acting %q, policy %q, workloads %+v", as.Status.Acting, as.Status.Policy, as.Status.Workloads)
+	}
+
+	// A policy that may brown web out, which is not annotated optional,
+	// is refused at load, naming it; with onMismatch Drop it runs without
+	// brownout, and says so.
+	cm.BinaryData["drpc.policy"] = residualPolicy(t, 1e9, true)
+	if err := k.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		get()
+		c := meta.FindStatusCondition(as.Status.Conditions, CondPolicyLoaded)
+		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "web: the policy may brown it out, but it is not optional here"), nil
+	})
+	if err != nil {
+		t.Fatalf("a policy that browns out a workload that is not optional: conditions %+v", as.Status.Conditions)
+	}
+	as.Spec.OnMismatch = "Drop"
+	if err := k.Update(ctx, as); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		get()
+		if !meta.IsStatusConditionTrue(as.Status.Conditions, CondPolicyLoaded) {
+			return false, nil
+		}
+		var events eventsv1.EventList
+		if err := k.List(ctx, &events, client.InNamespace("default")); err != nil {
+			return false, nil
+		}
+		return slices.ContainsFunc(events.Items, func(e eventsv1.Event) bool {
+			return e.Reason == "PolicyAdjusted" && strings.Contains(e.Note, "not optional here; brownout dropped")
+		}), nil
+	})
+	if err != nil {
+		t.Errorf("onMismatch Drop: conditions %+v", as.Status.Conditions)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/shoal-project/shoal/control"
@@ -16,6 +18,7 @@ import (
 	"github.com/shoal-project/shoal/prom"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -175,6 +178,9 @@ func (r *AutoscalerReconciler) build(ctx context.Context, as *v1alpha1.Autoscale
 				targets = append(targets, kube.Target{Service: name, Namespace: as.Namespace, Name: name})
 			}
 		}
+		if err := r.fit(ctx, as, pol, targets); err != nil {
+			return nil, err
+		}
 		if l.drpc, err = drpc.NewController(pol, drpc.Options{Fallback: fallback, Seed: 1}); err != nil {
 			return nil, err
 		}
@@ -201,13 +207,11 @@ func (r *AutoscalerReconciler) connect(ctx context.Context, l *loop, namespace s
 		if t.Kind == "" {
 			t.Kind = kube.Deployment
 		}
-		if t.Container == "" {
-			c, err := r.firstContainer(ctx, namespace, t.Kind, t.Name)
-			if err != nil {
-				return err
-			}
-			t.Container = c
+		w, err := r.workload(ctx, namespace, t)
+		if err != nil {
+			return err
 		}
+		t.Container, t.Optional = w.container, w.optional
 		workloads[i] = prom.Workload{Service: t.Service, Namespace: namespace, Name: t.Name, Container: t.Container}
 	}
 	if l.act, err = kc.Actuator(targets); err != nil {
@@ -224,14 +228,27 @@ func (r *AutoscalerReconciler) connect(ctx context.Context, l *loop, namespace s
 	return nil
 }
 
-// firstContainer is the name of a workload's first container.
-func (r *AutoscalerReconciler) firstContainer(ctx context.Context, namespace, kind, name string) (string, error) {
+// OptionalAnnotation marks a workload that may be browned out (scaled to
+// zero while its callers answer without it): "true".
+const OptionalAnnotation = "shoal.io/optional"
+
+// workloadInfo is what the operator reads of a workload: its serving
+// container (the first, unless the target names one) and that
+// container's limits, and whether it may be browned out.
+type workloadInfo struct {
+	container     string
+	optional      bool
+	cpu, memoryMB float64 // limits per replica (0: none)
+}
+
+// workload reads t's workload.
+func (r *AutoscalerReconciler) workload(ctx context.Context, namespace string, t *kube.Target) (workloadInfo, error) {
 	var obj client.Object = &appsv1.Deployment{}
-	if kind == kube.StatefulSet {
+	if t.Kind == kube.StatefulSet {
 		obj = &appsv1.StatefulSet{}
 	}
-	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, obj); err != nil {
-		return "", fmt.Errorf("%s %s: %w", kind, name, err)
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: t.Name}, obj); err != nil {
+		return workloadInfo{}, fmt.Errorf("%s %s: %w", t.Kind, t.Name, err)
 	}
 	var cs []corev1.Container
 	switch w := obj.(type) {
@@ -241,7 +258,55 @@ func (r *AutoscalerReconciler) firstContainer(ctx context.Context, namespace, ki
 		cs = w.Spec.Template.Spec.Containers
 	}
 	if len(cs) == 0 {
-		return "", fmt.Errorf("%s %s has no container", kind, name)
+		return workloadInfo{}, fmt.Errorf("%s %s has no container", t.Kind, t.Name)
 	}
-	return cs[0].Name, nil
+	c := cs[0]
+	if t.Container != "" {
+		i := slices.IndexFunc(cs, func(c corev1.Container) bool { return c.Name == t.Container })
+		if i < 0 {
+			return workloadInfo{}, fmt.Errorf("%s %s has no container %q", t.Kind, t.Name, t.Container)
+		}
+		c = cs[i]
+	}
+	w := workloadInfo{container: c.Name, optional: obj.GetAnnotations()[OptionalAnnotation] == "true"}
+	if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
+		w.cpu = q.AsApproximateFloat64()
+	}
+	if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
+		w.memoryMB = q.AsApproximateFloat64() / (1 << 20)
+	}
+	return w, nil
+}
+
+// fit checks a drpc policy against the cluster's Deployments it names
+// (spec.onMismatch): refused with every mismatch named, or run without
+// what does not fit, said in a PolicyAdjusted event.
+func (r *AutoscalerReconciler) fit(ctx context.Context, as *v1alpha1.Autoscaler, pol *drpc.Policy, targets []kube.Target) error {
+	var world []drpc.Service
+	for i := range targets {
+		t := targets[i]
+		if t.Kind == "" {
+			t.Kind = kube.Deployment
+		}
+		w, err := r.workload(ctx, as.Namespace, &t)
+		if apierrors.IsNotFound(err) {
+			continue // Fit names it
+		}
+		if err != nil {
+			return err
+		}
+		world = append(world, drpc.Service{Name: t.Service, Optional: w.optional, CPU: w.cpu, MemoryMB: w.memoryMB})
+	}
+	dropped, err := pol.Fit(world, as.Spec.OnMismatch == "Drop")
+	if err != nil {
+		return fmt.Errorf("%w (spec.onMismatch: Drop runs it without what does not fit)", err)
+	}
+	if len(dropped) > 0 {
+		parts := make([]string, len(dropped))
+		for i, m := range dropped {
+			parts[i] = m.String()
+		}
+		r.Recorder.Eventf(as, nil, corev1.EventTypeWarning, "PolicyAdjusted", "Load", "%d mismatches dropped: %s", len(dropped), strings.Join(parts, "; "))
+	}
+	return nil
 }

@@ -63,6 +63,18 @@ type AutoscalerSpec struct {
 	Policy string `json:"policy,omitempty"`
 	// PolicyFrom is where the policy file is (drpc).
 	PolicyFrom *PolicySource `json:"policyFrom,omitempty"`
+	// OnMismatch is what to do with a drpc policy that does not fit the
+	// cluster when it is loaded: a Deployment it names is missing, it may
+	// brown out one not annotated shoal.io/optional: "true", or a
+	// Deployment's CPU or memory limits lie outside the policy's rails.
+	// Refuse rejects the policy, naming every mismatch (PolicyRejected);
+	// Drop runs it without what does not fit (no brownout there; a
+	// Deployment outside the rails left to the hpa fallback) and says so
+	// in a PolicyAdjusted event. A missing Deployment is always refused.
+	//
+	// +kubebuilder:validation:Enum=Refuse;Drop
+	// +kubebuilder:default=Refuse
+	OnMismatch string `json:"onMismatch,omitempty"`
 	// MinReplicas and MaxReplicas bound the replicas (hpa).
 	//
 	// +kubebuilder:validation:Minimum=0
