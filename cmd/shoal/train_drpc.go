@@ -22,6 +22,7 @@ func (cl *cli) trainDRPC(short string) *cobra.Command {
 		resume   bool
 		budget   float64
 		workers  int
+		hold     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "drpc SCENARIO -o FILE",
@@ -59,6 +60,7 @@ run is deterministic for a given --seed and --workers.`,
 	f.BoolVar(&resume, "resume", false, "continue the interrupted run whose state FILE.ckpt holds (written after every episode, removed at the end)")
 	f.Float64Var(&budget, "budget-cpu", 0, "the mean vCPUs (memory at its price) a training episode may allocate; 0: no budget")
 	f.IntVar(&workers, "workers", drpcenv.DefaultConfig().Workers, "training episodes at once")
+	f.BoolVar(&hold, "hold", true, "never grow a deployment that shows no reason to (demand or CPU above 75%, errors, slow, a forecast rise), in training and at run time")
 	f.BoolVar(&residual, "residual", true, "learn a residual over a 30%/75% CPU threshold rule (false: the paper's plain TD3)")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if err := t.check(); err != nil {
@@ -74,6 +76,9 @@ run is deterministic for a given --seed and --workers.`,
 		cfg.Deadline, cfg.Now = start.Add(t.budget), time.Now
 		if !residual {
 			cfg.Base = nil
+		}
+		if !hold {
+			cfg.Hold = nil
 		}
 		if predict {
 			cfg.ForecastEpisodes = 4

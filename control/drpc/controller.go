@@ -225,6 +225,9 @@ func (c *Controller) policyAction(i int, teacher bool) {
 		b.Action(c.act, local, c.low[i])
 		Residual(c.act, c.raw)
 	}
+	if h := c.pol.Hold; h != nil {
+		h.Apply(c.act, local, &c.pol.Deployments[i])
+	}
 }
 
 // inRange reports whether deployment i's inputs are inside what the policy

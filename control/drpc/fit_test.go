@@ -2,6 +2,8 @@ package drpc
 
 import (
 	"errors"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,5 +59,39 @@ func TestFitRefusesOrDrops(t *testing.T) {
 	}
 	if _, err := p.Fit(world[:1], true); err == nil || !strings.Contains(err.Error(), "back: not a service of this world") {
 		t.Fatalf("a world without back: %v", err)
+	}
+}
+
+// TestHoldKeepsACalmDeploymentFromGrowing: with no reason to grow, the
+// replicas, CPU and memory components may only hold or shrink (brownout
+// is left alone); demand or CPU above High, errors, a response time above
+// RT_max or a forecast rise each lift the hold.
+func TestHoldKeepsACalmDeploymentFromGrowing(t *testing.T) {
+	h := Hold{High: 0.75}
+	d := Deployment{RTMax: Duration(100 * time.Millisecond)}
+	calm := make([]float64, LocalFeatures)
+	calm[fDemand], calm[fCPUUtil], calm[fLatency] = 0.5, 0.6, math.Log1p(40)
+	a := []float64{0.9, 0.8, 1, 1}
+	h.Apply(a, calm, &d)
+	if !slices.Equal(a, []float64{0, 0, 0, 1}) {
+		t.Fatalf("calm: %v, want growth clipped and brownout kept", a)
+	}
+	a = []float64{-0.9, -1, -0.7, 0}
+	h.Apply(a, calm, &d)
+	if !slices.Equal(a, []float64{-0.9, -1, -0.7, 0}) {
+		t.Fatalf("calm, shrinking: %v", a)
+	}
+	for name, set := range map[string]func(f []float64){
+		"demand": func(f []float64) { f[fDemand] = 0.8 }, "cpu": func(f []float64) { f[fCPUUtil] = 0.9 },
+		"errors": func(f []float64) { f[fErrors] = 0.01 }, "slow": func(f []float64) { f[fLatency] = math.Log1p(150) },
+		"forecast": func(f []float64) { f[fForecast] = math.Log(1.2) },
+	} {
+		f := slices.Clone(calm)
+		set(f)
+		a := []float64{0.9, 0.8, 1, 1}
+		h.Apply(a, f, &d)
+		if !slices.Equal(a, []float64{0.9, 0.8, 1, 1}) {
+			t.Errorf("%s: %v, want the action as it was", name, a)
+		}
 	}
 }

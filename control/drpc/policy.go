@@ -52,6 +52,8 @@ type Policy struct {
 	// the ingress rate) follows the weights in the file; its forecast is
 	// the students' and teacher's forecast feature.
 	Forecast bool `json:"forecast,omitempty"`
+	// Hold, if set, keeps the policy from growing a calm deployment.
+	Hold *Hold `json:"hold,omitempty"`
 	// Budget, if set, is the cost constraint the policy was trained under.
 	Budget *Budget `json:"budget,omitempty"`
 	// Notifier is Algorithm 4's setting.

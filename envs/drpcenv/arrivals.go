@@ -38,15 +38,20 @@ func Surge(sc *scenario.Scenario, factor float64) workload.ProcessSpec {
 	return workload.ProcessSpec{Kind: workload.KindSeries, Step: 10 * time.Second, Rates: rates}
 }
 
-// Surges draws training workloads around the scenario's rate: a random
-// walk in 30 s steps between half and five times the base rate, with a
-// surge to two to four times the current rate within a minute in half of
-// the episodes, so the teacher sees calm periods, drifts and DRPC's sudden
-// surges. Evaluation workloads (the paper's trace, the surge) are never
-// drawn from it.
+// Surges draws training workloads around the scenario's rate: in a
+// quarter of the episodes a steady rate between half and one and a half
+// times the base rate (a quiet service, where growing anything is waste);
+// otherwise a random walk in 30 s steps between half and five times the
+// base rate, with a surge to two to four times the current rate within a
+// minute in half of them, so the teacher sees calm periods, drifts and
+// DRPC's sudden surges. Evaluation workloads (the paper's trace, the
+// surge, a steady load for an evaluation seed) are never drawn from it.
 func Surges(sc *scenario.Scenario) func(rng *rand.Rand) workload.ProcessSpec {
 	base := baseRate(sc)
 	return func(rng *rand.Rand) workload.ProcessSpec {
+		if rng.Float64() < 0.25 {
+			return workload.ProcessSpec{Kind: workload.KindPoisson, Rate: base * (0.5 + rng.Float64())}
+		}
 		const steps = 40 // 20 minutes of 30 s steps: longer than an episode
 		rate := base * (0.75 + 0.75*rng.Float64())
 		surgeAt, factor := -1, 1.0

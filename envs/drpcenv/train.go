@@ -85,6 +85,9 @@ type Config struct {
 	Reward drpc.Reward
 	// Base, if set, makes the policy residual over this rule (drpc.Base).
 	Base *drpc.Base
+	// Hold, if set, keeps the policy from growing a calm deployment
+	// (drpc.Hold), in training as at run time.
+	Hold *drpc.Hold
 	// Budget, if > 0, constrains the teacher's cost: the mean resources a
 	// training episode allocates, in vCPUs with memory at its price
 	// (drpc.Budget). A Lagrange multiplier on the cost is raised while the
@@ -134,7 +137,7 @@ func DefaultConfig() Config {
 	return Config{Episodes: 120, EpisodeLength: 10 * time.Minute, Period: 5 * time.Second, TD3: td3,
 		ValidateEvery: 10, ValidationEpisodes: 2, Workers: 2, BudgetLR: 0.2,
 		UpdatesPerStep: 4, StudentHidden: []int{16, 16}, ImitationEpisodes: 6,
-		Steps: drpc.Steps{CPU: 0.1, Memory: 64, Replicas: 3}, Base: &drpc.Base{Low: 0.3, High: 0.75, Stabilize: 12},
+		Steps: drpc.Steps{CPU: 0.1, Memory: 64, Replicas: 3}, Base: &drpc.Base{Low: 0.3, High: 0.75, Stabilize: 12}, Hold: &drpc.Hold{High: 0.75},
 		Forecast: forecast.Config{Window: 12, Hidden: 16, Horizon: 6, Epochs: 10, EpochWindows: 2000, Log: true}}
 }
 
@@ -344,7 +347,7 @@ func newTrainer(ctx context.Context, sc *scenario.Scenario, cfg Config) (*traine
 	rng := rand.New(src)
 	pol, err := drpc.NewPolicy(drpc.Policy{Period: drpc.Duration(cfg.Period), Deployments: deps, Ingress: Ingress(sc),
 		Steps: cfg.Steps, Reward: cfg.Reward, StudentHidden: cfg.StudentHidden, TeacherHidden: cfg.TD3.Hidden,
-		Notifier: drpc.NotifierConfig{NPR: 60, Relative: 0.9}, Base: cfg.Base, // Algorithm 4: see drpc.Notifier
+		Notifier: drpc.NotifierConfig{NPR: 60, Relative: 0.9}, Base: cfg.Base, Hold: cfg.Hold, // Algorithm 4: see drpc.Notifier
 		Provenance: drpc.Provenance{Scenario: sc.Name, Seed: cfg.Seed}}, rng)
 	if err != nil {
 		return nil, fmt.Errorf("drpcenv: %w", err)
@@ -747,6 +750,9 @@ func (t *trainer) run(j *job) (*outcome, error) {
 				low[i] = b.Below(low[i], obs.Local(i))
 				b.Action(final, obs.Local(i), low[i])
 				drpc.Residual(final, a)
+			}
+			if h := t.pol.Hold; h != nil {
+				h.Apply(final, obs.Local(i), &t.pol.Deployments[i])
 			}
 			s := obs.Service(&snap, i)
 			dec := drpc.Guard(&t.pol.Deployments[i], t.cfg.Steps, s, brown[i], final)
