@@ -212,10 +212,13 @@ func (p DRPCPareto) Run(ctx context.Context, w io.Writer) error {
 	var equal []EqualCost
 	rep := &report.Report{Title: "DRPC at equal cost", Subtitle: "Every method's frontier of SLO violations (a degraded request counted as one) against cost",
 		Meta: p.meta()}
-	for _, wl := range DRPCParetoWorkloads() {
-		if !slices.Contains(p.Workloads, wl.Name) {
-			continue
+	all := DRPCParetoWorkloads()
+	for _, name := range p.Workloads { // in the order asked
+		i := slices.IndexFunc(all, func(w DRPCParetoWorkload) bool { return w.Name == name })
+		if i < 0 {
+			return fmt.Errorf("pareto: unknown workload %q (known: %s)", name, strings.Join(DRPCParetoWorkloadNames(), ", "))
 		}
+		wl := all[i]
 		sc, err := wl.scenario(&p)
 		if err != nil {
 			return fmt.Errorf("pareto %s: %w", wl.Name, err)
@@ -252,8 +255,13 @@ func (p DRPCPareto) Run(ctx context.Context, w io.Writer) error {
 		if err := writeParetoText(w, wrows, weq); err != nil {
 			return err
 		}
+		// The files so far after every workload: a long study cut off
+		// keeps what it measured.
+		if err := p.write(rows, equal, rep); err != nil {
+			return err
+		}
 	}
-	return p.write(rows, equal, rep)
+	return nil
 }
 
 func (p DRPCPareto) meta() []report.KV {
