@@ -8,7 +8,9 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/shoal-project/shoal/learn/nn"
@@ -151,6 +153,37 @@ func TestGRUPredictAllocatesNothing(t *testing.T) {
 	dst := make([]float64, f.Horizon()*f.Dims())
 	if n := testing.AllocsPerRun(100, func() { f.Predict(dst, series) }); n != 0 {
 		t.Errorf("Predict: %g allocations, want 0", n)
+	}
+}
+
+// TestCloneForecastsAlike: clones share the weights and forecast as the
+// original does, each on its own goroutine (go test -race checks that they
+// share no buffer).
+func TestCloneForecastsAlike(t *testing.T) {
+	series := waves(200, 3)
+	cfg := smallConfig
+	cfg.Epochs = 1
+	f := fit(t, series, cfg, 1)
+	want := make([]float64, f.Horizon()*f.Dims())
+	f.Predict(want, series)
+	var wg sync.WaitGroup
+	got := make([][]float64, 4)
+	for i := range got {
+		c := f.Clone()
+		got[i] = make([]float64, len(want))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				c.Predict(got[i], series)
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range got {
+		if !slices.Equal(got[i], want) {
+			t.Fatalf("clone %d forecast %v, the original %v", i, got[i], want)
+		}
 	}
 }
 
