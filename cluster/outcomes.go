@@ -229,13 +229,7 @@ func (r *Results) ScalingActions(warmup time.Duration) int {
 // SLOViolations counts the requests after the warm-up of classes with an
 // SLO that were not completed successfully within it: failed, slower, or
 // still unfinished when the drain ended.
-func (r *Results) SLOViolations() int64 {
-	var n int64
-	for i := range r.Classes {
-		n += r.Classes[i].SLOViolations()
-	}
-	return n
-}
+func (r *Results) SLOViolations() int64 { return r.sumClasses((*ClassResult).SLOViolations) }
 
 // SLOViolations counts the class's requests after the warm-up that were not
 // completed successfully within its SLO (0 without one).
@@ -251,9 +245,14 @@ func (c *ClassResult) SLOViolations() int64 {
 // optional call skipped or failed): brownout as a cost on the quality
 // axis.
 func (r *Results) SLOViolationsOrDegraded() int64 {
+	return r.sumClasses((*ClassResult).SLOViolationsOrDegraded)
+}
+
+// sumClasses sums a count over the classes.
+func (r *Results) sumClasses(count func(*ClassResult) int64) int64 {
 	var n int64
 	for i := range r.Classes {
-		n += r.Classes[i].SLOViolationsOrDegraded()
+		n += count(&r.Classes[i])
 	}
 	return n
 }
