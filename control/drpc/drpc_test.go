@@ -235,9 +235,12 @@ func TestControllerDecisionAllocatesNothing(t *testing.T) {
 }
 
 // BenchmarkStudentDecision is one deployment's decision: features, the
-// student network and the guard rails (the paper's 6e-5 s of CPU).
+// student network, the base rule, the hold and the guard rails (the
+// paper's 6e-5 s of CPU).
 func BenchmarkStudentDecision(b *testing.B) {
-	c, err := NewController(testPolicy(b), Options{})
+	p := testPolicy(b)
+	p.Base, p.Hold = &Base{Low: 0.3, High: 0.75, Stabilize: 12}, &Hold{High: 0.75} // as trained by default
+	c, err := NewController(p, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
