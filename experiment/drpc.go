@@ -1,11 +1,13 @@
 package experiment
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"text/tabwriter"
@@ -27,15 +29,33 @@ func DRPCTeacher(p *drpc.Policy, sc *scenario.Scenario) Learned {
 }
 
 // drpcLearned runs policy p with options opt (the fallback is set here),
-// timing its decisions.
+// timing its decisions. Retraining changes the policy's networks, so with
+// it every run gets a copy of its own (the file read back): runs on other
+// goroutines neither share nor race.
 func drpcLearned(p *drpc.Policy, sc *scenario.Scenario, opt drpc.Options) Learned {
+	policy := func() (*drpc.Policy, error) { return p, nil }
+	if opt.Retrain > 0 {
+		var buf bytes.Buffer
+		err := p.Write(&buf)
+		policy = func() (*drpc.Policy, error) {
+			if err != nil {
+				return nil, err
+			}
+			return drpc.ReadPolicy(bytes.NewReader(buf.Bytes()))
+		}
+	}
 	return Learned{Period: time.Duration(p.Period), Write: p.Write, New: func(*cluster.Cluster) ([]control.Controller, error) {
 		hpa, err := sc.Autoscalers("hpa")
 		if err != nil {
 			return nil, fmt.Errorf("drpc fallback: %w", err)
 		}
+		q, err := policy()
+		if err != nil {
+			return nil, err
+		}
+		opt := opt
 		opt.Fallback = hpa
-		c, err := drpc.NewController(p, opt)
+		c, err := drpc.NewController(q, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -101,6 +121,11 @@ type DRPCFigures struct {
 	Fallbacks Stat `json:"fallbacks"`
 	Notified  Stat `json:"notified"`
 	Retrained Stat `json:"retrained"`
+	// RewardBefore and RewardAfter are the mean reward of the notifier's
+	// window when it fired and of the first window after the students
+	// were refreshed, over the runs that retrained (NaN: none did).
+	RewardBefore Stat `json:"reward_before_retraining"`
+	RewardAfter  Stat `json:"reward_after_retraining"`
 }
 
 // drpcRun is what one run contributes to the figures.
@@ -111,6 +136,7 @@ type drpcRun struct {
 	viol, fail, vcpu          float64
 	decisionNS                float64
 	fallbacks, notified, retr float64
+	before, after             float64
 }
 
 // DRPCComparison runs cmp and returns the paper's figures for every policy
@@ -150,6 +176,9 @@ func DRPCComparison(ctx context.Context, cmp Comparison, params map[string]int) 
 		f.Fallbacks = meanCI(rs, func(r *drpcRun) float64 { return r.fallbacks })
 		f.Notified = meanCI(rs, func(r *drpcRun) float64 { return r.notified })
 		f.Retrained = meanCI(rs, func(r *drpcRun) float64 { return r.retr })
+		retrained := slices.DeleteFunc(slices.Clone(rs), func(r drpcRun) bool { return !(r.after > 0) })
+		f.RewardBefore = meanCI(retrained, func(r *drpcRun) float64 { return r.before })
+		f.RewardAfter = meanCI(retrained, func(r *drpcRun) float64 { return r.after })
 		figs = append(figs, f)
 	}
 	return res, figs, nil
@@ -207,6 +236,7 @@ func figuresOf(r *cluster.Results, warm, horizon time.Duration, ctls []control.C
 		if d, ok := t.Controller.(*drpc.Controller); ok {
 			st := d.Stats()
 			dr.fallbacks, dr.notified, dr.retr = float64(st.Fallbacks), float64(st.Notified), float64(st.Retrained)
+			dr.before, dr.after = st.RewardBefore, st.RewardAfter
 		}
 	}
 	return dr
@@ -293,15 +323,15 @@ func WriteDRPCTables(w io.Writer, figs []DRPCFigures) error {
 		fmt.Fprintln(tw)
 	}
 	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "Outcome, scalability and computation\npolicy\tSLO violations %\tfailures %\tvCPU-s\tquadratic coefficient (ms per (100 req/s)²)\tparameters\tCPU time per decision (µs)\tfallbacks\tnotified\tretrained")
+	fmt.Fprintln(tw, "Outcome, scalability and computation\npolicy\tSLO violations %\tfailures %\tvCPU-s\tquadratic coefficient (ms per (100 req/s)²)\tparameters\tCPU time per decision (µs)\tfallbacks\tnotified\tretrained\treward before\treward after")
 	for _, f := range figs {
 		params := "-"
 		if f.Parameters > 0 {
 			params = fmt.Sprint(f.Parameters)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Policy, cell(scaled(f.SLOViolations, 100)), cell(scaled(f.Failures, 100)),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Policy, cell(scaled(f.SLOViolations, 100)), cell(scaled(f.Failures, 100)),
 			cell(f.VCPUSeconds), cell(scaled(f.Quadratic, 1000*1e4)), params, cell(scaled(f.DecisionNS, 1e-3)),
-			cell(f.Fallbacks), cell(f.Notified), cell(f.Retrained))
+			cell(f.Fallbacks), cell(f.Notified), cell(f.Retrained), cell(f.RewardBefore), cell(f.RewardAfter))
 	}
 	return tw.Flush()
 }

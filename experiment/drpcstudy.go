@@ -36,9 +36,13 @@ type DRPCStudy struct {
 	// Weights, if set, trains one policy per equation-2 weight and compares
 	// them (the sensitivity study); otherwise one policy with the default.
 	Weights []float64
-	// Retrain lets the students hand over to the teacher when the
-	// notifier fires (the mix-change study).
-	Retrain bool
+	// Retrain are ways to hand over to the teacher when the notifier
+	// fires, each run as a policy of its own beside DRPC without
+	// retraining (the mix-change study).
+	Retrain []RetrainVariant
+	// CPUBudget, if > 0, is the budget DRPC is trained under (vCPUs,
+	// drpcenv.Config.Budget): the study runs that policy.
+	CPUBudget float64
 	// Training names the training workloads: "surges" (drpcenv.Surges,
 	// the default) or "alibaba-first-half" (ten-minute segments of the
 	// first half of the paper's trace, whose second half the paper study
@@ -64,9 +68,21 @@ func DRPCStudies() map[string]DRPCStudy {
 		"surge": {Name: "surge", Scenario: "trainticket", Arrivals: &surge, Horizon: 10 * time.Minute},
 		"paper": {Name: "paper", Scenario: "trainticket-alibaba", Training: "alibaba-first-half",
 			Start: 2500 * time.Minute, Window: 2500 * time.Minute, Horizon: 250 * time.Minute},
-		"mixchange":   {Name: "mixchange", Scenario: "trainticket-mixchange", Retrain: true},
+		"mixchange": {Name: "mixchange", Scenario: "trainticket-mixchange", Retrain: []RetrainVariant{
+			{"drpc+retrain", 24, 0},         // two minutes with the training noise (0.3)
+			{"drpc+retrain-long", 120, 0.1}, // ten minutes with a third of it
+		}},
 		"sensitivity": {Name: "sensitivity", Scenario: "trainticket", Arrivals: &surge, Horizon: 10 * time.Minute, Weights: []float64{1, 4, 8}},
 	}
+}
+
+// RetrainVariant is one way to retrain when the notifier fires: the
+// teacher takes over for Periods control periods, exploring with Noise
+// (0: the noise it was trained with), then the students imitate it.
+type RetrainVariant struct {
+	Name    string
+	Periods int
+	Noise   float64
 }
 
 // DRPCStudyNames lists the studies, sorted.
@@ -131,9 +147,14 @@ func (s DRPCStudy) Run(ctx context.Context, w io.Writer) error {
 			params["teacher"] = teacherParams(p)
 			policies = append(policies, "teacher")
 		}
-		learned[name] = drpcLearned(p, sc, drpc.Options{Retrain: retrainPeriods(s.Retrain), Seed: s.TrainSeed})
+		learned[name] = drpcLearned(p, sc, drpc.Options{Seed: s.TrainSeed})
 		params[name] = p.Parameters()
 		policies = append(policies, name)
+		for _, v := range s.Retrain {
+			learned[v.Name] = drpcLearned(p, sc, drpc.Options{Retrain: v.Periods, RetrainNoise: v.Noise, Seed: s.TrainSeed})
+			params[v.Name] = p.Parameters()
+			policies = append(policies, v.Name)
+		}
 	}
 	cmp := Comparison{Scenario: sc, Policies: policies, Learned: learned, Seeds: s.Seeds}
 	s.logf("%s: evaluating %v on %s, %d seeds", s.Name, policies, sc.Name, max(s.Seeds, sc.Seeds))
@@ -156,15 +177,6 @@ func (s DRPCStudy) Run(ctx context.Context, w io.Writer) error {
 	})
 }
 
-// retrainPeriods is how long the teacher takes over when the notifier
-// fires in the mix-change study: two minutes of 5 s periods.
-func retrainPeriods(on bool) int {
-	if on {
-		return 24
-	}
-	return 0
-}
-
 func teacherParams(p *drpc.Policy) int {
 	n := 0
 	for _, w := range p.Teacher().Params() {
@@ -176,7 +188,7 @@ func teacherParams(p *drpc.Policy) int {
 // policy loads the study's policy for weight wt from PolicyDir, or trains
 // and saves it.
 func (s DRPCStudy) policy(ctx context.Context, sc *scenario.Scenario, wt float64) (*drpc.Policy, error) {
-	tr := drpcTraining{Training: s.Training, Weight: wt, Seed: s.TrainSeed, Wall: s.Budget, Now: s.Now, Log: s.logf}
+	tr := drpcTraining{Training: s.Training, Weight: wt, Budget: s.CPUBudget, Seed: s.TrainSeed, Wall: s.Budget, Now: s.Now, Log: s.logf}
 	return tr.policy(ctx, sc, s.PolicyDir)
 }
 

@@ -50,6 +50,7 @@ func (cl *cli) experimentDRPC() *cobra.Command {
 		budget    time.Duration
 		trainSeed uint64
 		quiet     bool
+		cpuBudget float64
 	)
 	names := experiment.DRPCStudyNames()
 	cmd := &cobra.Command{
@@ -65,7 +66,9 @@ its checkpoint in DIR/policies. NAME is one of
 ` + strings.Join(names, ", ") + `, or all:
   surge        DRPC's motivating surge, 200 to 800 req/s within a minute
   paper        the paper's 5000-minute Alibaba workload (scenario trainticket-alibaba)
-  mixchange    users move from searching to buying; the retraining notifier
+  mixchange    users move from searching to buying; the retraining notifier,
+               with the teacher taking over for 2 minutes (training noise) or
+               10 minutes (a third of it), against no retraining
   sensitivity  policies trained with equation 2's weight 1 (the paper's), 4 and 8`,
 		Example: `  shoal experiment drpc surge
   shoal experiment drpc all --out out/drpc --seeds 5`,
@@ -77,10 +80,11 @@ its checkpoint in DIR/policies. NAME is one of
 	f.IntVar(&seeds, "seeds", 5, "evaluation seeds")
 	f.DurationVar(&budget, "budget", 15*time.Minute, "a cap on each learner's training wall time (DRPC's teacher stops at its episode count first on an idle 2-core machine; FIRM and CoScal train for it)")
 	f.Uint64Var(&trainSeed, "train-seed", 1, "training seed")
+	f.Float64Var(&cpuBudget, "budget-cpu", 0, "train DRPC under this budget (vCPUs, memory at its price; train drpc --budget-cpu), or reuse such a policy from DIR/policies")
 	f.BoolVar(&quiet, "quiet", false, "no progress lines")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
-		if seeds <= 0 || budget <= 0 {
-			return usagef("--seeds and --budget must be positive")
+		if seeds <= 0 || budget <= 0 || cpuBudget < 0 {
+			return usagef("--seeds and --budget must be positive, --budget-cpu not negative")
 		}
 		studies := names
 		if args[0] != "all" {
@@ -92,7 +96,7 @@ its checkpoint in DIR/policies. NAME is one of
 		for _, n := range studies {
 			s := experiment.DRPCStudies()[n]
 			s.Dir, s.PolicyDir = filepath.Join(out, n), filepath.Join(out, "policies")
-			s.Seeds, s.TrainSeed, s.Budget, s.Now = seeds, trainSeed, budget, time.Now
+			s.Seeds, s.TrainSeed, s.Budget, s.Now, s.CPUBudget = seeds, trainSeed, budget, time.Now, cpuBudget
 			if !quiet {
 				s.Log = cl.stderr
 			}

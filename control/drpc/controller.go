@@ -39,6 +39,9 @@ type Options struct {
 	// deployment records its states, and then each student is refreshed
 	// by imitation of the teacher on them. 0: the notifier only counts.
 	Retrain int
+	// RetrainNoise, if > 0, is the teacher's exploration noise while it
+	// retrains (default: the noise it was trained with).
+	RetrainNoise float64
 	// Seed seeds the teacher's exploration and the students' refresh.
 	Seed uint64
 }
@@ -50,6 +53,10 @@ type Stats struct {
 	Clipped   int // decisions a guard rail changed
 	Notified  int // times the retraining notifier fired (a run of periods below TH counts once)
 	Retrained int // retraining rounds completed (students refreshed)
+	// RewardBefore is the mean reward of the notifier's window when it
+	// last fired, RewardAfter that of the first full window after the
+	// students were refreshed (0 until then): whether retraining helped.
+	RewardBefore, RewardAfter float64
 }
 
 // Controller runs a DRPC policy: every period it observes, lets each
@@ -148,8 +155,12 @@ func (c *Controller) Decide(now time.Duration, snap *metrics.Snapshot) []control
 		}
 		c.reward = SystemReward(c.pol.Reward, c.obs, snap)
 		fired := c.notifier.Add(c.reward)
+		if c.stats.Retrained > 0 && c.notifier.iter == len(c.notifier.history) {
+			c.stats.RewardAfter = c.notifier.Average()
+		}
 		if fired && !c.firing {
 			c.stats.Notified++
+			c.stats.RewardBefore = c.notifier.Average()
 			if c.opt.Retrain > 0 && c.teaching == 0 {
 				c.teaching = c.opt.Retrain
 			}

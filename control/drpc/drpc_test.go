@@ -289,6 +289,18 @@ func TestRetrainingRefreshesStudents(t *testing.T) {
 	if slices.Equal(before, after) {
 		t.Error("the refresh left student 0 unchanged")
 	}
+	// The reward before is the window's that fired; after, the first full
+	// window's once the students are back.
+	low := c.Stats().RewardBefore
+	if !(low > 0 && low < 0.1) || c.Stats().RewardAfter != 0 {
+		t.Fatalf("before %v (want the slow periods' few hundredths), after %v (want none yet)", low, c.Stats().RewardAfter)
+	}
+	for k := 8; k <= 12; k++ {
+		c.Decide(time.Duration(k)*time.Second, testSnapshot(time.Duration(k)*time.Second, 100))
+	}
+	if s := c.Stats(); !(s.RewardAfter > 10*low) {
+		t.Errorf("after five good periods: reward after %v, before %v", s.RewardAfter, s.RewardBefore)
+	}
 }
 
 // With the teacher's critics in the policy, retraining fine-tunes the

@@ -34,8 +34,12 @@ func newRetrainer(pol *Policy, opt Options) (*retrainer, error) {
 		rng: rand.New(rand.NewPCG(opt.Seed, 0x72657472))} // "retr"
 	if ft := pol.FineTune; ft != nil {
 		spec := rl.Spec{ID: "drpc/retrain", Observation: rl.UniformBox(TeacherInput(n), -10, 10), Action: rl.UniformBox(ActionDim, -1, 1)}
+		cfg := ft.TD3Config(pol.TeacherHidden, retrainBuffer)
+		if opt.RetrainNoise > 0 {
+			cfg.ActionNoise = opt.RetrainNoise
+		}
 		var err error
-		if r.td3, err = rl.NewTD3On(spec, ft.TD3Config(pol.TeacherHidden, retrainBuffer), pol.teacher, pol.critics, r.rng); err != nil {
+		if r.td3, err = rl.NewTD3On(spec, cfg, pol.teacher, pol.critics, r.rng); err != nil {
 			return nil, err
 		}
 		r.updates = ft.UpdatesPerStep
