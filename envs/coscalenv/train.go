@@ -180,15 +180,18 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg Config) (*Trained, er
 	return &Trained{Policy: pol, Curve: curve}, nil
 }
 
-// ingressSeries is the ingress rate per period a workload draws, with the
-// Poisson noise of counting arrivals over a period (normal approximation).
+// ingressSeries is the ingress rate per period a workload draws (a series
+// of rates, or a steady Poisson rate), with the Poisson noise of counting
+// arrivals over a period (normal approximation).
 func ingressSeries(spec workload.ProcessSpec, cfg Config, rng *rand.Rand) [][]float64 {
 	p := cfg.Period.Seconds()
 	n := int(cfg.EpisodeLength / cfg.Period)
 	out := make([][]float64, n)
 	for t := range out {
-		k := min(int(time.Duration(t)*cfg.Period/spec.Step), len(spec.Rates)-1)
-		r := spec.Rates[k]
+		r := spec.Rate
+		if spec.Kind == workload.KindSeries {
+			r = spec.Rates[min(int(time.Duration(t)*cfg.Period/spec.Step), len(spec.Rates)-1)]
+		}
 		out[t] = []float64{math.Max(r+math.Sqrt(r/p)*rng.NormFloat64(), 0)}
 	}
 	return out

@@ -3,12 +3,16 @@ package coscalenv
 import (
 	"bytes"
 	"context"
+	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/shoal-project/shoal/control/coscal"
+	"github.com/shoal-project/shoal/envs/drpcenv"
 	"github.com/shoal-project/shoal/learn/forecast"
 	"github.com/shoal-project/shoal/scenario"
+	"github.com/shoal-project/shoal/workload"
 )
 
 // TestTrainSmoke: a short run fits a forecaster, learns Q-values, ends with
@@ -57,5 +61,39 @@ func TestTrainSmoke(t *testing.T) {
 	}
 	if !bytes.Equal(files[0], files[1]) {
 		t.Error("the same seed gave different policies")
+	}
+}
+
+// TestIngressSeriesOfEveryTrainingWorkload: the forecaster's training
+// series follow the workloads drpcenv.Surges draws, steady ones (a Poisson
+// rate, a quarter of them) included.
+func TestIngressSeriesOfEveryTrainingWorkload(t *testing.T) {
+	sc, err := scenario.Lookup("trainticket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	draw := drpcenv.Surges(sc)
+	rng := rand.New(rand.NewPCG(1, 2))
+	kinds := map[string]int{}
+	for range 40 {
+		spec := draw(rng)
+		kinds[spec.Kind]++
+		series := ingressSeries(spec, cfg, rng)
+		if len(series) != int(cfg.EpisodeLength/cfg.Period) {
+			t.Fatalf("%s: %d periods", spec.Kind, len(series))
+		}
+		if spec.Kind == workload.KindPoisson {
+			mean := 0.0
+			for _, row := range series {
+				mean += row[0] / float64(len(series))
+			}
+			if math.Abs(mean-spec.Rate) > 0.05*spec.Rate {
+				t.Errorf("steady %g req/s: the series' mean is %g", spec.Rate, mean)
+			}
+		}
+	}
+	if kinds[workload.KindPoisson] == 0 || kinds[workload.KindSeries] == 0 {
+		t.Fatalf("workload kinds drawn: %v", kinds)
 	}
 }
