@@ -77,3 +77,33 @@ func TestEqualCostInterpolatesDRPCsFrontier(t *testing.T) {
 		}
 	}
 }
+
+// TestParetoRowsPoolTrainingSeeds: DRPC's training seeds at one budget
+// pool into one row over all their runs; quality counts a degraded
+// request as a violation; the frontier marks the points no cheaper one
+// beats.
+func TestParetoRowsPoolTrainingSeeds(t *testing.T) {
+	run := func(viol, deg, vcpu int64) RunResult {
+		return RunResult{SLORequests: 100, Arrivals: 100, SLOOrDegraded: viol + deg, SLOViolations: viol, Degraded: deg, VCPUSeconds: Num(vcpu)}
+	}
+	res := &Result{Policies: []PolicyResult{
+		{Policy: "hpa@75", Runs: []RunResult{run(10, 0, 100), run(12, 0, 100)}},
+		{Policy: "hpa@30", Runs: []RunResult{run(9, 0, 300), run(9, 0, 300)}},
+		{Policy: "drpc@40/s1", Runs: []RunResult{run(2, 4, 120), run(4, 4, 140)}},
+		{Policy: "drpc@40/s2", Runs: []RunResult{run(6, 4, 160), run(8, 4, 180)}},
+	}}
+	points := []paretoPoint{{Method: "hpa", Setting: 75, Name: "hpa@75"}, {Method: "hpa", Setting: 30, Name: "hpa@30"},
+		{Method: "drpc", Setting: 40, Seed: 1, Name: "drpc@40/s1"}, {Method: "drpc", Setting: 40, Seed: 2, Name: "drpc@40/s2"}}
+	rows := paretoRows("w", points, res)
+	if len(rows) != 3 {
+		t.Fatalf("%d rows, want 3", len(rows))
+	}
+	d := rows[2]
+	if d.Method != "drpc" || d.Runs != 4 || float64(d.SLOOrDegraded.Mean) != 0.09 || float64(d.SLOViolations.Mean) != 0.05 ||
+		float64(d.VCPUSeconds.Mean) != 150 || !(d.VCPUSeconds.CI95 > 0) {
+		t.Fatalf("drpc's row: %+v", d)
+	}
+	if !rows[0].OnFrontier || rows[1].OnFrontier || !rows[2].OnFrontier {
+		t.Errorf("frontier: hpa@75 %v, hpa@30 %v, drpc %v; want true, false, true", rows[0].OnFrontier, rows[1].OnFrontier, rows[2].OnFrontier)
+	}
+}
