@@ -31,9 +31,9 @@ func (cl *cli) trainDRPC(short string) *cobra.Command {
 
 The central TD3 teacher explores the scenario's autoscaled services in the
 simulator, acting on every deployment at once each period (DRPC Algorithms 1
-and 3), for --episodes (or until --budget runs out first); every 10 episodes
-the teacher is validated on two episodes of its own, and the best one is
-kept. Then one small student per deployment learns to imitate it (DAgger:
+and 3), for --episodes (or until --budget runs out first); every 20 episodes
+the teacher is validated on four episodes of its own, and the best one is
+kept, if it beats the base rule alone on them. Then one small student per deployment learns to imitate it (DAgger:
 the teacher labels the states the students visit). The policy file holds the students, the teacher and the
 guard rails; 'shoal sim SCENARIO --policy drpc:FILE' runs it, with the
 scenario's HPA as the fallback for deployments whose inputs leave the

@@ -61,7 +61,8 @@ type Config struct {
 	// own (the same ones every time, never a training or evaluation seed)
 	// after every ValidateEvery teacher episodes, and the students imitate
 	// the teacher that earned the most there: where an episode count or a
-	// budget stops TD3 is otherwise luck.
+	// budget stops TD3 is otherwise luck. With a base rule, the base rule
+	// alone is validated first, and a teacher must beat it to be kept.
 	ValidateEvery, ValidationEpisodes int
 	// TD3 configures the teacher.
 	TD3 rl.TD3Config
@@ -134,7 +135,7 @@ func DefaultConfig() Config {
 	// around a policy near 0 would almost never show the critic an action.
 	td3.ActionNoise = 0.3
 	return Config{Episodes: 120, EpisodeLength: 10 * time.Minute, Period: 5 * time.Second, TD3: td3,
-		ValidateEvery: 10, ValidationEpisodes: 2, Workers: 2, BudgetLR: 0.2,
+		ValidateEvery: 20, ValidationEpisodes: 4, Workers: 2, BudgetLR: 0.2,
 		UpdatesPerStep: 4, StudentHidden: []int{16, 16}, ImitationEpisodes: 6,
 		Steps: drpc.Steps{CPU: 0.1, Memory: 64, Replicas: 3}, Base: &drpc.Base{Low: 0.3, High: 0.75, Stabilize: 12}, Hold: &drpc.Hold{High: 0.75},
 		Forecast: forecast.Config{Window: 12, Hidden: 16, Horizon: 6, Epochs: 10, EpochWindows: 2000, Log: true}}
@@ -200,6 +201,12 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg Config) (*Trained, er
 	}
 	for t.count(phaseImitation) == 0 {
 		n := t.count(phaseTeacher)
+		if t.pol.Base != nil && cfg.ValidateEvery > 0 && t.count(phaseValidation) == 0 {
+			if err := t.validateBase(done); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if t.validationDue(n) { // after every ValidateEvery teacher episodes (also when resuming between the two)
 			if err := t.validate(done); err != nil {
 				return nil, err
@@ -373,8 +380,14 @@ func newTrainer(ctx context.Context, sc *scenario.Scenario, cfg Config) (*traine
 
 // Deployments are the scenario's autoscaled services with their guard
 // rails: the service's min/max replicas, CPU from half to twice its limit,
-// memory from its idle use plus 10% to twice its limit; services the
-// scenario marks optional may be browned out.
+// memory up to twice its limit and down to what a replica needs at its
+// concurrency limit (idle use plus every admitted call's; idle use plus
+// 10% without a limit); services the scenario marks optional may be
+// browned out. The memory floor is what an operator knows of a service
+// (its heap at full thread count): with only idle use plus 10%, policies
+// learned at a calm load shrank memory to it and were OOM-killed in a
+// loop when a surge came (a budget-trained policy: 5.8% of requests
+// OOM-killed and 84% with no ready replica under DRPC's surge).
 func Deployments(sc *scenario.Scenario, period time.Duration) ([]drpc.Deployment, error) {
 	var deps []drpc.Deployment
 	for _, name := range sc.ManagedServices() {
@@ -390,7 +403,11 @@ func Deployments(sc *scenario.Scenario, period time.Duration) ([]drpc.Deployment
 		d := drpc.Deployment{Name: name, MinReplicas: s.MinReplicas, MaxReplicas: s.MaxReplicas,
 			CPUMin: cpu / 2, CPUMax: 2 * cpu, Period: drpc.Duration(period), Optional: s.Optional}
 		if s.MemoryMB > 0 {
-			d.MemoryMin, d.MemoryMax = math.Min(1.1*s.MemoryBaseMB, s.MemoryMB), 2*s.MemoryMB
+			floor := 1.1 * s.MemoryBaseMB
+			if s.Concurrency > 0 {
+				floor = s.MemoryBaseMB + s.MemoryPerCallMB*float64(s.Concurrency)
+			}
+			d.MemoryMin, d.MemoryMax = math.Min(floor, s.MemoryMB), 2*s.MemoryMB
 		}
 		deps = append(deps, d)
 	}
@@ -474,6 +491,24 @@ func (t *trainer) validationDue(n int) bool {
 func (t *trainer) validate(after func() error) error {
 	actor := shapedLike(t.td3.Actor())
 	nn.HardCopy(actor.Params(), t.td3.Actor().Params())
+	return t.validateActor(actor, after)
+}
+
+// validateBase validates the base rule alone (an actor whose every weight
+// is zero adds nothing to it) before any teacher: a teacher must beat it
+// on validation to be kept, so an unlucky training run ends with the base
+// rule, not with a policy worse than it.
+func (t *trainer) validateBase(after func() error) error {
+	zero := shapedLike(t.td3.Actor())
+	for _, p := range zero.Params() {
+		clear(p.Value.Data)
+	}
+	return t.validateActor(zero, after)
+}
+
+// validateActor runs actor on the validation episodes and keeps it if it
+// did best so far.
+func (t *trainer) validateActor(actor *nn.MLP[float32], after func() error) error {
 	jobs := make([]job, t.cfg.ValidationEpisodes)
 	for k := range jobs {
 		rng := rand.New(rand.NewPCG(t.cfg.Seed, 0x76616c69+uint64(k))) // "vali"

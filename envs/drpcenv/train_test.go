@@ -28,8 +28,9 @@ func TestTrainWritesARunnablePolicy(t *testing.T) {
 	for _, e := range tr.Curve {
 		phases = append(phases, e.Phase)
 	}
-	if len(tr.Curve) != 11 || phases[0] != phaseForecast || phases[4] != phaseTeacher || phases[5] != phaseValidation ||
-		phases[7] != phaseValidation || phases[8] != phaseImitation || phases[10] != phaseDAgger {
+	// The base rule is validated before the first teacher episode.
+	if len(tr.Curve) != 12 || phases[0] != phaseForecast || phases[4] != phaseValidation || phases[5] != phaseTeacher ||
+		phases[6] != phaseValidation || phases[8] != phaseValidation || phases[9] != phaseImitation || phases[11] != phaseDAgger {
 		t.Fatalf("phases %v", phases)
 	}
 	p := tr.Policy
