@@ -32,7 +32,7 @@ func (c *cancelOn) Write(p []byte) (int, error) {
 }
 
 // TestTrainDRPCResumesAfterAnInterruption: 'shoal train drpc' stopped after
-// its first episode keeps a checkpoint (of the round of two it was in), refuses to start over it unasked,
+// its first teacher episode keeps a checkpoint (of the round of two it was in), refuses to start over it unasked,
 // continues from it with --resume, removes it at the end, and the policy it
 // writes runs in 'shoal sim'.
 func TestTrainDRPCResumesAfterAnInterruption(t *testing.T) {
@@ -41,7 +41,7 @@ func TestTrainDRPCResumesAfterAnInterruption(t *testing.T) {
 	args := []string{"train", "drpc", "trainticket", "-o", pol, "--episodes", "2", "--episode-length", "1m", "--seed", "2"}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stderr := &cancelOn{what: "episode   1 teacher", cancel: cancel}
+	stderr := &cancelOn{what: "episode   2 teacher", cancel: cancel} // after the base rule's validation
 	var out bytes.Buffer
 	err := run(ctx, args, &out, stderr)
 	if err == nil || !strings.Contains(err.Error(), "--resume") {
@@ -61,7 +61,7 @@ func TestTrainDRPCResumesAfterAnInterruption(t *testing.T) {
 	log := stderr.buf.String()
 	// The two teacher episodes ran as one round on two workers, saved
 	// whole: the run resumes after both.
-	if !strings.Contains(log, "resuming after episode 2 (teacher)") || !strings.Contains(log, "episode   3 imitation") ||
+	if !strings.Contains(log, "resuming after episode 3 (teacher)") || !strings.Contains(log, "episode   4 imitation") ||
 		strings.Contains(log, "teacher    reward") || !strings.Contains(out.String(), "wrote "+pol) {
 		t.Fatalf("resumed run's output:\n%s\n%s", log, out.String())
 	}
