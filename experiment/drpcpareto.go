@@ -174,12 +174,12 @@ type ParetoRow struct {
 // DRPC's quality interpolated linearly between its budgets' points (their
 // means), NaN where the cost is outside DRPC's range.
 type EqualCost struct {
-	Workload  string  `json:"workload"`
-	Baseline  string  `json:"baseline"`
-	Cost      float64 `json:"vcpu_seconds"`
-	Quality   float64 `json:"baseline_slo_violations_or_degraded"`
-	DRPC      float64 `json:"drpc_slo_violations_or_degraded"`
-	Reduction float64 `json:"reduction"` // 1 - DRPC / baseline
+	Workload  string `json:"workload"`
+	Baseline  string `json:"baseline"`
+	Cost      Num    `json:"vcpu_seconds"`
+	Quality   Num    `json:"baseline_slo_violations_or_degraded"`
+	DRPC      Num    `json:"drpc_slo_violations_or_degraded"`
+	Reduction Num    `json:"reduction"` // 1 - DRPC / baseline
 }
 
 // Run trains or loads the policies, runs every workload and writes the
@@ -422,8 +422,8 @@ func equalCost(workload string, rows []ParetoRow) []EqualCost {
 			continue
 		}
 		e := EqualCost{Workload: workload, Baseline: fmt.Sprintf("%s %s %g", r.Method, r.Knob, r.Setting),
-			Cost: float64(r.VCPUSeconds.Mean), Quality: float64(r.SLOOrDegraded.Mean)}
-		e.DRPC = interpolate(fx, fy, e.Cost)
+			Cost: r.VCPUSeconds.Mean, Quality: r.SLOOrDegraded.Mean}
+		e.DRPC = Num(interpolate(fx, fy, float64(e.Cost)))
 		e.Reduction = 1 - e.DRPC/e.Quality
 		out = append(out, e)
 	}
@@ -494,7 +494,7 @@ func equalCostTable(wl DRPCParetoWorkload, eq []EqualCost) report.Table {
 	t := report.Table{Caption: wl.Name + ": DRPC at each baseline point's vCPU-seconds (interpolated between its budgets; blank outside its range)",
 		Columns: []string{"baseline point", "vCPU-s", "baseline SLO violations or degraded %", "DRPC %", "DRPC's reduction"}}
 	for _, e := range eq {
-		t.Rows = append(t.Rows, []string{e.Baseline, grouped(math.Round(e.Cost)), sig3(100 * e.Quality), pctOrBlank(e.DRPC), reductionOrBlank(e.Reduction)})
+		t.Rows = append(t.Rows, []string{e.Baseline, grouped(math.Round(float64(e.Cost))), sig3(100 * float64(e.Quality)), pctOrBlank(float64(e.DRPC)), reductionOrBlank(float64(e.Reduction))})
 	}
 	return t
 }
@@ -528,8 +528,8 @@ func writeParetoText(w io.Writer, rows []ParetoRow, eq []EqualCost) error {
 	}
 	fmt.Fprintln(w, "at equal vCPU-seconds:")
 	for _, e := range eq {
-		fmt.Fprintf(w, "  %-34s %14s  baseline %6s%%  drpc %6s%%  reduction %s\n", e.Baseline, grouped(math.Round(e.Cost)), sig3(100*e.Quality),
-			pctOrBlank(e.DRPC), reductionOrBlank(e.Reduction))
+		fmt.Fprintf(w, "  %-34s %14s  baseline %6s%%  drpc %6s%%  reduction %s\n", e.Baseline, grouped(math.Round(float64(e.Cost))), sig3(100*float64(e.Quality)),
+			pctOrBlank(float64(e.DRPC)), reductionOrBlank(float64(e.Reduction)))
 	}
 	fmt.Fprintln(w)
 	return nil
@@ -569,7 +569,7 @@ func (p DRPCPareto) write(rows []ParetoRow, equal []EqualCost, rep *report.Repor
 	if err := writeFile(filepath.Join(p.Dir, "equal-cost.csv"), func(w io.Writer) error {
 		cw := csv.NewWriter(w)
 		cw.Write([]string{"workload", "baseline", "vcpu_s", "baseline_slo_violations_or_degraded", "drpc_slo_violations_or_degraded", "reduction"})
-		g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+		g := func(v Num) string { return strconv.FormatFloat(float64(v), 'g', -1, 64) }
 		for _, e := range equal {
 			cw.Write([]string{e.Workload, e.Baseline, g(e.Cost), g(e.Quality), g(e.DRPC), g(e.Reduction)})
 		}

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
 
@@ -70,9 +71,12 @@ func TestEqualCostInterpolatesDRPCsFrontier(t *testing.T) {
 	if len(eq) != len(want) {
 		t.Fatalf("%d comparisons, want %d", len(eq), len(want))
 	}
+	if _, err := json.Marshal(eq); err != nil { // outside DRPC's range is NaN
+		t.Fatalf("the comparisons do not encode: %v", err)
+	}
 	near := func(a, b float64) bool { return math.IsNaN(a) && math.IsNaN(b) || math.Abs(a-b) < 1e-12 }
 	for i, w := range want {
-		if !near(eq[i].DRPC, w.drpc) || !near(eq[i].Reduction, w.reduction) {
+		if !near(float64(eq[i].DRPC), w.drpc) || !near(float64(eq[i].Reduction), w.reduction) {
 			t.Errorf("%s at %v: drpc %v reduction %v, want %v and %v", eq[i].Baseline, eq[i].Cost, eq[i].DRPC, eq[i].Reduction, w.drpc, w.reduction)
 		}
 	}
