@@ -381,13 +381,17 @@ func newTrainer(ctx context.Context, sc *scenario.Scenario, cfg Config) (*traine
 // Deployments are the scenario's autoscaled services with their guard
 // rails: the service's min/max replicas, CPU from half to twice its limit,
 // memory up to twice its limit and down to what a replica needs at its
-// concurrency limit (idle use plus every admitted call's; idle use plus
-// 10% without a limit); services the scenario marks optional may be
-// browned out. The memory floor is what an operator knows of a service
-// (its heap at full thread count): with only idle use plus 10%, policies
-// learned at a calm load shrank memory to it and were OOM-killed in a
-// loop when a surge came (a budget-trained policy: 5.8% of requests
-// OOM-killed and 84% with no ready replica under DRPC's surge).
+// concurrency limit (idle use plus every admitted call's); a service whose
+// memory grows with its calls but admits any number keeps its configured
+// limit as the floor, and one whose memory does not grow may go down to
+// idle use plus 10%. Services the scenario marks optional may be browned
+// out. The memory floor is what an operator knows of a service (its heap
+// at full thread count): with only idle use plus 10%, policies learned at
+// a calm load shrank memory to it and were OOM-killed in a loop when a
+// surge came (a budget-trained policy: 5.8% of requests OOM-killed and 84%
+// with no ready replica under DRPC's surge; with the concurrency floor
+// alone, up to 19.6% with no ready replica, the unbounded ingress among
+// the services shrunk).
 func Deployments(sc *scenario.Scenario, period time.Duration) ([]drpc.Deployment, error) {
 	var deps []drpc.Deployment
 	for _, name := range sc.ManagedServices() {
@@ -404,8 +408,11 @@ func Deployments(sc *scenario.Scenario, period time.Duration) ([]drpc.Deployment
 			CPUMin: cpu / 2, CPUMax: 2 * cpu, Period: drpc.Duration(period), Optional: s.Optional}
 		if s.MemoryMB > 0 {
 			floor := 1.1 * s.MemoryBaseMB
-			if s.Concurrency > 0 {
+			switch {
+			case s.Concurrency > 0:
 				floor = s.MemoryBaseMB + s.MemoryPerCallMB*float64(s.Concurrency)
+			case s.MemoryPerCallMB > 0:
+				floor = s.MemoryMB // no bound on the calls, so none on their memory
 			}
 			d.MemoryMin, d.MemoryMax = math.Min(floor, s.MemoryMB), 2*s.MemoryMB
 		}

@@ -178,3 +178,33 @@ func shortRun(t *testing.T, seed uint64, imitation, forecast int) (*scenario.Sce
 	cfg.ValidateEvery, cfg.ValidationEpisodes = 1, 1
 	return sc, cfg
 }
+
+// TestMemoryFloorHoldsFullConcurrency: a service's memory may not go below
+// what a replica needs at its concurrency limit; one whose memory grows
+// with calls it does not bound keeps its configured limit; one whose
+// memory does not grow may go down to idle use plus 10%.
+func TestMemoryFloorHoldsFullConcurrency(t *testing.T) {
+	sc, err := scenario.Lookup("trainticket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps, err := Deployments(sc, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]float64{
+		"ts-user-service": {320 + 0.5*200, 1000}, // base 320 MB, 0.5 MB a call, 200 calls
+		"ts-ui-dashboard": {256, 512},            // 0.05 MB a call, no limit on calls
+	}
+	for _, d := range deps {
+		if w, ok := want[d.Name]; ok {
+			if d.MemoryMin != w[0] || d.MemoryMax != w[1] {
+				t.Errorf("%s: memory rails [%g, %g], want %v", d.Name, d.MemoryMin, d.MemoryMax, w)
+			}
+			delete(want, d.Name)
+		}
+	}
+	if len(want) > 0 {
+		t.Fatalf("not autoscaled: %v", want)
+	}
+}
