@@ -145,11 +145,17 @@ func TestValidationKeepsBestEpoch(t *testing.T) {
 	}
 }
 
-func TestGRUPredictAllocatesNothing(t *testing.T) {
+// fitOneEpoch is a forecaster of three waves fitted for one epoch, and
+// the waves.
+func fitOneEpoch(t *testing.T) (*GRUForecaster, [][]float64) {
 	series := waves(200, 3)
 	cfg := smallConfig
 	cfg.Epochs = 1
-	f := fit(t, series, cfg, 1)
+	return fit(t, series, cfg, 1), series
+}
+
+func TestGRUPredictAllocatesNothing(t *testing.T) {
+	f, series := fitOneEpoch(t)
 	dst := make([]float64, f.Horizon()*f.Dims())
 	if n := testing.AllocsPerRun(100, func() { f.Predict(dst, series) }); n != 0 {
 		t.Errorf("Predict: %g allocations, want 0", n)
@@ -160,10 +166,7 @@ func TestGRUPredictAllocatesNothing(t *testing.T) {
 // original does, each on its own goroutine (go test -race checks that they
 // share no buffer).
 func TestCloneForecastsAlike(t *testing.T) {
-	series := waves(200, 3)
-	cfg := smallConfig
-	cfg.Epochs = 1
-	f := fit(t, series, cfg, 1)
+	f, series := fitOneEpoch(t)
 	want := make([]float64, f.Horizon()*f.Dims())
 	f.Predict(want, series)
 	var wg sync.WaitGroup
