@@ -239,7 +239,7 @@ func (p DRPCPareto) Run(ctx context.Context, w io.Writer) error {
 			names = append(names, pt.Name)
 		}
 		p.logf("pareto %s: %d points, %d seeds from %d", wl.Name, len(points), p.Seeds, p.Seed)
-		c := Comparison{Scenario: sc, Policies: names, Learned: learned, Seeds: p.Seeds}
+		c := Comparison{Scenario: sc, Policies: names, Learned: learned, Seeds: p.Seeds, Progress: p.progress(wl.Name)}
 		res, err := c.Run(ctx)
 		if err != nil {
 			return fmt.Errorf("pareto %s: %w", wl.Name, err)
@@ -579,6 +579,19 @@ func (p DRPCPareto) write(rows []ParetoRow, equal []EqualCost, rep *report.Repor
 		return err
 	}
 	return report.WriteFile(filepath.Join(p.Dir, "report.html"), rep)
+}
+
+// progress logs a workload's runs every tenth of them.
+func (p DRPCPareto) progress(workload string) func(done float64) {
+	next := 0.1
+	return func(done float64) {
+		if done >= next-1e-9 {
+			p.logf("pareto %s: %.0f%% of the runs done", workload, 100*done)
+			for next <= done+1e-9 {
+				next += 0.1
+			}
+		}
+	}
 }
 
 func (p DRPCPareto) logf(format string, a ...any) {
