@@ -456,7 +456,7 @@ func paretoFigures(wl DRPCParetoWorkload, rows []ParetoRow) []report.Figure {
 	}{{"vCPU-seconds", func(r *ParetoRow) Stat { return r.VCPUSeconds }}, {"cost ($, memory at its price)", func(r *ParetoRow) Stat { return r.Dollars }}} {
 		f := report.Figure{Title: wl.Name + ": " + wl.Description, XLabel: axis.label, YLabel: "SLO violations or degraded (%)", Kind: report.KindScatter,
 			Caption: "Each method at every setting of its knob; a line joins the settings that no cheaper setting of the same method beats. Bars: 95% intervals over the evaluation seeds (DRPC: over both training seeds' runs)."}
-		var ys []float64
+		var ys, xsAll []float64
 		for _, method := range []string{"hpa", "kpa", "firm", "coscal", "drpc"} {
 			var pts, line report.Series
 			pts.Name, line.Name, line.Connect = method, method, true
@@ -475,7 +475,7 @@ func paretoFigures(wl DRPCParetoWorkload, rows []ParetoRow) []report.Figure {
 			if len(xs) == 0 {
 				continue
 			}
-			ys = append(ys, qs...)
+			ys, xsAll = append(ys, qs...), append(xsAll, xs...)
 			for _, i := range Frontier(xs, qs) {
 				line.X, line.Y = append(line.X, xs[i]), append(line.Y, qs[i])
 			}
@@ -485,9 +485,22 @@ func paretoFigures(wl DRPCParetoWorkload, rows []ParetoRow) []report.Figure {
 			}
 		}
 		f.LogY = spansDecades(ys)
+		f.LogX = spansFactor(xsAll, 4)
 		figs = append(figs, f)
 	}
 	return figs
+}
+
+// spansFactor reports whether positive values span more than a factor f,
+// where a log axis spreads them better.
+func spansFactor(v []float64, f float64) bool {
+	lo, hi := math.Inf(1), 0.0
+	for _, x := range v {
+		if finite(x) && x > 0 {
+			lo, hi = min(lo, x), max(hi, x)
+		}
+	}
+	return hi > f*lo
 }
 
 func equalCostTable(wl DRPCParetoWorkload, eq []EqualCost) report.Table {

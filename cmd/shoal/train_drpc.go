@@ -23,6 +23,7 @@ func (cl *cli) trainDRPC(short string) *cobra.Command {
 		budget   float64
 		workers  int
 		hold     bool
+		baseHigh float64
 	)
 	cmd := &cobra.Command{
 		Use:   "drpc SCENARIO -o FILE",
@@ -60,6 +61,7 @@ run is deterministic for a given --seed and --workers.`,
 	f.BoolVar(&resume, "resume", false, "continue the interrupted run whose state FILE.ckpt holds (written after every episode, removed at the end)")
 	f.Float64Var(&budget, "budget-cpu", 0, "the mean vCPUs (memory at its price) a training episode may allocate; 0: no budget")
 	f.IntVar(&workers, "workers", drpcenv.DefaultConfig().Workers, "training episodes at once")
+	f.Float64Var(&baseHigh, "base-high", drpcenv.DefaultConfig().Base.High, "the base rule adds replicas above this demand utilisation (and the hold lets a deployment grow above it)")
 	f.BoolVar(&hold, "hold", true, "never grow a deployment that shows no reason to (demand or CPU above 75%, errors, slow, a forecast rise), in training and at run time")
 	f.BoolVar(&residual, "residual", true, "learn a residual over a 30%/75% CPU threshold rule (false: the paper's plain TD3)")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
@@ -74,6 +76,12 @@ run is deterministic for a given --seed and --workers.`,
 		cfg := drpcenv.DefaultConfig()
 		cfg.Seed, cfg.Episodes, cfg.EpisodeLength, cfg.Period = t.seed, t.episodes, t.length, t.period
 		cfg.Deadline, cfg.Now = start.Add(t.budget), time.Now
+		if !(baseHigh > 0 && baseHigh <= 4) {
+			return usagef("--base-high must be in (0, 4]")
+		}
+		b, h := *cfg.Base, *cfg.Hold
+		b.High, h.High = baseHigh, baseHigh
+		cfg.Base, cfg.Hold = &b, &h
 		if !residual {
 			cfg.Base = nil
 		}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -545,5 +546,29 @@ func TestPanelsShareAxesAndLegend(t *testing.T) {
 	if count["load"] != 2 { // first column of a 2-row grid only
 		t.Logf("texts: %q", texts)
 		t.Errorf("y label appears %d times, want 2 (first column of each row)", count["load"])
+	}
+}
+
+// TestFrontierColours: in a scatter figure a Connect series of its own
+// (the frontier of all points) is grey; one that shares its name with a
+// series of points (one method's frontier among several) takes their
+// colour.
+func TestFrontierColours(t *testing.T) {
+	fig := &Figure{Kind: KindScatter, Series: []Series{
+		{Name: "hpa", X: []float64{1, 2}, Y: []float64{3, 2}},
+		{Name: "hpa", X: []float64{1, 2}, Y: []float64{3, 2}, Connect: true},
+		{Name: "frontier", X: []float64{1, 2}, Y: []float64{3, 2}, Connect: true},
+	}}
+	var b bytes.Buffer
+	if err := SVG(&b, fig, 400, 300); err != nil {
+		t.Fatal(err)
+	}
+	lines := regexp.MustCompile(`<path class="series" data-name="([^"]+)"[^>]*stroke="([^"]+)"`).FindAllStringSubmatch(b.String(), -1)
+	got := map[string]string{}
+	for _, m := range lines {
+		got[m[1]] = m[2]
+	}
+	if got["hpa"] != palette[0] || got["frontier"] != "#666" {
+		t.Fatalf("frontier strokes %v, want hpa's in %s and the lone one grey", got, palette[0])
 	}
 }

@@ -698,7 +698,7 @@ func drawLegend(w svgWriter, legend []legendEntry, x, y, width float64) {
 		case e.marker:
 			marker(w, lx+11, ly, color, e.hollow)
 		case e.frontier:
-			w.str(`<path d="M`, num(lx), ` `, num(ly), `h22"`, frontierStroke, `/>`+"\n")
+			w.str(`<path d="M`, num(lx), ` `, num(ly), `h22"`, frontierStroke("#666"), `/>`+"\n")
 		default:
 			w.str(`<path d="M`, num(lx), ` `, num(ly), `h22" stroke="`, color, `" stroke-width="2.2"`)
 			if d := dashes[cycle]; d != "" {
@@ -1106,8 +1106,12 @@ func errorBars(p *panel, s *Series, si int, ax, ay *axis, slot, barW float64) st
 }
 
 // frontierStroke is the style of a scatter figure's Connect series: a
-// grey dashed line under the coloured points.
-const frontierStroke = ` fill="none" stroke="#666" stroke-width="1.5" stroke-dasharray="6 3"`
+// dashed line under the coloured points, grey for a frontier of its own,
+// in the points' colour for the frontier of a series of the same name
+// (one method's, among several).
+func frontierStroke(color string) string {
+	return ` fill="none" stroke="` + color + `" stroke-width="1.5" stroke-dasharray="6 3"`
+}
 
 // markerRadius is the radius of a scatter point's marker.
 const markerRadius = 5.0
@@ -1175,7 +1179,11 @@ func drawScatter(w svgWriter, p *panel, ax, ay *axis) int {
 			for i := 1; i < len(xs); i++ {
 				w.str(`H`, num(xs[i]), `V`, num(ys[i]))
 			}
-			w.str(`"`, frontierStroke, "/>\n")
+			stroke := "#666"
+			if slices.ContainsFunc(p.series, func(o Series) bool { return !o.Connect && o.Name == s.Name }) {
+				stroke = color
+			}
+			w.str(`"`, frontierStroke(stroke), "/>\n")
 			continue
 		}
 		if bars.Len() > 0 {
