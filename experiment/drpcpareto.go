@@ -136,14 +136,13 @@ func DRPCParetoWorkloadNames() []string {
 	return names
 }
 
-// paretoPoint is one method at one setting of its knob.
+// paretoPoint is one method at one setting of its knob (DRPC: at one
+// training seed too, which its name says).
 type paretoPoint struct {
-	Method  string  `json:"method"`  // hpa, kpa, firm, coscal, drpc
-	Knob    string  `json:"knob"`    // what the setting is, e.g. "target CPU %"
-	Setting float64 `json:"setting"` // its value
-	Name    string  `json:"name"`    // the policy's name in the comparison
-	// Seed is DRPC's training seed (0 for the others).
-	Seed uint64 `json:"train_seed,omitempty"`
+	Method  string  // hpa, kpa, firm, coscal, drpc
+	Knob    string  // what the setting is, e.g. "target CPU %"
+	Setting float64 // its value
+	Name    string  // the policy's name in the comparison
 }
 
 // ParetoRow is one method's point on one workload, over the evaluation
@@ -206,8 +205,7 @@ func (p DRPCPareto) Run(ctx context.Context, w io.Writer) error {
 				return err
 			}
 			drpcs = append(drpcs, pol)
-			drpcPoints = append(drpcPoints, paretoPoint{Method: "drpc", Knob: "budget vCPUs", Setting: b, Seed: seed,
-				Name: fmt.Sprintf("drpc@%g/s%d", b, seed)})
+			drpcPoints = append(drpcPoints, paretoPoint{Method: "drpc", Knob: "budget vCPUs", Setting: b, Name: fmt.Sprintf("drpc@%g/s%d", b, seed)})
 		}
 	}
 	var rows []ParetoRow
@@ -485,22 +483,10 @@ func paretoFigures(wl DRPCParetoWorkload, rows []ParetoRow) []report.Figure {
 			}
 		}
 		f.LogY = spansDecades(ys)
-		f.LogX = spansFactor(xsAll, 4)
+		f.LogX = spans(xsAll, 4)
 		figs = append(figs, f)
 	}
 	return figs
-}
-
-// spansFactor reports whether positive values span more than a factor f,
-// where a log axis spreads them better.
-func spansFactor(v []float64, f float64) bool {
-	lo, hi := math.Inf(1), 0.0
-	for _, x := range v {
-		if finite(x) && x > 0 {
-			lo, hi = min(lo, x), max(hi, x)
-		}
-	}
-	return hi > f*lo
 }
 
 func equalCostTable(wl DRPCParetoWorkload, eq []EqualCost) report.Table {

@@ -97,7 +97,7 @@ func TestParetoRowsPoolTrainingSeeds(t *testing.T) {
 		{Policy: "drpc@40/s2", Runs: []RunResult{run(6, 4, 160), run(8, 4, 180)}},
 	}}
 	points := []paretoPoint{{Method: "hpa", Setting: 75, Name: "hpa@75"}, {Method: "hpa", Setting: 30, Name: "hpa@30"},
-		{Method: "drpc", Setting: 40, Seed: 1, Name: "drpc@40/s1"}, {Method: "drpc", Setting: 40, Seed: 2, Name: "drpc@40/s2"}}
+		{Method: "drpc", Setting: 40, Name: "drpc@40/s1"}, {Method: "drpc", Setting: 40, Name: "drpc@40/s2"}}
 	rows := paretoRows("w", points, res)
 	if len(rows) != 3 {
 		t.Fatalf("%d rows, want 3", len(rows))

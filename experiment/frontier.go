@@ -240,7 +240,11 @@ func sameCost(cost []float64, i int) bool {
 
 // spansDecades reports whether positive values span more than 1.5 decades,
 // where a log axis shows them better.
-func spansDecades(v []float64) bool {
+func spansDecades(v []float64) bool { return spans(v, math.Pow(10, 1.5)) }
+
+// spans reports whether values, all positive (a log axis cannot show the
+// others), span more than a factor f.
+func spans(v []float64, f float64) bool {
 	lo, hi := math.Inf(1), 0.0
 	for _, x := range v {
 		if !finite(x) {
@@ -251,5 +255,5 @@ func spansDecades(v []float64) bool {
 		}
 		lo, hi = min(lo, x), max(hi, x)
 	}
-	return hi > 0 && hi/lo > math.Pow(10, 1.5)
+	return hi > 0 && hi/lo > f
 }

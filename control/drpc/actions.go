@@ -64,6 +64,22 @@ func (b *Base) Below(low int, local []float64) int {
 	return 0
 }
 
+// Compose sets dst to deployment i's action from the network's output
+// raw, given its features local and its periods in a row below the base
+// rule's Low (see Base.Below): the base rule's action plus raw when the
+// policy is residual, then the hold. The run-time controller and training
+// both act through it.
+func (p *Policy) Compose(dst, raw, local []float64, i, low int) {
+	copy(dst, raw)
+	if b := p.Base; b != nil {
+		b.Action(dst, local, low)
+		Residual(dst, raw)
+	}
+	if h := p.Hold; h != nil {
+		h.Apply(dst, local, &p.Deployments[i])
+	}
+}
+
 // Residual adds the network's output out to the base action in dst,
 // clipped to [-1, 1].
 func Residual(dst, out []float64) {

@@ -231,14 +231,7 @@ func (c *Controller) policyAction(i int, teacher bool) {
 	for k, v := range c.out {
 		c.raw[k] = float64(v)
 	}
-	copy(c.act, c.raw)
-	if b := c.pol.Base; b != nil {
-		b.Action(c.act, local, c.low[i])
-		Residual(c.act, c.raw)
-	}
-	if h := c.pol.Hold; h != nil {
-		h.Apply(c.act, local, &c.pol.Deployments[i])
-	}
+	c.pol.Compose(c.act, c.raw, local, i, c.low[i])
 }
 
 // inRange reports whether deployment i's inputs are inside what the policy

@@ -89,8 +89,7 @@ func (t *trainer) job(phase string, i int) job {
 	switch phase {
 	case phaseTeacher:
 		j.noise = rand.New(rand.NewPCG(t.rng.Uint64(), t.rng.Uint64()))
-		j.actor = shapedLike(t.td3.Actor())
-		nn.HardCopy(j.actor.Params(), t.td3.Actor().Params())
+		j.actor = t.actorCopy()
 		n := len(t.pol.Deployments)
 		stored := t.td3.Replay().Len() + i*t.periods()*n // by the earlier episodes of the round
 		j.random = max(0, (t.cfg.TD3.LearningStarts-stored+n-1)/n)
@@ -230,18 +229,16 @@ func (t *trainer) run(j *job) (*outcome, error) {
 		for i := range n {
 			a := t.act(j, step-1, i, x[i], obs.Local(i), in32, out32, actor, students)
 			acts[i] = a // what the network chose: the residual when there is a base
-			if labels {
+			switch j.phase {
+			case phaseImitation: // the teacher acted: a is its label
+				o.record(i, obs.Local(i), a)
+			case phaseDAgger:
 				o.record(i, obs.Local(i), t.label(x[i], in32, out32, actor))
 			}
-			copy(final, a)
 			if b := t.pol.Base; b != nil {
 				low[i] = b.Below(low[i], obs.Local(i))
-				b.Action(final, obs.Local(i), low[i])
-				drpc.Residual(final, a)
 			}
-			if h := t.pol.Hold; h != nil {
-				h.Apply(final, obs.Local(i), &t.pol.Deployments[i])
-			}
+			t.pol.Compose(final, a, obs.Local(i), i, low[i])
 			s := obs.Service(&snap, i)
 			dec := drpc.Guard(&t.pol.Deployments[i], t.cfg.Steps, s, brown[i], final)
 			brown[i] = dec.Brownout

@@ -496,9 +496,14 @@ func (t *trainer) validationDue(n int) bool {
 // made beside the first of them, and keeps that teacher if it did best so
 // far.
 func (t *trainer) validate(after func() error) error {
-	actor := shapedLike(t.td3.Actor())
-	nn.HardCopy(actor.Params(), t.td3.Actor().Params())
-	return t.validateActor(actor, after)
+	return t.validateActor(t.actorCopy(), after)
+}
+
+// actorCopy is a copy of the teacher's actor as it is now.
+func (t *trainer) actorCopy() *nn.MLP[float32] {
+	a := shapedLike(t.td3.Actor())
+	nn.HardCopy(a.Params(), t.td3.Actor().Params())
+	return a
 }
 
 // validateBase validates the base rule alone (an actor whose every weight
