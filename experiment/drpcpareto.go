@@ -52,6 +52,9 @@ type DRPCPareto struct {
 	// drpcenv.Config.Budget) and TrainSeeds its training seeds.
 	Budgets    []float64
 	TrainSeeds []uint64
+	// Forecast trains DRPC with the GRU workload predictor (train drpc
+	// --forecast).
+	Forecast bool
 	// Seed and Seeds are the evaluation seeds: Seed, Seed+1, ...
 	Seed  uint64
 	Seeds int
@@ -199,7 +202,7 @@ func (p DRPCPareto) Run(ctx context.Context, w io.Writer) error {
 	var drpcPoints []paretoPoint
 	for _, b := range p.Budgets {
 		for _, seed := range p.TrainSeeds {
-			tr := drpcTraining{Budget: b, Seed: seed, Log: p.logf}
+			tr := drpcTraining{Budget: b, Seed: seed, Forecast: p.Forecast, Log: p.logf}
 			pol, err := tr.policy(ctx, train, p.PolicyDir)
 			if err != nil {
 				return err
@@ -273,6 +276,7 @@ func (p DRPCPareto) meta() []report.KV {
 		{Key: "evaluation seeds", Value: fmt.Sprintf("%d from %d", p.Seeds, p.Seed)},
 		{Key: "DRPC training seeds", Value: strings.Join(seeds, ", ")},
 		{Key: "DRPC budgets (vCPUs, memory at its price)", Value: fmt.Sprint(p.Budgets)},
+		{Key: "DRPC reads a workload forecast", Value: fmt.Sprint(p.Forecast)},
 		{Key: "HPA targets (% CPU)", Value: fmt.Sprint(p.HPATargets)},
 		{Key: "KPA target concurrency factors", Value: fmt.Sprint(p.KPAFactors)},
 		{Key: "FIRM-like and CoScal-like SLO factors", Value: fmt.Sprint(p.SLOFactors)},

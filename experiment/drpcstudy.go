@@ -201,6 +201,9 @@ type drpcTraining struct {
 	// the vCPUs a training episode may allocate (drpcenv.Config.Budget).
 	Weight, Budget float64
 	Seed           uint64
+	// Forecast fits the GRU workload predictor first (train drpc
+	// --forecast): the policy reads its forecast.
+	Forecast bool
 	// Wall, with Now, caps the teacher's wall time (0: its episode count
 	// alone bounds it, so the policy does not depend on the machine).
 	Wall time.Duration
@@ -213,6 +216,9 @@ func (tr drpcTraining) name() string {
 	n := fmt.Sprintf("drpc-%s-w%g-seed%d", training, tr.Weight, tr.Seed)
 	if tr.Budget > 0 {
 		n += fmt.Sprintf("-cpu%g", tr.Budget)
+	}
+	if tr.Forecast {
+		n += "-forecast"
 	}
 	return n
 }
@@ -230,6 +236,9 @@ func (tr drpcTraining) policy(ctx context.Context, sc *scenario.Scenario, dir st
 		func() (func(io.Writer) error, error) {
 			cfg := drpcenv.DefaultConfig()
 			cfg.Seed, cfg.Budget = tr.Seed, tr.Budget
+			if tr.Forecast {
+				cfg.ForecastEpisodes = 4
+			}
 			cfg.Reward = drpc.DefaultReward(sc.SLO)
 			cfg.Reward.UtilWeight = tr.Weight
 			switch cmp.Or(tr.Training, "surges") {

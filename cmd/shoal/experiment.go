@@ -151,6 +151,7 @@ evaluation runs; DRPC's teachers are validated on seeds of their own.`,
 	f.Float64SliceVar(&p.SLOFactors, "slo-factors", p.SLOFactors, "factors on the SLO FIRM-like and CoScal-like are told")
 	f.Float64SliceVar(&p.Budgets, "budgets", p.Budgets, "DRPC's training budgets (vCPUs, memory at its price)")
 	trainSeeds := f.UintSlice("train-seeds", []uint{1, 2}, "DRPC's training seeds")
+	f.BoolVar(&p.Forecast, "forecast", p.Forecast, "train DRPC with the GRU workload predictor (train drpc --forecast)")
 	f.Uint64Var(&p.Seed, "seed", p.Seed, "the first evaluation seed")
 	f.IntVar(&p.Seeds, "seeds", p.Seeds, "evaluation seeds")
 	f.DurationVar(&p.AlibabaHorizon, "alibaba-horizon", p.AlibabaHorizon, "how much of the held-out half of the Alibaba trace to run (all of it: 250m)")
