@@ -43,6 +43,9 @@ type DRPCStudy struct {
 	// CPUBudget, if > 0, is the budget DRPC is trained under (vCPUs,
 	// drpcenv.Config.Budget): the study runs that policy.
 	CPUBudget float64
+	// Forecast trains DRPC with the GRU workload predictor (train drpc
+	// --forecast).
+	Forecast bool
 	// Training names the training workloads: "surges" (drpcenv.Surges,
 	// the default) or "alibaba-first-half" (ten-minute segments of the
 	// first half of the paper's trace, whose second half the paper study
@@ -188,7 +191,7 @@ func teacherParams(p *drpc.Policy) int {
 // policy loads the study's policy for weight wt from PolicyDir, or trains
 // and saves it.
 func (s DRPCStudy) policy(ctx context.Context, sc *scenario.Scenario, wt float64) (*drpc.Policy, error) {
-	tr := drpcTraining{Training: s.Training, Weight: wt, Budget: s.CPUBudget, Seed: s.TrainSeed, Wall: s.Budget, Now: s.Now, Log: s.logf}
+	tr := drpcTraining{Training: s.Training, Weight: wt, Budget: s.CPUBudget, Seed: s.TrainSeed, Forecast: s.Forecast, Wall: s.Budget, Now: s.Now, Log: s.logf}
 	return tr.policy(ctx, sc, s.PolicyDir)
 }
 

@@ -51,6 +51,7 @@ func (cl *cli) experimentDRPC() *cobra.Command {
 		trainSeed uint64
 		quiet     bool
 		cpuBudget float64
+		forecast  bool
 	)
 	names := experiment.DRPCStudyNames()
 	cmd := &cobra.Command{
@@ -81,6 +82,7 @@ its checkpoint in DIR/policies. NAME is one of
 	f.DurationVar(&budget, "budget", 15*time.Minute, "a cap on each learner's training wall time (DRPC's teacher stops at its episode count first on an idle 2-core machine; FIRM and CoScal train for it)")
 	f.Uint64Var(&trainSeed, "train-seed", 1, "training seed")
 	f.Float64Var(&cpuBudget, "budget-cpu", 0, "train DRPC under this budget (vCPUs, memory at its price; train drpc --budget-cpu), or reuse such a policy from DIR/policies")
+	f.BoolVar(&forecast, "forecast", false, "train DRPC with the GRU workload predictor (train drpc --forecast), or reuse such a policy from DIR/policies")
 	f.BoolVar(&quiet, "quiet", false, "no progress lines")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if seeds <= 0 || budget <= 0 || cpuBudget < 0 {
@@ -96,7 +98,7 @@ its checkpoint in DIR/policies. NAME is one of
 		for _, n := range studies {
 			s := experiment.DRPCStudies()[n]
 			s.Dir, s.PolicyDir = filepath.Join(out, n), filepath.Join(out, "policies")
-			s.Seeds, s.TrainSeed, s.Budget, s.Now, s.CPUBudget = seeds, trainSeed, budget, time.Now, cpuBudget
+			s.Seeds, s.TrainSeed, s.Budget, s.Now, s.CPUBudget, s.Forecast = seeds, trainSeed, budget, time.Now, cpuBudget, forecast
 			if !quiet {
 				s.Log = cl.stderr
 			}
