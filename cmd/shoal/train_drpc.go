@@ -24,6 +24,7 @@ func (cl *cli) trainDRPC(short string) *cobra.Command {
 		workers  int
 		hold     bool
 		baseHigh float64
+		initFrom string
 	)
 	cmd := &cobra.Command{
 		Use:   "drpc SCENARIO -o FILE",
@@ -47,9 +48,17 @@ raised while the episodes spend more and lowered while they spend less
 (constrained RL, as RCPO), and validation keeps the best teacher within the
 budget. --workers episodes run at once, each with the actor as their round
 began, while the teacher makes the updates the previous round earned; a
-run is deterministic for a given --seed and --workers.`,
+run is deterministic for a given --seed and --workers.
+
+--init FILE fine-tunes a trained policy instead, for example on a request
+mix it meets after deployment (its retraining notifier fired): the teacher
+and its critics start from FILE's, the guard rails, base rule, reward and
+workload predictor are FILE's, and FILE's teacher is validated first on the
+scenario's episodes, so a fine-tuned teacher is kept only if it beats it.
+--episodes bounds the fine-tuning as it bounds training.`,
 		Example: `  shoal train drpc trainticket -o drpc.policy
   shoal train drpc trainticket -o drpc-40.policy --budget-cpu 40
+  shoal train drpc trainticket-buyers --init drpc.policy -o drpc-buyers.policy --episodes 40
   shoal sim trainticket --policy hpa,kpa,drpc:drpc.policy --seeds 5`,
 		Args:              exactArgs(1, "one scenario"),
 		ValidArgsFunction: completeScenarios,
@@ -63,6 +72,7 @@ run is deterministic for a given --seed and --workers.`,
 	f.IntVar(&workers, "workers", drpcenv.DefaultConfig().Workers, "training episodes at once")
 	f.Float64Var(&baseHigh, "base-high", drpcenv.DefaultConfig().Base.High, "the base rule adds replicas above this demand utilisation (and the hold lets a deployment grow above it)")
 	f.BoolVar(&hold, "hold", true, "never grow a deployment that shows no reason to (demand or CPU above 75%, errors, slow, a forecast rise), in training and at run time")
+	f.StringVar(&initFrom, "init", "", "fine-tune the policy in `FILE` (its guard rails, base rule, reward and predictor) instead of training from scratch")
 	f.BoolVar(&residual, "residual", true, "learn a residual over a 30%/75% CPU threshold rule (false: the paper's plain TD3)")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if err := t.check(); err != nil {
@@ -98,6 +108,14 @@ run is deterministic for a given --seed and --workers.`,
 			return usagef("--budget-cpu must not be negative and --workers must be at least 1")
 		}
 		cfg.Budget, cfg.Workers = budget, workers
+		if initFrom != "" {
+			if predict || cmd.Flags().Changed("base-high") || cmd.Flags().Changed("hold") || cmd.Flags().Changed("residual") || weight > 0 {
+				return usagef("--init: the policy keeps its own predictor, base rule, hold and reward; drop --forecast, --base-high, --hold, --residual and --util-weight")
+			}
+			if cfg.Init, err = readDRPCPolicy(initFrom); err != nil {
+				return err
+			}
+		}
 		if weight > 0 {
 			cfg.Reward = drpc.DefaultReward(sc.SLO)
 			cfg.Reward.UtilWeight = weight
@@ -236,4 +254,18 @@ func (p *trainingProgress) stop() {
 	p.ticker.Stop()
 	close(p.quit)
 	p.bar.done()
+}
+
+// readDRPCPolicy reads a DRPC policy file.
+func readDRPCPolicy(path string) (*drpc.Policy, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	p, err := drpc.ReadPolicy(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
 }

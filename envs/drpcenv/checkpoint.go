@@ -65,6 +65,9 @@ func settings(sc string, cfg Config) string {
 	if cfg.Hold != nil {
 		base += fmt.Sprintf(" hold %+v", *cfg.Hold)
 	}
+	if in := cfg.Init; in != nil {
+		base += fmt.Sprintf(" fine-tuning %+v", in.Provenance)
+	}
 	return fmt.Sprintf("scenario %s seed %d episode %v period %v td3 %+v updates/step %d students %v imitation %d forecast %d %+v steps %+v reward %+v base %s validation %d every %d budget %g lr %g workers %d",
 		sc, cfg.Seed, cfg.EpisodeLength, cfg.Period, cfg.TD3, cfg.UpdatesPerStep, cfg.StudentHidden, cfg.ImitationEpisodes,
 		cfg.ForecastEpisodes, cfg.Forecast, cfg.Steps, cfg.Reward, base, cfg.ValidationEpisodes, cfg.ValidateEvery,

@@ -101,6 +101,14 @@ type Config struct {
 	// round began, while the updates the previous round earned run beside
 	// them; a run is deterministic for a given seed and number of workers.
 	Workers int
+	// Init, if set, makes the run a fine-tuning of a trained policy (for
+	// example on a request mix it was not trained for): the teacher and
+	// its critics start from Init's, which must have critics; the
+	// deployments (their RT_max), the input ranges seen, the base rule,
+	// hold, steps, reward and workload predictor are Init's, so
+	// ForecastEpisodes is ignored. Init's teacher is validated after the
+	// base rule, so a fine-tuned teacher is kept only if it beats it.
+	Init *drpc.Policy
 	// Progress, if set, is called after every episode.
 	Progress func(Episode)
 	// Checkpoint, if set, is where the run saves its state after every
@@ -207,6 +215,12 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg Config) (*Trained, er
 			}
 			continue
 		}
+		if cfg.Init != nil && n == 0 && t.count(phaseValidation) == 1 {
+			if err := t.validate(done); err != nil { // Init's teacher, untouched
+				return nil, err
+			}
+			continue
+		}
 		if t.validationDue(n) { // after every ValidateEvery teacher episodes (also when resuming between the two)
 			if err := t.validate(done); err != nil {
 				return nil, err
@@ -298,6 +312,13 @@ func withDefaults(cfg Config, sc *scenario.Scenario) Config {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if in := cfg.Init; in != nil {
+		cfg.ForecastEpisodes, cfg.Base, cfg.Hold, cfg.Steps, cfg.Reward = 0, in.Base, in.Hold, in.Steps, in.Reward
+		cfg.TD3.Hidden = in.TeacherHidden
+		if in.FineTune != nil {
+			cfg.TD3.Critics = in.FineTune.Critics
+		}
+	}
 	return cfg
 }
 
@@ -346,7 +367,12 @@ func newTrainer(ctx context.Context, sc *scenario.Scenario, cfg Config) (*traine
 	if err != nil {
 		return nil, err
 	}
-	if err := setLocalRTMax(sc, deps, cfg); err != nil {
+	if cfg.Init != nil {
+		err = keepDeployments(deps, cfg.Init)
+	} else {
+		err = setLocalRTMax(sc, deps, cfg)
+	}
+	if err != nil {
 		return nil, err
 	}
 	src := rand.NewPCG(cfg.Seed, 0x6472706365) // "drpce"
@@ -361,7 +387,17 @@ func newTrainer(ctx context.Context, sc *scenario.Scenario, cfg Config) (*traine
 	n := len(deps)
 	spec := rl.Spec{ID: "drpc/" + sc.Name, Observation: rl.UniformBox(drpc.TeacherInput(n), -10, 10),
 		Action: rl.UniformBox(drpc.ActionDim, -1, 1)}
-	td3, err := rl.NewTD3(spec, cfg.TD3, rng)
+	var td3 *rl.TD3
+	if in := cfg.Init; in != nil {
+		critics := make([]*nn.MLP[float32], len(in.Critics()))
+		for i, c := range in.Critics() {
+			critics[i] = copyOf(c, fmt.Sprintf("q%d", i+1))
+		}
+		td3, err = rl.NewTD3On(spec, cfg.TD3, copyOf(in.Teacher(), "actor"), critics, rng)
+		pol.SetForecaster(in.Forecaster())
+	} else {
+		td3, err = rl.NewTD3(spec, cfg.TD3, rng)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("drpcenv: %w", err)
 	}
@@ -374,6 +410,13 @@ func newTrainer(ctx context.Context, sc *scenario.Scenario, cfg Config) (*traine
 		dataObs: make([][][]float64, n), dataAct: make([][][]float64, n)}
 	for k := range t.low {
 		t.low[k], t.high[k] = math.Inf(1), math.Inf(-1)
+	}
+	if in := cfg.Init; in != nil {
+		copy(t.low, in.Low)
+		copy(t.high, in.High)
+		if in.Budget != nil && cfg.Budget > 0 {
+			t.lambda = in.Budget.Lambda
+		}
 	}
 	return t, nil
 }
@@ -422,6 +465,25 @@ func Deployments(sc *scenario.Scenario, period time.Duration) ([]drpc.Deployment
 		return nil, errors.New("drpcenv: the scenario autoscales no service (set max_replicas)")
 	}
 	return deps, nil
+}
+
+// keepDeployments checks that a policy to fine-tune manages the scenario's
+// deployments, in order, and gives them its guard rails and RT_max, so
+// the reward is the one it was trained on.
+func keepDeployments(deps []drpc.Deployment, init *drpc.Policy) error {
+	if init.FineTune == nil {
+		return errors.New("drpcenv: the policy to fine-tune has no critics (fine_tune); train it again with this version")
+	}
+	if len(init.Deployments) != len(deps) {
+		return fmt.Errorf("drpcenv: the policy to fine-tune manages %d deployments, the scenario autoscales %d", len(init.Deployments), len(deps))
+	}
+	for i, d := range init.Deployments {
+		if d.Name != deps[i].Name {
+			return fmt.Errorf("drpcenv: the policy to fine-tune manages %q where the scenario autoscales %q", d.Name, deps[i].Name)
+		}
+		deps[i] = d
+	}
+	return nil
 }
 
 // LocalSlack is how many times its mean response time in the scenario as
@@ -570,11 +632,22 @@ func (t *trainer) better(v Episode) bool {
 
 // shapedLike returns a network of m's shape, named as TD3 names its actor, to copy m into.
 func shapedLike(m *nn.MLP[float32]) *nn.MLP[float32] {
+	return shaped(m, "actor")
+}
+
+func shaped(m *nn.MLP[float32], name string) *nn.MLP[float32] {
 	sizes := []int{m.In()}
 	for _, l := range m.Layers {
 		sizes = append(sizes, l.Out())
 	}
-	return nn.NewMLP[float32](rand.New(rand.NewPCG(0, 0)), "actor", sizes, m.Hidden, m.Output)
+	return nn.NewMLP[float32](rand.New(rand.NewPCG(0, 0)), name, sizes, m.Hidden, m.Output)
+}
+
+// copyOf returns a copy of m whose parameters are named name.0.W, ...
+func copyOf(m *nn.MLP[float32], name string) *nn.MLP[float32] {
+	c := shaped(m, name)
+	nn.HardCopy(c.Params(), m.Params())
+	return c
 }
 
 // fitStudents trains every deployment's student on its data set

@@ -208,3 +208,56 @@ func TestMemoryFloorHoldsFullConcurrency(t *testing.T) {
 		t.Fatalf("not autoscaled: %v", want)
 	}
 }
+
+// TestFineTuneStartsFromThePolicy fine-tunes a trained policy on another
+// request mix: the policy's teacher is validated after the base rule and
+// before any episode, no predictor is fitted again (the policy's is kept),
+// the guard rails and RT_max are the policy's, and the policy it started
+// from is left as it was.
+func TestFineTuneStartsFromThePolicy(t *testing.T) {
+	sc, cfg := shortRun(t, 5, 1, 2)
+	tr, err := Train(context.Background(), sc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := tr.Policy
+	before := slices.Clone(from.Teacher().Params()[0].Value.Data)
+	buyers, err := scenario.Lookup("trainticket-buyers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, cfg = shortRun(t, 6, 1, 4)
+	cfg.Init = from
+	ft, err := Train(context.Background(), buyers, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var phases []string
+	for _, e := range ft.Curve {
+		phases = append(phases, e.Phase)
+	}
+	want := []string{phaseValidation, phaseValidation, phaseTeacher, phaseValidation, phaseTeacher, phaseValidation, phaseImitation}
+	if !slices.Equal(phases, want) {
+		t.Fatalf("phases %v, want %v", phases, want)
+	}
+	p := ft.Policy
+	if p.Forecaster() == nil || p.Provenance.Scenario != "trainticket-buyers" {
+		t.Fatalf("fine-tuned policy: predictor %v, scenario %q", p.Forecaster() != nil, p.Provenance.Scenario)
+	}
+	for i, d := range p.Deployments {
+		if d != from.Deployments[i] {
+			t.Fatalf("deployment %d: %+v, the policy it started from has %+v", i, d, from.Deployments[i])
+		}
+	}
+	if !slices.Equal(before, from.Teacher().Params()[0].Value.Data) {
+		t.Fatal("fine-tuning changed the policy it started from")
+	}
+
+	other := *from
+	other.Deployments = slices.Clone(from.Deployments)
+	other.Deployments[3].Name = "ts-elsewhere-service"
+	cfg.Init = &other
+	if _, err := Train(context.Background(), buyers, cfg); err == nil || !strings.Contains(err.Error(), "ts-elsewhere-service") {
+		t.Fatalf("a policy for other deployments: %v", err)
+	}
+}
