@@ -126,6 +126,9 @@ type DRPCFigures struct {
 	// were refreshed, over the runs that retrained (NaN: none did).
 	RewardBefore Stat `json:"reward_before_retraining"`
 	RewardAfter  Stat `json:"reward_after_retraining"`
+	// Reward is a DRPC controller's mean system reward per period, the
+	// notifier's input (drpc.Stats.Reward; NaN for other policies).
+	Reward Stat `json:"reward"`
 }
 
 // drpcRun is what one run contributes to the figures.
@@ -136,7 +139,7 @@ type drpcRun struct {
 	viol, fail, vcpu          float64
 	decisionNS                float64
 	fallbacks, notified, retr float64
-	before, after             float64
+	before, after, reward     float64
 }
 
 // DRPCComparison runs cmp and returns the paper's figures for every policy
@@ -179,6 +182,7 @@ func DRPCComparison(ctx context.Context, cmp Comparison, params map[string]int) 
 		retrained := slices.DeleteFunc(slices.Clone(rs), func(r drpcRun) bool { return !(r.after > 0) })
 		f.RewardBefore = meanCI(retrained, func(r *drpcRun) float64 { return r.before })
 		f.RewardAfter = meanCI(retrained, func(r *drpcRun) float64 { return r.after })
+		f.Reward = meanCI(rs, func(r *drpcRun) float64 { return r.reward })
 		figs = append(figs, f)
 	}
 	return res, figs, nil
@@ -224,7 +228,7 @@ func figuresOf(r *cluster.Results, warm, horizon time.Duration, ctls []control.C
 	dr.viol = frac(r.SLOViolations(), r.SLOArrivals())
 	dr.fail = frac(r.Failures.Total(), r.Arrivals)
 	dr.vcpu, _, _ = r.Resources()
-	dr.decisionNS, dr.fallbacks, dr.notified, dr.retr = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	dr.decisionNS, dr.fallbacks, dr.notified, dr.retr, dr.reward = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
 	for _, c := range ctls {
 		t, ok := c.(*timed)
 		if !ok {
@@ -236,7 +240,7 @@ func figuresOf(r *cluster.Results, warm, horizon time.Duration, ctls []control.C
 		if d, ok := t.Controller.(*drpc.Controller); ok {
 			st := d.Stats()
 			dr.fallbacks, dr.notified, dr.retr = float64(st.Fallbacks), float64(st.Notified), float64(st.Retrained)
-			dr.before, dr.after = st.RewardBefore, st.RewardAfter
+			dr.before, dr.after, dr.reward = st.RewardBefore, st.RewardAfter, st.Reward
 		}
 	}
 	return dr
@@ -323,15 +327,15 @@ func WriteDRPCTables(w io.Writer, figs []DRPCFigures) error {
 		fmt.Fprintln(tw)
 	}
 	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "Outcome, scalability and computation\npolicy\tSLO violations %\tfailures %\tvCPU-s\tquadratic coefficient (ms per (100 req/s)²)\tparameters\tCPU time per decision (µs)\tfallbacks\tnotified\tretrained\treward before\treward after")
+	fmt.Fprintln(tw, "Outcome, scalability and computation\npolicy\tSLO violations %\tfailures %\tvCPU-s\tquadratic coefficient (ms per (100 req/s)²)\tparameters\tCPU time per decision (µs)\tfallbacks\tnotified\tretrained\treward before\treward after\tmean reward")
 	for _, f := range figs {
 		params := "-"
 		if f.Parameters > 0 {
 			params = fmt.Sprint(f.Parameters)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Policy, cell(scaled(f.SLOViolations, 100)), cell(scaled(f.Failures, 100)),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Policy, cell(scaled(f.SLOViolations, 100)), cell(scaled(f.Failures, 100)),
 			cell(f.VCPUSeconds), cell(scaled(f.Quadratic, 1000*1e4)), params, cell(scaled(f.DecisionNS, 1e-3)),
-			cell(f.Fallbacks), cell(f.Notified), cell(f.Retrained), cell(f.RewardBefore), cell(f.RewardAfter))
+			cell(f.Fallbacks), cell(f.Notified), cell(f.Retrained), cell(f.RewardBefore), cell(f.RewardAfter), cell(f.Reward))
 	}
 	return tw.Flush()
 }

@@ -57,6 +57,11 @@ type Stats struct {
 	// last fired, RewardAfter that of the first full window after the
 	// students were refreshed (0 until then): whether retraining helped.
 	RewardBefore, RewardAfter float64
+	// Reward is the mean system reward of the periods observed (equation
+	// 2 averaged over the deployments, the notifier's input): how well the
+	// policy did by its own measure.
+	Reward  float64
+	periods int
 }
 
 // Controller runs a DRPC policy: every period it observes, lets each
@@ -154,6 +159,8 @@ func (c *Controller) Decide(now time.Duration, snap *metrics.Snapshot) []control
 			}
 		}
 		c.reward = SystemReward(c.pol.Reward, c.obs, snap)
+		c.stats.periods++
+		c.stats.Reward += (c.reward - c.stats.Reward) / float64(c.stats.periods)
 		fired := c.notifier.Add(c.reward)
 		if c.stats.Retrained > 0 && c.notifier.iter == len(c.notifier.history) {
 			c.stats.RewardAfter = c.notifier.Average()

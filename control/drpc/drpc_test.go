@@ -273,14 +273,17 @@ func TestRetrainingRefreshesStudents(t *testing.T) {
 		s.Services[0].Latency.Sum = 5 * float64(s.Services[0].Latency.Count) // 5 s: QoS e^-16
 		return s
 	}
+	sum := 0.0 // of the periods' rewards: Stats.Reward is their mean
 	for k := 1; k <= 5; k++ {
 		c.Decide(time.Duration(k)*time.Second, slow(time.Duration(k)*time.Second))
+		sum += c.Reward()
 	}
 	if s := c.Stats(); s.Notified != 1 || c.teaching != 2 {
 		t.Fatalf("after 5 bad periods: %+v, teaching %d; want one notification and the teacher in charge", s, c.teaching)
 	}
 	for k := 6; k <= 7; k++ {
 		c.Decide(time.Duration(k)*time.Second, testSnapshot(time.Duration(k)*time.Second, 100))
+		sum += c.Reward()
 	}
 	if s := c.Stats(); s.Retrained != 1 || c.teaching != 0 {
 		t.Fatalf("after the teacher's periods: %+v, teaching %d", s, c.teaching)
@@ -297,9 +300,13 @@ func TestRetrainingRefreshesStudents(t *testing.T) {
 	}
 	for k := 8; k <= 12; k++ {
 		c.Decide(time.Duration(k)*time.Second, testSnapshot(time.Duration(k)*time.Second, 100))
+		sum += c.Reward()
 	}
 	if s := c.Stats(); !(s.RewardAfter > 10*low) {
 		t.Errorf("after five good periods: reward after %v, before %v", s.RewardAfter, s.RewardBefore)
+	}
+	if s := c.Stats(); math.Abs(s.Reward-sum/12) > 1e-9 || !(s.Reward > low && s.Reward < s.RewardAfter) {
+		t.Errorf("mean reward %v, want %v (the 12 periods'), between %v and %v", s.Reward, sum/12, low, s.RewardAfter)
 	}
 }
 
