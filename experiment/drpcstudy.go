@@ -40,6 +40,11 @@ type DRPCStudy struct {
 	// fires, each run as a policy of its own beside DRPC without
 	// retraining (the mix-change study).
 	Retrain []RetrainVariant
+	// FineTuneOn, if set, is a scenario the policy is also fine-tuned on
+	// in the simulator (train drpc --init) for FineTuneEpisodes teacher
+	// episodes, run as drpc+finetune: the mix-change study's new mix.
+	FineTuneOn       string
+	FineTuneEpisodes int
 	// CPUBudget, if > 0, is the budget DRPC is trained under (vCPUs,
 	// drpcenv.Config.Budget): the study runs that policy.
 	CPUBudget float64
@@ -74,7 +79,7 @@ func DRPCStudies() map[string]DRPCStudy {
 		"mixchange": {Name: "mixchange", Scenario: "trainticket-mixchange", Retrain: []RetrainVariant{
 			{"drpc+retrain", 24, 0},         // two minutes with the training noise (0.3)
 			{"drpc+retrain-long", 120, 0.1}, // ten minutes with a third of it
-		}},
+		}, FineTuneOn: "trainticket-buyers", FineTuneEpisodes: 40},
 		"sensitivity": {Name: "sensitivity", Scenario: "trainticket", Arrivals: &surge, Horizon: 10 * time.Minute, Weights: []float64{1, 4, 8}},
 	}
 }
@@ -158,6 +163,14 @@ func (s DRPCStudy) Run(ctx context.Context, w io.Writer) error {
 			params[v.Name] = p.Parameters()
 			policies = append(policies, v.Name)
 		}
+		if s.FineTuneOn != "" {
+			q, err := s.fineTuned(ctx, p, wt)
+			if err != nil {
+				return err
+			}
+			learned["drpc+finetune"], params["drpc+finetune"] = drpcLearned(q, sc, drpc.Options{Seed: s.TrainSeed}), q.Parameters()
+			policies = append(policies, "drpc+finetune")
+		}
 	}
 	cmp := Comparison{Scenario: sc, Policies: policies, Learned: learned, Seeds: s.Seeds}
 	s.logf("%s: evaluating %v on %s, %d seeds", s.Name, policies, sc.Name, max(s.Seeds, sc.Seeds))
@@ -195,6 +208,19 @@ func (s DRPCStudy) policy(ctx context.Context, sc *scenario.Scenario, wt float64
 	return tr.policy(ctx, sc, s.PolicyDir)
 }
 
+// fineTuned loads, or makes and saves, policy p (trained with weight wt)
+// fine-tuned on FineTuneOn.
+func (s DRPCStudy) fineTuned(ctx context.Context, p *drpc.Policy, wt float64) (*drpc.Policy, error) {
+	on, err := scenario.Lookup(s.FineTuneOn)
+	if err != nil {
+		return nil, fmt.Errorf("drpc %s: fine-tuning: %w", s.Name, err)
+	}
+	from := drpcTraining{Training: s.Training, Weight: wt, Budget: s.CPUBudget, Seed: s.TrainSeed, Forecast: s.Forecast}
+	tr := drpcTraining{Init: p, InitName: from.name() + "-" + s.FineTuneOn, Episodes: s.FineTuneEpisodes, Budget: s.CPUBudget, Seed: s.TrainSeed,
+		Wall: s.Budget, Now: s.Now, Log: s.logf}
+	return tr.policy(ctx, on, s.PolicyDir)
+}
+
 // drpcTraining is one DRPC training run of a study.
 type drpcTraining struct {
 	// Training names the training workloads: "surges" (drpcenv.Surges,
@@ -207,6 +233,11 @@ type drpcTraining struct {
 	// Forecast fits the GRU workload predictor first (train drpc
 	// --forecast): the policy reads its forecast.
 	Forecast bool
+	// Init, if set, is the policy to fine-tune (train drpc --init), named
+	// InitName, for Episodes teacher episodes (0: the default count).
+	Init     *drpc.Policy
+	InitName string
+	Episodes int
 	// Wall, with Now, caps the teacher's wall time (0: its episode count
 	// alone bounds it, so the policy does not depend on the machine).
 	Wall time.Duration
@@ -215,6 +246,9 @@ type drpcTraining struct {
 }
 
 func (tr drpcTraining) name() string {
+	if tr.Init != nil {
+		return fmt.Sprintf("%s-finetuned-seed%d", tr.InitName, tr.Seed)
+	}
 	training := cmp.Or(tr.Training, "surges")
 	n := fmt.Sprintf("drpc-%s-w%g-seed%d", training, tr.Weight, tr.Seed)
 	if tr.Budget > 0 {
@@ -241,6 +275,10 @@ func (tr drpcTraining) policy(ctx context.Context, sc *scenario.Scenario, dir st
 			cfg.Seed, cfg.Budget = tr.Seed, tr.Budget
 			if tr.Forecast {
 				cfg.ForecastEpisodes = 4
+			}
+			if tr.Init != nil {
+				cfg.Init = tr.Init
+				cfg.Episodes = cmp.Or(tr.Episodes, cfg.Episodes)
 			}
 			cfg.Reward = drpc.DefaultReward(sc.SLO)
 			cfg.Reward.UtilWeight = tr.Weight

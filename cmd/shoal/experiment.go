@@ -69,7 +69,9 @@ its checkpoint in DIR/policies. NAME is one of
   paper        the paper's 5000-minute Alibaba workload (scenario trainticket-alibaba)
   mixchange    users move from searching to buying; the retraining notifier,
                with the teacher taking over for 2 minutes (training noise) or
-               10 minutes (a third of it), against no retraining
+               10 minutes (a third of it), and the policy fine-tuned in the
+               simulator on the new mix (trainticket-buyers, 40 episodes:
+               drpc+finetune), against no retraining
   sensitivity  policies trained with equation 2's weight 1 (the paper's), 4 and 8`,
 		Example: `  shoal experiment drpc surge
   shoal experiment drpc all --out out/drpc --seeds 5`,
