@@ -109,8 +109,11 @@ type DRPCFigures struct {
 	// seconds per (request/s)².
 	Quadratic     Stat `json:"quadratic"`
 	SLOViolations Stat `json:"slo_violations"`
-	Failures      Stat `json:"failures"`
-	VCPUSeconds   Stat `json:"vcpu_seconds"`
+	// ViolationsOrDegraded also counts a request answered degraded (an
+	// optional call browned out) as a violation: brownout is a cost too.
+	ViolationsOrDegraded Stat `json:"slo_violations_or_degraded"`
+	Failures             Stat `json:"failures"`
+	VCPUSeconds          Stat `json:"vcpu_seconds"`
 	// Parameters of one decision's network (0: none) and the CPU time per
 	// deployment decision (the computation table, section VI-C 1).
 	Parameters int  `json:"parameters"`
@@ -136,7 +139,7 @@ type drpcRun struct {
 	success, failRate, meanRT []float64
 	pct                       []float64
 	quad                      float64
-	viol, fail, vcpu          float64
+	viol, violDeg, fail, vcpu float64
 	decisionNS                float64
 	fallbacks, notified, retr float64
 	before, after, reward     float64
@@ -173,6 +176,7 @@ func DRPCComparison(ctx context.Context, cmp Comparison, params map[string]int) 
 		}
 		f.Quadratic = meanCI(rs, func(r *drpcRun) float64 { return r.quad })
 		f.SLOViolations = meanCI(rs, func(r *drpcRun) float64 { return r.viol })
+		f.ViolationsOrDegraded = meanCI(rs, func(r *drpcRun) float64 { return r.violDeg })
 		f.Failures = meanCI(rs, func(r *drpcRun) float64 { return r.fail })
 		f.VCPUSeconds = meanCI(rs, func(r *drpcRun) float64 { return r.vcpu })
 		f.DecisionNS = meanCI(rs, func(r *drpcRun) float64 { return r.decisionNS })
@@ -226,6 +230,7 @@ func figuresOf(r *cluster.Results, warm, horizon time.Duration, ctls []control.C
 	}
 	dr.quad = quadratic(xs, ys)
 	dr.viol = frac(r.SLOViolations(), r.SLOArrivals())
+	dr.violDeg = frac(r.SLOViolationsOrDegraded(), r.SLOArrivals())
 	dr.fail = frac(r.Failures.Total(), r.Arrivals)
 	dr.vcpu, _, _ = r.Resources()
 	dr.decisionNS, dr.fallbacks, dr.notified, dr.retr, dr.reward = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
@@ -327,13 +332,14 @@ func WriteDRPCTables(w io.Writer, figs []DRPCFigures) error {
 		fmt.Fprintln(tw)
 	}
 	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "Outcome, scalability and computation\npolicy\tSLO violations %\tfailures %\tvCPU-s\tquadratic coefficient (ms per (100 req/s)²)\tparameters\tCPU time per decision (µs)\tfallbacks\tnotified\tretrained\treward before\treward after\tmean reward")
+	fmt.Fprintln(tw, "Outcome, scalability and computation\npolicy\tSLO violations %\tviolations or degraded %\tfailures %\tvCPU-s\tquadratic coefficient (ms per (100 req/s)²)\tparameters\tCPU time per decision (µs)\tfallbacks\tnotified\tretrained\treward before\treward after\tmean reward")
 	for _, f := range figs {
 		params := "-"
 		if f.Parameters > 0 {
 			params = fmt.Sprint(f.Parameters)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Policy, cell(scaled(f.SLOViolations, 100)), cell(scaled(f.Failures, 100)),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Policy, cell(scaled(f.SLOViolations, 100)),
+			cell(scaled(f.ViolationsOrDegraded, 100)), cell(scaled(f.Failures, 100)),
 			cell(f.VCPUSeconds), cell(scaled(f.Quadratic, 1000*1e4)), params, cell(scaled(f.DecisionNS, 1e-3)),
 			cell(f.Fallbacks), cell(f.Notified), cell(f.Retrained), cell(f.RewardBefore), cell(f.RewardAfter), cell(f.Reward))
 	}

@@ -63,6 +63,9 @@ func TestDRPCComparison(t *testing.T) {
 			t.Errorf("%s: decision %v ns, success in period 3 %v req/s", f.Policy, f.DecisionNS.Mean, f.Success[2].Mean)
 		}
 	}
+	if f := figs[1]; !(f.ViolationsOrDegraded.Mean >= f.SLOViolations.Mean) || math.IsNaN(float64(f.ViolationsOrDegraded.Mean)) {
+		t.Errorf("drpc: violations or degraded %v, below its violations %v", f.ViolationsOrDegraded.Mean, f.SLOViolations.Mean)
+	}
 	if !math.IsNaN(float64(figs[0].Reward.Mean)) || !(figs[1].Reward.Mean > 0 && figs[1].Reward.Mean <= 1) {
 		t.Errorf("mean reward: hpa %v (want none), drpc %v (want in (0, 1])", figs[0].Reward.Mean, figs[1].Reward.Mean)
 	}
