@@ -153,7 +153,7 @@ func (t *trainer) restore() (elapsed time.Duration, ok bool, err error) {
 	t.pending, t.lambda = st.Pending, st.Lambda
 	t.td3.Replay().SetPenalty(t.lambda)
 	if len(st.Best) > 0 {
-		t.best = shapedLike(t.td3.Actor())
+		t.best = shaped(t.td3.Actor(), "actor")
 		if err := nn.LoadModule(bytes.NewReader(st.Best), t.best); err != nil {
 			return fail(err)
 		}

@@ -563,9 +563,7 @@ func (t *trainer) validate(after func() error) error {
 
 // actorCopy is a copy of the teacher's actor as it is now.
 func (t *trainer) actorCopy() *nn.MLP[float32] {
-	a := shapedLike(t.td3.Actor())
-	nn.HardCopy(a.Params(), t.td3.Actor().Params())
-	return a
+	return copyOf(t.td3.Actor(), "actor")
 }
 
 // validateBase validates the base rule alone (an actor whose every weight
@@ -573,7 +571,7 @@ func (t *trainer) actorCopy() *nn.MLP[float32] {
 // on validation to be kept, so an unlucky training run ends with the base
 // rule, not with a policy worse than it.
 func (t *trainer) validateBase(after func() error) error {
-	zero := shapedLike(t.td3.Actor())
+	zero := shaped(t.td3.Actor(), "actor")
 	for _, p := range zero.Params() {
 		clear(p.Value.Data)
 	}
@@ -630,11 +628,8 @@ func (t *trainer) better(v Episode) bool {
 	return v.Reward > t.bestScore
 }
 
-// shapedLike returns a network of m's shape, named as TD3 names its actor, to copy m into.
-func shapedLike(m *nn.MLP[float32]) *nn.MLP[float32] {
-	return shaped(m, "actor")
-}
-
+// shaped returns a network of m's shape whose parameters are named
+// name.0.W, ... (TD3 names its actor "actor", its critics "q1" and "q2").
 func shaped(m *nn.MLP[float32], name string) *nn.MLP[float32] {
 	sizes := []int{m.In()}
 	for _, l := range m.Layers {
