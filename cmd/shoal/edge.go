@@ -154,14 +154,9 @@ and print each one's mean task completion time, successful offloading ratio
 }
 
 func readEdgePolicy(path string) (*edgesched.Policy, error) {
-	f, err := os.Open(path)
+	p, err := readFile(path, edgesched.Read)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	p, err := edgesched.Read(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if p.Agents != edge.Agents || p.ObsDim != edge.ObsDim || p.ActDim != edge.ActDim {
 		return nil, fmt.Errorf("%s: a policy of %d agents, %d -> %d; the edge world has %d, %d -> %d", path, p.Agents, p.ObsDim, p.ActDim, edge.Agents, edge.ObsDim, edge.ActDim)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"time"
@@ -112,7 +113,7 @@ scenario's episodes, so a fine-tuned teacher is kept only if it beats it.
 			if predict || cmd.Flags().Changed("base-high") || cmd.Flags().Changed("hold") || cmd.Flags().Changed("residual") || weight > 0 {
 				return usagef("--init: the policy keeps its own predictor, base rule, hold and reward; drop --forecast, --base-high, --hold, --residual and --util-weight")
 			}
-			if cfg.Init, err = readDRPCPolicy(initFrom); err != nil {
+			if cfg.Init, err = readFile(initFrom, drpc.ReadPolicy); err != nil {
 				return err
 			}
 		}
@@ -256,16 +257,17 @@ func (p *trainingProgress) stop() {
 	p.bar.done()
 }
 
-// readDRPCPolicy reads a DRPC policy file.
-func readDRPCPolicy(path string) (*drpc.Policy, error) {
+// readFile opens path and reads it with read; an error names the file.
+func readFile[T any](path string, read func(io.Reader) (T, error)) (T, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		var zero T
+		return zero, err
 	}
 	defer f.Close()
-	p, err := drpc.ReadPolicy(f)
+	v, err := read(f)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return v, fmt.Errorf("%s: %w", path, err)
 	}
-	return p, nil
+	return v, nil
 }

@@ -98,4 +98,18 @@ func TestTrainDRPCResumesAfterAnInterruption(t *testing.T) {
 		!strings.Contains(stderr.buf.String(), "ts-assurance-service: the policy may brown it out, but it is not optional here; brownout dropped") {
 		t.Fatalf("--drop-mismatch: %v\n%s\n%s", err, out.String(), stderr.buf.String())
 	}
+	// The policy fine-tuned on another mix; --init keeps its own predictor
+	// and rules, and a missing file is named.
+	tuned := filepath.Join(dir, "buyers.policy")
+	ftArgs := []string{"train", "drpc", "trainticket-buyers", "--init", pol, "-o", tuned, "--episodes", "1", "--episode-length", "1m", "--seed", "3"}
+	if res, err := runCLI(t, ftArgs...); err != nil || !strings.Contains(res, "wrote "+tuned) {
+		t.Fatalf("fine-tuning: %v\n%s", err, res)
+	}
+	if _, err := runCLI(t, append(ftArgs, "--forecast")...); !errors.Is(err, errUsage) {
+		t.Errorf("--init with --forecast: %v", err)
+	}
+	missing := filepath.Join(dir, "missing.policy")
+	if _, err := runCLI(t, "train", "drpc", "trainticket-buyers", "--init", missing, "-o", tuned); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("--init with a missing file: %v", err)
+	}
 }

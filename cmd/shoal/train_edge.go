@@ -53,7 +53,7 @@ starts its episodes from.`,
 			return usagef("--epochs, --horizon and --hidden must be positive and --adversarial >= 0")
 		}
 		path := edgeLogPath(args[0])
-		log, err := readEdgeLog(path)
+		log, err := readFile(path, edge.ReadLog)
 		if err != nil {
 			return err
 		}
@@ -72,19 +72,6 @@ starts its episodes from.`,
 			figures("logged_steps", len(v.States), "epochs", cfg.MLEEpochs, "adversarial", cfg.Adversarial, "wall_seconds", prov.WallSeconds))
 	})
 	return cmd
-}
-
-func readEdgeLog(path string) ([]edge.Transition, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	log, err := edge.ReadLog(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return log, nil
 }
 
 func (cl *cli) trainEdgePolicy(short string) *cobra.Command {
