@@ -189,7 +189,7 @@ func (t *trainer) run(j *job) (*outcome, error) {
 		actor = j.actor.NewPredictor()
 	}
 	var students []*nn.MLPPredictor[float32]
-	if j.phase == phaseDAgger {
+	if j.phase == phaseDAgger || j.phase == phaseStudents {
 		for i := range n {
 			students = append(students, t.pol.Student(i).NewPredictor())
 		}
@@ -287,7 +287,8 @@ func (t *trainer) run(j *job) (*outcome, error) {
 // act is deployment i's action at period step of job j: the teacher
 // explores (uniform for the job's first random periods, Gaussian noise
 // after), or acts deterministically (imitation, validation), or the
-// student acts (dagger), or nothing is added to the base rule (forecast).
+// student acts (dagger, students), or nothing is added to the base rule
+// (forecast).
 func (t *trainer) act(j *job, step, i int, x, local []float64, in32, out32 []float32, actor *nn.MLPPredictor[float32], students []*nn.MLPPredictor[float32]) []float64 {
 	a := make([]float64, drpc.ActionDim)
 	switch j.phase {
@@ -305,7 +306,7 @@ func (t *trainer) act(j *job, step, i int, x, local []float64, in32, out32 []flo
 			a[k] = math.Min(math.Max(a[k]+t.cfg.TD3.ActionNoise*j.noise.NormFloat64(), -1), 1)
 		}
 		return a
-	case phaseDAgger:
+	case phaseDAgger, phaseStudents:
 		for k, v := range local {
 			in32[k] = float32(v)
 		}

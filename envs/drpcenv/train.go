@@ -329,7 +329,53 @@ const (
 	phaseForecast  = "forecast"
 	// phaseValidation is a round of validation episodes (one curve point).
 	phaseValidation = "validation"
+	// phaseStudents is an episode of a trained policy's students, as
+	// deployed, on the selection episodes (Validate).
+	phaseStudents = "students"
 )
+
+// selectionSeed roots the selection episodes' seeds: the same for every
+// training seed, so that policies trained with different seeds are judged
+// on the same episodes. Their system seeds have the top bit set, as
+// training's do (evaluation seeds never have it), from a stream of their
+// own.
+const selectionSeed = 0x73656c656374 // "select"
+
+// Validate runs a trained policy's students, as deployed (deterministic,
+// over its base rule and hold), on cfg.ValidationEpisodes episodes drawn
+// from cfg.Arrivals with seeds of their own, the same whatever the
+// training seed, and returns their mean reward, cost and SLO violations:
+// to choose among policies trained with different seeds without looking at
+// an evaluation seed. cfg.Budget is only recorded: Beats judges by it.
+func Validate(ctx context.Context, sc *scenario.Scenario, pol *drpc.Policy, cfg Config) (Episode, error) {
+	cfg.Init = pol
+	cfg = withDefaults(cfg, sc)
+	t, err := newTrainer(ctx, sc, cfg)
+	if err != nil {
+		return Episode{}, err
+	}
+	t.pol = pol // its students act
+	jobs := make([]job, cfg.ValidationEpisodes)
+	for k := range jobs {
+		rng := rand.New(rand.NewPCG(selectionSeed, uint64(k)))
+		jobs[k] = job{phase: phaseStudents, seed: rng.Uint64() | 1<<63, spec: cfg.Arrivals(rng)}
+	}
+	v := Episode{Phase: phaseStudents}
+	for len(jobs) > 0 {
+		k := min(cfg.Workers, len(jobs))
+		outs, err := t.simulate(jobs[:k], nil)
+		if err != nil {
+			return Episode{}, err
+		}
+		jobs = jobs[k:]
+		for _, o := range outs {
+			v.Reward += o.Reward / float64(cfg.ValidationEpisodes)
+			v.SLOViolations += o.SLOViolations / float64(cfg.ValidationEpisodes)
+			v.Cost += o.Cost / float64(cfg.ValidationEpisodes)
+		}
+	}
+	return v, nil
+}
 
 // trainer holds a training run's state.
 type trainer struct {
@@ -613,19 +659,23 @@ func (t *trainer) validateActor(actor *nn.MLP[float32], after func() error) erro
 // budget a teacher within it beats one over it, and of two over it the
 // cheaper wins; otherwise the higher reward wins.
 func (t *trainer) better(v Episode) bool {
-	if t.best == nil {
-		return true
-	}
-	if b := t.cfg.Budget; b > 0 {
-		in, bestIn := v.Cost <= b, t.bestCost <= b
+	return t.best == nil || Beats(v, Episode{Reward: t.bestScore, Cost: t.bestCost}, t.cfg.Budget)
+}
+
+// Beats reports whether validation v beats validation best: under a budget
+// (> 0) one within it beats one over it, and of two over it the cheaper
+// wins; otherwise the higher mean reward.
+func Beats(v, best Episode, budget float64) bool {
+	if budget > 0 {
+		in, bestIn := v.Cost <= budget, best.Cost <= budget
 		if in != bestIn {
 			return in
 		}
 		if !in {
-			return v.Cost < t.bestCost
+			return v.Cost < best.Cost
 		}
 	}
-	return v.Reward > t.bestScore
+	return v.Reward > best.Reward
 }
 
 // shaped returns a network of m's shape whose parameters are named

@@ -261,3 +261,32 @@ func TestFineTuneStartsFromThePolicy(t *testing.T) {
 		t.Fatalf("a policy for other deployments: %v", err)
 	}
 }
+
+// TestValidateJudgesEverySeedAlike: a trained policy's students are
+// validated on the same episodes whatever the training seed in the
+// configuration, deterministically, and Beats prefers a policy within the
+// budget, then the cheaper one over it, then the higher reward.
+func TestValidateJudgesEverySeedAlike(t *testing.T) {
+	sc, cfg := shortRun(t, 7, 1, 0)
+	tr, err := Train(context.Background(), sc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ValidationEpisodes = 2
+	a, err := Validate(context.Background(), sc, tr.Policy, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Seed = 8
+	b, err := Validate(context.Background(), sc, tr.Policy, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != b || !(a.Reward > 0) || !(a.Cost > 0) || a.Phase != phaseStudents {
+		t.Fatalf("validation with training seed 7: %+v; with 8: %+v", a, b)
+	}
+	within, over, cheaper := Episode{Reward: 0.2, Cost: 40}, Episode{Reward: 0.9, Cost: 60}, Episode{Reward: 0.1, Cost: 50}
+	if !Beats(within, over, 45) || Beats(over, within, 45) || !Beats(cheaper, over, 45) || !Beats(over, within, 0) {
+		t.Error("Beats: want within the budget first, then the cheaper, and without a budget the higher reward")
+	}
+}
