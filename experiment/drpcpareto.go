@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/shoal-project/shoal/control/autoscale"
@@ -55,6 +56,13 @@ type DRPCPareto struct {
 	// Forecast trains DRPC with the GRU workload predictor (train drpc
 	// --forecast).
 	Forecast bool
+	// SelectEpisodes, if > 0, keeps at each budget only the training seed
+	// whose policy did best on that many selection episodes
+	// (drpcenv.Validate: the students as deployed, on generated training
+	// workloads with seeds of their own; within the budget first, then the
+	// higher reward): training several seeds and keeping the best on
+	// validation is part of training, and no evaluation seed is looked at.
+	SelectEpisodes int
 	// Seed and Seeds are the evaluation seeds: Seed, Seed+1, ...
 	Seed  uint64
 	Seeds int
@@ -78,7 +86,7 @@ type DRPCPareto struct {
 func DefaultDRPCPareto() DRPCPareto {
 	return DRPCPareto{Workloads: DRPCParetoWorkloadNames(), HPATargets: []float64{30, 45, 60, 75, 90},
 		KPAFactors: []float64{0.5, 1, 2, 4}, SLOFactors: []float64{0.5, 1, 2},
-		Budgets: []float64{45, 60, 75, 95}, TrainSeeds: []uint64{1, 2}, Seed: 301, Seeds: 3,
+		Budgets: []float64{45, 60, 75, 95}, TrainSeeds: []uint64{1, 2}, SelectEpisodes: 8, Seed: 301, Seeds: 3,
 		AlibabaHorizon: 250 * time.Minute, BaselineBudget: 4 * time.Minute}
 }
 
@@ -200,16 +208,27 @@ func (p DRPCPareto) Run(ctx context.Context, w io.Writer) error {
 	}
 	var drpcs []*drpc.Policy
 	var drpcPoints []paretoPoint
+	var selection []SelectionRow
 	for _, b := range p.Budgets {
-		for _, seed := range p.TrainSeeds {
+		pols := make([]*drpc.Policy, len(p.TrainSeeds))
+		for i, seed := range p.TrainSeeds {
 			tr := drpcTraining{Budget: b, Seed: seed, Forecast: p.Forecast, Log: p.logf}
-			pol, err := tr.policy(ctx, train, p.PolicyDir)
-			if err != nil {
+			if pols[i], err = tr.policy(ctx, train, p.PolicyDir); err != nil {
 				return err
 			}
-			drpcs = append(drpcs, pol)
-			drpcPoints = append(drpcPoints, paretoPoint{Method: "drpc", Knob: "budget vCPUs", Setting: b, Name: fmt.Sprintf("drpc@%g/s%d", b, seed)})
 		}
+		keep, rows, err := p.selectSeed(ctx, train, b, pols)
+		if err != nil {
+			return err
+		}
+		selection = append(selection, rows...)
+		for _, i := range keep {
+			drpcs = append(drpcs, pols[i])
+			drpcPoints = append(drpcPoints, paretoPoint{Method: "drpc", Knob: "budget vCPUs", Setting: b, Name: fmt.Sprintf("drpc@%g/s%d", b, p.TrainSeeds[i])})
+		}
+	}
+	if err := p.writeSelection(w, selection); err != nil {
+		return err
 	}
 	var rows []ParetoRow
 	var equal []EqualCost
@@ -267,6 +286,79 @@ func (p DRPCPareto) Run(ctx context.Context, w io.Writer) error {
 	return nil
 }
 
+// SelectionRow is one training seed's policy at a budget on the selection
+// episodes, and whether the study kept it.
+type SelectionRow struct {
+	Budget        float64 `json:"budget"`
+	Seed          uint64  `json:"train_seed"`
+	Reward        float64 `json:"reward"`
+	VCPUs         float64 `json:"vcpus"`
+	SLOViolations float64 `json:"slo_violations"`
+	Kept          bool    `json:"kept"`
+}
+
+func (p DRPCPareto) keptSeeds() string {
+	if p.SelectEpisodes > 0 && len(p.TrainSeeds) > 1 {
+		return fmt.Sprintf("at each budget, the best on %d selection episodes", p.SelectEpisodes)
+	}
+	return "all, pooled at each budget"
+}
+
+// selectSeed returns the indices of the policies (one per training seed)
+// the study keeps at budget b: with SelectEpisodes, the one that did best
+// on the selection episodes; otherwise all.
+func (p DRPCPareto) selectSeed(ctx context.Context, train *scenario.Scenario, b float64, pols []*drpc.Policy) ([]int, []SelectionRow, error) {
+	if p.SelectEpisodes <= 0 || len(pols) < 2 {
+		all := make([]int, len(pols))
+		for i := range all {
+			all[i] = i
+		}
+		return all, nil, nil
+	}
+	rows := make([]SelectionRow, len(pols))
+	best, bestV := 0, drpcenv.Episode{}
+	for i, pol := range pols {
+		v, err := drpcenv.Validate(ctx, train, pol, drpcenv.Config{Budget: b, ValidationEpisodes: p.SelectEpisodes})
+		if err != nil {
+			return nil, nil, fmt.Errorf("pareto: selecting at budget %g: %w", b, err)
+		}
+		rows[i] = SelectionRow{Budget: b, Seed: p.TrainSeeds[i], Reward: v.Reward, VCPUs: v.Cost, SLOViolations: v.SLOViolations}
+		p.logf("pareto: budget %g, training seed %d: selection reward %.3f at %.1f vCPUs, SLO violations %.1f%%", b, p.TrainSeeds[i], v.Reward, v.Cost, 100*v.SLOViolations)
+		if i == 0 || drpcenv.Beats(v, bestV, b) {
+			best, bestV = i, v
+		}
+	}
+	rows[best].Kept = true
+	return []int{best}, rows, nil
+}
+
+// writeSelection prints the selection and writes it to selection.csv.
+func (p DRPCPareto) writeSelection(w io.Writer, rows []SelectionRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "drpc pareto: each budget's training seed kept on %d selection episodes (never an evaluation seed)\n", p.SelectEpisodes)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "budget vCPUs\ttraining seed\treward\tvCPUs\tSLO violations %\tkept")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%g\t%d\t%.3f\t%.1f\t%.2f\t%v\n", r.Budget, r.Seed, r.Reward, r.VCPUs, 100*r.SLOViolations, r.Kept)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return writeFile(filepath.Join(p.Dir, "selection.csv"), func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		cw.Write([]string{"budget_vcpus", "train_seed", "reward", "vcpus", "slo_violations", "kept"})
+		for _, r := range rows {
+			cw.Write([]string{strconv.FormatFloat(r.Budget, 'g', -1, 64), strconv.FormatUint(r.Seed, 10), strconv.FormatFloat(r.Reward, 'g', -1, 64),
+				strconv.FormatFloat(r.VCPUs, 'g', -1, 64), strconv.FormatFloat(r.SLOViolations, 'g', -1, 64), strconv.FormatBool(r.Kept)})
+		}
+		cw.Flush()
+		return cw.Error()
+	})
+}
+
 func (p DRPCPareto) meta() []report.KV {
 	seeds := make([]string, len(p.TrainSeeds))
 	for i, s := range p.TrainSeeds {
@@ -277,6 +369,7 @@ func (p DRPCPareto) meta() []report.KV {
 		{Key: "DRPC training seeds", Value: strings.Join(seeds, ", ")},
 		{Key: "DRPC budgets (vCPUs, memory at its price)", Value: fmt.Sprint(p.Budgets)},
 		{Key: "DRPC reads a workload forecast", Value: fmt.Sprint(p.Forecast)},
+		{Key: "DRPC training seeds kept", Value: p.keptSeeds()},
 		{Key: "HPA targets (% CPU)", Value: fmt.Sprint(p.HPATargets)},
 		{Key: "KPA target concurrency factors", Value: fmt.Sprint(p.KPAFactors)},
 		{Key: "FIRM-like and CoScal-like SLO factors", Value: fmt.Sprint(p.SLOFactors)},

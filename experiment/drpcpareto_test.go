@@ -1,11 +1,19 @@
 package experiment
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/shoal-project/shoal/control/autoscale"
+	"github.com/shoal-project/shoal/control/drpc"
+	"github.com/shoal-project/shoal/envs/drpcenv"
 	"github.com/shoal-project/shoal/scenario"
 )
 
@@ -109,5 +117,48 @@ func TestParetoRowsPoolTrainingSeeds(t *testing.T) {
 	}
 	if !rows[0].OnFrontier || rows[1].OnFrontier || !rows[2].OnFrontier {
 		t.Errorf("frontier: hpa@75 %v, hpa@30 %v, drpc %v; want true, false, true", rows[0].OnFrontier, rows[1].OnFrontier, rows[2].OnFrontier)
+	}
+}
+
+// TestSelectionKeepsTheBetterSeed: with selection episodes, one training
+// seed per budget is kept, the one drpcenv.Beats prefers on them, and the
+// choice is written to selection.csv; without, every seed is kept.
+func TestSelectionKeepsTheBetterSeed(t *testing.T) {
+	sc, err := scenario.Lookup("trainticket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pols []*drpc.Policy
+	for _, seed := range []uint64{1, 2} {
+		cfg := drpcenv.DefaultConfig()
+		cfg.Seed, cfg.Episodes, cfg.EpisodeLength, cfg.ImitationEpisodes = seed, 1, time.Minute, 1
+		cfg.TD3.LearningStarts, cfg.TD3.BatchSize = 100, 16
+		tr, err := drpcenv.Train(context.Background(), sc, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pols = append(pols, tr.Policy)
+	}
+	p := DRPCPareto{TrainSeeds: []uint64{1, 2}, Dir: t.TempDir()}
+	if keep, rows, err := p.selectSeed(context.Background(), sc, 40, pols); err != nil || len(keep) != 2 || rows != nil {
+		t.Fatalf("without selection: keep %v, rows %v, %v", keep, rows, err)
+	}
+	p.SelectEpisodes = 2
+	keep, rows, err := p.selectSeed(context.Background(), sc, 40, pols)
+	if err != nil || len(keep) != 1 || len(rows) != 2 {
+		t.Fatalf("with selection: keep %v, rows %+v, %v", keep, rows, err)
+	}
+	k, o := rows[keep[0]], rows[1-keep[0]]
+	ep := func(r SelectionRow) drpcenv.Episode { return drpcenv.Episode{Reward: r.Reward, Cost: r.VCPUs} }
+	if !k.Kept || o.Kept || k.Seed != p.TrainSeeds[keep[0]] || drpcenv.Beats(ep(o), ep(k), 40) || !(k.Reward > 0) {
+		t.Fatalf("kept %+v over %+v", k, o)
+	}
+	var out bytes.Buffer
+	if err := p.writeSelection(&out, rows); err != nil {
+		t.Fatal(err)
+	}
+	csv, err := os.ReadFile(filepath.Join(p.Dir, "selection.csv"))
+	if err != nil || strings.Count(string(csv), "\n") != 3 || !strings.Contains(out.String(), "kept") {
+		t.Fatalf("selection.csv %q (%v); printed %q", csv, err, out.String())
 	}
 }

@@ -128,8 +128,10 @@ func (cl *cli) experimentDRPCPareto() *cobra.Command {
 of its own knob: the HPA's CPU target, the KPA's target concurrency (a factor on
 every service's), and the SLO FIRM-like and CoScal-like are told (a factor).
 DRPC is trained at several cost budgets (train drpc --budget-cpu) with several
-training seeds, or reused from DIR/policies. Every point runs on each workload
-with the same arrivals for the evaluation seeds:
+training seeds, or reused from DIR/policies; at each budget the seed whose
+policy does best on selection episodes of its own is kept (--select-episodes;
+DIR/selection.csv). Every point runs on each workload with the same arrivals
+for the evaluation seeds:
   steady       TrainTicket at a steady 200 req/s, 5 minutes
   steady-30m   the same for 30 minutes
   surge        DRPC's surge, 200 to 800 req/s within a minute, 10 minutes
@@ -156,6 +158,7 @@ evaluation runs; DRPC's teachers are validated on seeds of their own.`,
 	f.Float64SliceVar(&p.Budgets, "budgets", p.Budgets, "DRPC's training budgets (vCPUs, memory at its price)")
 	trainSeeds := f.UintSlice("train-seeds", []uint{1, 2}, "DRPC's training seeds")
 	f.BoolVar(&p.Forecast, "forecast", p.Forecast, "train DRPC with the GRU workload predictor (train drpc --forecast)")
+	f.IntVar(&p.SelectEpisodes, "select-episodes", p.SelectEpisodes, "keep at each budget the training seed whose policy does best on this many selection episodes (never an evaluation seed); 0: keep every seed, pooled")
 	f.Uint64Var(&p.Seed, "seed", p.Seed, "the first evaluation seed")
 	f.IntVar(&p.Seeds, "seeds", p.Seeds, "evaluation seeds")
 	f.DurationVar(&p.AlibabaHorizon, "alibaba-horizon", p.AlibabaHorizon, "how much of the held-out half of the Alibaba trace to run (all of it: 250m)")
@@ -170,8 +173,8 @@ evaluation runs; DRPC's teachers are validated on seeds of their own.`,
 		for _, s := range *trainSeeds {
 			p.TrainSeeds = append(p.TrainSeeds, uint64(s))
 		}
-		if p.Seeds <= 0 || len(p.Budgets) == 0 || len(p.TrainSeeds) == 0 || p.AlibabaHorizon <= 0 {
-			return usagef("--seeds and --alibaba-horizon must be positive, and --budgets and --train-seeds not empty")
+		if p.Seeds <= 0 || len(p.Budgets) == 0 || len(p.TrainSeeds) == 0 || p.AlibabaHorizon <= 0 || p.SelectEpisodes < 0 {
+			return usagef("--seeds and --alibaba-horizon must be positive, --select-episodes not negative, and --budgets and --train-seeds not empty")
 		}
 		for _, b := range p.Budgets {
 			if !(b > 0) {
