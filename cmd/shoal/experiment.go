@@ -157,7 +157,7 @@ evaluation runs; DRPC's teachers are validated on seeds of their own.`,
 	f.Float64SliceVar(&p.SLOFactors, "slo-factors", p.SLOFactors, "factors on the SLO FIRM-like and CoScal-like are told")
 	f.Float64SliceVar(&p.Budgets, "budgets", p.Budgets, "DRPC's training budgets (vCPUs, memory at its price)")
 	trainSeeds := f.UintSlice("train-seeds", []uint{1, 2}, "DRPC's training seeds")
-	f.BoolVar(&p.Forecast, "forecast", p.Forecast, "train DRPC with the GRU workload predictor (train drpc --forecast)")
+	f.BoolVar(&p.Forecast, "forecast", p.Forecast, "train DRPC with the GRU workload predictor (train drpc --forecast; --forecast=false: without)")
 	f.IntVar(&p.SelectEpisodes, "select-episodes", p.SelectEpisodes, "keep at each budget the training seed whose policy does best on this many selection episodes (never an evaluation seed); 0: keep every seed, pooled")
 	f.Uint64Var(&p.Seed, "seed", p.Seed, "the first evaluation seed")
 	f.IntVar(&p.Seeds, "seeds", p.Seeds, "evaluation seeds")

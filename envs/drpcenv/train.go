@@ -128,10 +128,12 @@ type Config struct {
 // (round(3a): two at |a| in (0.5, 0.83)), 0.1 core and 64 MB, and a
 // residual policy over a rule that adds replicas above 75% demand
 // utilisation and removes them after a minute below 30% (drpc.Base). No
-// workload predictor by default: with one (ForecastEpisodes 4: a 16-unit
+// workload predictor by default; with one (ForecastEpisodes 4: a 16-unit
 // GRU reading the last minute of ingress rates, forecasting 30 s ahead)
-// the one policy trained so far did worse under DRPC's surge (41.6% SLO
-// violations against 22.4% without; docs/results/drpc.md).
+// the policies of one training seed pre-provisioned for DRPC's surge and
+// beat the HPA's frontier there, and those of another did worse than
+// without (docs/results/drpc.md, "At equal cost"): the frontier study
+// trains with it and keeps the seed that does best on validation.
 func DefaultConfig() Config {
 	td3 := rl.DefaultTD3Config()
 	td3.Hidden = []int{128, 128}
