@@ -204,8 +204,12 @@ func teacherParams(p *drpc.Policy) int {
 // policy loads the study's policy for weight wt from PolicyDir, or trains
 // and saves it.
 func (s DRPCStudy) policy(ctx context.Context, sc *scenario.Scenario, wt float64) (*drpc.Policy, error) {
-	tr := drpcTraining{Training: s.Training, Weight: wt, Budget: s.CPUBudget, Seed: s.TrainSeed, Forecast: s.Forecast, Wall: s.Budget, Now: s.Now, Log: s.logf}
-	return tr.policy(ctx, sc, s.PolicyDir)
+	return s.training(wt).policy(ctx, sc, s.PolicyDir)
+}
+
+// training is the study's training run for weight wt.
+func (s DRPCStudy) training(wt float64) drpcTraining {
+	return drpcTraining{Training: s.Training, Weight: wt, Budget: s.CPUBudget, Seed: s.TrainSeed, Forecast: s.Forecast, Wall: s.Budget, Now: s.Now, Log: s.logf}
 }
 
 // fineTuned loads, or makes and saves, policy p (trained with weight wt)
@@ -215,9 +219,8 @@ func (s DRPCStudy) fineTuned(ctx context.Context, p *drpc.Policy, wt float64) (*
 	if err != nil {
 		return nil, fmt.Errorf("drpc %s: fine-tuning: %w", s.Name, err)
 	}
-	from := drpcTraining{Training: s.Training, Weight: wt, Budget: s.CPUBudget, Seed: s.TrainSeed, Forecast: s.Forecast}
-	tr := drpcTraining{Init: p, InitName: from.name() + "-" + s.FineTuneOn, Episodes: s.FineTuneEpisodes, Budget: s.CPUBudget, Seed: s.TrainSeed,
-		Wall: s.Budget, Now: s.Now, Log: s.logf}
+	tr := s.training(wt)
+	tr.Init, tr.InitName, tr.Episodes = p, tr.name()+"-"+s.FineTuneOn, s.FineTuneEpisodes
 	return tr.policy(ctx, on, s.PolicyDir)
 }
 

@@ -348,35 +348,22 @@ const selectionSeed = 0x73656c656374 // "select"
 // from cfg.Arrivals with seeds of their own, the same whatever the
 // training seed, and returns their mean reward, cost and SLO violations:
 // to choose among policies trained with different seeds without looking at
-// an evaluation seed. cfg.Budget is only recorded: Beats judges by it.
+// an evaluation seed. A budget is for Beats to judge by; cfg.Budget is
+// not read.
 func Validate(ctx context.Context, sc *scenario.Scenario, pol *drpc.Policy, cfg Config) (Episode, error) {
-	cfg.Init = pol
 	cfg = withDefaults(cfg, sc)
-	t, err := newTrainer(ctx, sc, cfg)
-	if err != nil {
-		return Episode{}, err
-	}
-	t.pol = pol // its students act
+	// The policy's own period, steps and reward; its students, rails, base
+	// rule and hold act. No teacher is needed: nothing learns.
+	cfg.Period, cfg.Steps, cfg.Reward = time.Duration(pol.Period), pol.Steps, pol.Reward
+	t := &trainer{ctx: ctx, sc: sc, cfg: cfg, pol: pol, gbInCPU: gbInCPU(sc)}
 	jobs := make([]job, cfg.ValidationEpisodes)
 	for k := range jobs {
 		rng := rand.New(rand.NewPCG(selectionSeed, uint64(k)))
 		jobs[k] = job{phase: phaseStudents, seed: rng.Uint64() | 1<<63, spec: cfg.Arrivals(rng)}
 	}
-	v := Episode{Phase: phaseStudents}
-	for len(jobs) > 0 {
-		k := min(cfg.Workers, len(jobs))
-		outs, err := t.simulate(jobs[:k], nil)
-		if err != nil {
-			return Episode{}, err
-		}
-		jobs = jobs[k:]
-		for _, o := range outs {
-			v.Reward += o.Reward / float64(cfg.ValidationEpisodes)
-			v.SLOViolations += o.SLOViolations / float64(cfg.ValidationEpisodes)
-			v.Cost += o.Cost / float64(cfg.ValidationEpisodes)
-		}
-	}
-	return v, nil
+	v, err := t.meanOf(jobs, nil)
+	v.Phase = phaseStudents
+	return v, err
 }
 
 // trainer holds a training run's state.
@@ -449,11 +436,7 @@ func newTrainer(ctx context.Context, sc *scenario.Scenario, cfg Config) (*traine
 	if err != nil {
 		return nil, fmt.Errorf("drpcenv: %w", err)
 	}
-	prices := sc.Prices
-	if prices == (cluster.Prices{}) {
-		prices = cluster.DefaultPrices()
-	}
-	t := &trainer{ctx: ctx, sc: sc, cfg: cfg, src: src, rng: rng, pol: pol, td3: td3, gbInCPU: prices.GBSecond / prices.VCPUSecond,
+	t := &trainer{ctx: ctx, sc: sc, cfg: cfg, src: src, rng: rng, pol: pol, td3: td3, gbInCPU: gbInCPU(sc),
 		low: make([]float64, drpc.LocalFeatures), high: make([]float64, drpc.LocalFeatures),
 		dataObs: make([][][]float64, n), dataAct: make([][][]float64, n)}
 	for k := range t.low {
@@ -513,6 +496,16 @@ func Deployments(sc *scenario.Scenario, period time.Duration) ([]drpc.Deployment
 		return nil, errors.New("drpcenv: the scenario autoscales no service (set max_replicas)")
 	}
 	return deps, nil
+}
+
+// gbInCPU is the price of a GB of memory in vCPUs at the scenario's
+// prices (the defaults where it sets none).
+func gbInCPU(sc *scenario.Scenario) float64 {
+	prices := sc.Prices
+	if prices == (cluster.Prices{}) {
+		prices = cluster.DefaultPrices()
+	}
+	return prices.GBSecond / prices.VCPUSecond
 }
 
 // keepDeployments checks that a policy to fine-tune manages the scenario's
@@ -634,20 +627,9 @@ func (t *trainer) validateActor(actor *nn.MLP[float32], after func() error) erro
 		rng := rand.New(rand.NewPCG(t.cfg.Seed, 0x76616c69+uint64(k))) // "vali"
 		jobs[k] = job{phase: phaseValidation, seed: rng.Uint64() | 1<<63, spec: t.cfg.Arrivals(rng), actor: actor}
 	}
-	var v Episode
-	beside := t.update
-	for len(jobs) > 0 {
-		k := min(t.cfg.Workers, len(jobs))
-		outs, err := t.simulate(jobs[:k], beside)
-		if err != nil {
-			return err
-		}
-		jobs, beside = jobs[k:], nil
-		for _, o := range outs {
-			v.Reward += o.Reward / float64(t.cfg.ValidationEpisodes)
-			v.SLOViolations += o.SLOViolations / float64(t.cfg.ValidationEpisodes)
-			v.Cost += o.Cost / float64(t.cfg.ValidationEpisodes)
-		}
+	v, err := t.meanOf(jobs, t.update)
+	if err != nil {
+		return err
 	}
 	v.Phase, v.Steps, v.Updates, v.Lambda = phaseValidation, t.steps, t.td3.Updates, t.lambda
 	if t.better(v) {
@@ -655,6 +637,28 @@ func (t *trainer) validateActor(actor *nn.MLP[float32], after func() error) erro
 		t.bestScore, t.bestCost = v.Reward, v.Cost
 	}
 	return t.ended(v, []func() error{after})
+}
+
+// meanOf runs the jobs Workers at a time, beside (if set) on this
+// goroutine during the first round, and returns their mean reward, SLO
+// violations and cost.
+func (t *trainer) meanOf(jobs []job, beside func()) (Episode, error) {
+	var v Episode
+	n := float64(len(jobs))
+	for len(jobs) > 0 {
+		k := min(t.cfg.Workers, len(jobs))
+		outs, err := t.simulate(jobs[:k], beside)
+		if err != nil {
+			return Episode{}, err
+		}
+		jobs, beside = jobs[k:], nil
+		for _, o := range outs {
+			v.Reward += o.Reward / n
+			v.SLOViolations += o.SLOViolations / n
+			v.Cost += o.Cost / n
+		}
+	}
+	return v, nil
 }
 
 // better reports whether validation v beats the best so far: under a

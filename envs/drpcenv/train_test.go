@@ -179,6 +179,18 @@ func shortRun(t *testing.T, seed uint64, imitation, forecast int) (*scenario.Sce
 	return sc, cfg
 }
 
+// shortPolicy is a policy trained by shortRun, with its scenario and
+// configuration.
+func shortPolicy(t *testing.T, seed uint64, imitation, forecast int) (*scenario.Scenario, Config, *drpc.Policy) {
+	t.Helper()
+	sc, cfg := shortRun(t, seed, imitation, forecast)
+	tr, err := Train(context.Background(), sc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc, cfg, tr.Policy
+}
+
 // TestMemoryFloorHoldsFullConcurrency: a service's memory may not go below
 // what a replica needs at its concurrency limit; one whose memory grows
 // with calls it does not bound keeps its configured limit; one whose
@@ -215,18 +227,13 @@ func TestMemoryFloorHoldsFullConcurrency(t *testing.T) {
 // the guard rails and RT_max are the policy's, and the policy it started
 // from is left as it was.
 func TestFineTuneStartsFromThePolicy(t *testing.T) {
-	sc, cfg := shortRun(t, 5, 1, 2)
-	tr, err := Train(context.Background(), sc, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	from := tr.Policy
+	_, _, from := shortPolicy(t, 5, 1, 2)
 	before := slices.Clone(from.Teacher().Params()[0].Value.Data)
 	buyers, err := scenario.Lookup("trainticket-buyers")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, cfg = shortRun(t, 6, 1, 4)
+	_, cfg := shortRun(t, 6, 1, 4)
 	cfg.Init = from
 	ft, err := Train(context.Background(), buyers, cfg)
 	if err != nil {
@@ -267,18 +274,14 @@ func TestFineTuneStartsFromThePolicy(t *testing.T) {
 // configuration, deterministically, and Beats prefers a policy within the
 // budget, then the cheaper one over it, then the higher reward.
 func TestValidateJudgesEverySeedAlike(t *testing.T) {
-	sc, cfg := shortRun(t, 7, 1, 0)
-	tr, err := Train(context.Background(), sc, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc, cfg, pol := shortPolicy(t, 7, 1, 0)
 	cfg.ValidationEpisodes = 2
-	a, err := Validate(context.Background(), sc, tr.Policy, cfg)
+	a, err := Validate(context.Background(), sc, pol, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Seed = 8
-	b, err := Validate(context.Background(), sc, tr.Policy, cfg)
+	b, err := Validate(context.Background(), sc, pol, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
