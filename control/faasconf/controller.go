@@ -16,6 +16,10 @@ type Options struct {
 	// NoSES turns the safe exploration strategy off (the ablation of
 	// Fig. 14): the actors' configurations run as they are.
 	NoSES bool
+	// Restless explores every window, as a tuning session does (section
+	// 5.2.1: 15 rounds to find the cheapest configuration). Without it the
+	// exploration settles (Agent).
+	Restless bool
 	// Seed seeds the safe exploration's draws.
 	Seed uint64
 }
@@ -23,6 +27,7 @@ type Options struct {
 // Stats counts what a controller did.
 type Stats struct {
 	Decisions int // windows decided
+	Explored  int // windows whose configuration the actors proposed
 	Replaced  int // configurations the safe exploration replaced
 	Violated  int // configurations that ran and missed the QoS
 }
@@ -33,21 +38,43 @@ type Stats struct {
 // runs it if its price is inside the safe range of the workload level,
 // else a safe one from history (section 4.3); the outcome of every
 // configuration that ran is added to the history, so that the ranges adapt.
+// Every configuration is made safe before it runs: memory that holds the
+// calls its concurrency limit admits, and instances that fit the nodes
+// (Policy.Footprint).
+//
+// Unless Restless, the exploration settles: at a workload level where
+// configurations met the QoS, the agent holds the cheapest it trusts
+// (ladder) and lets the actors propose only after gap windows in a row met
+// it; gap starts at 4 and doubles (up to 64) each time a proposal misses
+// the QoS or is no cheaper, so a stable load is explored less and less. A
+// level change runs the new level's held configuration, a violation falls
+// back to it (or to the next dearer one, when the held one lost the
+// agent's trust); a level with none is explored. The configuration running
+// when the agent starts counts as one that met the QoS if it did.
 type Agent struct {
 	pol     *Policy
 	opt     Options
 	ses     *SES
+	fit     *Fitter
 	rng     *rand.Rand
 	configs []Config
 	action  [][]float64
 	stats   Stats
+
+	// The settling exploration's state.
+	levels   map[float64]*ladder
+	last     float64 // the level of the last proposal
+	proposed bool    // the actors proposed the last configuration
+	changed  bool    // the last proposal changed the configuration
+	started  bool
 }
 
 // NewAgent returns an agent for pol, its history that of the policy.
 func NewAgent(pol *Policy, opt Options) *Agent {
 	n := len(pol.Functions)
-	a := &Agent{pol: pol, opt: opt, ses: NewSES(), rng: rand.New(rand.NewPCG(opt.Seed, 0x73657366)), // "sesf"
-		configs: make([]Config, n), action: make([][]float64, n)}
+	a := &Agent{pol: pol, opt: opt, ses: NewSES(), fit: NewFitter(pol.Footprint, pol.Space),
+		rng:     rand.New(rand.NewPCG(opt.Seed, 0x73657366)), // "sesf"
+		configs: make([]Config, n), action: make([][]float64, n), levels: map[float64]*ladder{}}
 	for j := range n {
 		a.action[j] = make([]float64, ActionDim)
 	}
@@ -60,26 +87,76 @@ func NewAgent(pol *Policy, opt Options) *Agent {
 // Stats returns the counts so far.
 func (a *Agent) Stats() Stats { return a.stats }
 
+// SES returns the agent's safe exploration (its history and ranges).
+func (a *Agent) SES() *SES { return a.ses }
+
 // Record adds the outcome of the configurations last proposed, which ran
 // at the workload level.
 func (a *Agent) Record(level float64, met bool) {
-	a.ses.Add(Record{Workload: level, Action: rl.CloneJoint(a.action), Price: Price(a.configs), Met: met})
+	price := Price(a.configs)
+	a.ses.Add(Record{Workload: level, Action: rl.CloneJoint(a.action), Price: price, Met: met})
 	if !met {
 		a.stats.Violated++
 	}
+	a.settle(level, price, met)
+}
+
+// settle counts the outcome of the configuration last proposed at the
+// level, and schedules the next proposal of the actors: each one that
+// missed the QoS, or met it no cheaper than the held configuration,
+// doubles the gap.
+func (a *Agent) settle(level, price float64, met bool) {
+	l := a.ladder(level)
+	before := l.held()
+	l.record(a.action, price, met, a.changed)
+	switch {
+	case a.proposed && (!met || (before != nil && price >= before.price)):
+		l.calm, l.gap = 0, min(lastGap, 2*l.gap)
+	case met:
+		l.calm++
+	default:
+		l.calm = 0
+	}
+}
+
+func (a *Agent) ladder(level float64) *ladder {
+	l := a.levels[level]
+	if l == nil {
+		l = &ladder{gap: firstGap}
+		a.levels[level] = l
+	}
+	return l
 }
 
 // RecordRunning adds the outcome of configurations the agent did not
 // propose (the ones running when it starts): every measurement joins the
-// Data Store (section 3, step 7).
+// Data Store (section 3, step 7), and one that met the QoS is held.
 func (a *Agent) RecordRunning(level float64, cs []Config, met bool) {
-	a.ses.Add(Record{Workload: level, Action: a.pol.Space.EncodeAll(cs), Price: Price(cs), Met: met})
+	r := Record{Workload: level, Action: a.pol.Space.EncodeAll(cs), Price: Price(cs), Met: met}
+	a.ses.Add(r)
+	a.ladder(level).record(r.Action, r.Price, met, true)
 }
 
 // Propose returns every function's next configuration for the joint
 // observation at the workload level (owned by a, valid until its next
 // call).
 func (a *Agent) Propose(level float64, obs [][]float64) []Config {
+	a.stats.Decisions++
+	l := a.ladder(level)
+	h := l.held()
+	settled := !a.opt.Restless && h != nil && (!a.started || a.last != level || l.calm < l.gap)
+	a.started, a.last, a.proposed = true, level, !settled
+	if settled {
+		a.changed = !equalJoint(a.action, h.action)
+		for j := range a.action {
+			copy(a.action[j], h.action[j])
+			a.configs[j] = a.pol.Space.Decode(a.action[j])
+		}
+		return a.configs
+	}
+	a.changed = true
+	l.calm = 0
+	a.stats.Explored++
 	for j, act := range a.pol.actors.Act(obs) {
 		for k, v := range act {
 			a.action[j][k] = float64(v)
@@ -95,13 +172,37 @@ func (a *Agent) Propose(level float64, obs [][]float64) []Config {
 			}
 		}
 	}
-	a.stats.Decisions++
+	a.fit.Safe(a.configs)
+	for j, c := range a.configs {
+		a.pol.Space.Encode(a.action[j], c)
+	}
 	return a.configs
 }
 
+// Bounds is the safe price range of the workload level (ok false when
+// there is none yet).
+func (a *Agent) Bounds(level float64) (lb, ub float64, ok bool) { return a.ses.Bounds(level) }
+
 // Level is the workload level of a request rate: over the policy's base
-// rate, rounded to the nearest level trained on.
-func (p *Policy) Level(rate float64) float64 { return p.Nearest(rate / p.BaseRate) }
+// rate, rounded up to the lowest level trained on at or above it (the
+// highest beyond them), so that a configuration found for a level holds
+// the rates below it.
+func (p *Policy) Level(rate float64) float64 { return p.ceil(rate / p.BaseRate) }
+
+func (p *Policy) ceil(x float64) float64 {
+	for _, l := range p.Levels {
+		if l >= x-1e-9 {
+			return l
+		}
+	}
+	return p.Levels[len(p.Levels)-1]
+}
+
+// levelSlack is how far over its level a window's rate may be before the
+// controller moves up a level: Poisson arrivals alone vary a 5 requests/s
+// window of 30 s by 8% (one standard deviation), and every level change
+// reconfigures.
+const levelSlack = 0.15
 
 // Nearest is the level trained on nearest to x (the lower on a tie).
 func (p *Policy) Nearest(x float64) float64 {
@@ -123,10 +224,11 @@ func (a *Agent) Policy() *Policy { return a.pol }
 // control.Controller; call it once per window (Policy.Window).
 type Controller struct {
 	*Agent
-	obs  [][]float64
-	idx  []int
-	ran  bool // the agent's configurations ran in the window that just ended
-	acts []control.Action
+	obs   [][]float64
+	idx   []int
+	ran   bool    // the agent's configurations ran in the window that just ended
+	level float64 // the last window's level (0: none yet)
+	acts  []control.Action
 }
 
 // NewController returns a controller serving pol.
@@ -139,13 +241,20 @@ func NewController(pol *Policy, opt Options) (*Controller, error) {
 	return c, nil
 }
 
-// Level is the workload level of a window.
+// Level is the workload level of a window, with hysteresis: the level
+// stays while the rate is at most levelSlack over it and above the level
+// below; else it is the rate's level (Policy.Level) with the same slack.
 func (c *Controller) Level(snap *metrics.Snapshot) float64 {
 	var arrivals int64
 	for _, cl := range snap.Classes {
 		arrivals += cl.Arrivals
 	}
-	return c.pol.Level(float64(arrivals) / snap.Period.Seconds())
+	x := float64(arrivals) / snap.Period.Seconds() / c.pol.BaseRate
+	if c.level > 0 && x <= c.level*(1+levelSlack) && c.pol.ceil(x) >= c.level {
+		return c.level
+	}
+	c.level = c.pol.ceil(x / (1 + levelSlack))
+	return c.level
 }
 
 // Decide implements control.Controller.
@@ -175,7 +284,13 @@ func (c *Controller) Decide(_ time.Duration, snap *metrics.Snapshot) []control.A
 		c.RecordRunning(level, cs, c.pol.QoS.Met(w))
 	}
 	for j, cfg := range c.Propose(level, c.obs) {
-		c.acts = Actions(c.acts, c.pol.Functions[j], &snap.Services[c.idx[j]], cfg)
+		s := &snap.Services[c.idx[j]]
+		if m := c.pol.Footprint.Memory; len(m) > j && s.Concurrency > cfg.Concurrency {
+			// The calls the running limit admitted are still there: lower
+			// the memory once the new limit holds.
+			cfg.MemoryMB = max(cfg.MemoryMB, min(c.pol.Space.MemoryMB[1], m[j].Floor(s.Concurrency)))
+		}
+		c.acts = Actions(c.acts, c.pol.Functions[j], s, cfg)
 	}
 	c.ran = true
 	return c.acts

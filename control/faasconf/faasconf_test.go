@@ -184,7 +184,7 @@ func TestPolicyAndController(t *testing.T) {
 	if a, b := p.Actors().Act(obs)[0][0], q.Actors().Act(obs)[0][0]; a != b {
 		t.Fatalf("actor 0 after the file: %v, before %v", b, a)
 	}
-	c, _ := NewController(q, Options{NoSES: true})
+	c, _ := NewController(q, Options{NoSES: true, Restless: true})
 	if lvl := c.Level(testSnapshot(10)); lvl != 1 {
 		t.Fatalf("10 req/s over a base of 10: level %v, want 1", lvl)
 	}
@@ -196,7 +196,7 @@ func TestPolicyAndController(t *testing.T) {
 	// the safe range is [0.01, 0.01] and the actors' proposal is replaced.
 	cheap := [][]float64{{-1, -1, -1, -1}, {-1, -1, -1, -1}}
 	q.History = []Record{{Workload: 1, Action: cheap, Price: 0.01, Met: true}}
-	c, _ = NewController(q, Options{})
+	c, _ = NewController(q, Options{Restless: true})
 	c.Decide(0, testSnapshot(10))
 	if st := c.Stats(); st.Replaced != 1 || c.configs[0].Instances != 1 || c.configs[0].CPU > 0.4 {
 		t.Fatalf("stats %+v, configs %+v: want the cheap safe configuration", st, c.configs)

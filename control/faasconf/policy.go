@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/shoal-project/shoal/learn/modelfile"
 	"github.com/shoal-project/shoal/learn/nn"
@@ -14,7 +15,9 @@ import (
 // PolicyFormat names FaaSConf policy files in their header.
 const PolicyFormat = "shoal-faasconf-policy"
 
-const policyVersion = 1
+// Version 2 added the footprint (safe configurations) and rounds a
+// workload up to the levels trained on.
+const policyVersion = 2
 
 // A policy file is one JSON header line (a Policy without its weights,
 // the safe exploration's history included) followed by one learn/nn
@@ -44,6 +47,9 @@ type Policy struct {
 	// Hidden and AttentionDim shape the actors.
 	Hidden       []int `json:"hidden"`
 	AttentionDim int   `json:"attention_dim"`
+	// Footprint is the cluster the configurations must fit, recorded from
+	// the training scenario.
+	Footprint Footprint `json:"footprint"`
 	// History is the safe exploration's record of the configurations tried
 	// in training (the paper's Data Store).
 	History    []Record   `json:"history"`
@@ -93,9 +99,14 @@ func (p *Policy) init(rng *rand.Rand) error {
 		return errors.New("window: must be > 0")
 	case p.BaseRate <= 0:
 		return errors.New("base_rate: must be > 0")
+	case len(p.Levels) == 0 || !slices.IsSorted(p.Levels):
+		return fmt.Errorf("levels: %v, want at least one, in increasing order", p.Levels)
 	}
 	if err := p.Space.Validate(); err != nil {
 		return fmt.Errorf("space: %w", err)
+	}
+	if m := len(p.Footprint.Memory); m != 0 && m != n {
+		return fmt.Errorf("footprint: memory: %d models for %d functions", m, n)
 	}
 	p.actors = rl.NewMFActors(p.Variant, p.Adjacency, n, Features, ActionDim, p.Hidden, p.AttentionDim, rng)
 	return nil

@@ -17,17 +17,32 @@ import (
 // the workload. Boundary adaptation: after Violations QoS violations since
 // a range was set it is set again from the workload's Recent latest
 // records; a workload without records takes the range of the nearest one
-// that has.
+// that has. The paper's ranges only move after violations, so a workload
+// whose every configuration meets the QoS keeps turning cheaper ones away;
+// here they also move down: after Calm records in a row since a range was
+// set or moved that met the QoS at a price at most its upper bound (with no
+// violation between), its bounds move down by its width (at least a
+// tenth of its middle), and violations bring them back as above.
 type SES struct {
 	N          float64 // width of the range in standard deviations (2)
 	Top        float64 // share of the cheapest QoS-meeting records in τ (0.2)
 	Noise      float64 // std of the exploration noise, in action units (0.1)
 	Violations int     // violations that make the range be set again (3)
 	Recent     int     // records a range is set again from (100)
+	Calm       int     // QoS-meeting records in a row that move a range down (5)
 
 	records []Record
 	ranges  map[float64]*safeRange
 	adapted map[float64]bool // a range was set again after violations: from the Recent latest records
+	moves   []RangeMove
+}
+
+// RangeMove is a safe range as it was set or moved.
+type RangeMove struct {
+	Records  int     // records in the history when it happened
+	Workload float64 // the workload level
+	LB, UB   float64 // the new bounds, price per hour
+	Cause    string  // "set" from the records, "down" after calm, "reset" after violations
 }
 
 // Record is one configuration tried.
@@ -42,24 +57,38 @@ type safeRange struct {
 	lb, ub     float64
 	safe       [][][]float64 // τ's actions
 	violations int
+	calm       int // QoS-meeting records in a row since it was set or moved
 }
 
 // NewSES returns the strategy with the paper's settings.
 func NewSES() *SES {
-	return &SES{N: 2, Top: 0.2, Noise: 0.1, Violations: 3, Recent: 100, ranges: map[float64]*safeRange{}, adapted: map[float64]bool{}}
+	return &SES{N: 2, Top: 0.2, Noise: 0.1, Violations: 3, Recent: 100, Calm: 5, ranges: map[float64]*safeRange{}, adapted: map[float64]bool{}}
 }
 
 // Add records a configuration tried; a QoS violation counts against the
-// range of its workload.
+// range of its workload, a run of QoS-meeting ones moves it down.
 func (s *SES) Add(r Record) {
 	s.records = append(s.records, r)
-	if rg := s.ranges[r.Workload]; rg != nil && !r.Met {
+	rg := s.ranges[r.Workload]
+	switch {
+	case rg == nil:
+	case !r.Met:
+		rg.calm = 0
 		if rg.violations++; rg.violations >= s.Violations {
 			delete(s.ranges, r.Workload)
 			s.adapted[r.Workload] = true
 		}
+	case s.Calm > 0 && r.Price <= rg.ub: // a dearer one says nothing of cheaper ones
+		if rg.calm++; rg.calm >= s.Calm {
+			d := max(rg.ub-rg.lb, (rg.lb+rg.ub)/20)
+			rg.lb, rg.ub, rg.calm = max(0, rg.lb-d), max(0, rg.ub-d), 0
+			s.moves = append(s.moves, RangeMove{Records: len(s.records), Workload: r.Workload, LB: rg.lb, UB: rg.ub, Cause: "down"})
+		}
 	}
 }
+
+// Moves returns every range as it was set or moved, in order.
+func (s *SES) Moves() []RangeMove { return s.moves }
 
 // Records returns the history.
 func (s *SES) Records() []Record { return s.records }
@@ -101,7 +130,7 @@ func (s *SES) rangeOf(workload float64) *safeRange {
 		return rg
 	}
 	if rg := s.determine(workload); rg != nil {
-		s.ranges[workload] = rg
+		s.set(workload, rg)
 		return rg
 	}
 	// No QoS-meeting record at this workload: the nearest one's.
@@ -126,8 +155,20 @@ func (s *SES) rangeOfLevel(level float64) *safeRange {
 		return rg
 	}
 	rg := s.determine(level)
-	s.ranges[level] = rg
+	s.set(level, rg)
 	return rg
+}
+
+func (s *SES) set(level float64, rg *safeRange) {
+	if rg == nil {
+		return
+	}
+	s.ranges[level] = rg
+	cause := "set"
+	if s.adapted[level] {
+		cause = "reset"
+	}
+	s.moves = append(s.moves, RangeMove{Records: len(s.records), Workload: level, LB: rg.lb, UB: rg.ub, Cause: cause})
 }
 
 // determine sets a range from the level's QoS-meeting records, all of

@@ -1,9 +1,11 @@
 package faasconfenv
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/shoal-project/shoal/cluster"
+	"github.com/shoal-project/shoal/control/faasconf"
 	"github.com/shoal-project/shoal/scenario"
 )
 
@@ -45,4 +47,28 @@ func Adjacency(sc *scenario.Scenario, funcs []string) [][]float64 {
 		walk(&sc.Classes[i].Call)
 	}
 	return a
+}
+
+// Footprint is the cluster the scenario's functions (funcs) are
+// configured in: their memory models, the nodes, and the instances of
+// the services that are not tuned at their own replicas.
+func Footprint(sc *scenario.Scenario, funcs []string) faasconf.Footprint {
+	var fp faasconf.Footprint
+	for _, n := range sc.Nodes {
+		fp.Nodes = append(fp.Nodes, faasconf.NodeGroup{CPU: n.CPU, MemoryMB: n.MemoryMB, Count: max(n.Count, 1)})
+	}
+	for _, f := range funcs {
+		i := slices.IndexFunc(sc.Services, func(s cluster.Service) bool { return s.Name == f })
+		s := &sc.Services[i]
+		fp.Memory = append(fp.Memory, faasconf.MemoryModel{BaseMB: s.MemoryBaseMB, PerCallMB: s.MemoryPerCallMB})
+	}
+	for _, s := range sc.Services {
+		if slices.Contains(funcs, s.Name) {
+			continue
+		}
+		for range max(s.Replicas, s.MinReplicas, 1) {
+			fp.Others = append(fp.Others, faasconf.Instance{CPU: cmp.Or(s.CPU, 1), MemoryMB: s.MemoryMB}) // the cluster's default limit
+		}
+	}
+	return fp
 }

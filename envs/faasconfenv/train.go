@@ -84,6 +84,8 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg TrainConfig) (*Traine
 		return nil, fmt.Errorf("faasconfenv: %w", err)
 	}
 	ses := faasconf.NewSES()
+	fp := Footprint(sc, env.Functions())
+	fit := faasconf.NewFitter(fp, env.cfg.Space)
 	n := len(env.Functions())
 	acts := make([][]float64, n)
 	for j := range acts {
@@ -134,8 +136,12 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg TrainConfig) (*Traine
 			if replaced {
 				e.Replaced++
 			}
+			for j := range acts { // made safe, as the agent makes what it runs
+				configs[j] = env.cfg.Space.Decode(chosen[j])
+			}
+			fit.Safe(configs)
 			for j := range acts {
-				copy(acts[j], chosen[j])
+				env.cfg.Space.Encode(acts[j], configs[j])
 			}
 			next, rew, _, trunc := env.Step(acts)
 			m.Observe(obs, acts, rew, next, false, trunc)
@@ -158,7 +164,7 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg TrainConfig) (*Traine
 	}
 	pol, err := faasconf.NewPolicy(faasconf.Policy{Variant: lc.Variant, Functions: env.Functions(), Adjacency: lc.Adjacency,
 		Space: env.cfg.Space, QoS: env.cfg.QoS, Window: modelfile.Duration(env.cfg.Window), BaseRate: baseRate(sc),
-		Levels: env.cfg.Levels, Hidden: lc.Hidden, AttentionDim: lc.AttentionDim, History: history(ses.Records(), historyPerLevel),
+		Levels: env.cfg.Levels, Footprint: fp, Hidden: lc.Hidden, AttentionDim: lc.AttentionDim, History: history(ses.Records(), historyPerLevel),
 		Provenance: faasconf.Provenance{Scenario: sc.Name, Seed: cfg.Seed, Logged: cfg.Logged * env.cfg.Steps,
 			Offline: cfg.OfflineUpdates, Online: len(curve) * env.cfg.Steps, Updates: m.Updates}}, rng)
 	if err != nil {

@@ -1,0 +1,78 @@
+package faasconf
+
+import (
+	"slices"
+
+	"github.com/shoal-project/shoal/learn/rl"
+)
+
+// ladder is what a settling agent knows at one workload level: the
+// configurations that met the QoS there while it served, cheapest first,
+// each with how often it met and missed the QoS, and the exploration's
+// schedule. A window's QoS is noisy (a 30 s window misses 99% served with
+// three refusals in 150 requests, the scenario's own configuration
+// included), so one miss does not condemn a configuration: the agent holds
+// the cheapest trusted one, which met at least three times as often as it
+// missed; a miss in the window that began with the change to it (instances
+// starting, calls refused) does not count.
+type ladder struct {
+	known     []known
+	calm, gap int // windows in a row the held configuration met; the windows it must before the actors propose
+}
+
+type known struct {
+	action      [][]float64
+	price       float64
+	met, missed int
+}
+
+// The settling exploration's gaps, in windows, and how many configurations
+// a level keeps (the dearest go first).
+const (
+	firstGap  = 4
+	lastGap   = 64
+	keepKnown = 16
+)
+
+func (k *known) trusted() bool { return 3*k.missed <= k.met }
+
+// held is the cheapest trusted configuration (nil: none).
+func (l *ladder) held() *known {
+	for i := range l.known {
+		if l.known[i].trusted() {
+			return &l.known[i]
+		}
+	}
+	return nil
+}
+
+// record counts an outcome of the action at its price; changed says the
+// window began with the change to it.
+func (l *ladder) record(action [][]float64, price float64, met, changed bool) {
+	i := slices.IndexFunc(l.known, func(k known) bool { return k.price == price && equalJoint(k.action, action) })
+	switch {
+	case i < 0 && met:
+		i, _ = slices.BinarySearchFunc(l.known, price, func(k known, p float64) int { return cmpFloat(k.price, p) })
+		l.known = slices.Insert(l.known, i, known{action: rl.CloneJoint(action), price: price, met: 1})
+		l.known = l.known[:min(len(l.known), keepKnown)]
+	case i < 0:
+	case met:
+		l.known[i].met++
+	case !changed:
+		l.known[i].missed++
+	}
+}
+
+func equalJoint(a, b [][]float64) bool {
+	return slices.EqualFunc(a, b, func(x, y []float64) bool { return slices.Equal(x, y) })
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
