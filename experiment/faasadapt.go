@@ -75,6 +75,25 @@ type FaaSWindow struct {
 	Met     bool    `json:"met"`
 	Latency float64 `json:"latency_s"` // the window's mean latency (capped at ten times the QoS)
 	Price   float64 `json:"price_per_hour"`
+	// Records is how many records FaaSConf's history held when the
+	// window's configuration was chosen; SafeLow and SafeHigh the safe
+	// price range of its level then (0, 0: none).
+	Records           int     `json:"-"`
+	SafeLow, SafeHigh float64 `json:"-"`
+}
+
+// rangeAt is the safe range of the level when the history held n
+// records: the last one set or moved before then.
+func rangeAt(s *faasconf.SES, level float64, n int) (lb, ub float64) {
+	for _, m := range s.Moves() {
+		if m.Records > n {
+			break
+		}
+		if m.Workload == level {
+			lb, ub = m.LB, m.UB
+		}
+	}
+	return lb, ub
 }
 
 // FaaSAdaptRow is one method over the seeds.
@@ -130,11 +149,18 @@ func (s FaaSConfStudy) Adapt(ctx context.Context, w io.Writer, windows int) ([]F
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			env, t, err := s.tuner(m, st, 1, seed)
+			env, t, err := s.tuner(m, st, 1, seed, true)
 			if err != nil {
 				return nil, err
 			}
-			runs[m] = append(runs[m], runDynamic(env, levels, seed, t.Next))
+			ws := runDynamic(env, levels, seed, t.Next)
+			if ft, ok := t.(FaaSConfTuner); ok { // the safe range each window ran under
+				p := ft.Agent.Policy()
+				for k := range ws {
+					ws[k].SafeLow, ws[k].SafeHigh = rangeAt(ft.Agent.SES(), p.Level(ws[k].Level*p.BaseRate), ws[k].Records)
+				}
+			}
+			runs[m] = append(runs[m], ws)
 		}
 		runs["oracle"] = append(runs["oracle"], runDynamic(st.hybrid, levels, seed, oracle))
 		s.logf("adaptability seed %d: done", seed)
@@ -159,10 +185,12 @@ func runDynamic(env *faasconfenv.Env, levels []float64, seed uint64, next func(f
 	rng := rand.New(rand.NewPCG(seed, 0x64796e61)) // "dyna": the same for every method
 	last, obs := env.Measure(levels[0], env.Defaults(), rng)
 	out := make([]FaaSWindow, len(levels))
+	records := 0
 	for t, level := range levels {
 		cs := next(level, last, obs, t == 0)
+		records++ // the measurement before joins a learner's history first
 		last, obs = env.Measure(level, cs, rng)
-		out[t] = FaaSWindow{Window: t, Level: level, Met: last.Met, Latency: cappedLatency(last.Window, env.QoS()), Price: last.Price}
+		out[t] = FaaSWindow{Window: t, Level: level, Met: last.Met, Latency: cappedLatency(last.Window, env.QoS()), Price: last.Price, Records: records}
 	}
 	return out
 }
@@ -217,11 +245,11 @@ func (s FaaSConfStudy) writeAdapt(rows []FaaSAdaptRow, runs map[string][][]FaaSW
 		return err
 	}
 	err := writeFile(filepath.Join(s.Dir, "adaptability-windows.csv"), func(w io.Writer) error {
-		fmt.Fprintln(w, "method,seed,window,level,met,latency_s,price_per_hour,train_seed")
+		fmt.Fprintln(w, "method,seed,window,level,met,latency_s,price_per_hour,safe_low,safe_high,train_seed")
 		for _, m := range append(slices.Clone(FaaSAdaptive), "oracle") {
 			for i, ws := range runs[m] {
 				for _, x := range ws {
-					fmt.Fprintf(w, "%s,%d,%d,%g,%t,%g,%g,%d\n", m, i+1, x.Window, x.Level, x.Met, x.Latency, x.Price, s.TrainSeed)
+					fmt.Fprintf(w, "%s,%d,%d,%g,%t,%g,%g,%g,%g,%d\n", m, i+1, x.Window, x.Level, x.Met, x.Latency, x.Price, x.SafeLow, x.SafeHigh, s.TrainSeed)
 				}
 			}
 		}

@@ -184,7 +184,7 @@ func (s FaaSConfStudy) workflow(ctx context.Context, name string) ([]FaaSConfCel
 			seed := uint64(i + 1)
 			measure := func() *rand.Rand { return rand.New(rand.NewPCG(seed, 0x6d656173+uint64(li))) } // "meas": the same for every method
 			for _, m := range s.Methods {
-				env, t, err := s.tuner(m, st, level, seed)
+				env, t, err := s.tuner(m, st, level, seed, false)
 				if err != nil {
 					return nil, err
 				}
@@ -209,8 +209,9 @@ func (s FaaSConfStudy) workflow(ctx context.Context, name string) ([]FaaSConfCel
 }
 
 // tuner returns the method's tuner for one session and the environment
-// (space) it tunes in.
-func (s FaaSConfStudy) tuner(m string, st *faasSetup, level float64, seed uint64) (*faasconfenv.Env, FaaSTuner, error) {
+// (space) it tunes in; FaaSConf's agent explores every round, or, with
+// settle, as it does when it serves.
+func (s FaaSConfStudy) tuner(m string, st *faasSetup, level float64, seed uint64, settle bool) (*faasconfenv.Env, FaaSTuner, error) {
 	env := st.hw
 	if strings.HasSuffix(m, "-hybrid") {
 		env = st.hybrid
@@ -226,7 +227,7 @@ func (s FaaSConfStudy) tuner(m string, st *faasSetup, level float64, seed uint64
 		if strings.HasPrefix(m, "firm") {
 			return env, &FirmTuner{Policy: p, Noise: 0.1, Rng: rand.New(rand.NewPCG(seed, 0x6669726d))}, nil // "firm"
 		}
-		return env, FaaSConfTuner{Agent: faasconf.NewAgent(p, faasconf.Options{Seed: seed, NoSES: m == "faasconf-noses"})}, nil
+		return env, FaaSConfTuner{Agent: faasconf.NewAgent(p, faasconf.Options{Seed: seed, NoSES: m == "faasconf-noses", Restless: !settle})}, nil
 	}
 	switch strings.TrimSuffix(m, "-hybrid") {
 	case "random":

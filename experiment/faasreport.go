@@ -88,6 +88,16 @@ func (s FaaSConfStudy) writeAdaptReport(rows []FaaSAdaptRow, runs map[string][][
 		cdf.Series = append(cdf.Series, report.ECDF(x.Method, lat, 500))
 		price.Series = append(price.Series, p)
 	}
-	r.Figures = append(r.Figures, cdf, price, report.Figure{Title: "The dynamic workload", XLabel: "window (30 s)", YLabel: "level (x the scenario's rate)", Series: []report.Series{level}})
+	safe := report.Figure{Title: "FaaSConf's safe price range over time (seed 1)", XLabel: "window (30 s)", YLabel: "price ($/h)",
+		Caption: "The range of each window's level as the safe exploration held it when the configuration was chosen; it moves down after calm and back after violations."}
+	lo, hi, ran := report.Series{Name: "lower bound"}, report.Series{Name: "upper bound"}, report.Series{Name: "price run"}
+	for k, w := range runs["faasconf"][0] {
+		if w.SafeHigh > 0 {
+			lo.X, lo.Y, hi.X, hi.Y = append(lo.X, float64(k)), append(lo.Y, w.SafeLow), append(hi.X, float64(k)), append(hi.Y, w.SafeHigh)
+		}
+		ran.X, ran.Y = append(ran.X, float64(k)), append(ran.Y, w.Price)
+	}
+	safe.Series = []report.Series{lo, hi, ran}
+	r.Figures = append(r.Figures, cdf, price, safe, report.Figure{Title: "The dynamic workload", XLabel: "window (30 s)", YLabel: "level (x the scenario's rate)", Series: []report.Series{level}})
 	return report.WriteFile(filepath.Join(s.Dir, "adaptability.html"), r)
 }

@@ -57,19 +57,19 @@ func RunFaaSSession(env *faasconfenv.Env, level float64, t FaaSTuner, iterations
 // FaaSConfTuner tunes with a trained policy: its actors propose, its safe
 // exploration filters, and every outcome joins the history, the scenario's
 // own configuration measured at the start included (as the other methods
-// are told it), kept by the nearest level trained on (as the run-time
-// controller keeps it).
+// are told it), kept by the lowest level trained on at or above the
+// session's (as the run-time controller keeps it).
 type FaaSConfTuner struct{ Agent *faasconf.Agent }
 
 // Next implements FaaSTuner.
 func (t FaaSConfTuner) Next(level float64, last faasconfenv.Measurement, obs [][]float64, first bool) []faasconf.Config {
 	p := t.Agent.Policy()
 	if first {
-		t.Agent.RecordRunning(p.Nearest(last.Level), last.Configs, last.Met)
+		t.Agent.RecordRunning(p.Level(last.Level*p.BaseRate), last.Configs, last.Met)
 	} else {
-		t.Agent.Record(p.Nearest(last.Level), last.Met)
+		t.Agent.Record(p.Level(last.Level*p.BaseRate), last.Met)
 	}
-	return t.Agent.Propose(p.Nearest(level), obs)
+	return t.Agent.Propose(p.Level(level*p.BaseRate), obs)
 }
 
 // RandomTuner is random search (RS): configurations drawn uniformly from

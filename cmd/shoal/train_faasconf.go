@@ -13,16 +13,17 @@ import (
 
 func (cl *cli) trainFaaSConf(short string) *cobra.Command {
 	var (
-		out             string
-		budget          time.Duration
-		logged, offline int
-		online          int
-		seed            uint64
-		quiet           bool
-		variant         string
-		hardwareOnly    bool
-		gamma           float64
-		rec             recording
+		out                 string
+		budget              time.Duration
+		logged, offline     int
+		online              int
+		seed                uint64
+		quiet               bool
+		variant             string
+		hardwareOnly        bool
+		gamma, anchorWeight float64
+		verify              int
+		rec                 recording
 	)
 	def := faasconfenv.DefaultTrainConfig()
 	cmd := &cobra.Command{
@@ -54,6 +55,8 @@ faasconf:FILE' serves the policy, one decision per window.`,
 	f.BoolVar(&quiet, "quiet", false, "no per-episode progress")
 	f.StringVar(&variant, "variant", string(rl.AttMF), "what critics and actors see: attmf (the paper's), mf, maddpg or ddpg (the ablations)")
 	f.Float64Var(&gamma, "gamma", def.Learner.Gamma, "discount of the critics' targets, in [0, 1]")
+	f.Float64Var(&anchorWeight, "anchor-weight", def.Learner.AnchorWeight, "weight of the actors' behaviour-cloning term toward each level's cheapest verified QoS-meeting configuration (0: none)")
+	f.IntVar(&verify, "verify", def.Verify, "seeds of their own a configuration must meet the QoS on to anchor the actors")
 	f.BoolVar(&hardwareOnly, "hardware-only", false, "tune CPU, memory and instances only, with no concurrency limit (the ablation of Fig. 11)")
 	rec.register(f)
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
@@ -62,6 +65,12 @@ faasconf:FILE' serves the policy, one decision per window.`,
 		}
 		if budget <= 0 || logged < 0 || offline < 0 || online < 0 {
 			return usagef("--budget must be positive; --logged, --offline-updates and --online not negative")
+		}
+		if verify < 1 {
+			return usagef("--verify must be >= 1, got %d", verify)
+		}
+		if !(anchorWeight >= 0) {
+			return usagef("--anchor-weight must be >= 0, got %v", anchorWeight)
 		}
 		if !(gamma >= 0 && gamma <= 1) {
 			return usagef("--gamma must be in [0, 1], got %v", gamma)
@@ -77,6 +86,7 @@ faasconf:FILE' serves the policy, one decision per window.`,
 		start := time.Now()
 		cfg := def
 		cfg.Seed, cfg.Logged, cfg.OfflineUpdates, cfg.Online, cfg.Learner.Variant, cfg.Learner.Gamma = seed, logged, offline, online, v, gamma
+		cfg.Learner.AnchorWeight, cfg.Verify = anchorWeight, verify
 		cfg.Deadline, cfg.Now = start.Add(budget), time.Now
 		if hardwareOnly {
 			cfg.Env.Space = faasconfenv.SpaceOf(sc).HardwareOnly()

@@ -70,6 +70,11 @@ type MADDPGConfig struct {
 	LearningStarts    int     // joint steps of uniform random actions before learning
 	UpdatesPerStep    int     // updates per joint step after that (1)
 	ActionNoise       float64 // std of the Gaussian exploration noise in [-1, 1] units (0.1)
+	// AnchorWeight weighs a behaviour-cloning term in every actor's loss:
+	// the squared distance of its action on the anchor's observations to
+	// the anchor's actions (SetAnchor), as TD3+BC (Fujimoto and Gu,
+	// NeurIPS 2021) keeps an offline actor near the data; 0: none.
+	AnchorWeight float64
 	// GradClip bounds the global L2 norm of every actor's and critic's
 	// gradient (0.5: maddpg/trainer/maddpg.py, U.minimize_and_clip with
 	// grad_norm_clipping=0.5 in Lowe et al.'s released code; 0: none).
@@ -104,8 +109,8 @@ func (c MADDPGConfig) Validate(n int) error {
 		return errors.New("buffer_size, batch_size, updates_per_step: must be >= 1")
 	case c.Gamma < 0 || c.Gamma > 1 || c.Tau <= 0 || c.Tau > 1:
 		return fmt.Errorf("gamma in [0, 1], tau in (0, 1]: got %v, %v", c.Gamma, c.Tau)
-	case c.ActionNoise < 0 || c.GradClip < 0:
-		return errors.New("action_noise, grad_clip: must be >= 0")
+	case c.ActionNoise < 0 || c.GradClip < 0 || c.AnchorWeight < 0:
+		return errors.New("action_noise, grad_clip, anchor_weight: must be >= 0")
 	}
 	for j, row := range c.Adjacency {
 		if len(row) != n {
@@ -152,7 +157,46 @@ type MADDPG struct {
 	unit      []float64
 	targets   []*nn.Node[float32]
 	sources   []*nn.Node[float32]
-	Updates   int // critic updates of every agent so far
+	// The anchor: joint observations and the actions (in [-1, 1] units)
+	// the actors are drawn to, and a batch of them.
+	anchorObs, anchorAct []float32
+	batchObs, batchAct   []float32
+	Updates              int // critic updates of every agent so far
+}
+
+// SetAnchor replaces the anchor of the behaviour-cloning term with the
+// joint observations and actions (one row per agent each, actions in the
+// agents' spaces).
+func (m *MADDPG) SetAnchor(obs, acts [][][]float64) {
+	m.anchorObs, m.anchorAct = m.anchorObs[:0], m.anchorAct[:0]
+	for i := range obs {
+		for j := range m.n {
+			for _, v := range obs[i][j] {
+				m.anchorObs = append(m.anchorObs, float32(v))
+			}
+			m.scale[j].toUnit(m.unit, acts[i][j])
+			for _, v := range m.unit {
+				m.anchorAct = append(m.anchorAct, float32(v))
+			}
+		}
+	}
+}
+
+// anchorBatch draws B anchor samples (with replacement) into the batch
+// buffers; false without an anchor.
+func (m *MADDPG) anchorBatch(B int) bool {
+	rows := len(m.anchorObs) / (m.n * m.ds)
+	if m.Config.AnchorWeight == 0 || rows == 0 {
+		return false
+	}
+	wo, wa := m.n*m.ds, m.n*m.da
+	m.batchObs, m.batchAct = slices.Grow(m.batchObs[:0], B*wo)[:B*wo], slices.Grow(m.batchAct[:0], B*wa)[:B*wa]
+	for r := range B {
+		i := m.rng.IntN(rows)
+		copy(m.batchObs[r*wo:(r+1)*wo], m.anchorObs[i*wo:(i+1)*wo])
+		copy(m.batchAct[r*wa:(r+1)*wa], m.anchorAct[i*wa:(i+1)*wa])
+	}
+	return true
 }
 
 // NewMADDPG returns a MADDPG learner for spec.
@@ -304,6 +348,7 @@ func (m *MADDPG) Update() {
 		}
 	}
 	aNext := input(tp, B*n, da, m.aNext)
+	anchored := m.anchorBatch(B)
 	for j, a := range m.agents {
 		// y = r + γ (1 − d) Q'_j(s', a') (eq. 3).
 		q := a.criticT.Forward(tp, m.criticIn(tp, j, a.cqT, a.ckT, sNext, aNext, nil))
@@ -325,6 +370,11 @@ func (m *MADDPG) Update() {
 		s, acts = input(ta, B*n, ds, b.Obs), input(ta, B*n, da, b.Act)
 		mine := a.actor.Forward(ta, m.actorIn(ta, j, a.aq, a.ak, s))
 		lossPi := ta.Scale(ta.Mean(a.critic.Forward(ta, m.criticIn(ta, j, a.cq, a.ck, s, acts, mine))), -1)
+		if anchored {
+			so := input(ta, B*n, ds, m.batchObs)
+			bc := ta.MSE(a.actor.Forward(ta, m.actorIn(ta, j, a.aq, a.ak, so)), m.rows(ta, input(ta, B*n, da, m.batchAct), j))
+			lossPi = ta.Add(lossPi, ta.Scale(bc, float32(cfg.AnchorWeight)))
+		}
 		a.actorOpt.ZeroGrad()
 		ta.Backward(lossPi)
 		m.clip(a.actorP)
