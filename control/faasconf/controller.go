@@ -20,6 +20,9 @@ type Options struct {
 	// 5.2.1: 15 rounds to find the cheapest configuration). Without it the
 	// exploration settles (Agent).
 	Restless bool
+	// Frozen keeps the actors as trained: no fine-tuning while serving and
+	// no exploration noise (see Agent).
+	Frozen bool
 	// Seed seeds the safe exploration's draws.
 	Seed uint64
 }
@@ -30,6 +33,7 @@ type Stats struct {
 	Explored  int // windows whose configuration the actors proposed
 	Replaced  int // configurations the safe exploration replaced
 	Violated  int // configurations that ran and missed the QoS
+	FineTunes int // times the actors were fine-tuned while serving
 }
 
 // Agent is FaaSConf's decision, shared by the online controller and
@@ -51,6 +55,14 @@ type Stats struct {
 // back to it (or to the next dearer one, when the held one lost the
 // agent's trust); a level with none is explored. The configuration running
 // when the agent starts counts as one that met the QoS if it did.
+//
+// Unless Frozen, the actors learn while the agent serves (the paper's Fig.
+// 4, step 7): they propose with Gaussian exploration noise, and whenever
+// the configuration the agent holds at a level changes, a copy of the
+// actors of the agent's own is fine-tuned by behaviour cloning toward
+// every level's held configuration on the observations seen there
+// (rl.Cloner), so that they propose what proved cheap and safe and explore
+// around it.
 type Agent struct {
 	pol     *Policy
 	opt     Options
@@ -60,6 +72,11 @@ type Agent struct {
 	configs []Config
 	action  [][]float64
 	stats   Stats
+
+	// Fine-tuning while serving: the observations seen at each level (a
+	// ring each), and the cloner of the agent's own actors.
+	seen   map[float64]*ring
+	cloner *rl.Cloner
 
 	// The settling exploration's state.
 	levels   map[float64]*ladder
@@ -72,7 +89,10 @@ type Agent struct {
 // NewAgent returns an agent for pol, its history that of the policy.
 func NewAgent(pol *Policy, opt Options) *Agent {
 	n := len(pol.Functions)
-	a := &Agent{pol: pol, opt: opt, ses: NewSES(), fit: NewFitter(pol.Footprint, pol.Space),
+	if !opt.Frozen {
+		pol = pol.Copy()
+	}
+	a := &Agent{pol: pol, opt: opt, ses: NewSES(), fit: NewFitter(pol.Footprint, pol.Space), seen: map[float64]*ring{},
 		rng:     rand.New(rand.NewPCG(opt.Seed, 0x73657366)), // "sesf"
 		configs: make([]Config, n), action: make([][]float64, n), levels: map[float64]*ladder{}}
 	for j := range n {
@@ -109,6 +129,9 @@ func (a *Agent) settle(level, price float64, met bool) {
 	l := a.ladder(level)
 	before := l.held()
 	l.record(a.action, price, met, a.changed)
+	if after := l.held(); !a.opt.Frozen && after != nil && after != before && (before == nil || after.price != before.price) {
+		a.fineTune()
+	}
 	switch {
 	case a.proposed && (!met || (before != nil && price >= before.price)):
 		l.calm, l.gap = 0, min(lastGap, 2*l.gap)
@@ -142,6 +165,9 @@ func (a *Agent) RecordRunning(level float64, cs []Config, met bool) {
 // call).
 func (a *Agent) Propose(level float64, obs [][]float64) []Config {
 	a.stats.Decisions++
+	if !a.opt.Frozen {
+		a.observed(level, obs)
+	}
 	l := a.ladder(level)
 	h := l.held()
 	settled := !a.opt.Restless && h != nil && (!a.started || a.last != level || l.calm < l.gap)
@@ -160,6 +186,9 @@ func (a *Agent) Propose(level float64, obs [][]float64) []Config {
 	for j, act := range a.pol.actors.Act(obs) {
 		for k, v := range act {
 			a.action[j][k] = float64(v)
+			if !a.opt.Frozen {
+				a.action[j][k] = math.Max(-1, math.Min(1, a.action[j][k]+exploreNoise*a.rng.NormFloat64()))
+			}
 		}
 		a.configs[j] = a.pol.Space.Decode(a.action[j])
 	}

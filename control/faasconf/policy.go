@@ -112,6 +112,16 @@ func (p *Policy) init(rng *rand.Rand) error {
 	return nil
 }
 
+// Copy returns a copy of the policy with actors of its own, which an
+// agent may fine-tune without touching p (the history is shared: agents
+// only read it).
+func (p *Policy) Copy() *Policy {
+	c := *p
+	c.actors = rl.NewMFActors(p.Variant, p.Adjacency, len(p.Functions), Features, ActionDim, p.Hidden, p.AttentionDim, rand.New(rand.NewPCG(0, 0)))
+	nn.HardCopy(c.actors.Params(), p.actors.Params())
+	return &c
+}
+
 // Actors returns the functions' actors.
 func (p *Policy) Actors() *rl.MFActors { return p.actors }
 

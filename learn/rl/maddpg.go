@@ -133,7 +133,6 @@ type maddpgAgent struct {
 	cq, ck, cqT, ckT               *nn.Node[float32] // the critic's
 	actorOpt, criticOpt            *nn.Adam[float32]
 	actorP, criticP                []*nn.Node[float32] // what each optimiser steps
-	mask                           nn.Tensor[float32]  // 1×n: A^{jk}, 0 on the diagonal
 }
 
 // MADDPG is a MultiLearner for n homogeneous agents with box actions.
@@ -233,8 +232,7 @@ func NewMADDPG(spec MultiSpec, cfg MADDPGConfig, rng *rand.Rand) (*MADDPG, error
 			actor:   m.actors.nets[j],
 			actorT:  newMLP(rng, fmt.Sprintf("actor%d_target", j), actorIn, cfg.Hidden, m.da, nn.ReLU, nn.Tanh),
 			critic:  newMLP(rng, fmt.Sprintf("critic%d", j), criticIn, cfg.Hidden, 1, nn.ReLU, nn.Identity),
-			criticT: newMLP(rng, fmt.Sprintf("critic%d_target", j), criticIn, cfg.Hidden, 1, nn.ReLU, nn.Identity),
-			mask:    nn.Tensor[float32]{Rows: 1, Cols: n, Data: m.actors.masks[j]}}
+			criticT: newMLP(rng, fmt.Sprintf("critic%d_target", j), criticIn, cfg.Hidden, 1, nn.ReLU, nn.Identity)}
 		actorP, criticP := a.actor.Params(), a.critic.Params()
 		m.targets = append(m.targets, append(a.actorT.Params(), a.criticT.Params()...)...)
 		m.sources = append(m.sources, append(slices.Clone(actorP), criticP...)...)
@@ -342,7 +340,7 @@ func (m *MADDPG) Update() {
 	tp := &m.tpT
 	sNext := input(tp, B*n, ds, b.NextObs)
 	for k, a := range m.agents {
-		act := a.actorT.Forward(tp, m.actorIn(tp, k, a.aqT, a.akT, sNext))
+		act := a.actorT.Forward(tp, m.actors.record(tp, k, a.aqT, a.akT, sNext))
 		for r := range B {
 			copy(m.aNext[(r*n+k)*da:(r*n+k+1)*da], act.Value.Data[r*da:(r+1)*da])
 		}
@@ -368,11 +366,11 @@ func (m *MADDPG) Update() {
 		m.tpA.Reset()
 		ta := &m.tpA
 		s, acts = input(ta, B*n, ds, b.Obs), input(ta, B*n, da, b.Act)
-		mine := a.actor.Forward(ta, m.actorIn(ta, j, a.aq, a.ak, s))
+		mine := a.actor.Forward(ta, m.actors.record(ta, j, a.aq, a.ak, s))
 		lossPi := ta.Scale(ta.Mean(a.critic.Forward(ta, m.criticIn(ta, j, a.cq, a.ck, s, acts, mine))), -1)
 		if anchored {
 			so := input(ta, B*n, ds, m.batchObs)
-			bc := ta.MSE(a.actor.Forward(ta, m.actorIn(ta, j, a.aq, a.ak, so)), m.rows(ta, input(ta, B*n, da, m.batchAct), j))
+			bc := ta.MSE(a.actor.Forward(ta, m.actors.record(ta, j, a.aq, a.ak, so)), m.actors.rows(ta, input(ta, B*n, da, m.batchAct), j))
 			lossPi = ta.Add(lossPi, ta.Scale(bc, float32(cfg.AnchorWeight)))
 		}
 		a.actorOpt.ZeroGrad()
@@ -390,28 +388,13 @@ func (m *MADDPG) clip(params []*nn.Node[float32]) {
 	}
 }
 
-// rows records the B×w rows of agent j (rows b·n+j) of x (B·n × w).
-func (m *MADDPG) rows(tp *nn.Tape[float32], x *nn.Node[float32], j int) *nn.Node[float32] {
-	w := x.Value.Cols
-	return tp.SliceCols(tp.Reshape(x, x.Value.Rows/m.n, m.n*w), j*w, (j+1)*w)
-}
-
-// actorIn records agent j's actor input from the states s (B·n × ds).
-func (m *MADDPG) actorIn(tp *nn.Tape[float32], j int, wq, wk, s *nn.Node[float32]) *nn.Node[float32] {
-	own := m.rows(tp, s, j)
-	if m.Config.Variant.ownOnly() {
-		return own
-	}
-	return tp.Concat(own, m.meanField(tp, j, wq, wk, own, s, s))
-}
-
 // criticIn records agent j's critic input from the states s and actions
 // acts (B·n rows each), with j's own action replaced by mine if set.
 func (m *MADDPG) criticIn(tp *nn.Tape[float32], j int, wq, wk, s, acts, mine *nn.Node[float32]) *nn.Node[float32] {
-	own := m.rows(tp, s, j)
+	own := m.actors.rows(tp, s, j)
 	act := mine
 	if act == nil {
-		act = m.rows(tp, acts, j)
+		act = m.actors.rows(tp, acts, j)
 	}
 	if m.Config.Variant == IndependentDDPG {
 		return tp.Concat(own, act)
@@ -422,25 +405,11 @@ func (m *MADDPG) criticIn(tp *nn.Tape[float32], j int, wq, wk, s, acts, mine *nn
 			if k == j {
 				parts = append(parts, act)
 			} else {
-				parts = append(parts, m.rows(tp, acts, k))
+				parts = append(parts, m.actors.rows(tp, acts, k))
 			}
 		}
 		return tp.Concat(parts...)
 	}
-	mf := m.meanField(tp, j, wq, wk, own, s, tp.Concat(s, acts))
+	mf := m.actors.meanField(tp, j, wq, wk, own, s, tp.Concat(s, acts))
 	return tp.Concat(own, tp.SliceCols(mf, 0, m.ds), act, tp.SliceCols(mf, m.ds, m.ds+m.da))
-}
-
-// meanField records, for every sample, the mean of the rows of v (B·n × w)
-// over agent j's neighbours, weighted by the attention of own (B × ds) on
-// the states s through wq and wk (eq. 9) or, without them, equally.
-func (m *MADDPG) meanField(tp *nn.Tape[float32], j int, wq, wk, own, s, v *nn.Node[float32]) *nn.Node[float32] {
-	B := own.Value.Rows
-	var q, k *nn.Node[float32]
-	if wq != nil {
-		q, k = tp.MatMul(own, wq), tp.MatMul(s, wk)
-	} else { // constant scores: the softmax weighs the neighbours equally
-		q, k = tp.Input(B, 1), tp.Input(B*m.n, 1)
-	}
-	return tp.Attention(q, k, v, B, m.agents[j].mask, nn.MultiplicativeMask)
 }

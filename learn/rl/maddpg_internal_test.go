@@ -33,12 +33,47 @@ func TestMADDPGActorInputMatchesTape(t *testing.T) {
 		var tp nn.Tape[float32]
 		states := input(&tp, n, ds, s) // one sample: B = 1
 		for j, a := range m.agents {
-			want := m.actorIn(&tp, j, a.aq, a.ak, states).Value.Data
+			want := m.actors.record(&tp, j, a.aq, a.ak, states).Value.Data
 			got := make([]float32, 2*ds)
 			m.actors.input(got, j, s)
 			for i := range want {
 				if math.Abs(float64(got[i]-want[i])) > 1e-5 {
 					t.Fatalf("%s agent %d: actor input %v, on the tape %v", v, j, got, want)
+				}
+			}
+		}
+	}
+}
+
+// The cloner draws actors to the targets: the distance falls, and the
+// actors' own Act (what runs at deployment) then gives the targets.
+func TestClonerDrawsActorsToTargets(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	adj := [][]float64{{0, 1, 0}, {1, 0, 1}, {0, 1, 0}}
+	a := NewMFActors(AttMF, adj, 3, 5, 2, []int{16}, 4, rng)
+	var obs, acts [][][]float64
+	for i := range 8 {
+		o, t := make([][]float64, 3), make([][]float64, 3)
+		for j := range 3 {
+			o[j] = []float64{float64(i) / 8, float64(j), 0.5, -0.5, 1}
+			t[j] = []float64{0.5 - float64(j)/4, float64(i)/8 - 0.5}
+		}
+		obs, acts = append(obs, o), append(acts, t)
+	}
+	c := NewCloner(a, 1e-2, rng)
+	first := c.Step(obs, acts, 32)
+	var last float64
+	for range 1500 {
+		last = c.Step(obs, acts, 32)
+	}
+	if !(last < first/20) {
+		t.Fatalf("distance %v after 1500 steps, %v at first", last, first)
+	}
+	for i, o := range obs {
+		for j, act := range a.Act(o) {
+			for k, v := range act {
+				if d := float64(v) - acts[i][j][k]; d*d > 0.01 {
+					t.Fatalf("sample %d agent %d: act %v, target %v", i, j, act, acts[i][j])
 				}
 			}
 		}

@@ -113,7 +113,7 @@ func (a *MFActors) Act(obs [][]float64) [][]float32 {
 // input writes agent j's actor input for the joint observation s (n·ds
 // values): s_j, then for the mean-field variants the mean of its
 // neighbours' states weighted as its attention (or equally) weighs them,
-// the computation MADDPG.meanField records on a tape.
+// the computation record records on a tape.
 func (a *MFActors) input(dst []float32, j int, s []float32) {
 	ds := a.ds
 	copy(dst[:ds], s[j*ds:(j+1)*ds])
@@ -175,4 +175,36 @@ func project(dst, x []float32, w nn.Tensor[float32]) {
 			dst[c] += xv * wv
 		}
 	}
+}
+
+// rows records the B×w rows of agent j (rows b·n+j) of x (B·n × w).
+func (a *MFActors) rows(tp *nn.Tape[float32], x *nn.Node[float32], j int) *nn.Node[float32] {
+	w := x.Value.Cols
+	return tp.SliceCols(tp.Reshape(x, x.Value.Rows/a.n, a.n*w), j*w, (j+1)*w)
+}
+
+// record records agent j's actor input from the states s (B·n × ds) with
+// the attention wq and wk (the actor's own, or its target's), the
+// computation input does for one observation.
+func (a *MFActors) record(tp *nn.Tape[float32], j int, wq, wk, s *nn.Node[float32]) *nn.Node[float32] {
+	own := a.rows(tp, s, j)
+	if a.variant.ownOnly() {
+		return own
+	}
+	return tp.Concat(own, a.meanField(tp, j, wq, wk, own, s, s))
+}
+
+// meanField records, for every sample, the mean of the rows of v (B·n × w)
+// over agent j's neighbours, weighted by the attention of own (B × ds) on
+// the states s through wq and wk (eq. 9) or, without them, equally.
+func (a *MFActors) meanField(tp *nn.Tape[float32], j int, wq, wk, own, s, v *nn.Node[float32]) *nn.Node[float32] {
+	B := own.Value.Rows
+	var q, k *nn.Node[float32]
+	if wq != nil {
+		q, k = tp.MatMul(own, wq), tp.MatMul(s, wk)
+	} else { // constant scores: the softmax weighs the neighbours equally
+		q, k = tp.Input(B, 1), tp.Input(B*a.n, 1)
+	}
+	mask := nn.Tensor[float32]{Rows: 1, Cols: a.n, Data: a.masks[j]} // A^{jk}, 0 on the diagonal
+	return tp.Attention(q, k, v, B, mask, nn.MultiplicativeMask)
 }
