@@ -36,7 +36,10 @@ type FaaSConfStudy struct {
 	Methods           []string // default FaaSEffectiveness
 	Scenarios         []string
 	Seeds, Iterations int
-	Warm              int
+	// FirstSeed is the first session's measurement seed (default 1): the
+	// validation sessions settings are chosen on start at 1001.
+	FirstSeed uint64
+	Warm      int
 	Oracle            bool // search (or reuse) the exhaustive oracle
 	TrainSeed         uint64
 	Budget            time.Duration // wall-time cap of each training
@@ -66,7 +69,8 @@ type FaaSConfCell struct {
 // The methods. Learners: faasconf (AttMF in the hybrid space, with the
 // safe exploration), its ablations faasconf-mf, -maddpg and -ddpg (the
 // critic of Fig. 13), -hw (the hardware-only space, Fig. 11) and -noses
-// (without the safe exploration, Fig. 14). Baselines, in the hardware-only
+// (without the safe exploration, Fig. 14); faasconf-actors is the trained
+// actors alone (no safe exploration, no noise, no fine-tuning). Baselines, in the hardware-only
 // space as the paper runs them (section 5.2.1: they neglect the
 // concurrency): firm (FirmTuner), rambo (RAMBOTuner), aquatope
 // (AquatopeTuner), random; and beyond the paper, given the hybrid space:
@@ -74,6 +78,10 @@ type FaaSConfCell struct {
 var (
 	FaaSEffectiveness = []string{"faasconf", "firm", "rambo", "aquatope", "random", "aquatope-hybrid", "random-hybrid"}
 	FaaSAblation      = []string{"faasconf", "faasconf-mf", "faasconf-maddpg", "faasconf-ddpg", "faasconf-hw", "faasconf-noses", "firm", "firm-hybrid"}
+	// FaaSValidation are the methods of the validation sessions: FaaSConf,
+	// and its trained actors alone (no safe exploration, no noise, no
+	// fine-tuning).
+	FaaSValidation = []string{"faasconf", "faasconf-actors"}
 	// FaaSBaselines are the paper's four baselines.
 	FaaSBaselines = []string{"firm", "rambo", "aquatope", "random"}
 )
@@ -86,7 +94,7 @@ type faasLearner struct {
 
 func learnerOf(method string) (faasLearner, bool) {
 	switch method {
-	case "faasconf", "faasconf-noses":
+	case "faasconf", "faasconf-noses", "faasconf-actors":
 		return faasLearner{rl.AttMF, false}, true
 	case "faasconf-mf":
 		return faasLearner{rl.MeanField, false}, true
@@ -181,7 +189,7 @@ func (s FaaSConfStudy) workflow(ctx context.Context, name string) ([]FaaSConfCel
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			seed := uint64(i + 1)
+			seed := max(s.FirstSeed, 1) + uint64(i)
 			measure := func() *rand.Rand { return rand.New(rand.NewPCG(seed, 0x6d656173+uint64(li))) } // "meas": the same for every method
 			for _, m := range s.Methods {
 				env, t, err := s.tuner(m, st, level, seed, false)
@@ -227,7 +235,9 @@ func (s FaaSConfStudy) tuner(m string, st *faasSetup, level float64, seed uint64
 		if strings.HasPrefix(m, "firm") {
 			return env, &FirmTuner{Policy: p, Noise: 0.1, Rng: rand.New(rand.NewPCG(seed, 0x6669726d))}, nil // "firm"
 		}
-		return env, FaaSConfTuner{Agent: faasconf.NewAgent(p, faasconf.Options{Seed: seed, NoSES: m == "faasconf-noses", Restless: !settle})}, nil
+		alone := m == "faasconf-actors"
+		opt := faasconf.Options{Seed: seed, NoSES: m == "faasconf-noses" || alone, Frozen: alone, Restless: !settle}
+		return env, FaaSConfTuner{Agent: faasconf.NewAgent(p, opt)}, nil
 	}
 	switch strings.TrimSuffix(m, "-hybrid") {
 	case "random":

@@ -19,6 +19,7 @@ func (cl *cli) experimentFaaSConf(rec *experimentRecorder) *cobra.Command {
 	var (
 		out                     string
 		seeds, iterations, warm int
+		firstSeed               uint64
 		windows                 int
 		budget                  time.Duration
 		trainSeed               uint64
@@ -26,7 +27,7 @@ func (cl *cli) experimentFaaSConf(rec *experimentRecorder) *cobra.Command {
 		workflows               []string
 	)
 	cmd := &cobra.Command{
-		Use:   "faasconf effectiveness|adaptability|ablation|all",
+		Use:   "faasconf effectiveness|adaptability|ablation|validation|all",
 		Short: "FaaSConf paper: effectiveness, adaptability and ablations",
 		Long: `Train FaaSConf on each serverless workflow (or reuse DIR/policies), then let it
 and the other methods tune every workflow for --iterations rounds at each of
@@ -48,19 +49,24 @@ adaptability (Figs. 9-10, Parallel): faasconf, firm, rambo, aquatope and the
 ablation (Figs. 11-14, the ML workflows): faasconf with the mean-field,
   plain MADDPG and independent DDPG critics, in the hardware-only space,
   without the safe exploration, and the FIRM-like tuner in both spaces.
-all: the three.
+validation: faasconf and its trained actors alone (faasconf-actors: no safe
+  exploration, no noise, no fine-tuning) on sessions of their own (seeds
+  from --first-seed, default 1001 here), where training settings are chosen:
+  the rounds that met the QoS.
+all: effectiveness, adaptability and ablation.
 
 Writes DIR/effectiveness/effectiveness.csv, .json and the report .html, the
 same in DIR/ablation/, and DIR/adaptability/adaptability.json, .html and
 adaptability-windows.csv.`,
 		Example: `  shoal experiment faasconf effectiveness
   shoal experiment faasconf ablation --workflows faas-sequential --seeds 3`,
-		Args:      exactArgs(1, "effectiveness, adaptability, ablation or all"),
-		ValidArgs: []string{"effectiveness", "adaptability", "ablation", "all"},
+		Args:      exactArgs(1, "effectiveness, adaptability, ablation, validation or all"),
+		ValidArgs: []string{"effectiveness", "adaptability", "ablation", "validation", "all"},
 	}
 	f := cmd.Flags()
 	f.StringVar(&out, "out", "out/faasconf", "results `DIR`; policies in DIR/policies are reused")
 	f.IntVar(&seeds, "seeds", 5, "tuning sessions per workflow, level and method")
+	f.Uint64Var(&firstSeed, "first-seed", 0, "the first session's measurement seed (default 1, validation 1001)")
 	f.IntVar(&iterations, "iterations", 15, "rounds per session (the paper's 15)")
 	f.IntVar(&warm, "warm", 20, "random measurements at the level the Bayesian optimisations are warmed up with")
 	f.DurationVar(&budget, "budget", 12*time.Minute, "a cap on each policy's training wall time")
@@ -71,12 +77,12 @@ adaptability-windows.csv.`,
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		var studies []string
 		switch args[0] {
-		case "effectiveness", "adaptability", "ablation":
+		case "effectiveness", "adaptability", "ablation", "validation":
 			studies = []string{args[0]}
 		case "all":
 			studies = []string{"effectiveness", "adaptability", "ablation"}
 		default:
-			return usagef("unknown faasconf experiment %q (known: effectiveness, adaptability, ablation, all)", args[0])
+			return usagef("unknown faasconf experiment %q (known: effectiveness, adaptability, ablation, validation, all)", args[0])
 		}
 		if seeds <= 0 || iterations <= 0 || windows <= 0 || warm < 0 || budget <= 0 {
 			return usagef("--seeds, --iterations, --windows and --budget must be positive, --warm not negative")
@@ -92,21 +98,31 @@ adaptability-windows.csv.`,
 			if !quiet {
 				s.Log = cl.stderr
 			}
-			// Sessions use seeds 1 to --seeds, so each row's root seed is 1.
+			s.FirstSeed = firstSeed
+			if s.FirstSeed == 0 {
+				s.FirstSeed = 1
+				if name == "validation" {
+					s.FirstSeed = 1001
+				}
+			}
+			// Sessions use seeds FirstSeed on, so each row's root seed is FirstSeed.
 			var rows []experiment.StudyRow
 			switch name {
-			case "effectiveness", "ablation":
-				if name == "effectiveness" {
+			case "effectiveness", "ablation", "validation":
+				switch name {
+				case "effectiveness":
 					s.Methods, s.Oracle, s.Scenarios = experiment.FaaSEffectiveness, true, or(s.Scenarios, faasWorkflows)
-				} else {
+				case "ablation":
 					s.Methods, s.Scenarios = experiment.FaaSAblation, or(s.Scenarios, faasWorkflows[:3])
+				default:
+					s.Methods, s.Scenarios = experiment.FaaSValidation, or(s.Scenarios, faasWorkflows)
 				}
 				cells, err := s.Run(cmd.Context(), cl.stdout)
 				if err != nil {
 					return err
 				}
 				for _, c := range cells {
-					rows = append(rows, experiment.StudyRow{Scenario: c.Scenario, Policy: c.Tuner, Load: c.Level, RootSeed: 1, Seeds: c.Sessions, Row: c})
+					rows = append(rows, experiment.StudyRow{Scenario: c.Scenario, Policy: c.Tuner, Load: c.Level, RootSeed: s.FirstSeed, Seeds: c.Sessions, Row: c})
 				}
 			case "adaptability":
 				s.Scenarios = or(s.Scenarios, []string{"faas-parallel"})[:1]
