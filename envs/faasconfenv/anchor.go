@@ -2,6 +2,7 @@ package faasconfenv
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -21,6 +22,9 @@ type anchor struct {
 	seed   uint64
 	best   map[float64]anchored
 	obs    map[float64][][][]float64
+	// verified are the configurations that passed, in order.
+	verified []faasconf.Record
+	tried    map[string]bool // configurations verified, passed or not
 }
 
 type anchored struct {
@@ -36,7 +40,7 @@ const anchorObs = 300
 const anchorTries = 6
 
 func newAnchor(env *Env, verify int, seed uint64) *anchor {
-	return &anchor{env: env, verify: max(verify, 1), seed: seed, best: map[float64]anchored{}, obs: map[float64][][][]float64{}}
+	return &anchor{env: env, verify: max(verify, 1), seed: seed, best: map[float64]anchored{}, obs: map[float64][][][]float64{}, tried: map[string]bool{}}
 }
 
 // seen keeps a joint observation at the level.
@@ -63,13 +67,54 @@ func (a *anchor) improve(records []faasconf.Record) bool {
 		rs := byLevel[level]
 		slices.SortStableFunc(rs, func(x, y faasconf.Record) int { return cmp.Compare(x.Price, y.Price) })
 		for _, r := range rs[:min(len(rs), anchorTries)] {
-			if a.meets(level, r.Action) {
+			if a.check(r) {
 				a.best[level], changed = anchored{action: r.Action, price: r.Price}, true
 				break
 			}
 		}
 	}
 	return changed
+}
+
+// check verifies a record's configuration once, keeping it if it passes.
+func (a *anchor) check(r faasconf.Record) bool {
+	key := fmt.Sprint(r.Workload, r.Action)
+	if a.tried[key] {
+		return false // passed before (and so is no cheaper than the anchor) or failed
+	}
+	a.tried[key] = true
+	if !a.meets(r.Workload, r.Action) {
+		return false
+	}
+	a.verified = append(a.verified, r)
+	return true
+}
+
+// history is what a policy keeps of training for its safe exploration:
+// besides the configurations verified so far, the cheapest k of every
+// level's QoS-meeting records that pass verification now, then every level's
+// latest k records that missed the QoS. One window that met the QoS is weak
+// evidence at the QoS's edge (the cheapest configurations that met it once
+// in FaaSConf's tuning sessions mostly miss it on the oracle's seeds), so
+// the safe ranges are set from verified configurations only.
+func (a *anchor) history(records []faasconf.Record, k int) []faasconf.Record {
+	met := slices.DeleteFunc(slices.Clone(records), func(r faasconf.Record) bool { return !r.Met })
+	slices.SortStableFunc(met, func(x, y faasconf.Record) int { return cmp.Compare(x.Price, y.Price) })
+	passed := map[float64]int{}
+	for _, r := range met {
+		if passed[r.Workload] < k && a.check(r) {
+			passed[r.Workload]++
+		}
+	}
+	out := slices.Clone(a.verified)
+	missed := map[float64]int{}
+	for i := len(records) - 1; i >= 0; i-- {
+		if r := records[i]; !r.Met && missed[r.Workload] < k {
+			missed[r.Workload]++
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // meets measures the action at the level on the verify seeds.

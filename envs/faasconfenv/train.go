@@ -70,11 +70,9 @@ type Trained struct {
 	Curve  []Episode
 }
 
-// historyPerLevel is how many of each workload level's latest records a
-// policy keeps besides every one that met the QoS: SES sets its first
-// ranges from all of those, and ranges again after violations from the
-// latest 100.
-const historyPerLevel = 100
+// historyKept is how many verified and missed configurations of each
+// level a policy keeps (anchor.history).
+const historyKept = 10
 
 // Train learns a FaaSConf policy for the scenario's tuned functions.
 func Train(ctx context.Context, sc *scenario.Scenario, cfg TrainConfig) (*Trained, error) {
@@ -183,7 +181,7 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg TrainConfig) (*Traine
 	}
 	pol, err := faasconf.NewPolicy(faasconf.Policy{Variant: lc.Variant, Functions: env.Functions(), Adjacency: lc.Adjacency,
 		Space: env.cfg.Space, QoS: env.cfg.QoS, Window: modelfile.Duration(env.cfg.Window), BaseRate: baseRate(sc),
-		Levels: env.cfg.Levels, Footprint: fp, Hidden: lc.Hidden, AttentionDim: lc.AttentionDim, History: history(ses.Records(), historyPerLevel),
+		Levels: env.cfg.Levels, Footprint: fp, Hidden: lc.Hidden, AttentionDim: lc.AttentionDim, History: anc.history(ses.Records(), historyKept),
 		Provenance: faasconf.Provenance{Scenario: sc.Name, Seed: cfg.Seed, Logged: cfg.Logged * env.cfg.Steps,
 			Offline: cfg.OfflineUpdates, Online: len(curve) * env.cfg.Steps, Updates: m.Updates}}, rng)
 	if err != nil {
@@ -193,26 +191,6 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg TrainConfig) (*Traine
 		return nil, err
 	}
 	return &Trained{Policy: pol, Curve: curve}, nil
-}
-
-// history keeps, in order, every record that met the QoS and the last k
-// records of every workload level.
-func history(records []faasconf.Record, k int) []faasconf.Record {
-	count := map[float64]int{}
-	keep := make([]bool, len(records))
-	for i := len(records) - 1; i >= 0; i-- {
-		if w := records[i].Workload; count[w] < k {
-			count[w]++
-			keep[i] = true
-		}
-	}
-	var out []faasconf.Record
-	for i, r := range records {
-		if keep[i] || r.Met {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // baseRate is the scenario's total arrival rate, requests/s (workload
