@@ -242,7 +242,7 @@ func (e *Env) own() []faasconf.Config {
 // base plus per-call use), at least the space's lower bound.
 func (e *Env) MemoryFloor(j, k int) float64 {
 	s := &e.sc.Services[e.idx[j]]
-	return max(e.cfg.Space.MemoryMB[0], math.Ceil(s.MemoryBaseMB+s.MemoryPerCallMB*float64(k)))
+	return max(e.cfg.Space.MemoryMB[0], math.Ceil(faasconf.MemoryModel{BaseMB: s.MemoryBaseMB, PerCallMB: s.MemoryPerCallMB}.Floor(k)))
 }
 
 // Space is the configuration space of every function.
