@@ -54,12 +54,20 @@ func (a *anchor) seen(level float64, obs [][]float64) {
 
 // improve verifies the records' QoS-meeting configurations cheaper than
 // their level's anchor, cheapest first, and reports whether one replaced
-// it.
+// it. A configuration that met the QoS at a level is a candidate at every
+// level below it too (a lower load needs no more), measured there.
 func (a *anchor) improve(records []faasconf.Record) bool {
 	byLevel := map[float64][]faasconf.Record{}
 	for _, r := range records {
-		if b, ok := a.best[r.Workload]; r.Met && (!ok || r.Price < b.price) {
-			byLevel[r.Workload] = append(byLevel[r.Workload], r)
+		if !r.Met {
+			continue
+		}
+		for _, level := range a.env.cfg.Levels {
+			if b, ok := a.best[level]; level <= r.Workload && (!ok || r.Price < b.price) {
+				at := r
+				at.Workload = level
+				byLevel[level] = append(byLevel[level], at)
+			}
 		}
 	}
 	changed := false
@@ -92,18 +100,31 @@ func (a *anchor) check(r faasconf.Record) bool {
 
 // history is what a policy keeps of training for its safe exploration:
 // besides the configurations verified so far, the cheapest k of every
-// level's QoS-meeting records that pass verification now, then every level's
+// level's QoS-meeting records (its own and its higher levels') that pass
+// verification now (of at most 3k tried), then every level's
 // latest k records that missed the QoS. One window that met the QoS is weak
 // evidence at the QoS's edge (the cheapest configurations that met it once
 // in FaaSConf's tuning sessions mostly miss it on the oracle's seeds), so
 // the safe ranges are set from verified configurations only.
 func (a *anchor) history(records []faasconf.Record, k int) []faasconf.Record {
-	met := slices.DeleteFunc(slices.Clone(records), func(r faasconf.Record) bool { return !r.Met })
+	var met []faasconf.Record // at their level and every one below
+	for _, r := range records {
+		for _, level := range a.env.cfg.Levels {
+			if r.Met && level <= r.Workload {
+				at := r
+				at.Workload = level
+				met = append(met, at)
+			}
+		}
+	}
 	slices.SortStableFunc(met, func(x, y faasconf.Record) int { return cmp.Compare(x.Price, y.Price) })
-	passed := map[float64]int{}
+	passed, tried := map[float64]int{}, map[float64]int{}
 	for _, r := range met {
-		if passed[r.Workload] < k && a.check(r) {
-			passed[r.Workload]++
+		if passed[r.Workload] < k && tried[r.Workload] < 3*k {
+			tried[r.Workload]++
+			if a.check(r) {
+				passed[r.Workload]++
+			}
 		}
 	}
 	out := slices.Clone(a.verified)
