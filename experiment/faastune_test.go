@@ -318,8 +318,11 @@ func TestFaaSAdapt(t *testing.T) {
 		t.Fatalf("windows csv: %v\n%s", err, csv)
 	}
 	html, err := os.ReadFile(filepath.Join(dir, "out", "adaptability.html"))
-	if err != nil || strings.Count(string(html), "<svg") != 3 {
+	if err != nil || strings.Count(string(html), "<svg") != 4 || !strings.Contains(string(html), "safe price range over time") {
 		t.Fatalf("report: %v, %d figures", err, strings.Count(string(html), "<svg"))
+	}
+	if !strings.HasPrefix(string(csv), "method,seed,window,level,met,latency_s,price_per_hour,safe_low,safe_high,") {
+		t.Fatalf("windows csv header: %s", strings.SplitN(string(csv), "\n", 2)[0])
 	}
 	t.Log("\n" + table.String())
 }
