@@ -75,26 +75,12 @@ type FaaSWindow struct {
 	Met     bool    `json:"met"`
 	Latency float64 `json:"latency_s"` // the window's mean latency (capped at ten times the QoS)
 	Price   float64 `json:"price_per_hour"`
-	// Records is how many records FaaSConf's history held when the
-	// window's configuration was chosen; SafeLow and SafeHigh the safe
-	// price range of its level then (0, 0: none).
-	Records           int     `json:"-"`
+	// SafeLow and SafeHigh are the safe price range FaaSConf's proposal
+	// was last checked against when the window's configuration was chosen
+	// (0, 0: none yet).
 	SafeLow, SafeHigh float64 `json:"-"`
 }
 
-// rangeAt is the safe range of the level when the history held n
-// records: the last one set or moved before then.
-func rangeAt(s *faasconf.SES, level float64, n int) (lb, ub float64) {
-	for _, m := range s.Moves() {
-		if m.Records > n {
-			break
-		}
-		if m.Workload == level {
-			lb, ub = m.LB, m.UB
-		}
-	}
-	return lb, ub
-}
 
 // FaaSAdaptRow is one method over the seeds.
 type FaaSAdaptRow struct {
@@ -153,12 +139,19 @@ func (s FaaSConfStudy) Adapt(ctx context.Context, w io.Writer, windows int) ([]F
 			if err != nil {
 				return nil, err
 			}
-			ws := runDynamic(env, levels, seed, t.Next)
-			if ft, ok := t.(FaaSConfTuner); ok { // the safe range each window ran under
-				p := ft.Agent.Policy()
-				for k := range ws {
-					ws[k].SafeLow, ws[k].SafeHigh = rangeAt(ft.Agent.SES(), p.Level(ws[k].Level*p.BaseRate), ws[k].Records)
+			next := t.Next
+			var bounds [][2]float64 // FaaSConf's safe range each window's proposal was checked against
+			if ft, ok := t.(FaaSConfTuner); ok {
+				next = func(level float64, last faasconfenv.Measurement, obs [][]float64, first bool) []faasconf.Config {
+					cs := ft.Next(level, last, obs, first)
+					lb, ub, _ := ft.Agent.SES().Used()
+					bounds = append(bounds, [2]float64{lb, ub})
+					return cs
 				}
+			}
+			ws := runDynamic(env, levels, seed, next)
+			for k, b := range bounds {
+				ws[k].SafeLow, ws[k].SafeHigh = b[0], b[1]
 			}
 			runs[m] = append(runs[m], ws)
 		}
@@ -185,12 +178,10 @@ func runDynamic(env *faasconfenv.Env, levels []float64, seed uint64, next func(f
 	rng := rand.New(rand.NewPCG(seed, 0x64796e61)) // "dyna": the same for every method
 	last, obs := env.Measure(levels[0], env.Defaults(), rng)
 	out := make([]FaaSWindow, len(levels))
-	records := 0
 	for t, level := range levels {
 		cs := next(level, last, obs, t == 0)
-		records++ // the measurement before joins a learner's history first
 		last, obs = env.Measure(level, cs, rng)
-		out[t] = FaaSWindow{Window: t, Level: level, Met: last.Met, Latency: cappedLatency(last.Window, env.QoS()), Price: last.Price, Records: records}
+		out[t] = FaaSWindow{Window: t, Level: level, Met: last.Met, Latency: cappedLatency(last.Window, env.QoS()), Price: last.Price}
 	}
 	return out
 }

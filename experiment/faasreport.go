@@ -89,7 +89,7 @@ func (s FaaSConfStudy) writeAdaptReport(rows []FaaSAdaptRow, runs map[string][][
 		price.Series = append(price.Series, p)
 	}
 	safe := report.Figure{Title: "FaaSConf's safe price range over time (seed 1)", XLabel: "window (30 s)", YLabel: "price ($/h)",
-		Caption: "The range of each window's level as the safe exploration held it when the configuration was chosen; it moves down after calm and back after violations."}
+		Caption: "The range FaaSConf's last proposal was checked against when each window's configuration was chosen (its level's, or the nearest one's); it moves down after calm and back after violations."}
 	lo, hi, ran := report.Series{Name: "lower bound"}, report.Series{Name: "upper bound"}, report.Series{Name: "price run"}
 	for k, w := range runs["faasconf"][0] {
 		if w.SafeHigh > 0 {

@@ -324,5 +324,14 @@ func TestFaaSAdapt(t *testing.T) {
 	if !strings.HasPrefix(string(csv), "method,seed,window,level,met,latency_s,price_per_hour,safe_low,safe_high,") {
 		t.Fatalf("windows csv header: %s", strings.SplitN(string(csv), "\n", 2)[0])
 	}
+	ranged := 0 // FaaSConf's windows with a safe range
+	for _, line := range strings.Split(string(csv), "\n") {
+		if f := strings.Split(line, ","); f[0] == "faasconf" && f[8] != "0" {
+			ranged++
+		}
+	}
+	if ranged == 0 {
+		t.Errorf("no FaaSConf window has a safe range:\n%s", csv)
+	}
 	t.Log("\n" + table.String())
 }

@@ -35,6 +35,7 @@ type SES struct {
 	ranges  map[float64]*safeRange
 	adapted map[float64]bool // a range was set again after violations: from the Recent latest records
 	moves   []RangeMove
+	used    *safeRange // the range the last Filter checked against
 }
 
 // RangeMove is a safe range as it was set or moved.
@@ -87,6 +88,16 @@ func (s *SES) Add(r Record) {
 	}
 }
 
+// Used returns the bounds of the range the last Filter checked a proposal
+// against (its workload's, or the nearest one's), as they are now; ok is
+// false before any or when there was none.
+func (s *SES) Used() (lb, ub float64, ok bool) {
+	if s.used == nil {
+		return 0, 0, false
+	}
+	return s.used.lb, s.used.ub, true
+}
+
 // Moves returns every range as it was set or moved, in order.
 func (s *SES) Moves() []RangeMove { return s.moves }
 
@@ -109,6 +120,7 @@ func (s *SES) Bounds(workload float64) (lb, ub float64, ok bool) {
 // which.
 func (s *SES) Filter(workload float64, proposed [][]float64, price float64, rng *rand.Rand) (action [][]float64, replaced bool) {
 	rg := s.rangeOf(workload)
+	s.used = rg
 	if rg == nil || (price >= rg.lb && price <= rg.ub) {
 		return proposed, false
 	}
