@@ -81,7 +81,6 @@ type FaaSWindow struct {
 	SafeLow, SafeHigh float64 `json:"-"`
 }
 
-
 // FaaSAdaptRow is one method over the seeds.
 type FaaSAdaptRow struct {
 	Method string `json:"method"`

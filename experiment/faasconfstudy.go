@@ -38,14 +38,14 @@ type FaaSConfStudy struct {
 	Seeds, Iterations int
 	// FirstSeed is the first session's measurement seed (default 1): the
 	// validation sessions settings are chosen on start at 1001.
-	FirstSeed uint64
-	Warm      int
-	Oracle            bool // search (or reuse) the exhaustive oracle
-	TrainSeed         uint64
-	Budget            time.Duration // wall-time cap of each training
-	Dir, PolicyDir    string
-	Now               func() time.Time
-	Log               io.Writer
+	FirstSeed      uint64
+	Warm           int
+	Oracle         bool // search (or reuse) the exhaustive oracle
+	TrainSeed      uint64
+	Budget         time.Duration // wall-time cap of each training
+	Dir, PolicyDir string
+	Now            func() time.Time
+	Log            io.Writer
 }
 
 // FaaSConfCell is one workflow, level and method over the sessions.
