@@ -116,3 +116,18 @@ func TestAgentSettles(t *testing.T) {
 		t.Fatalf("after 2 misses to 5 met: held %+v, %+v", a.levels[1].held(), a.Stats())
 	}
 }
+
+// A window's level is its rate rounded up to a trained level, with 15%
+// slack before the controller moves up and no move down while the rate
+// is above the level below.
+func TestControllerLevelHysteresis(t *testing.T) {
+	c, _ := NewController(testPolicy(t), Options{}) // base rate 10, levels 0.5 and 1
+	for _, step := range []struct {
+		rate int64 // requests/s (testSnapshot's classes arrive at 30 × rate per 30 s)
+		want float64
+	}{{6, 1}, {6, 1}, {11, 1}, {4, 0.5}, {5, 0.5}, {6, 1}, {3, 0.5}} {
+		if got := c.Level(testSnapshot(step.rate)); got != step.want {
+			t.Fatalf("rate %d/s: level %v, want %v", step.rate, got, step.want)
+		}
+	}
+}
