@@ -1,0 +1,78 @@
+package lbenv
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/shoal-project/shoal/learn/rl"
+)
+
+// The family's worlds decode as scenarios inside its ranges, the same for a
+// seed, varied across draws (each demand kind, drift, slowdowns and bursts
+// all appear in 40), and each is an environment the learners can step.
+func TestFamilyDraws(t *testing.T) {
+	f := DefaultFamily()
+	draw := func(seed uint64) []string {
+		rng := rand.New(rand.NewPCG(seed, 0))
+		var out []string
+		for i := range 40 {
+			sc, err := f.Draw(rng, i)
+			if err != nil {
+				t.Fatalf("world %d: %v", i, err)
+			}
+			web := sc.Services[0]
+			if n := len(web.Instances); n < f.Servers[0] || n > f.Servers[1] {
+				t.Errorf("world %d: %d servers", i, n)
+			}
+			for _, in := range web.Instances {
+				if in.CPU < float64(f.Cores[0]) || in.CPU > float64(f.Cores[1]) || in.Speed < f.Speed[0] || in.Speed > f.Speed[1] {
+					t.Errorf("world %d: server %+v out of range", i, in)
+				}
+			}
+			if n := len(sc.LBs); n < f.LBs[0] || n > f.LBs[1] || sc.Load < f.Load[0] || sc.Load > f.Load[1] {
+				t.Errorf("world %d: %d LBs, load %v", i, n, sc.Load)
+			}
+			kind := sc.Classes[0].Call.CPU.Dist
+			if sc.RandomChanges != nil {
+				kind += "+drift"
+			}
+			if len(sc.Changes) > 0 {
+				kind += "+slowdown"
+			}
+			kind += "+" + sc.Sources[0].Arrivals.Kind
+			out = append(out, kind)
+			if i < 3 {
+				env, err := New(sc, Config{EpisodeSteps: 5})
+				if err != nil {
+					t.Fatalf("world %d: %v", i, err)
+				}
+				if err := rl.CheckMultiEnv(env, rl.CheckOptions{Seed: 1, Episodes: 1}); err != nil {
+					t.Fatalf("world %d: %v", i, err)
+				}
+			}
+		}
+		return out
+	}
+	a := draw(7)
+	if b := draw(7); !reflect.DeepEqual(a, b) {
+		t.Fatal("two draws of seed 7 differ")
+	}
+	seen := map[string]bool{}
+	for _, k := range a {
+		for _, part := range []string{"exp", "lognormal", "empirical", "drift", "slowdown", "mmpp"} {
+			if strings.Contains(k, part) {
+				seen[part] = true
+			}
+		}
+	}
+	if len(seen) != 6 {
+		t.Errorf("40 worlds show only %v: %v", seen, a)
+	}
+	bad := DefaultFamily()
+	bad.Load[1] = 1.2
+	if _, err := bad.Draw(rand.New(rand.NewPCG(1, 1)), 0); err == nil {
+		t.Error("a load range beyond 1 was accepted")
+	}
+}
