@@ -36,8 +36,8 @@ type FaaSConfStudy struct {
 	Methods           []string // default FaaSEffectiveness
 	Scenarios         []string
 	Seeds, Iterations int
-	// FirstSeed is the first session's measurement seed (default 1): the
-	// validation sessions settings are chosen on start at 1001.
+	// FirstSeed is the first session's measurement seed (default 1; the
+	// validation sessions, where settings are chosen, start at 1001).
 	FirstSeed      uint64
 	Warm           int
 	Oracle         bool // search (or reuse) the exhaustive oracle
@@ -70,9 +70,9 @@ type FaaSConfCell struct {
 // safe exploration), its ablations faasconf-mf, -maddpg and -ddpg (the
 // critic of Fig. 13), -hw (the hardware-only space, Fig. 11) and -noses
 // (without the safe exploration, Fig. 14); faasconf-actors is the trained
-// actors alone (no safe exploration, no noise, no fine-tuning). Baselines, in the hardware-only
-// space as the paper runs them (section 5.2.1: they neglect the
-// concurrency): firm (FirmTuner), rambo (RAMBOTuner), aquatope
+// actors alone (no safe exploration, no noise, no fine-tuning). Baselines,
+// in the hardware-only space as the paper runs them (section 5.2.1: they
+// neglect the concurrency): firm (FirmTuner), rambo (RAMBOTuner), aquatope
 // (AquatopeTuner), random; and beyond the paper, given the hybrid space:
 // firm-hybrid (Fig. 12), aquatope-hybrid and random-hybrid.
 var (

@@ -129,7 +129,7 @@ func (a *Agent) settle(level, price float64, met bool) {
 	l := a.ladder(level)
 	before := l.held()
 	l.record(a.action, price, met, a.changed)
-	if after := l.held(); !a.opt.Frozen && after != nil && after != before && (before == nil || after.price != before.price) {
+	if after := l.held(); !a.opt.Frozen && after != nil && (before == nil || after.price != before.price) {
 		a.fineTune()
 	}
 	switch {
@@ -208,10 +208,6 @@ func (a *Agent) Propose(level float64, obs [][]float64) []Config {
 	return a.configs
 }
 
-// Bounds is the safe price range of the workload level (ok false when
-// there is none yet).
-func (a *Agent) Bounds(level float64) (lb, ub float64, ok bool) { return a.ses.Bounds(level) }
-
 // Level is the workload level of a request rate: over the policy's base
 // rate, rounded up to the lowest level trained on at or above it (the
 // highest beyond them), so that a configuration found for a level holds
@@ -232,17 +228,6 @@ func (p *Policy) ceil(x float64) float64 {
 // window of 30 s by 8% (one standard deviation), and every level change
 // reconfigures.
 const levelSlack = 0.15
-
-// Nearest is the level trained on nearest to x (the lower on a tie).
-func (p *Policy) Nearest(x float64) float64 {
-	best := x
-	for i, l := range p.Levels {
-		if i == 0 || math.Abs(l-x) < math.Abs(best-x) {
-			best = l
-		}
-	}
-	return best
-}
 
 // Policy is the agent's policy.
 func (a *Agent) Policy() *Policy { return a.pol }

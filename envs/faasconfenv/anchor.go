@@ -55,18 +55,14 @@ func (a *anchor) seen(level float64, obs [][]float64) {
 // improve verifies the records' QoS-meeting configurations cheaper than
 // their level's anchor, cheapest first, and reports whether one replaced
 // it. A configuration that met the QoS at a level is a candidate at every
-// level below it too (a lower load needs no more), measured there.
+// level below it too (a lower load needs no more), measured there
+// (atAndBelow).
 func (a *anchor) improve(records []faasconf.Record) bool {
 	byLevel := map[float64][]faasconf.Record{}
 	for _, r := range records {
-		if !r.Met {
-			continue
-		}
-		for _, level := range a.env.cfg.Levels {
-			if b, ok := a.best[level]; level <= r.Workload && (!ok || r.Price < b.price) {
-				at := r
-				at.Workload = level
-				byLevel[level] = append(byLevel[level], at)
+		for _, at := range a.atAndBelow(r) {
+			if b, ok := a.best[at.Workload]; !ok || at.Price < b.price {
+				byLevel[at.Workload] = append(byLevel[at.Workload], at)
 			}
 		}
 	}
@@ -82,6 +78,20 @@ func (a *anchor) improve(records []faasconf.Record) bool {
 		}
 	}
 	return changed
+}
+
+// atAndBelow is a record that met the QoS as a candidate at its level and
+// at every trained level below it (none for one that missed).
+func (a *anchor) atAndBelow(r faasconf.Record) []faasconf.Record {
+	var out []faasconf.Record
+	for _, level := range a.env.cfg.Levels {
+		if r.Met && level <= r.Workload {
+			at := r
+			at.Workload = level
+			out = append(out, at)
+		}
+	}
+	return out
 }
 
 // check verifies a record's configuration once, keeping it if it passes.
@@ -107,15 +117,9 @@ func (a *anchor) check(r faasconf.Record) bool {
 // in FaaSConf's tuning sessions mostly miss it on the oracle's seeds), so
 // the safe ranges are set from verified configurations only.
 func (a *anchor) history(records []faasconf.Record, k int) []faasconf.Record {
-	var met []faasconf.Record // at their level and every one below
+	var met []faasconf.Record
 	for _, r := range records {
-		for _, level := range a.env.cfg.Levels {
-			if r.Met && level <= r.Workload {
-				at := r
-				at.Workload = level
-				met = append(met, at)
-			}
-		}
+		met = append(met, a.atAndBelow(r)...)
 	}
 	slices.SortStableFunc(met, func(x, y faasconf.Record) int { return cmp.Compare(x.Price, y.Price) })
 	passed, tried := map[float64]int{}, map[float64]int{}

@@ -157,45 +157,22 @@ type MADDPG struct {
 	targets   []*nn.Node[float32]
 	sources   []*nn.Node[float32]
 	// The anchor: joint observations and the actions (in [-1, 1] units)
-	// the actors are drawn to, and a batch of them.
-	anchorObs, anchorAct []float32
-	batchObs, batchAct   []float32
-	Updates              int // critic updates of every agent so far
+	// the actors are drawn to.
+	anchor  jointTargets
+	Updates int // critic updates of every agent so far
 }
 
 // SetAnchor replaces the anchor of the behaviour-cloning term with the
 // joint observations and actions (one row per agent each, actions in the
 // agents' spaces).
 func (m *MADDPG) SetAnchor(obs, acts [][][]float64) {
-	m.anchorObs, m.anchorAct = m.anchorObs[:0], m.anchorAct[:0]
+	m.anchor.reset()
 	for i := range obs {
 		for j := range m.n {
-			for _, v := range obs[i][j] {
-				m.anchorObs = append(m.anchorObs, float32(v))
-			}
 			m.scale[j].toUnit(m.unit, acts[i][j])
-			for _, v := range m.unit {
-				m.anchorAct = append(m.anchorAct, float32(v))
-			}
+			m.anchor.add(obs[i][j], m.unit)
 		}
 	}
-}
-
-// anchorBatch draws B anchor samples (with replacement) into the batch
-// buffers; false without an anchor.
-func (m *MADDPG) anchorBatch(B int) bool {
-	rows := len(m.anchorObs) / (m.n * m.ds)
-	if m.Config.AnchorWeight == 0 || rows == 0 {
-		return false
-	}
-	wo, wa := m.n*m.ds, m.n*m.da
-	m.batchObs, m.batchAct = slices.Grow(m.batchObs[:0], B*wo)[:B*wo], slices.Grow(m.batchAct[:0], B*wa)[:B*wa]
-	for r := range B {
-		i := m.rng.IntN(rows)
-		copy(m.batchObs[r*wo:(r+1)*wo], m.anchorObs[i*wo:(i+1)*wo])
-		copy(m.batchAct[r*wa:(r+1)*wa], m.anchorAct[i*wa:(i+1)*wa])
-	}
-	return true
 }
 
 // NewMADDPG returns a MADDPG learner for spec.
@@ -346,7 +323,10 @@ func (m *MADDPG) Update() {
 		}
 	}
 	aNext := input(tp, B*n, da, m.aNext)
-	anchored := m.anchorBatch(B)
+	var anchorObs, anchorAct []float32 // a batch of the anchor (none without its term)
+	if cfg.AnchorWeight > 0 {
+		anchorObs, anchorAct = m.anchor.draw(m.rng, B, n*ds, n*da)
+	}
 	for j, a := range m.agents {
 		// y = r + γ (1 − d) Q'_j(s', a') (eq. 3).
 		q := a.criticT.Forward(tp, m.criticIn(tp, j, a.cqT, a.ckT, sNext, aNext, nil))
@@ -368,9 +348,8 @@ func (m *MADDPG) Update() {
 		s, acts = input(ta, B*n, ds, b.Obs), input(ta, B*n, da, b.Act)
 		mine := a.actor.Forward(ta, m.actors.record(ta, j, a.aq, a.ak, s))
 		lossPi := ta.Scale(ta.Mean(a.critic.Forward(ta, m.criticIn(ta, j, a.cq, a.ck, s, acts, mine))), -1)
-		if anchored {
-			so := input(ta, B*n, ds, m.batchObs)
-			bc := ta.MSE(a.actor.Forward(ta, m.actors.record(ta, j, a.aq, a.ak, so)), m.actors.rows(ta, input(ta, B*n, da, m.batchAct), j))
+		if anchorObs != nil {
+			bc := m.actors.cloneLoss(ta, j, a.aq, a.ak, input(ta, B*n, ds, anchorObs), input(ta, B*n, da, anchorAct))
 			lossPi = ta.Add(lossPi, ta.Scale(bc, float32(cfg.AnchorWeight)))
 		}
 		a.actorOpt.ZeroGrad()

@@ -61,10 +61,11 @@ func TestClonerDrawsActorsToTargets(t *testing.T) {
 		obs, acts = append(obs, o), append(acts, t)
 	}
 	c := NewCloner(a, 1e-2, rng)
-	first := c.Step(obs, acts, 32)
+	c.SetTargets(obs, acts)
+	first := c.Step(32)
 	var last float64
 	for range 1500 {
-		last = c.Step(obs, acts, 32)
+		last = c.Step(32)
 	}
 	if !(last < first/20) {
 		t.Fatalf("distance %v after 1500 steps, %v at first", last, first)
