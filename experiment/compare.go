@@ -14,6 +14,7 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"maps"
 	"runtime"
 	"strings"
 	"sync"
@@ -158,6 +159,10 @@ func (c *Comparison) runOne(ctx context.Context, policy string, seed uint64, sel
 	switch {
 	case isLearned:
 		selector = learned.Selector
+		if learned.Factory != nil {
+			sel = maps.Clone(sel)
+			sel[selector] = learned.Factory
+		}
 	case scenario.IsAutoscalerPolicy(policy):
 		learned, isLearned, selector = Learned{New: func(*cluster.Cluster) ([]control.Controller, error) { return sc.Autoscalers(policy) }}, true, ""
 	case multicloud.IsBaseline(policy):

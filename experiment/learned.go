@@ -22,6 +22,9 @@ import (
 type Learned struct {
 	// Selector is the data-plane selector every LB point runs.
 	Selector string
+	// Factory, if set, builds Selector (a selector that runs a trained
+	// policy, not one of the registry's).
+	Factory lb.Factory
 	// New builds one run's controllers and connects them to the cluster.
 	New func(cl *cluster.Cluster) ([]control.Controller, error)
 	// Period, if set, is the control period of these controllers instead
@@ -88,6 +91,14 @@ func LBHybrid(p *lb.Policy) Learned {
 	l := LBPolicy(p)
 	l.Selector = "probing-sed"
 	return l
+}
+
+// LBGeneral runs a general Distr-LB policy (lb.GeneralPolicy): every LB
+// point's selector is probing-sed with the policy's corrections, and no
+// controller runs beside it.
+func LBGeneral(p *lb.GeneralPolicy) Learned {
+	return Learned{Selector: "distr-lb-general", Factory: p.Selector, Write: p.Write,
+		New: func(*cluster.Cluster) ([]control.Controller, error) { return nil, nil }}
 }
 
 // controlLoop returns a run function that advances the cluster one control

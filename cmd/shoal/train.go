@@ -91,6 +91,7 @@ func (cl *cli) trainLB(alg lbenv.Algorithm, short string) *cobra.Command {
 		noGRU, quiet                 bool
 		load                         float64
 		rec                          recording
+		general                      generalFlags
 	)
 	cmd := &cobra.Command{
 		Use:   string(alg) + " SCENARIO -o FILE",
@@ -105,6 +106,32 @@ The policy file records the scenario, reward, seed and training provenance.`,
   shoal sim lb-moderate-cpu --policy sed,%[1]s:%[1]s.slb`, alg),
 		Args:              exactArgs(1, "one scenario"),
 		ValidArgsFunction: completeScenarios,
+	}
+	if alg == lbenv.DistrLB {
+		cmd.Use = string(alg) + " SCENARIO -o FILE | --family [FILE] -o FILE"
+		cmd.Long += `
+
+With --family, it trains one general policy instead, for every cluster: a
+small network shared by all servers and LB points corrects probing-sed's
+weights from what each LB point sees (piggybacked and probed load, the time
+at each server, its own response times). An evolution strategy trains it on
+worlds drawn from the family (4-32 servers of 1-8 cores at speeds 0.3-1.5,
+1-8 LB points, loads 0.5-0.98, requests of 1 ms to 2 s, drift, slowdowns,
+bursts; the embedded lb-* scenarios are never drawn). It keeps the
+generation that did best against probing-sed on validation worlds of its
+own, so an untrained policy is probing-sed. Run it with
+'shoal sim --policy distr-lb-general:FILE' or 'policy: distr-lb-general' in
+'shoal proxy'.`
+		cmd.Example += fmt.Sprintf(`
+  shoal train %[1]s --family -o general.slb --checkpoint general.ckpt
+  shoal sim lb-drift --policy probing-sed,c3,distr-lb-general:general.slb`, alg)
+		cmd.Args = func(c *cobra.Command, args []string) error {
+			if general.family != "" {
+				return exactArgs(0, "no scenario with --family")(c, args)
+			}
+			return exactArgs(1, "one scenario (or --family)")(c, args)
+		}
+		general.register(cmd.Flags())
 	}
 	f := cmd.Flags()
 	f.StringVarP(&out, "output", "o", "", "where to save the policy `FILE` (required)")
@@ -124,6 +151,9 @@ The policy file records the scenario, reward, seed and training provenance.`,
 		}
 		if episodes < 0 || steps < 0 {
 			return usagef("--episodes and --episode-steps must not be negative")
+		}
+		if general.family != "" {
+			return cl.trainGeneral(cmd, &general, out, seed, quiet, &rec)
 		}
 		sc, err := scenario.Lookup(args[0])
 		if err != nil {
@@ -272,6 +302,9 @@ func learnedPolicies(specs []string, sc *scenario.Scenario, fit fitting) ([]stri
 // hybridKind runs a Distr-LB policy file over the probing data plane.
 const hybridKind = "distr-lb+probing"
 
+// generalKind runs a general Distr-LB policy file (train distr-lb --family).
+const generalKind = "distr-lb-general"
+
 // fitting says what to do with a learned policy that does not fit its
 // scenario: refuse it, or drop what does not fit and say what was
 // dropped on warn.
@@ -319,6 +352,12 @@ func readLearned(kind, path string, sc *scenario.Scenario, fit fitting) (experim
 			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
 		}
 		return experiment.MultiCloudPolicy(p, strings.TrimPrefix(kind, "multicloud-"), multicloud.DefaultOptions())
+	case generalKind:
+		p, err := lb.ReadGeneralPolicy(f)
+		if err != nil {
+			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
+		}
+		return experiment.LBGeneral(p), nil
 	case "faasconf":
 		p, err := faasconf.ReadPolicy(f)
 		if err != nil {

@@ -16,11 +16,15 @@ import (
 // scenario of LBs explicit LB points in front of Servers servers of Cores
 // cores at Speed, a CPU demand per request of mean Demand (log-uniform)
 // and exponential, lognormal (cv up to MaxCV) or bimodal, at a load in
-// Load; a share of the worlds has speeds that drift every minute (Drift),
-// a quarter of its servers slowed to 0.3x for the middle third of the
-// horizon (Slowdown), or bursty arrivals (Bursts: a two-state MMPP). The
-// embedded lb-* scenarios and the proxy testbed are held out: drawn
-// scenarios are named family-N and never equal them.
+// Load. A share of the worlds has one speed for every server (Equal), speeds
+// that drift every sixth of the horizon (Drift), a quarter of its servers
+// slowed to 0.3x for the middle third of the horizon (Slowdown), or bursty
+// arrivals (Bursts: a two-state MMPP). The horizon holds about Requests
+// requests, so a world of 1 ms requests and one of 2 s requests cost the
+// simulator alike. Configured weights are the cores (the simulator's
+// default): speeds are what a balancer has to find out. The embedded lb-*
+// scenarios and the proxy testbed are held out: drawn scenarios are named
+// family-N and never equal them.
 type Family struct {
 	Servers  [2]int           `yaml:"servers"`
 	Cores    [2]int           `yaml:"cores"`
@@ -29,20 +33,21 @@ type Family struct {
 	Load     [2]float64       `yaml:"load"`
 	Demand   [2]time.Duration `yaml:"demand"`
 	MaxCV    float64          `yaml:"max_cv"`
+	Equal    float64          `yaml:"equal"`
 	Drift    float64          `yaml:"drift"`
 	Slowdown float64          `yaml:"slowdown"`
 	Bursts   float64          `yaml:"bursts"`
-	Horizon  time.Duration    `yaml:"horizon"`
+	Requests int              `yaml:"requests"`
 }
 
 // DefaultFamily is issue 35's family: 4-32 servers of 1-8 cores at speed
 // 0.3-1.5, 1-8 LB points, load 0.5-0.98, mean demands from 1 ms to 2 s
-// with a cv up to 4, and a quarter of the worlds each drifting, slowed
-// down or bursty, over 5 minutes.
+// with a cv up to 4; three in ten worlds with equal speeds, a quarter each
+// drifting, slowed down or bursty; 20,000 requests each.
 func DefaultFamily() Family {
 	return Family{Servers: [2]int{4, 32}, Cores: [2]int{1, 8}, Speed: [2]float64{0.3, 1.5}, LBs: [2]int{1, 8},
 		Load: [2]float64{0.5, 0.98}, Demand: [2]time.Duration{time.Millisecond, 2 * time.Second}, MaxCV: 4,
-		Drift: 0.25, Slowdown: 0.25, Bursts: 0.25, Horizon: 5 * time.Minute}
+		Equal: 0.3, Drift: 0.25, Slowdown: 0.25, Bursts: 0.25, Requests: 20_000}
 }
 
 // Validate reports the first range that is empty, out of order or out of
@@ -63,13 +68,13 @@ func (f Family) Validate() error {
 		return fmt.Errorf("demand: %v, want 0 < min <= max", f.Demand)
 	case !(f.MaxCV >= 0.5):
 		return fmt.Errorf("max_cv: %v, want >= 0.5", f.MaxCV)
-	case !(f.Horizon > 0):
-		return fmt.Errorf("horizon: %v, want > 0", f.Horizon)
+	case !(f.Requests >= 100):
+		return fmt.Errorf("requests: %v, want >= 100", f.Requests)
 	}
 	for _, p := range []struct {
 		name string
 		v    float64
-	}{{"drift", f.Drift}, {"slowdown", f.Slowdown}, {"bursts", f.Bursts}} {
+	}{{"equal", f.Equal}, {"drift", f.Drift}, {"slowdown", f.Slowdown}, {"bursts", f.Bursts}} {
 		if !(p.v >= 0 && p.v <= 1) {
 			return fmt.Errorf("%s: %v, want a share in [0, 1]", p.name, p.v)
 		}
@@ -88,20 +93,31 @@ func (f Family) Draw(rng *rand.Rand, i int) (*scenario.Scenario, error) {
 	load := between(f.Load[0], f.Load[1])
 	mean := math.Exp(between(math.Log(f.Demand[0].Seconds()), math.Log(f.Demand[1].Seconds())))
 
+	cores, speeds := make([]int, n), make([]float64, n)
+	equal := rng.Float64() < f.Equal
+	var capacity float64
+	for j := range n {
+		cores[j], speeds[j] = uni(f.Cores), between(f.Speed[0], f.Speed[1])
+		if equal && j > 0 {
+			speeds[j] = speeds[0]
+		}
+		capacity += float64(cores[j]) * speeds[j]
+	}
+	horizon := time.Duration(float64(f.Requests) * mean / (load * capacity) * float64(time.Second)).Round(time.Millisecond)
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "name: family-%d\nseed: %d\nseeds: 1\nhorizon: %s\nload: %.4f\n", i, rng.Uint64()>>1, f.Horizon, load)
+	fmt.Fprintf(&b, "name: family-%d\nseed: %d\nseeds: 1\nhorizon: %s\nload: %.4f\n", i, rng.Uint64()>>1, horizon, load)
 	b.WriteString("services:\n  - name: web\n    instances:\n")
-	for range n {
-		fmt.Fprintf(&b, "      - {cpu: %d, speed: %.3f}\n", uni(f.Cores), between(f.Speed[0], f.Speed[1]))
+	for j := range n {
+		fmt.Fprintf(&b, "      - {cpu: %d, speed: %.3f}\n", cores[j], speeds[j])
 	}
 	if rng.Float64() < f.Drift {
-		fmt.Fprintf(&b, "random_changes: {every: 1m, seed: %d, drift: [web], speed: [%g, %g]}\n", rng.Uint64()>>1, f.Speed[0], f.Speed[1])
+		fmt.Fprintf(&b, "random_changes: {every: %s, seed: %d, drift: [web], speed: [%g, %g]}\n", horizon/6, rng.Uint64()>>1, f.Speed[0], f.Speed[1])
 	}
 	if rng.Float64() < f.Slowdown {
 		b.WriteString("changes:\n")
-		from, to := f.Horizon/3, 2*f.Horizon/3
+		from, to := horizon/3, 2*horizon/3
 		for j := range max(1, n/4) {
-			fmt.Fprintf(&b, "  - {at: %s, service: web, instance: %d, speed: 0.3}\n  - {at: %s, service: web, instance: %d, speed: 1}\n", from, j, to, j)
+			fmt.Fprintf(&b, "  - {at: %s, service: web, instance: %d, speed: 0.3}\n  - {at: %s, service: web, instance: %d, speed: %.3f}\n", from, j, to, j, speeds[j])
 		}
 	}
 	fmt.Fprintf(&b, "classes:\n  - name: rpc\n    call:\n      service: web\n      cpu: %s\nlbs:\n", f.demand(rng, mean))
@@ -109,8 +125,8 @@ func (f Family) Draw(rng *rand.Rand, i int) (*scenario.Scenario, error) {
 		fmt.Fprintf(&b, "  - {name: lb%d, service: web}\n", k)
 	}
 	arrivals := "{kind: poisson}"
-	if rng.Float64() < f.Bursts { // a fifth of the time at 3x the mean rate, in bursts of about 10 s
-		arrivals = "{kind: mmpp, states: [{rate: 0.5, dwell: 40s}, {rate: 3, dwell: 10s}]}"
+	if rng.Float64() < f.Bursts { // a fifth of the time at 3x the mean rate, in bursts of a 32nd of the horizon
+		arrivals = fmt.Sprintf("{kind: mmpp, states: [{rate: 0.5, dwell: %s}, {rate: 3, dwell: %s}]}", horizon/8, horizon/32)
 	}
 	b.WriteString("sources:\n")
 	for k := range lbs {

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/shoal-project/shoal/envs/lbenv"
+	"github.com/shoal-project/shoal/learn/modelfile"
+	"github.com/shoal-project/shoal/store"
+	"go.yaml.in/yaml/v3"
+)
+
+// generalFlags are the flags of 'shoal train distr-lb --family'.
+type generalFlags struct {
+	family      string
+	generations int
+	workers     int
+	pairs       int
+	checkpoint  string
+}
+
+// builtinFamily is --family's value for the embedded default family.
+const builtinFamily = "default"
+
+func (g *generalFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&g.family, "family", "", "train one general policy across a family of worlds: `FILE` of ranges (YAML), or \"default\" (the flag alone) for the built-in family; no scenario then")
+	f.Lookup("family").NoOptDefVal = builtinFamily
+	f.IntVar(&g.generations, "generations", 0, "with --family: generations of the evolution strategy (default 150)")
+	f.IntVar(&g.pairs, "pairs", 0, "with --family: mirrored pairs of episodes per generation (default 16)")
+	f.IntVar(&g.workers, "workers", 2, "with --family: episodes simulated at once; the policy is the same for any number")
+	f.StringVar(&g.checkpoint, "checkpoint", "", "with --family: save the search to `FILE` after every generation, and resume from it")
+}
+
+// readFamily reads --family's ranges: the default family, with the
+// file's fields over it.
+func readFamily(name string) (lbenv.Family, error) {
+	f := lbenv.DefaultFamily()
+	if name == builtinFamily {
+		return f, nil
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return f, fmt.Errorf("--family: %w", err)
+	}
+	if err := yaml.Unmarshal(b, &f); err != nil {
+		return f, fmt.Errorf("--family %s: %w", name, err)
+	}
+	if err := f.Validate(); err != nil {
+		return f, fmt.Errorf("--family %s: %w", name, err)
+	}
+	return f, nil
+}
+
+// trainGeneral trains the general Distr-LB policy across a family.
+func (cl *cli) trainGeneral(cmd *cobra.Command, g *generalFlags, out string, seed uint64, quiet bool, rec *recording) error {
+	fam, err := readFamily(g.family)
+	if err != nil {
+		return err
+	}
+	if g.generations < 0 || g.pairs < 0 {
+		return usagef("--generations and --pairs must not be negative")
+	}
+	start := time.Now()
+	cfg := lbenv.GeneralConfig{Family: fam, Generations: g.generations, Seed: seed, Workers: g.workers, Checkpoint: g.checkpoint}
+	cfg.ES.Pairs = g.pairs
+	var bar *progressBar
+	if !quiet && cl.stderr == os.Stderr && isTerminal(os.Stderr) {
+		bar = newProgressBar(cl.stderr)
+	}
+	if !quiet {
+		cfg.Progress = func(p lbenv.GeneralProgress) {
+			if !math.IsNaN(p.Validation) {
+				line := fmt.Sprintf("generation %4d/%d  score %+.4f  spread %.4f  validation %+.4f (log ratio to probing-sed; best %+.4f)  %d episodes",
+					p.Index, p.Of, p.Mean, p.Spread, p.Validation, p.Best, p.Episodes)
+				if bar == nil {
+					fmt.Fprintln(cl.stderr, line)
+				} else {
+					bar.println(line)
+				}
+			}
+			if bar != nil {
+				bar.show(float64(p.Index)/float64(p.Of), fmt.Sprintf("generation %d/%d  best %+.4f", p.Index, p.Of, p.Best), false)
+			}
+		}
+	}
+	pol, err := lbenv.TrainGeneral(cmd.Context(), cfg)
+	if bar != nil {
+		bar.done()
+	}
+	if err != nil {
+		return fmt.Errorf("train distr-lb --family: %w", err)
+	}
+	if err := modelfile.WriteFile(out, pol.Write); err != nil {
+		return err
+	}
+	pv := pol.Provenance
+	fmt.Fprintf(cl.stdout, "trained a general distr-lb policy (seed %d, %d workers): %d generations, %d episodes in %.1f s; kept generation %d, validation %+.4f against probing-sed; wrote %s\n",
+		seed, pv.Workers, pv.Generations, pv.Episodes, time.Since(start).Seconds(), pv.Selected, pv.Validation, out)
+	if rec.off {
+		return nil
+	}
+	run, err := rec.template(cmd, store.KindTrain, start, nil)
+	if err != nil {
+		return err
+	}
+	run.Scenario, run.ScenarioHash = "family:"+g.family, store.Hash([]byte(pv.Family))
+	return cl.saveTraining(cmd, rec, run, "distr-lb-general", seed, out, figures("validation", pv.Validation, "episodes", pv.Episodes))
+}
