@@ -253,3 +253,17 @@ func (r *agentRunner) Status() agentStatus {
 	}
 	return s
 }
+
+// generalSelector builds the selector of a general Distr-LB policy file.
+func generalSelector(file string, d lb.Deps) (lb.Selector, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("agent.file: %w", err)
+	}
+	defer f.Close()
+	pol, err := lb.ReadGeneralPolicy(f)
+	if err != nil {
+		return nil, fmt.Errorf("agent.file %s: %w", file, err)
+	}
+	return pol.Selector(d)
+}

@@ -42,8 +42,9 @@ type Config struct {
 	// p2c, ecmp, least-request, peak-ewma) using the configured weights and
 	// this proxy's own in-flight counts (peak-ewma: and its response
 	// times); prequal, which probes the backends' lb.ProbePath; ring-hash
-	// or maglev, which hash HashHeader; or distr-lb: sed with the weights
-	// a Distr-LB agent learns (Agent).
+	// or maglev, which hash HashHeader; distr-lb: sed with the weights
+	// a Distr-LB agent learns (Agent); or distr-lb-general: probing-sed
+	// corrected by a general policy's network (Agent.File).
 	Policy string `yaml:"policy"`
 	// Params are the selector's parameters (e.g. prequal's qrif; see
 	// lb.Classical for each one's).
@@ -177,6 +178,12 @@ const (
 // PolicyDistrLB is the policy name of the Distr-LB agent.
 const PolicyDistrLB = "distr-lb"
 
+// PolicyDistrLBGeneral is the policy name of a general Distr-LB policy
+// (lb.GeneralPolicy, 'shoal train distr-lb --family'): probing-sed with
+// the weight corrections of the policy in Agent.File, decided inside the
+// selector, so Agent's other fields do not apply.
+const PolicyDistrLBGeneral = "distr-lb-general"
+
 // Decode reads a configuration strictly from r (unknown fields are errors),
 // applies the defaults and validates it; name is the file name in errors.
 // Policy names are checked against known, the classical selector names.
@@ -266,7 +273,7 @@ func (c *Config) ApplyDefaults() {
 			k.Rise = 1
 		}
 	}
-	if c.Agent != nil && c.Agent.LB == "" {
+	if c.Agent != nil && c.Agent.LB == "" && c.Policy != PolicyDistrLBGeneral {
 		c.Agent.LB = c.Name
 	}
 	if c.Agent != nil && c.Agent.Train != nil {
@@ -298,12 +305,19 @@ func (c *Config) Validate(known []string) error {
 		if c.Agent == nil || c.Agent.File == "" {
 			bad("agent.file", "policy distr-lb needs a policy file")
 		}
+	case c.Policy == PolicyDistrLBGeneral:
+		switch a := c.Agent; {
+		case a == nil || a.File == "":
+			bad("agent.file", "policy %s needs a policy file", c.Policy)
+		case a.LB != "" || a.Period != 0 || a.Train != nil:
+			bad("agent", "policy %s reads only agent.file (its network serves every LB point, at the period in the file, without online training)", c.Policy)
+		}
 	case slices.Contains(known, c.Policy):
 		if c.Agent != nil {
-			bad("agent", "only used by policy distr-lb, not %s", c.Policy)
+			bad("agent", "only used by policies distr-lb and distr-lb-general, not %s", c.Policy)
 		}
 	default:
-		bad("policy", "unknown policy %q (known: %s, %s)", c.Policy, strings.Join(known, ", "), PolicyDistrLB)
+		bad("policy", "unknown policy %q (known: %s, %s, %s)", c.Policy, strings.Join(known, ", "), PolicyDistrLB, PolicyDistrLBGeneral)
 	}
 	if a := c.Agent; a != nil && a.Period < 0 {
 		bad("agent.period", "must be >= 0, got %v", a.Period)

@@ -23,16 +23,19 @@ import (
 // with RIF 0 and its delay as the latency, and can be killed and
 // restarted on the same address.
 type testBackend struct {
-	t       testing.TB
-	id      string
-	addr    string
-	served  atomic.Int64
-	probes  atomic.Int64 // load probes answered
-	delay   atomic.Int64 // nanoseconds every request waits
-	held    chan struct{}
-	release func()
-	mu      sync.Mutex
-	srv     *http.Server
+	t      testing.TB
+	id     string
+	addr   string
+	served atomic.Int64
+	probes atomic.Int64 // load probes answered
+	delay  atomic.Int64 // nanoseconds every request waits
+	// reportLoad makes responses piggyback the load, as 'shoal backend'
+	// does: RIF 0 and the delay as the time at the server.
+	reportLoad atomic.Bool
+	held       chan struct{}
+	release    func()
+	mu         sync.Mutex
+	srv        *http.Server
 }
 
 func newTestBackend(t testing.TB, id string) *testBackend {
@@ -83,6 +86,10 @@ func (b *testBackend) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	io.Copy(io.Discard, r.Body)
 	b.served.Add(1)
+	if b.reportLoad.Load() {
+		w.Header().Set(lb.HeaderRIF, "0")
+		w.Header().Set(lb.HeaderServiceTime, fmt.Sprint(max(time.Duration(b.delay.Load()), time.Microsecond).Seconds()))
+	}
 	w.Header().Set("X-Backend", b.id)
 	w.Header().Set("X-Seen-Forwarded-For", r.Header.Get("X-Forwarded-For"))
 	w.Header().Set("X-Seen-Connection-Header", r.Header.Get("X-Hop"))

@@ -141,7 +141,14 @@ func (p *Proxy) install(cfg *Config) error {
 	if name == PolicyDistrLB {
 		name = "sed" // the Distr-LB data plane: argmin (q+1)/a (paper Alg. 2, line 12)
 	}
-	sel, err := p.selectors.New(name, lb.Deps{Rand: rand.New(rand.NewPCG(cfg.Seed, uint64(p.reloads))), Params: cfg.Params})
+	deps := lb.Deps{Rand: rand.New(rand.NewPCG(cfg.Seed, uint64(p.reloads))), Params: cfg.Params}
+	var sel lb.Selector
+	var err error
+	if cfg.Policy == PolicyDistrLBGeneral {
+		sel, err = generalSelector(cfg.Agent.File, deps)
+	} else {
+		sel, err = p.selectors.New(name, deps)
+	}
 	if err != nil {
 		return fmt.Errorf("policy %s: %w", cfg.Policy, err)
 	}

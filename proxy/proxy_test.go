@@ -7,12 +7,15 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/shoal-project/shoal/buildinfo"
+	"github.com/shoal-project/shoal/control/lb"
+	"github.com/shoal-project/shoal/learn/modelfile"
 )
 
 func TestForwardsHeadersAndPath(t *testing.T) {
@@ -375,4 +378,58 @@ func scrapeValue(t *testing.T, admin, series string) float64 {
 		}
 	}
 	return 0
+}
+
+// writeGeneralPolicy writes a general Distr-LB policy whose network
+// lowers a server's weight by up to 10^-0.5 as its time at the server
+// (feature 1) exceeds the others', or, with slows false, an untrained one
+// (probing-sed).
+func writeGeneralPolicy(t *testing.T, slows bool) string {
+	t.Helper()
+	pol, err := lb.NewGeneralPolicy([]int{1}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol.Period = lb.Duration(20 * time.Millisecond)
+	if slows { // y = -5·tanh(x1): the hidden unit reads feature 1 alone
+		theta := make([]float64, len(pol.Params()))
+		theta[1] = 1                     // W1[1][0]
+		theta[lb.GeneralFeatures+1] = -5 // W2[0][0], after W1 and b1
+		if err := pol.SetParams(theta); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "general.slb")
+	if err := modelfile.WriteFile(path, pol.Write); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestGeneralPolicyCorrectsProbingSED: one request at a time finds both
+// backends idle, so probing-sed alone splits them about evenly; the
+// general policy, reading the 20 ms each of b's responses reports, sends
+// b few.
+func TestGeneralPolicyCorrectsProbingSED(t *testing.T) {
+	for _, slows := range []bool{false, true} {
+		a, b := newTestBackend(t, "a"), newTestBackend(t, "b")
+		a.reportLoad.Store(true)
+		b.reportLoad.Store(true)
+		b.delay.Store(int64(20 * time.Millisecond))
+		cfg := testConfig(t, "sed", a, b)
+		cfg.Policy, cfg.Agent = PolicyDistrLBGeneral, &AgentConfig{File: writeGeneralPolicy(t, slows)}
+		cfg.ApplyDefaults()
+		if err := cfg.Validate(lb.Classical().Names()); err != nil {
+			t.Fatal(err)
+		}
+		rp := startProxy(t, cfg)
+		for range 200 {
+			get(t, rp.url+"/")
+		}
+		n := b.served.Load()
+		t.Logf("network that slows: %v; the 20 ms backend served %d of 200", slows, n)
+		if slows && n > 20 || !slows && n < 60 {
+			t.Errorf("network that slows: %v; the 20 ms backend served %d of 200 requests", slows, n)
+		}
+	}
 }

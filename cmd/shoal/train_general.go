@@ -21,6 +21,8 @@ type generalFlags struct {
 	generations int
 	workers     int
 	pairs       int
+	sigma, lr   float64
+	hidden      []int
 	checkpoint  string
 }
 
@@ -30,8 +32,11 @@ const builtinFamily = "default"
 func (g *generalFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&g.family, "family", "", "train one general policy across a family of worlds: `FILE` of ranges (YAML), or \"default\" (the flag alone) for the built-in family; no scenario then")
 	f.Lookup("family").NoOptDefVal = builtinFamily
-	f.IntVar(&g.generations, "generations", 0, "with --family: generations of the evolution strategy (default 150)")
+	f.IntVar(&g.generations, "generations", 0, "with --family: generations of the evolution strategy (default 300)")
 	f.IntVar(&g.pairs, "pairs", 0, "with --family: mirrored pairs of episodes per generation (default 16)")
+	f.Float64Var(&g.sigma, "sigma", 0, "with --family: standard deviation of the parameter noise (default 0.05)")
+	f.Float64Var(&g.lr, "learning-rate", 0, "with --family: the evolution strategy's Adam step (default 0.02)")
+	f.IntSliceVar(&g.hidden, "hidden", nil, "with --family: hidden layer widths of the per-server network (default 16)")
 	f.IntVar(&g.workers, "workers", 2, "with --family: episodes simulated at once; the policy is the same for any number")
 	f.StringVar(&g.checkpoint, "checkpoint", "", "with --family: save the search to `FILE` after every generation, and resume from it")
 }
@@ -62,12 +67,12 @@ func (cl *cli) trainGeneral(cmd *cobra.Command, g *generalFlags, out string, see
 	if err != nil {
 		return err
 	}
-	if g.generations < 0 || g.pairs < 0 {
-		return usagef("--generations and --pairs must not be negative")
+	if g.generations < 0 || g.pairs < 0 || g.sigma < 0 || g.lr < 0 {
+		return usagef("--generations, --pairs, --sigma and --learning-rate must not be negative")
 	}
 	start := time.Now()
 	cfg := lbenv.GeneralConfig{Family: fam, Generations: g.generations, Seed: seed, Workers: g.workers, Checkpoint: g.checkpoint}
-	cfg.ES.Pairs = g.pairs
+	cfg.ES.Pairs, cfg.ES.Sigma, cfg.ES.LR, cfg.Hidden = g.pairs, g.sigma, g.lr, g.hidden
 	var bar *progressBar
 	if !quiet && cl.stderr == os.Stderr && isTerminal(os.Stderr) {
 		bar = newProgressBar(cl.stderr)

@@ -26,7 +26,7 @@ const GeneralSelector = "distr-lb-general"
 // of worlds (issue 35). Zero fields take the defaults noted.
 type GeneralConfig struct {
 	Family Family // default DefaultFamily()
-	// Generations of the evolution strategy (default 150).
+	// Generations of the evolution strategy (default 300).
 	Generations int
 	// ES configures the search (es.Config's defaults; Seed and Workers are
 	// set from this config).
@@ -40,7 +40,7 @@ type GeneralConfig struct {
 	Workers int
 	// ValidateEvery is how often, in generations, the parameters are run
 	// on ValidationWorlds worlds of their own beside probing-sed (default
-	// 10 and 24). Training returns the parameters of the best validation;
+	// 10 and 48). Training returns the parameters of the best validation;
 	// the untrained network, which is probing-sed, scores 0.
 	ValidateEvery    int
 	ValidationWorlds int
@@ -72,7 +72,7 @@ func (c *GeneralConfig) defaults() error {
 		return fmt.Errorf("family: %w", err)
 	}
 	if c.Generations == 0 {
-		c.Generations = 150
+		c.Generations = 300
 	}
 	if len(c.Hidden) == 0 {
 		c.Hidden = []int{16}
@@ -84,7 +84,7 @@ func (c *GeneralConfig) defaults() error {
 		c.ValidateEvery = 10
 	}
 	if c.ValidationWorlds == 0 {
-		c.ValidationWorlds = 24
+		c.ValidationWorlds = 48
 	}
 	c.ES.Seed, c.ES.Workers = c.Seed, c.Workers
 	if c.ES.Pairs == 0 {
