@@ -32,7 +32,9 @@
 # online are written to OUT/distr-lb-online-lb0.slb and -lb1.slb), PER_LOAD
 # (1: Distr-LB runs at each load with a policy trained in the simulator at
 # that load, OUT/distr-lb-load$LOAD.slb, trained if missing; default 0: the
-# one policy trained at 0.85).
+# one policy trained at 0.85), GENERAL (a general Distr-LB policy file, from
+# 'shoal train distr-lb --family': adds policy shoal-distr-lb-general, the
+# same file in both proxies, unchanged).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PATH=$PATH:/usr/sbin
@@ -48,6 +50,15 @@ POLICIES=${POLICIES:-"nginx-least_conn nginx-wrr haproxy-leastconn haproxy-round
 if [ "$ONLINE" != 0 ] && [[ " $POLICIES " != *" shoal-distr-lb-online "* ]]; then
 	POLICIES="$POLICIES shoal-distr-lb-online"
 fi
+GENERAL=${GENERAL:-}
+if [ -n "$GENERAL" ] && [[ " $POLICIES " != *" shoal-distr-lb-general "* ]]; then
+	POLICIES="$POLICIES shoal-distr-lb-general"
+fi
+if [[ " $POLICIES " == *" shoal-distr-lb-general "* ]] && [ ! -f "$GENERAL" ]; then
+	echo "quality.sh: shoal-distr-lb-general needs GENERAL=FILE, a policy from 'shoal train distr-lb --family'" >&2
+	exit 2
+fi
+[ -n "$GENERAL" ] && GENERAL=$(cd "$(dirname "$GENERAL")" && pwd)/$(basename "$GENERAL")
 OUT=${OUT:-out/proxy-bench}
 SCENARIO=bench/proxy/testbed.yaml
 CAPACITY=14.8 # cores x speed, summed over the servers
@@ -161,6 +172,9 @@ shoal_lb() { # $1 name (lb0/lb1), $2 addr, $3 policy (or "train" to train distr-
 		if [ "$3" = distr-lb ]; then
 			echo "policy: distr-lb"
 			echo "agent: {file: $PWD/$LOAD_POLICY}"
+		elif [ "$3" = distr-lb-general ]; then
+			echo "policy: distr-lb-general"
+			echo "agent: {file: $GENERAL}"
 		elif [ "$3" = distr-lb-online ]; then
 			echo "policy: distr-lb"
 			echo "agent: {file: $PWD/$OUT/distr-lb-online-$1.slb}"
@@ -247,7 +261,9 @@ echo "policy,load,mean,p99" >"$sim"
 for load in $LOADS; do
 	LOAD_POLICY=$POLICY
 	[ "$PER_LOAD" = 1 ] && LOAD_POLICY=$OUT/distr-lb-load$load.slb
-	"$SHOAL" sim "$SCENARIO" --policy "lsq,sed,p2c,least-request,peak-ewma,prequal,c3,probing-sed,wrr,distr-lb:$LOAD_POLICY" --load "$load" --json --quiet >"$work/sim.json"
+	general=""
+	[ -n "$GENERAL" ] && general=",distr-lb-general:$GENERAL"
+	"$SHOAL" sim "$SCENARIO" --policy "lsq,sed,p2c,least-request,peak-ewma,prequal,c3,probing-sed,wrr,distr-lb:$LOAD_POLICY$general" --load "$load" --json --quiet >"$work/sim.json"
 	python3 - "$work/sim.json" "$load" >>"$sim" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -290,12 +306,13 @@ for load in loads:
               f"CPU/1k {a['cpu']:6.3f}s  probes/req {a['probes']:5.2f}  {rel}")
 print("\n== sim-to-real: simulated vs testbed (sim/real - 1)")
 names = {"shoal-lsq": "lsq", "shoal-sed": "sed", "shoal-p2c": "p2c", "shoal-least-request": "least-request", "shoal-peak-ewma": "peak-ewma",
-         "shoal-prequal": "prequal", "shoal-c3": "c3", "shoal-probing-sed": "probing-sed", "nginx-wrr": "wrr", "shoal-distr-lb": None}
+         "shoal-prequal": "prequal", "shoal-c3": "c3", "shoal-probing-sed": "probing-sed", "nginx-wrr": "wrr", "shoal-distr-lb": None,
+         "shoal-distr-lb-general": "distr-lb-general"}
 for r in real:
     s = names.get(r["policy"], "")
     if s == "":
         continue
-    key = (s, r["load"]) if s else next(((p, l) for (p, l) in sim if p.startswith("distr-lb") and l == r["load"]), None)
+    key = (s, r["load"]) if s else next(((p, l) for (p, l) in sim if p.startswith("distr-lb") and p != "distr-lb-general" and l == r["load"]), None)
     if key not in sim:
         continue
     m, p = float(sim[key]["mean"]), float(sim[key]["p99"])
