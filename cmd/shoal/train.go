@@ -108,7 +108,7 @@ The policy file records the scenario, reward, seed and training provenance.`,
 		ValidArgsFunction: completeScenarios,
 	}
 	if alg == lbenv.DistrLB {
-		cmd.Use = string(alg) + " SCENARIO -o FILE | --family [FILE] -o FILE"
+		cmd.Use = string(alg) + " SCENARIO -o FILE | --family default|FILE -o FILE"
 		cmd.Long += `
 
 With --family, it trains one general policy instead, for every cluster: a
@@ -123,7 +123,7 @@ own, so an untrained policy is probing-sed. Run it with
 'shoal sim --policy distr-lb-general:FILE' or 'policy: distr-lb-general' in
 'shoal proxy'.`
 		cmd.Example += fmt.Sprintf(`
-  shoal train %[1]s --family -o general.slb --checkpoint general.ckpt
+  shoal train %[1]s --family default -o general.slb --checkpoint general.ckpt
   shoal sim lb-drift --policy probing-sed,c3,distr-lb-general:general.slb`, alg)
 		cmd.Args = func(c *cobra.Command, args []string) error {
 			if general.family != "" {

@@ -30,8 +30,7 @@ type generalFlags struct {
 const builtinFamily = "default"
 
 func (g *generalFlags) register(f *pflag.FlagSet) {
-	f.StringVar(&g.family, "family", "", "train one general policy across a family of worlds: `FILE` of ranges (YAML), or \"default\" (the flag alone) for the built-in family; no scenario then")
-	f.Lookup("family").NoOptDefVal = builtinFamily
+	f.StringVar(&g.family, "family", "", "train one general policy across a family of worlds: a `FILE` of ranges (YAML), or \"default\" for the built-in family; no scenario then")
 	f.IntVar(&g.generations, "generations", 0, "with --family: generations of the evolution strategy (default 300)")
 	f.IntVar(&g.pairs, "pairs", 0, "with --family: mirrored pairs of episodes per generation (default 16)")
 	f.Float64Var(&g.sigma, "sigma", 0, "with --family: standard deviation of the parameter noise (default 0.05)")
@@ -80,8 +79,8 @@ func (cl *cli) trainGeneral(cmd *cobra.Command, g *generalFlags, out string, see
 	if !quiet {
 		cfg.Progress = func(p lbenv.GeneralProgress) {
 			if !math.IsNaN(p.Validation) {
-				line := fmt.Sprintf("generation %4d/%d  score %+.4f  spread %.4f  validation %+.4f (log ratio to probing-sed; best %+.4f)  %d episodes",
-					p.Index, p.Of, p.Mean, p.Spread, p.Validation, p.Best, p.Episodes)
+				line := fmt.Sprintf("generation %4d/%d  score %+.4f  validation %+.4f (log ratio to probing-sed; best %+.4f), p99 over 2%% worse in %.0f%% of worlds  %d episodes",
+					p.Index, p.Of, p.Mean, p.Validation, p.Best, 100*p.Worse, p.Episodes)
 				if bar == nil {
 					fmt.Fprintln(cl.stderr, line)
 				} else {

@@ -68,3 +68,50 @@ func TestTrainThenSimulate(t *testing.T) {
 		t.Errorf("train without arguments: %v", err)
 	}
 }
+
+// TestTrainGeneralThenSimulate: 'train distr-lb --family' writes a general
+// policy from a family file (2 generations of 2 pairs and 48 validation
+// worlds, twice: 56 episodes), and the file
+// runs in sim on a scenario it never saw; bad input names the field.
+func TestTrainGeneralThenSimulate(t *testing.T) {
+	dir := t.TempDir()
+	fam, pol := filepath.Join(dir, "family.yaml"), filepath.Join(dir, "g.slb")
+	if err := os.WriteFile(fam, []byte("{servers: [4, 6], lbs: [1, 2], requests: 300}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCLI(t, "train", "distr-lb", "--family", fam, "-o", pol, "--generations", "2", "--pairs", "2", "--no-record")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "2 generations, 56 episodes") || !strings.Contains(out, "wrote "+pol) {
+		t.Fatalf("train output: %s", out)
+	}
+	head, _ := os.ReadFile(pol)
+	if !strings.Contains(string(head), `"format":"shoal-lb-general"`) || !strings.Contains(string(head), `requests: 300`) {
+		t.Fatalf("header: %.400s", head)
+	}
+	out, err = runCLI(t, "sim", "lb-drift", "--policy", "probing-sed,distr-lb-general:"+pol, "--seeds", "1", "--horizon", "30s", "--quiet", "--no-record")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "\ndistr-lb-general ") {
+		t.Fatalf("sim output: %s", out)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("{load: [0.5, 1.2]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"train", "distr-lb", "--family", bad, "-o", pol}, "load"},
+		{[]string{"train", "distr-lb", "lb-drift", "--family", "default", "-o", pol}, "no scenario with --family"},
+		{[]string{"train", "distr-lb", "--family", "default", "-o", pol, "--pairs", "-1"}, "must not be negative"},
+		{[]string{"sim", "lb-drift", "--policy", "distr-lb-general:" + fam}, "not a shoal-lb-general file"},
+	} {
+		if _, err := runCLI(t, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error with %q", c.args, err, c.want)
+		}
+	}
+}

@@ -61,7 +61,10 @@ type GeneralProgress struct {
 	// worlds of (log p99 ratio + log mean ratio)/2 against probing-sed,
 	// lower is better.
 	Validation, Best float64
-	Resumed          bool // this generation's state came from the checkpoint
+	// Worse is the share of the validation worlds where this generation's
+	// p99 is more than 2% above probing-sed's (NaN when none ran).
+	Worse   float64
+	Resumed bool // this generation's state came from the checkpoint
 }
 
 func (c *GeneralConfig) defaults() error {
@@ -144,9 +147,9 @@ func TrainGeneral(ctx context.Context, cfg GeneralConfig) (*lb.GeneralPolicy, er
 			return nil, err
 		}
 		cp.Episodes += 2 * cfg.ES.Pairs
-		val := math.NaN()
+		val, worse := math.NaN(), math.NaN()
 		if g.Index%cfg.ValidateEvery == 0 || g.Index == cfg.Generations {
-			if val, err = t.validate(ctx, cp.State.Theta); err != nil {
+			if val, worse, err = t.validate(ctx, cp.State.Theta); err != nil {
 				return nil, err
 			}
 			cp.Episodes += cfg.ValidationWorlds
@@ -161,7 +164,7 @@ func TrainGeneral(ctx context.Context, cfg GeneralConfig) (*lb.GeneralPolicy, er
 			}
 		}
 		if cfg.Progress != nil {
-			cfg.Progress(GeneralProgress{Generation: g, Of: cfg.Generations, Episodes: cp.Episodes, Validation: val, Best: cp.BestVal, Resumed: resumed})
+			cfg.Progress(GeneralProgress{Generation: g, Of: cfg.Generations, Episodes: cp.Episodes, Validation: val, Best: cp.BestVal, Worse: worse, Resumed: resumed})
 		}
 	}
 	if err := pol.SetParams(cp.Best); err != nil {
@@ -251,23 +254,27 @@ func (t *generalTrainer) score(_ context.Context, theta []float64, gen, k int) (
 	return -(math.Log(p99) + math.Log(m)) / 2, err
 }
 
-// validate scores theta on the validation worlds against probing-sed.
-func (t *generalTrainer) validate(ctx context.Context, theta []float64) (float64, error) {
+// validate scores theta on the validation worlds against probing-sed:
+// the mean log ratio, and the share of worlds with a p99 over 2% above.
+func (t *generalTrainer) validate(ctx context.Context, theta []float64) (score, worse float64, err error) {
 	p := t.pol.Clone()
 	if err := p.SetParams(theta); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	ratios := make([]float64, len(t.val))
-	err := t.parallel(ctx, len(t.val), func(k int) error {
+	ratios, tails := make([]float64, len(t.val)), make([]float64, len(t.val))
+	err = t.parallel(ctx, len(t.val), func(k int) error {
 		m, p99, err := RunGeneral(t.val[k], p.Clone())
 		ratios[k] = (math.Log(p99/t.base[k][1]) + math.Log(m/t.base[k][0])) / 2
+		tails[k] = p99 / t.base[k][1]
 		return err
 	})
-	var s float64
-	for _, r := range ratios {
-		s += r / float64(len(ratios))
+	for k, r := range ratios {
+		score += r / float64(len(ratios))
+		if tails[k] > 1.02 {
+			worse += 1 / float64(len(ratios))
+		}
 	}
-	return s, err
+	return score, worse, err
 }
 
 // parallel runs do(0..n-1) on the configured workers.
