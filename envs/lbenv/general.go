@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/shoal-project/shoal/cluster"
@@ -219,16 +218,25 @@ type generalTrainer struct {
 	base [][2]float64
 }
 
-// world draws the world of pair k of generation gen (validation worlds:
-// gen −1), from a stream of its own.
+// world draws the world of pair k of generation gen from the training
+// seed's stream, or with gen −1 validation world k, from a stream of its
+// own that no training seed shares, so that runs of different seeds and
+// settings are compared on the same validation worlds.
 func (t *generalTrainer) world(gen, k int) (*scenario.Scenario, error) {
-	rng := rand.New(rand.NewPCG(t.cfg.Seed^0x35a1_9e37, uint64(gen+1)<<24|uint64(k)))
+	seed := t.cfg.Seed ^ 0x35a1_9e37
+	if gen < 0 {
+		seed = validationStream
+	}
+	rng := rand.New(rand.NewPCG(seed, uint64(gen+1)<<24|uint64(k)))
 	return t.cfg.Family.Draw(rng, k)
 }
 
+// validationStream seeds the validation worlds.
+const validationStream = 0x7a11_da7e
+
 func (t *generalTrainer) validationWorlds() error {
 	t.val, t.base = make([]*scenario.Scenario, t.cfg.ValidationWorlds), make([][2]float64, t.cfg.ValidationWorlds)
-	return t.parallel(context.Background(), t.cfg.ValidationWorlds, func(k int) error {
+	return es.Each(context.Background(), t.cfg.Workers, t.cfg.ValidationWorlds, func(k int) error {
 		sc, err := t.world(-1, k)
 		if err != nil {
 			return err
@@ -262,7 +270,7 @@ func (t *generalTrainer) validate(ctx context.Context, theta []float64) (score, 
 		return 0, 0, err
 	}
 	ratios, tails := make([]float64, len(t.val)), make([]float64, len(t.val))
-	err = t.parallel(ctx, len(t.val), func(k int) error {
+	err = es.Each(ctx, t.cfg.Workers, len(t.val), func(k int) error {
 		m, p99, err := RunGeneral(t.val[k], p.Clone())
 		ratios[k] = (math.Log(p99/t.base[k][1]) + math.Log(m/t.base[k][0])) / 2
 		tails[k] = p99 / t.base[k][1]
@@ -275,31 +283,6 @@ func (t *generalTrainer) validate(ctx context.Context, theta []float64) (score, 
 		}
 	}
 	return score, worse, err
-}
-
-// parallel runs do(0..n-1) on the configured workers.
-func (t *generalTrainer) parallel(ctx context.Context, n int, do func(k int) error) error {
-	jobs := make(chan int)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for range min(t.cfg.Workers, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range jobs {
-				errs[k] = do(k)
-			}
-		}()
-	}
-	for k := range n {
-		if ctx.Err() != nil {
-			break
-		}
-		jobs <- k
-	}
-	close(jobs)
-	wg.Wait()
-	return errors.Join(append(errs, ctx.Err())...)
 }
 
 // RunGeneral runs a world once with its own seed, every LB point running the

@@ -164,37 +164,45 @@ func noise(eps []float64, seed uint64, gen, k int) {
 // goroutines; scores[2k] is the plus member.
 func evaluate(ctx context.Context, theta []float64, gen int, cfg Config, f Objective) ([]float64, error) {
 	scores := make([]float64, 2*cfg.Pairs)
+	return scores, Each(ctx, cfg.Workers, len(scores), func(m int) error {
+		eps, x := make([]float64, len(theta)), make([]float64, len(theta))
+		noise(eps, cfg.Seed, gen, m/2)
+		sign := 1 - 2*float64(m%2)
+		for i := range x {
+			x[i] = theta[i] + sign*cfg.Sigma*eps[i]
+		}
+		var err error
+		scores[m], err = f(ctx, x, gen, m/2)
+		return err
+	})
+}
+
+// Each runs do(0), ..., do(n−1) on up to workers goroutines and returns
+// their errors joined, or the context's error if it ended first. do must
+// write only what index i owns, so results do not depend on workers.
+func Each(ctx context.Context, workers, n int, do func(i int) error) error {
 	jobs := make(chan int)
-	errs := make([]error, 2*cfg.Pairs)
+	errs := make([]error, n)
 	var wg sync.WaitGroup
-	for range min(cfg.Workers, 2*cfg.Pairs) {
+	for range min(max(workers, 1), n) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			eps, x := make([]float64, len(theta)), make([]float64, len(theta))
-			for m := range jobs {
-				k, sign := m/2, 1.0
-				if m%2 == 1 {
-					sign = -1
-				}
-				noise(eps, cfg.Seed, gen, k)
-				for i := range x {
-					x[i] = theta[i] + sign*cfg.Sigma*eps[i]
-				}
-				scores[m], errs[m] = f(ctx, x, gen, k)
+			for i := range jobs {
+				errs[i] = do(i)
 			}
 		}()
 	}
-	for m := range scores {
+	for i := range n {
 		if ctx.Err() != nil {
 			break
 		}
-		jobs <- m
+		jobs <- i
 	}
 	close(jobs)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
-	return scores, errors.Join(errs...)
+	return errors.Join(errs...)
 }
