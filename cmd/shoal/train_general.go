@@ -35,7 +35,7 @@ func (g *generalFlags) register(f *pflag.FlagSet) {
 	f.IntVar(&g.pairs, "pairs", 0, "with --family: mirrored pairs of episodes per generation (default 16)")
 	f.Float64Var(&g.sigma, "sigma", 0, "with --family: standard deviation of the parameter noise (default 0.05)")
 	f.Float64Var(&g.lr, "learning-rate", 0, "with --family: the evolution strategy's Adam step (default 0.02)")
-	f.IntSliceVar(&g.hidden, "hidden", nil, "with --family: hidden layer widths of the per-server network (default 16)")
+	f.IntSliceVar(&g.hidden, "hidden", nil, "with --family: hidden layer widths of the per-server network (default 32)")
 	f.IntVar(&g.workers, "workers", 2, "with --family: episodes simulated at once; the policy is the same for any number")
 	f.StringVar(&g.checkpoint, "checkpoint", "", "with --family: save the search to `FILE` after every generation, and resume from it")
 }

@@ -30,7 +30,7 @@ type GeneralConfig struct {
 	// ES configures the search (es.Config's defaults; Seed and Workers are
 	// set from this config).
 	ES es.Config
-	// Hidden are the network's hidden widths (default [16]).
+	// Hidden are the network's hidden widths (default [32], chosen on the validation worlds over 16).
 	Hidden []int
 	// Seed seeds the network's initial weights, the noise and every world.
 	Seed uint64
@@ -77,7 +77,7 @@ func (c *GeneralConfig) defaults() error {
 		c.Generations = 300
 	}
 	if len(c.Hidden) == 0 {
-		c.Hidden = []int{16}
+		c.Hidden = []int{32}
 	}
 	if c.Workers <= 0 {
 		c.Workers = 2
