@@ -7,11 +7,13 @@ import (
 	"testing"
 
 	"github.com/shoal-project/shoal/learn/rl"
+	"github.com/shoal-project/shoal/scenario"
 )
 
 // The family's worlds decode as scenarios inside its ranges, the same for a
-// seed, varied across draws (each demand kind, drift, slowdowns and bursts
-// all appear in 40), and each is an environment the learners can step.
+// seed, varied across draws (each demand kind, equal speeds, drift,
+// slowdowns and bursts all appear in 40), each holds about the requests
+// asked for, and each is an environment the learners can step.
 func TestFamilyDraws(t *testing.T) {
 	f := DefaultFamily()
 	draw := func(seed uint64) []string {
@@ -31,10 +33,17 @@ func TestFamilyDraws(t *testing.T) {
 					t.Errorf("world %d: server %+v out of range", i, in)
 				}
 			}
+			rate := sc.Load * capacity(sc) / meanDemand(sc)
+			if n := rate * sc.Horizon.Seconds(); n < 0.99*float64(f.Requests) || n > 1.01*float64(f.Requests) {
+				t.Errorf("world %d: %.0f requests over the horizon, want %d", i, n, f.Requests)
+			}
 			if n := len(sc.LBs); n < f.LBs[0] || n > f.LBs[1] || sc.Load < f.Load[0] || sc.Load > f.Load[1] {
 				t.Errorf("world %d: %d LBs, load %v", i, n, sc.Load)
 			}
 			kind := sc.Classes[0].Call.CPU.Dist
+			if speeds := web.Instances; len(speeds) > 1 && speeds[0].Speed == speeds[1].Speed {
+				kind += "+equal"
+			}
 			if sc.RandomChanges != nil {
 				kind += "+drift"
 			}
@@ -61,13 +70,13 @@ func TestFamilyDraws(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for _, k := range a {
-		for _, part := range []string{"exp", "lognormal", "empirical", "drift", "slowdown", "mmpp"} {
+		for _, part := range []string{"exp", "lognormal", "empirical", "equal", "drift", "slowdown", "mmpp"} {
 			if strings.Contains(k, part) {
 				seen[part] = true
 			}
 		}
 	}
-	if len(seen) != 6 {
+	if len(seen) != 7 {
 		t.Errorf("40 worlds show only %v: %v", seen, a)
 	}
 	bad := DefaultFamily()
@@ -75,4 +84,24 @@ func TestFamilyDraws(t *testing.T) {
 	if _, err := bad.Draw(rand.New(rand.NewPCG(1, 1)), 0); err == nil {
 		t.Error("a load range beyond 1 was accepted")
 	}
+}
+
+func capacity(sc *scenario.Scenario) float64 {
+	var c float64
+	for _, in := range sc.Services[0].Instances {
+		c += in.CPU * in.Speed
+	}
+	return c
+}
+
+func meanDemand(sc *scenario.Scenario) float64 {
+	d := sc.Classes[0].Call.CPU
+	if d.Dist != "empirical" {
+		return d.Mean
+	}
+	var s float64
+	for _, v := range d.Values {
+		s += v / float64(len(d.Values))
+	}
+	return s
 }
