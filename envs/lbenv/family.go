@@ -19,7 +19,10 @@ import (
 // Load. A share of the worlds has one speed for every server (Equal), speeds
 // that drift every sixth of the horizon (Drift), a quarter of its servers
 // slowed to 0.3x for the middle third of the horizon (Slowdown), or bursty
-// arrivals (Bursts: a two-state MMPP). The horizon holds about Requests
+// arrivals (Bursts: a two-state MMPP). A share IO (default 0) splits the
+// demand between CPU and I/O phases (20-80% CPU, two phases of each, one I/O
+// at a time per server at the same speed everywhere, as the paper's
+// lb-moderate-50cpu), where capacity is not the cores. The horizon holds about Requests
 // requests, so a world of 1 ms requests and one of 2 s requests cost the
 // simulator alike. Configured weights are the cores (the simulator's
 // default): speeds are what a balancer has to find out. The embedded lb-*
@@ -34,6 +37,7 @@ type Family struct {
 	Demand   [2]time.Duration `yaml:"demand"`
 	MaxCV    float64          `yaml:"max_cv"`
 	Equal    float64          `yaml:"equal"`
+	IO       float64          `yaml:"io"`
 	Drift    float64          `yaml:"drift"`
 	Slowdown float64          `yaml:"slowdown"`
 	Bursts   float64          `yaml:"bursts"`
@@ -103,10 +107,26 @@ func (f Family) Draw(rng *rand.Rand, i int) (*scenario.Scenario, error) {
 		}
 		capacity += float64(cores[j]) * speeds[j]
 	}
-	horizon := time.Duration(float64(f.Requests) * mean / (load * capacity) * float64(time.Second)).Round(time.Millisecond)
+	// The draws of I/O worlds come only when the family has them, so
+	// that a family without them draws the same worlds as before they existed.
+	cpuMean, ioMean := mean, 0.0
+	if f.IO > 0 && rng.Float64() < f.IO {
+		cpuMean = mean * between(0.2, 0.8)
+		ioMean = mean - cpuMean
+		capacity = 0 // requests per second, as scenario.Capacity counts it
+		for j := range n {
+			capacity += math.Min(float64(cores[j])*speeds[j]/cpuMean, 1/ioMean)
+		}
+		capacity *= cpuMean
+	}
+	horizon := time.Duration(float64(f.Requests) * cpuMean / (load * capacity) * float64(time.Second)).Round(time.Millisecond)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "name: family-%d\nseed: %d\nseeds: 1\nhorizon: %s\nload: %.4f\n", i, rng.Uint64()>>1, horizon, load)
-	b.WriteString("services:\n  - name: web\n    instances:\n")
+	b.WriteString("services:\n  - name: web\n")
+	if ioMean > 0 {
+		b.WriteString("    io_parallelism: 1\n")
+	}
+	b.WriteString("    instances:\n")
 	for j := range n {
 		fmt.Fprintf(&b, "      - {cpu: %d, speed: %.3f}\n", cores[j], speeds[j])
 	}
@@ -120,7 +140,11 @@ func (f Family) Draw(rng *rand.Rand, i int) (*scenario.Scenario, error) {
 			fmt.Fprintf(&b, "  - {at: %s, service: web, instance: %d, speed: 0.3}\n  - {at: %s, service: web, instance: %d, speed: %.3f}\n", from, j, to, j, speeds[j])
 		}
 	}
-	fmt.Fprintf(&b, "classes:\n  - name: rpc\n    call:\n      service: web\n      cpu: %s\nlbs:\n", f.demand(rng, mean))
+	fmt.Fprintf(&b, "classes:\n  - name: rpc\n    call:\n      service: web\n      cpu: %s\n", f.demand(rng, cpuMean))
+	if ioMean > 0 {
+		fmt.Fprintf(&b, "      io: {dist: exp, mean: %.6g}\n      phases: 2\n", ioMean)
+	}
+	b.WriteString("lbs:\n")
 	for k := range lbs {
 		fmt.Fprintf(&b, "  - {name: lb%d, service: web}\n", k)
 	}

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/shoal-project/shoal/learn/rl"
-	"github.com/shoal-project/shoal/scenario"
 )
 
 // The family's worlds decode as scenarios inside its ranges, the same for a
@@ -33,8 +32,11 @@ func TestFamilyDraws(t *testing.T) {
 					t.Errorf("world %d: server %+v out of range", i, in)
 				}
 			}
-			rate := sc.Load * capacity(sc) / meanDemand(sc)
-			if n := rate * sc.Horizon.Seconds(); n < 0.99*float64(f.Requests) || n > 1.01*float64(f.Requests) {
+			c, err := sc.Capacity()
+			if err != nil {
+				t.Fatalf("world %d: %v", i, err)
+			}
+			if n := sc.Load * c * sc.Horizon.Seconds(); n < 0.99*float64(f.Requests) || n > 1.01*float64(f.Requests) {
 				t.Errorf("world %d: %.0f requests over the horizon, want %d", i, n, f.Requests)
 			}
 			if n := len(sc.LBs); n < f.LBs[0] || n > f.LBs[1] || sc.Load < f.Load[0] || sc.Load > f.Load[1] {
@@ -79,6 +81,28 @@ func TestFamilyDraws(t *testing.T) {
 	if len(seen) != 7 {
 		t.Errorf("40 worlds show only %v: %v", seen, a)
 	}
+	// With an I/O share, worlds split their demand between CPU and I/O
+	// phases, and their horizon still holds the requests asked for.
+	io := DefaultFamily()
+	io.IO = 1
+	rng := rand.New(rand.NewPCG(3, 3))
+	for i := range 10 {
+		sc, err := io.Draw(rng, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := sc.Capacity()
+		if err != nil {
+			t.Fatal(err)
+		}
+		call := sc.Classes[0].Call
+		if call.IO.Mean <= 0 || call.Phases != 2 || sc.Services[0].IOParallelism != 1 {
+			t.Errorf("world %d: I/O %+v in %d phases, I/O parallelism %d", i, call.IO, call.Phases, sc.Services[0].IOParallelism)
+		}
+		if n := sc.Load * c * sc.Horizon.Seconds(); n < 0.99*float64(io.Requests) || n > 1.01*float64(io.Requests) {
+			t.Errorf("I/O world %d: %.0f requests over the horizon, want %d", i, n, io.Requests)
+		}
+	}
 	bad := DefaultFamily()
 	bad.Load[1] = 1.2
 	if _, err := bad.Draw(rand.New(rand.NewPCG(1, 1)), 0); err == nil {
@@ -86,22 +110,3 @@ func TestFamilyDraws(t *testing.T) {
 	}
 }
 
-func capacity(sc *scenario.Scenario) float64 {
-	var c float64
-	for _, in := range sc.Services[0].Instances {
-		c += in.CPU * in.Speed
-	}
-	return c
-}
-
-func meanDemand(sc *scenario.Scenario) float64 {
-	d := sc.Classes[0].Call.CPU
-	if d.Dist != "empirical" {
-		return d.Mean
-	}
-	var s float64
-	for _, v := range d.Values {
-		s += v / float64(len(d.Values))
-	}
-	return s
-}
