@@ -109,4 +109,3 @@ func TestFamilyDraws(t *testing.T) {
 		t.Error("a load range beyond 1 was accepted")
 	}
 }
-
