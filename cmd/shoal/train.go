@@ -146,11 +146,14 @@ own, so an untrained policy is probing-sed. Run it with
 	f.BoolVar(&quiet, "quiet", false, "no per-episode progress")
 	rec.register(cmd.Flags())
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
-		if out == "" {
+		if out == "" && general.validate == "" {
 			return usagef("-o FILE is required (where to save the policy)")
 		}
 		if episodes < 0 || steps < 0 {
 			return usagef("--episodes and --episode-steps must not be negative")
+		}
+		if general.validate != "" && general.family == "" {
+			return usagef("--validate needs --family (whose validation worlds to run)")
 		}
 		if general.family != "" {
 			return cl.trainGeneral(cmd, &general, out, seed, quiet, &rec)

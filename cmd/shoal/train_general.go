@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/envs/lbenv"
 	"github.com/shoal-project/shoal/learn/modelfile"
 	"github.com/shoal-project/shoal/store"
@@ -24,6 +25,7 @@ type generalFlags struct {
 	sigma, lr   float64
 	hidden      []int
 	checkpoint  string
+	validate    string
 }
 
 // builtinFamily is --family's value for the embedded default family.
@@ -37,6 +39,7 @@ func (g *generalFlags) register(f *pflag.FlagSet) {
 	f.Float64Var(&g.lr, "learning-rate", 0, "with --family: the evolution strategy's Adam step (default 0.02)")
 	f.IntSliceVar(&g.hidden, "hidden", nil, "with --family: hidden layer widths of the per-server network (default 32)")
 	f.IntVar(&g.workers, "workers", 2, "with --family: episodes simulated at once; the policy is the same for any number")
+	f.StringVar(&g.validate, "validate", "", "with --family: train nothing; run the general policy `FILE` on the family's validation worlds and print its score")
 	f.StringVar(&g.checkpoint, "checkpoint", "", "with --family: save the search to `FILE` after every generation, and resume from it")
 }
 
@@ -68,6 +71,9 @@ func (cl *cli) trainGeneral(cmd *cobra.Command, g *generalFlags, out string, see
 	}
 	if g.generations < 0 || g.pairs < 0 || g.sigma < 0 || g.lr < 0 {
 		return usagef("--generations, --pairs, --sigma and --learning-rate must not be negative")
+	}
+	if g.validate != "" {
+		return cl.validateGeneral(cmd, fam, g)
 	}
 	start := time.Now()
 	cfg := lbenv.GeneralConfig{Family: fam, Generations: g.generations, Seed: seed, Workers: g.workers, Checkpoint: g.checkpoint}
@@ -114,4 +120,25 @@ func (cl *cli) trainGeneral(cmd *cobra.Command, g *generalFlags, out string, see
 	}
 	run.Scenario, run.ScenarioHash = "family:"+g.family, store.Hash([]byte(pv.Family))
 	return cl.saveTraining(cmd, rec, run, "distr-lb-general", seed, out, figures("validation", pv.Validation, "episodes", pv.Episodes))
+}
+
+// validateGeneral prints a general policy's score on a family's
+// validation worlds.
+func (cl *cli) validateGeneral(cmd *cobra.Command, fam lbenv.Family, g *generalFlags) error {
+	f, err := os.Open(g.validate)
+	if err != nil {
+		return fmt.Errorf("--validate: %w", err)
+	}
+	defer f.Close()
+	pol, err := lb.ReadGeneralPolicy(f)
+	if err != nil {
+		return fmt.Errorf("--validate %s: %w", g.validate, err)
+	}
+	score, worse, err := lbenv.ValidateGeneral(cmd.Context(), lbenv.GeneralConfig{Family: fam, Workers: g.workers}, pol)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cl.stdout, "%s on the validation worlds of family %s: %+.4f (mean log ratio to probing-sed of p99 and mean); p99 over 2%% worse in %.0f%% of worlds\n",
+		g.validate, g.family, score, 100*worse)
+	return nil
 }

@@ -97,6 +97,10 @@ func TestTrainGeneralThenSimulate(t *testing.T) {
 	if !strings.Contains(out, "\ndistr-lb-general ") {
 		t.Fatalf("sim output: %s", out)
 	}
+	out, err = runCLI(t, "train", "distr-lb", "--family", fam, "--validate", pol)
+	if err != nil || !strings.Contains(out, "on the validation worlds of family "+fam) {
+		t.Fatalf("--validate: %v: %s", err, out)
+	}
 	bad := filepath.Join(dir, "bad.yaml")
 	if err := os.WriteFile(bad, []byte("{load: [0.5, 1.2]}\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -109,6 +113,7 @@ func TestTrainGeneralThenSimulate(t *testing.T) {
 		{[]string{"train", "distr-lb", "lb-drift", "--family", "default", "-o", pol}, "no scenario with --family"},
 		{[]string{"train", "distr-lb", "--family", "default", "-o", pol, "--pairs", "-1"}, "must not be negative"},
 		{[]string{"sim", "lb-drift", "--policy", "distr-lb-general:" + fam}, "not a shoal-lb-general file"},
+		{[]string{"train", "distr-lb", "lb-drift", "--validate", pol}, "--validate needs --family"},
 	} {
 		if _, err := runCLI(t, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want an error with %q", c.args, err, c.want)

@@ -98,6 +98,22 @@ func (c *GeneralConfig) defaults() error {
 	return nil
 }
 
+// ValidateGeneral runs p on the validation worlds of cfg's family beside
+// probing-sed and returns its validation score (the mean log ratio, lower
+// is better) and the share of worlds where its p99 is over 2% worse: what
+// training selects on, for comparing policies trained on other families or
+// settings.
+func ValidateGeneral(ctx context.Context, cfg GeneralConfig, p *lb.GeneralPolicy) (score, worse float64, err error) {
+	if err := cfg.defaults(); err != nil {
+		return 0, 0, err
+	}
+	t := &generalTrainer{cfg: cfg, pol: p}
+	if err := t.validationWorlds(); err != nil {
+		return 0, 0, err
+	}
+	return t.validate(ctx, p.Params())
+}
+
 // checkpoint is what a checkpoint file holds.
 type checkpoint struct {
 	Config   string    `json:"config"` // the settings that must match to resume
