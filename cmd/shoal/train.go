@@ -116,7 +116,7 @@ small network shared by all servers and LB points corrects probing-sed's
 weights from what each LB point sees (piggybacked and probed load, the time
 at each server, its own response times). An evolution strategy trains it on
 worlds drawn from the family (4-32 servers of 1-8 cores at speeds 0.3-1.5,
-1-8 LB points, loads 0.5-0.98, requests of 1 ms to 2 s, drift, slowdowns,
+1-8 LB points, loads 0.5-0.98, requests of 1 ms to 2 s of CPU or CPU and I/O, drift, slowdowns,
 bursts; the embedded lb-* scenarios are never drawn). It keeps the
 generation that did best against probing-sed on validation worlds of its
 own, so an untrained policy is probing-sed. Run it with
