@@ -260,11 +260,8 @@ func (p *Policy) state() []*nn.Node[float32] {
 
 // Write writes the policy file.
 func (p *Policy) Write(w io.Writer) error {
-	if err := modelfile.WriteHeader(w, p); err != nil {
+	if err := modelfile.Write(w, p, p.arch(), p.state()); err != nil {
 		return fmt.Errorf("policy: %w", err)
-	}
-	if err := nn.Save(w, p.arch(), p.state()); err != nil {
-		return err
 	}
 	if p.fc != nil {
 		if err := p.fc.Write(w); err != nil {
@@ -292,15 +289,14 @@ func (p *Policy) criticState() []*nn.Node[float32] {
 // ReadPolicy reads a policy file written by Write.
 func ReadPolicy(r io.Reader) (*Policy, error) {
 	p := &Policy{}
-	br, err := modelfile.ReadHeader(r, p, PolicyFormat)
+	br, err := modelfile.Read(r, p, PolicyFormat, func() (string, []*nn.Node[float32], error) {
+		if err := p.init(rand.New(rand.NewPCG(0, 0))); err != nil {
+			return "", nil, err
+		}
+		return p.arch(), p.state(), nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
-	}
-	if err := p.init(rand.New(rand.NewPCG(0, 0))); err != nil {
-		return nil, fmt.Errorf("policy: %w", err)
-	}
-	if err := nn.Load(br, p.arch(), p.state()); err != nil {
-		return nil, fmt.Errorf("policy: weights: %w", err)
 	}
 	if p.Forecast {
 		if p.fc, err = forecast.ReadGRUForecaster(br); err != nil {

@@ -113,24 +113,22 @@ func (p *Policy) arch() string {
 
 // Write writes the policy file.
 func (p *Policy) Write(w io.Writer) error {
-	if err := modelfile.WriteHeader(w, p); err != nil {
+	if err := modelfile.Write(w, p, p.arch(), p.actor.Params()); err != nil {
 		return fmt.Errorf("policy: %w", err)
 	}
-	return nn.Save(w, p.arch(), p.actor.Params())
+	return nil
 }
 
 // ReadPolicy reads a policy file written by Write.
 func ReadPolicy(r io.Reader) (*Policy, error) {
 	p := &Policy{}
-	br, err := modelfile.ReadHeader(r, p, PolicyFormat)
-	if err != nil {
+	if _, err := modelfile.Read(r, p, PolicyFormat, func() (string, []*nn.Node[float32], error) {
+		if err := p.init(rand.New(rand.NewPCG(0, 0))); err != nil {
+			return "", nil, err
+		}
+		return p.arch(), p.actor.Params(), nil
+	}); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
-	}
-	if err := p.init(rand.New(rand.NewPCG(0, 0))); err != nil {
-		return nil, fmt.Errorf("policy: %w", err)
-	}
-	if err := nn.Load(br, p.arch(), p.actor.Params()); err != nil {
-		return nil, fmt.Errorf("policy: weights: %w", err)
 	}
 	return p, nil
 }

@@ -146,24 +146,22 @@ func (p *GeneralPolicy) arch() string {
 
 // Write writes the policy file.
 func (p *GeneralPolicy) Write(w io.Writer) error {
-	if err := modelfile.WriteHeader(w, p); err != nil {
+	if err := modelfile.Write(w, p, p.arch(), p.net.Params()); err != nil {
 		return fmt.Errorf("general policy: %w", err)
 	}
-	return nn.Save(w, p.arch(), p.net.Params())
+	return nil
 }
 
 // ReadGeneralPolicy reads a general policy file.
 func ReadGeneralPolicy(r io.Reader) (*GeneralPolicy, error) {
 	p := &GeneralPolicy{}
-	br, err := modelfile.ReadHeader(r, p, GeneralFormat)
-	if err != nil {
+	if _, err := modelfile.Read(r, p, GeneralFormat, func() (string, []*nn.Node[float64], error) {
+		if err := p.init(rand.New(rand.NewPCG(0, 0))); err != nil {
+			return "", nil, err
+		}
+		return p.arch(), p.net.Params(), nil
+	}); err != nil {
 		return nil, fmt.Errorf("general policy: %w", err)
-	}
-	if err := p.init(rand.New(rand.NewPCG(0, 0))); err != nil {
-		return nil, fmt.Errorf("general policy: %w", err)
-	}
-	if err := nn.Load(br, p.arch(), p.net.Params()); err != nil {
-		return nil, fmt.Errorf("general policy: weights: %w", err)
 	}
 	return p, nil
 }

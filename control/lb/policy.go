@@ -319,25 +319,23 @@ func (p *Policy) state() []*nn.Node[float32] {
 
 // Write writes the policy file.
 func (p *Policy) Write(w io.Writer) error {
-	if err := modelfile.WriteHeader(w, p); err != nil {
+	if err := modelfile.Write(w, p, p.arch(), p.state()); err != nil {
 		return fmt.Errorf("policy: %w", err)
 	}
-	return nn.Save(w, p.arch(), p.state())
+	return nil
 }
 
 // ReadPolicy reads a policy file, checking its header and that its weights
 // match the header's networks.
 func ReadPolicy(r io.Reader) (*Policy, error) {
 	p := &Policy{}
-	br, err := modelfile.ReadHeader(r, p, PolicyFormat)
-	if err != nil {
+	if _, err := modelfile.Read(r, p, PolicyFormat, func() (string, []*nn.Node[float32], error) {
+		if err := p.init(); err != nil {
+			return "", nil, err
+		}
+		return p.arch(), p.state(), nil
+	}); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
-	}
-	if err := p.init(); err != nil {
-		return nil, fmt.Errorf("policy: %w", err)
-	}
-	if err := nn.Load(br, p.arch(), p.state()); err != nil {
-		return nil, fmt.Errorf("policy: weights: %w", err)
 	}
 	return p, nil
 }

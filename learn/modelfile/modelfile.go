@@ -16,6 +16,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/shoal-project/shoal/learn/nn"
 )
 
 // MaxHeader bounds a header line.
@@ -98,4 +100,32 @@ func WriteFile(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// Write writes a model file of one set of weights: h's header line, then
+// the weights under arch in learn/nn's format.
+func Write[T nn.Float](w io.Writer, h any, arch string, weights []*nn.Node[T]) error {
+	if err := WriteHeader(w, h); err != nil {
+		return err
+	}
+	return nn.Save(w, arch, weights)
+}
+
+// Read reads a model file written by Write into h: the header, then build,
+// which makes the networks the header describes and returns their
+// architecture string and weights, then the weights into them. It returns
+// a reader of what follows.
+func Read[T nn.Float](r io.Reader, h any, format string, build func() (string, []*nn.Node[T], error)) (*bufio.Reader, error) {
+	br, err := ReadHeader(r, h, format)
+	if err != nil {
+		return nil, err
+	}
+	arch, weights, err := build()
+	if err != nil {
+		return nil, err
+	}
+	if err := nn.Load(br, arch, weights); err != nil {
+		return nil, fmt.Errorf("weights: %w", err)
+	}
+	return br, nil
 }
