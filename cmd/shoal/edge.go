@@ -40,16 +40,24 @@ func (cl *cli) edgeLog() *cobra.Command {
 		days         []float64
 		from, window time.Duration
 		seed         uint64
+		engine       string
 	)
 	cmd := &cobra.Command{
 		Use:   "log -o DIR",
-		Short: "Log the edge world under the random engine policy (the learners' only input)",
+		Short: "Log the edge world under a logging engine, the paper's random one by default (the learners' only input)",
 		Long: `Run the edge world under the random engine policy, as the paper logs its real
 system, for a window of each given month day, and write every agent's
 transitions (observation, action, next observation, outcome) to
-DIR/transitions.jsonl and the devices' records to DIR/devices.jsonl.`,
+DIR/transitions.jsonl and the devices' records to DIR/devices.jsonl.
+
+--engine logs under a mix of the engines an operator runs instead, each for
+stretches of 10-60 steps: random (the paper's), hold (random weights held
+1-30 steps), greedy (weights by the inverse square of each target's
+estimated time, with 10% random steps) and threshold (on the device while
+its backlog is under half the deadline, else the nearest edge node).`,
 		Example: `  shoal edge log -o logs                      # day 0, all of it
-  shoal edge log -o week --days 0,1,2,3,4,5,6 --from 12h --window 1h`,
+  shoal edge log -o week --days 0,1,2,3,4,5,6 --from 12h --window 1h
+  shoal edge log -o ops --engine greedy:0.6,threshold:0.2,hold:0.1,random:0.1`,
 		Args: exactArgs(0, "no arguments"),
 	}
 	f := cmd.Flags()
@@ -58,9 +66,17 @@ DIR/transitions.jsonl and the devices' records to DIR/devices.jsonl.`,
 	f.DurationVar(&from, "from", 0, "when in each day the window starts")
 	f.DurationVar(&window, "window", 24*time.Hour, "how long each day's window runs")
 	f.Uint64Var(&seed, "seed", 1, "seed of the world and the random engine (a day's is seed + its index)")
+	f.StringVar(&engine, "engine", "random", "the logging engine, or a mix `NAME:WEIGHT,...` of random, hold, greedy and threshold")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if out == "" {
 			return usagef("-o DIR is required (where to write the logs)")
+		}
+		var mix []edge.Stretch
+		if engine != "random" {
+			var err error
+			if mix, err = edge.ParseMix(engine); err != nil {
+				return usagef("--engine: %v", err)
+			}
 		}
 		if window < edge.Default().Step || from < 0 || from >= 24*time.Hour {
 			return usagef("--window must be at least one step (%v) and --from in [0, 24h), got %v and %v", edge.Default().Step, window, from)
@@ -83,7 +99,7 @@ DIR/transitions.jsonl and the devices' records to DIR/devices.jsonl.`,
 			return err
 		}
 		defer dev.Close()
-		if err := edgeenv.Log(edge.Default(), edgeenv.Logging{Seed: seed, Days: days, From: from, Window: window}, tr, dev); err != nil {
+		if err := edgeenv.Log(edge.Default(), edgeenv.Logging{Seed: seed, Days: days, From: from, Window: window, Engine: mix}, tr, dev); err != nil {
 			return err
 		}
 		if err := tr.Close(); err != nil {
@@ -93,8 +109,8 @@ DIR/transitions.jsonl and the devices' records to DIR/devices.jsonl.`,
 			return err
 		}
 		steps := int(window/edge.Default().Step) * len(days)
-		fmt.Fprintf(cl.stdout, "logged %d steps of %d agents (days %v, %v from %v, seed %d) to %s/transitions.jsonl and devices.jsonl\n",
-			steps, edge.Agents, days, window, from, seed, out)
+		fmt.Fprintf(cl.stdout, "logged %d steps of %d agents (days %v, %v from %v, seed %d, engine %s) to %s/transitions.jsonl and devices.jsonl\n",
+			steps, edge.Agents, days, window, from, seed, engine, out)
 		return nil
 	})
 	return cmd

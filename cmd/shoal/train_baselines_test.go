@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shoal-project/shoal/edge"
 	"github.com/shoal-project/shoal/store"
 )
 
@@ -123,6 +124,20 @@ func TestEdgePipeline(t *testing.T) {
 	}
 	if _, err := runCLI(t, "edge", "evaluate", env); err == nil {
 		t.Error("an environment file as a policy: no error")
+	}
+	// A log under an operator's mix of engines has the same form.
+	mix := filepath.Join(dir, "mix")
+	out, err = runCLI(t, "edge", "log", "-o", mix, "--window", "5m", "--from", "12h", "--engine", "greedy:0.6,threshold:0.2,hold:0.1,random:0.1")
+	if err != nil || !strings.Contains(out, "logged 30 steps") || !strings.Contains(out, "engine greedy:0.6") {
+		t.Fatalf("edge log --engine: %v\n%s", err, out)
+	}
+	if f, err := os.Open(filepath.Join(mix, "transitions.jsonl")); err != nil {
+		t.Fatal(err)
+	} else if tr, err := edge.ReadLog(f); err != nil || len(tr) != 30*edge.Agents {
+		t.Fatalf("the mix's log: %d transitions, %v", len(tr), err)
+	}
+	if _, err := runCLI(t, "edge", "log", "-o", mix, "--engine", "greedy:0.5,fastest"); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "fastest") {
+		t.Errorf("--engine fastest: %v", err)
 	}
 	if _, err := runCLI(t, "train", "edge-policy", env, "-o", mappo, "--method", "sac"); !errors.Is(err, errUsage) {
 		t.Errorf("--method sac: %v", err)

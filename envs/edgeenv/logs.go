@@ -26,6 +26,9 @@ type Logging struct {
 	Days []float64
 	// From is when in the day a window starts, and Window how long it runs.
 	From, Window time.Duration
+	// Engine is the logging engines' mix (edge.Mix); nil: the paper's
+	// random engine alone.
+	Engine []edge.Stretch
 }
 
 // DefaultLogging logs one hour of each of the first seven days: a week of
@@ -34,7 +37,7 @@ func DefaultLogging() Logging {
 	return Logging{Seed: 1, Days: []float64{0, 1, 2, 3, 4, 5, 6}, From: 12 * time.Hour, Window: time.Hour}
 }
 
-// Log runs the world under the random policy for every window and writes
+// Log runs the world under the logging engine for every window and writes
 // the agents' transitions and, after each window, its devices' records,
 // as JSON lines.
 func Log(cfg edge.Config, l Logging, transitions, devices io.Writer) error {
@@ -50,7 +53,12 @@ func Log(cfg edge.Config, l Logging, transitions, devices io.Writer) error {
 			return err
 		}
 		steps := int(l.Window / cfg.Step)
-		policy := edge.RandomPolicy{Rand: rand.New(rand.NewPCG(l.Seed+uint64(i), 0x6c6f67))}
+		var policy edge.Policy = edge.RandomPolicy{Rand: rand.New(rand.NewPCG(l.Seed+uint64(i), 0x6c6f67))}
+		if l.Engine != nil {
+			if policy, err = edge.NewMix(w, rand.New(rand.NewPCG(l.Seed+uint64(i), 0x6d6978)), l.Engine); err != nil {
+				return err
+			}
+		}
 		if err := edge.Log(transitions, w, steps, policy); err != nil {
 			return err
 		}
