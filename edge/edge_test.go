@@ -168,22 +168,7 @@ func run(t *testing.T, h Heuristic, steps int) [Scenes]GroupStats {
 	if err := w.SetHeuristic(h); err != nil {
 		t.Fatal(err)
 	}
-	p := RandomPolicy{Rand: rand.New(rand.NewPCG(1, 1))}
-	var acts [Agents][]float64
-	var tot [Scenes]GroupStats
-	for range steps {
-		for a := range Agents {
-			acts[a] = p.Act(a, nil, acts[a])
-		}
-		st, err := w.Step(acts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for g := range Scenes {
-			tot[g].Add(st.Groups[g])
-		}
-	}
-	return tot
+	return runPolicy(t, w, RandomPolicy{Rand: rand.New(rand.NewPCG(1, 1))}, steps)
 }
 
 // TestOnTimeOffloaded: the successful offloading ratio leaves out the

@@ -54,13 +54,9 @@ func (p GreedyWeights) Act(agent int, obs, dst []float64) []float64 {
 	if p.Rand.Float64() < p.Eps {
 		return RandomPolicy{Rand: p.Rand}.Act(agent, obs, dst)
 	}
-	dst = slices.Grow(dst[:0], ActDim)[:ActDim]
-	clear(dst)
+	dst = zeroAction(dst)
 	if agent == Engine {
-		for g := range Scenes {
-			dst[g] = 1
-		}
-		return dst
+		return equalShares(dst)
 	}
 	w := p.World
 	gr := &w.cfg.Groups[agent]
@@ -178,13 +174,9 @@ func (m *Mix) draw() string {
 type thresholdWeights struct{ w *World }
 
 func (p thresholdWeights) Act(agent int, _, dst []float64) []float64 {
-	dst = slices.Grow(dst[:0], ActDim)[:ActDim]
-	clear(dst)
+	dst = zeroAction(dst)
 	if agent == Engine {
-		for g := range Scenes {
-			dst[g] = 1
-		}
-		return dst
+		return equalShares(dst)
 	}
 	w := p.w
 	gr := &w.cfg.Groups[agent]
@@ -197,6 +189,21 @@ func (p thresholdWeights) Act(agent int, _, dst []float64) []float64 {
 	dst[1+best] = 1
 	if w.backlog(agent) < gr.Deadline.Seconds()/2 {
 		dst[targetLocal], dst[1+best] = 1, 1e-6 // the edge node only for tasks that must run on one
+	}
+	return dst
+}
+
+// zeroAction returns dst as ActDim zeros.
+func zeroAction(dst []float64) []float64 {
+	dst = slices.Grow(dst[:0], ActDim)[:ActDim]
+	clear(dst)
+	return dst
+}
+
+// equalShares writes the engine action of equal edge shares into dst.
+func equalShares(dst []float64) []float64 {
+	for g := range Scenes {
+		dst[g] = 1
 	}
 	return dst
 }
