@@ -62,9 +62,11 @@ func (p GreedyWeights) Act(agent int, obs, dst []float64) []float64 {
 	gr := &w.cfg.Groups[agent]
 	t := task{w: w, group: agent, work: gr.WorkG, sizeMB: gr.SizeMB}
 	for target := range Targets {
-		at := w.estimate(&t, target)
+		var at time.Duration
 		if target == targetLocal {
 			at = time.Duration((w.backlog(agent) + gr.WorkG/gr.DeviceSpeed) * 1e9)
+		} else {
+			at = w.estimate(&t, target)
 		}
 		s := max(at.Seconds(), 1e-3)
 		dst[target] = 1 / (s * s)
@@ -92,12 +94,9 @@ func ParseMix(s string) ([]Stretch, error) {
 			}
 			st.Weight = x
 		}
-		if !slices.Contains(Engines, name) {
-			return nil, fmt.Errorf("edge: unknown engine %q (want %v)", name, Engines)
-		}
 		mix = append(mix, st)
 	}
-	return mix, nil
+	return mix, checkMix(mix)
 }
 
 // Engines are the names of the logging engines a Mix draws from.
@@ -109,7 +108,6 @@ var Engines = []string{"random", "hold", "greedy", "threshold"}
 // through the weights: all on the device while its backlog is under half
 // the deadline, otherwise on the edge node with the lowest latency.
 type Mix struct {
-	world   *World
 	rand    *rand.Rand
 	mix     []Stretch
 	engines map[string]Policy
@@ -117,22 +115,31 @@ type Mix struct {
 	left    int
 }
 
-// NewMix returns the engine mix for world w, drawing from rng.
-func NewMix(w *World, rng *rand.Rand, mix []Stretch) (*Mix, error) {
+// checkMix reports an unknown engine, a negative weight or a mix without
+// weight.
+func checkMix(mix []Stretch) error {
 	total := 0.0
 	for _, s := range mix {
 		if !slices.Contains(Engines, s.Name) {
-			return nil, fmt.Errorf("edge: unknown engine %q (want %v)", s.Name, Engines)
+			return fmt.Errorf("edge: unknown engine %q (want %v)", s.Name, Engines)
 		}
 		if !(s.Weight >= 0) {
-			return nil, fmt.Errorf("edge: engine %s: weight %g, want >= 0", s.Name, s.Weight)
+			return fmt.Errorf("edge: engine %s: weight %g, want >= 0", s.Name, s.Weight)
 		}
 		total += s.Weight
 	}
 	if !(total > 0) {
-		return nil, fmt.Errorf("edge: engine mix %v has no weight", mix)
+		return fmt.Errorf("edge: engine mix %v has no weight", mix)
 	}
-	m := &Mix{world: w, rand: rng, mix: mix, engines: map[string]Policy{
+	return nil
+}
+
+// NewMix returns the engine mix for world w, drawing from rng.
+func NewMix(w *World, rng *rand.Rand, mix []Stretch) (*Mix, error) {
+	if err := checkMix(mix); err != nil {
+		return nil, err
+	}
+	m := &Mix{rand: rng, mix: mix, engines: map[string]Policy{
 		"random":    RandomPolicy{Rand: rng},
 		"hold":      &HoldPolicy{Rand: rng, MaxHold: 30},
 		"greedy":    GreedyWeights{World: w, Rand: rng, Eps: 0.1},
@@ -180,15 +187,10 @@ func (p thresholdWeights) Act(agent int, _, dst []float64) []float64 {
 	}
 	w := p.w
 	gr := &w.cfg.Groups[agent]
-	best := 0
-	for e := 1; e < Edges; e++ {
-		if w.cfg.Links[e].Latency < w.cfg.Links[best].Latency {
-			best = e
-		}
-	}
-	dst[1+best] = 1
+	best := w.nearestEdge()
+	dst[best] = 1
 	if w.backlog(agent) < gr.Deadline.Seconds()/2 {
-		dst[targetLocal], dst[1+best] = 1, 1e-6 // the edge node only for tasks that must run on one
+		dst[targetLocal], dst[best] = 1, 1e-6 // the edge node only for tasks that must run on one
 	}
 	return dst
 }

@@ -43,13 +43,7 @@ func (w *World) decide(t *task, pref int) int {
 		if pref == 2 && backlog < gr.Deadline/2 {
 			return targetLocal
 		}
-		best := 1
-		for e := 1; e < Edges; e++ {
-			if w.cfg.Links[e].Latency < w.cfg.Links[best-1].Latency {
-				best = e + 1
-			}
-		}
-		return best
+		return w.nearestEdge()
 	}
 	lo, hi := 0, Targets
 	if pref == 1 {
@@ -62,6 +56,17 @@ func (w *World) decide(t *task, pref int) int {
 		}
 	}
 	return best
+}
+
+// nearestEdge is the target of the edge node with the lowest link latency.
+func (w *World) nearestEdge() int {
+	best := 0
+	for e := 1; e < Edges; e++ {
+		if w.cfg.Links[e].Latency < w.cfg.Links[best].Latency {
+			best = e
+		}
+	}
+	return 1 + best
 }
 
 // estimate is when a task would finish at target, from now.

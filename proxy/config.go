@@ -273,7 +273,7 @@ func (c *Config) ApplyDefaults() {
 			k.Rise = 1
 		}
 	}
-	if c.Agent != nil && c.Agent.LB == "" && c.Policy != PolicyDistrLBGeneral {
+	if c.Agent != nil && c.Agent.LB == "" && c.Policy == PolicyDistrLB {
 		c.Agent.LB = c.Name
 	}
 	if c.Agent != nil && c.Agent.Train != nil {

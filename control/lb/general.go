@@ -114,15 +114,15 @@ func (p *GeneralPolicy) Params() []float64 {
 // SetParams sets the network's parameters from one vector of Params'
 // length.
 func (p *GeneralPolicy) SetParams(theta []float64) error {
-	k := 0
+	want := 0
 	for _, n := range p.net.Params() {
-		if k+len(n.Value.Data) > len(theta) {
-			break
-		}
-		k += copy(n.Value.Data, theta[k:])
+		want += len(n.Value.Data)
 	}
-	if want := len(p.Params()); k != want || len(theta) != want {
+	if len(theta) != want {
 		return fmt.Errorf("general policy: %d parameters, want %d", len(theta), want)
+	}
+	for _, n := range p.net.Params() {
+		theta = theta[copy(n.Value.Data, theta):]
 	}
 	return nil
 }

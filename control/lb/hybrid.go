@@ -67,11 +67,14 @@ func (s *ProbingSED) Select(v *View, r Request) int {
 	bd := 0.0
 	for j, up := range v.Up {
 		w := v.Weights[j]
-		if !up || w <= 0 || s.at[j] < 0 || r.Now-s.at[j] > s.MaxAge {
+		if !up || w <= 0 {
+			continue
+		}
+		est, ok := s.estimate(j, v, r.Now)
+		if !ok {
 			continue
 		}
 		fresh++
-		est := max(s.rif[j]+s.since[j], v.InFlight[j])
 		if d := float64(est+1) / w; best < 0 || d < bd || d == bd && s.Rand.IntN(2) == 0 {
 			best, bd = j, d
 		}
@@ -80,6 +83,16 @@ func (s *ProbingSED) Select(v *View, r Request) int {
 		best = s.sed.Select(v, r)
 	}
 	return best
+}
+
+// estimate is backend j's load estimate at now: the newest answer's RIF
+// plus what this LB point sent since (at least its own in flight), and
+// whether that answer is fresh; without one, its own in-flight count.
+func (s *ProbingSED) estimate(j int, v *View, now time.Duration) (int32, bool) {
+	if s.at[j] < 0 || now-s.at[j] > s.MaxAge {
+		return v.InFlight[j], false
+	}
+	return max(s.rif[j]+s.since[j], v.InFlight[j]), true
 }
 
 // Sent implements Feedback: one more request at j since its answer.

@@ -29,6 +29,7 @@ type LearnedSED struct {
 	w     []float64     // per server: weight times correction
 	unit  []ewma        // per server: log time per unit of share, from responses
 	tct   []ewma        // per server: log own completion time
+	est   []float64     // per server: probing-sed's load estimate at the decision
 	x     []float64     // one server's features
 	y     []float64     // the network's output
 }
@@ -53,7 +54,7 @@ func (s *LearnedSED) size(n int) {
 	for j := range s.scale {
 		s.scale[j] = 1
 	}
-	s.unit, s.tct = make([]ewma, n), make([]ewma, n)
+	s.unit, s.tct, s.est = make([]ewma, n), make([]ewma, n), make([]float64, n)
 	s.x, s.y = make([]float64, GeneralFeatures), make([]float64, 1)
 	s.next = 0
 }
@@ -61,6 +62,7 @@ func (s *LearnedSED) size(n int) {
 // Select implements Selector.
 func (s *LearnedSED) Select(v *View, r Request) int {
 	s.size(v.Len())
+	s.inner.size(v.Len())
 	if r.Now >= s.next {
 		s.decide(v, r.Now)
 		s.next = r.Now + time.Duration(s.pol.Period)
@@ -73,10 +75,6 @@ func (s *LearnedSED) Select(v *View, r Request) int {
 	return s.inner.Select(&s.view, r)
 }
 
-// Corrections returns the multipliers of the configured weights in force,
-// per server (valid until the next Select).
-func (s *LearnedSED) Corrections() []float64 { return s.scale }
-
 // decide runs the network on every server's features.
 func (s *LearnedSED) decide(v *View, now time.Duration) {
 	var c crossServer
@@ -86,7 +84,7 @@ func (s *LearnedSED) decide(v *View, now time.Duration) {
 			s.scale[j] = 1
 			continue
 		}
-		s.features(j, v, now, &c)
+		s.features(j, v, &c)
 		s.pred.Predict(s.y, s.x)
 		s.scale[j] = math.Pow(10, s.pol.Decades*math.Tanh(s.y[0]))
 	}
@@ -109,7 +107,9 @@ func (c *crossServer) measure(s *LearnedSED, v *View, now time.Duration) {
 		}
 		c.up++
 		c.logW += math.Log(w)
-		e := s.estimate(j, v, now)
+		est, _ := s.inner.estimate(j, v, now)
+		e := float64(est)
+		s.est[j] = e
 		c.est += e
 		c.wt += w
 		c.load += math.Log((e + 1) / w)
@@ -136,23 +136,11 @@ func (c *crossServer) measure(s *LearnedSED, v *View, now time.Duration) {
 	}
 }
 
-// estimate is ProbingSED's load estimate of server j: the newest answer's
-// RIF plus what this LB point sent since, or its own in-flight count.
-func (s *LearnedSED) estimate(j int, v *View, now time.Duration) float64 {
-	p := s.inner
-	p.size(v.Len())
-	own := float64(v.InFlight[j])
-	if p.at[j] < 0 || now-p.at[j] > p.MaxAge {
-		return own
-	}
-	return max(float64(p.rif[j]+p.since[j]), own)
-}
-
 // features writes server j's features into s.x: its configured weight,
 // speed evidence and its confidence, the spread of that evidence across
 // servers, its own completion times and load, each relative to the other
 // servers; then the load of the whole pool and its size.
-func (s *LearnedSED) features(j int, v *View, now time.Duration, c *crossServer) {
+func (s *LearnedSED) features(j int, v *View, c *crossServer) {
 	const noEvidence = 3 // the standard error given to a server without samples
 	x := s.x
 	clear(x)
@@ -170,7 +158,7 @@ func (s *LearnedSED) features(j int, v *View, now time.Duration, c *crossServer)
 	if t := s.tct[j]; t.n > 0 {
 		x[4] = t.mean - c.tct
 	}
-	x[5] = math.Log((s.estimate(j, v, now)+1)/w) - c.load
+	x[5] = math.Log((s.est[j]+1)/w) - c.load
 	x[6] = math.Log((c.est + c.up) / c.wt)
 	x[7] = math.Log(c.up) / math.Log(32)
 	x[9] = u.n / s.pol.Memory

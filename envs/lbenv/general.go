@@ -287,7 +287,7 @@ func (t *generalTrainer) validate(ctx context.Context, theta []float64) (score, 
 	}
 	ratios, tails := make([]float64, len(t.val)), make([]float64, len(t.val))
 	err = es.Each(ctx, t.cfg.Workers, len(t.val), func(k int) error {
-		m, p99, err := RunGeneral(t.val[k], p.Clone())
+		m, p99, err := RunGeneral(t.val[k], p) // selectors only read the network
 		ratios[k] = (math.Log(p99/t.base[k][1]) + math.Log(m/t.base[k][0])) / 2
 		tails[k] = p99 / t.base[k][1]
 		return err
