@@ -42,7 +42,9 @@ func (p *HoldPolicy) Act(agent int, obs, dst []float64) []float64 {
 // All of a step's tasks on the single fastest target would pile up there;
 // the inverse square favours the fast ones and spreads the rest. With
 // probability Eps a step's weights are random instead (ε-noise, an
-// operator's experiments). The edge shares stay equal.
+// operator's experiments). The weights are scaled so the largest is 1, in
+// the actions' range [0, 1] like every other engine's. The edge shares
+// stay equal.
 type GreedyWeights struct {
 	World *World
 	Rand  *rand.Rand
@@ -70,6 +72,10 @@ func (p GreedyWeights) Act(agent int, obs, dst []float64) []float64 {
 		}
 		s := max(at.Seconds(), 1e-3)
 		dst[target] = 1 / (s * s)
+	}
+	top := slices.Max(dst[:Targets])
+	for target := range Targets {
+		dst[target] /= top
 	}
 	return dst
 }

@@ -355,11 +355,11 @@ func (s EdgeStudy) logDay(path string, seed uint64, day float64, window time.Dur
 // p is nil) in the real world's windows of the given day, seeded apart
 // from the logs.
 func (s EdgeStudy) evaluate(cfg edge.Config, name string, p edge.Policy, gen Generalisation, day float64, seed uint64) (edgeenv.Evaluation, error) {
-	var h edge.Heuristic
+	c := edgeenv.Contender{Name: name, Policy: p}
 	if name == "greedy" || name == "threshold" {
-		h = edge.Heuristic(name)
+		c.Heuristic = edge.Heuristic(name)
 	}
-	return edgeenv.EvaluateWindows(name, cfg, p, h, day, gen.Hours, gen.Window, 1000*seed)
+	return edgeenv.EvaluateWindows(c, cfg, day, gen.Hours, gen.Window, 1000*seed)
 }
 
 // Hash identifies the world the study logs and evaluates in (the run

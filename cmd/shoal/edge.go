@@ -122,6 +122,7 @@ func (cl *cli) edgeEvaluate() *cobra.Command {
 		hours  []float64
 		window time.Duration
 		seed   uint64
+		engine string
 	)
 	cmd := &cobra.Command{
 		Use:   "evaluate [POLICY...]",
@@ -138,31 +139,34 @@ and print each one's mean task completion time, successful offloading ratio
 	f.Float64SliceVar(&hours, "hours", []float64{0, 6, 12, 18}, "hours of the day the windows start")
 	f.DurationVar(&window, "window", time.Hour, "length of each window")
 	f.Uint64Var(&seed, "seed", 1000, "seed of the world")
+	f.StringVar(&engine, "engine", "random", "also run this logging engine or mix NAME:WEIGHT,... (as 'shoal edge log --engine')")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if day < 0 || window < edge.Default().Step || len(hours) == 0 {
 			return usagef("--day must be >= 0, --window at least %v and --hours not empty", edge.Default().Step)
 		}
-		type entry struct {
-			name string
-			p    edge.Policy
-			h    edge.Heuristic
+		entries := []edgeenv.Contender{{Name: "random"}, {Name: "greedy", Heuristic: edge.Greedy}, {Name: "threshold", Heuristic: edge.Threshold}}
+		if engine != "random" {
+			mix, err := edge.ParseMix(engine)
+			if err != nil {
+				return usagef("--engine: %v", err)
+			}
+			entries = append(entries, edgeenv.Contender{Name: "engine " + engine, Engine: mix})
 		}
-		entries := []entry{{"random", nil, ""}, {"greedy", nil, edge.Greedy}, {"threshold", nil, edge.Threshold}}
 		for _, path := range args {
 			p, err := readEdgePolicy(path)
 			if err != nil {
 				return err
 			}
-			entries = append(entries, entry{fmt.Sprintf("%s (%s)", filepath.Base(path), p.Method), p, ""})
+			entries = append(entries, edgeenv.Contender{Name: fmt.Sprintf("%s (%s)", filepath.Base(path), p.Method), Policy: p})
 		}
 		fmt.Fprintf(cl.stdout, "day %g, %v from hours %v, seed %d\n%-28s %14s %18s %10s %8s\n", day, window, hours, seed, "policy", "mean time (s)", "on-time offloaded", "offloaded", "missed")
 		for _, e := range entries {
-			ev, err := edgeenv.EvaluateWindows(e.name, edge.Default(), e.p, e.h, day, hours, window, seed)
+			ev, err := edgeenv.EvaluateWindows(e, edge.Default(), day, hours, window, seed)
 			if err != nil {
 				return err
 			}
 			all := ev.All
-			fmt.Fprintf(cl.stdout, "%-28s %14.3f %18.3f %10.3f %8.3f\n", e.name, all.MeanTime(), all.OnTimeOffloaded(), all.Offloaded(), all.MissRatio())
+			fmt.Fprintf(cl.stdout, "%-28s %14.3f %18.3f %10.3f %8.3f\n", e.Name, all.MeanTime(), all.OnTimeOffloaded(), all.Offloaded(), all.MissRatio())
 		}
 		return nil
 	})

@@ -34,6 +34,10 @@ type Policy struct {
 	ActDim int    `json:"act_dim"`
 	Hidden []int  `json:"hidden"`
 	Output string `json:"output"`
+	// Ignore are observation indices the networks read as 0: what the
+	// logs the policy learned from could not teach it (the week's phase
+	// and the month's share are nearly constant over a day of logs).
+	Ignore []int `json:"ignore,omitempty"`
 	// Provenance says how the policy was trained.
 	Provenance Provenance `json:"provenance"`
 
@@ -108,6 +112,11 @@ func (h *Policy) validate() error {
 	case h.Output != OutputLinear && h.Output != OutputTanh:
 		return fmt.Errorf("edgesched: output %q, want %q or %q", h.Output, OutputLinear, OutputTanh)
 	}
+	for _, i := range h.Ignore {
+		if i < 0 || i >= h.ObsDim {
+			return fmt.Errorf("edgesched: ignore: index %d outside the observation's [0, %d)", i, h.ObsDim)
+		}
+	}
 	for _, u := range h.Hidden {
 		if u < 1 {
 			return fmt.Errorf("edgesched: hidden %v: want widths >= 1", h.Hidden)
@@ -121,6 +130,9 @@ func (h *Policy) validate() error {
 func (p *Policy) Act(agent int, obs, dst []float64) []float64 {
 	for i, v := range obs[:p.ObsDim] {
 		p.x[i] = float32(v)
+	}
+	for _, i := range p.Ignore {
+		p.x[i] = 0
 	}
 	p.preds[agent].Predict(p.y, p.x)
 	dst = dst[:0]

@@ -93,11 +93,11 @@ func TestMAPPOInTheVirtualEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := 3*24*time.Hour + 12*time.Hour
-	random, err := Evaluate("random", edge.Default(), nil, "", at, 10*time.Minute, 5)
+	random, err := Evaluate(Contender{Name: "random"}, edge.Default(), at, 10*time.Minute, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	learned, err := Evaluate("mappo", edge.Default(), m, "", at, 10*time.Minute, 5)
+	learned, err := Evaluate(Contender{Name: "mappo", Policy: m}, edge.Default(), at, 10*time.Minute, 5)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -162,7 +162,7 @@ func (e *agentEnv) Step(action []float64) ([]float64, float64, bool, bool) {
 func (e *agentEnv) read() ([]float64, float64, int) {
 	e.w.mu.Lock()
 	defer e.w.mu.Unlock()
-	e.obs = append(e.obs[:0], e.w.obs[e.agent]...)
+	e.obs = ignore(append(e.obs[:0], e.w.obs[e.agent]...))
 	return e.obs, e.w.rewards[e.agent], e.w.t
 }
 

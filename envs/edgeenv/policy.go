@@ -2,6 +2,7 @@ package edgeenv
 
 import (
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/shoal-project/shoal/control/edgesched"
@@ -23,6 +24,21 @@ func PolicyConfig() rl.PPOConfig {
 	c.Hidden, c.Activation, c.Gamma = []int{32, 32}, nn.ReLU, 0.95
 	c.NSteps, c.BatchSize, c.NEpochs, c.LogStdInit = 64, 256, 10, -1
 	return c
+}
+
+// Ignore are the observation indices every policy learned here reads as 0
+// (edgesched.Policy.Ignore): the week's phase and the month's share
+// (edge.World.Observe's time features 2-4). A day of logs holds them
+// nearly constant, so a network can only extrapolate on them a week or a
+// month later, where it is deployed; the day's phase it sees whole.
+var Ignore = []int{2, 3, 4}
+
+// ignore zeroes Ignore's indices of obs in place.
+func ignore(obs []float64) []float64 {
+	for _, i := range Ignore {
+		obs[i] = 0
+	}
+	return obs
 }
 
 // Lambda is Eq. 8's weight of the actions' magnitude (section 4.2.2).
@@ -52,7 +68,7 @@ func TrainMAPPO(v *Virtual, steps, horizon int, seed uint64) (*edgesched.Policy,
 // MA-PPO's actor's hidden layers.
 func newPolicy(method string, nets []*nn.MLP[float32], output string, prov edgesched.Provenance) (*edgesched.Policy, error) {
 	return edgesched.New(edgesched.Policy{Method: method, Agents: edge.Agents, ObsDim: edge.ObsDim, ActDim: edge.ActDim,
-		Hidden: PolicyConfig().Hidden, Output: output, Provenance: prov}, nets)
+		Hidden: PolicyConfig().Hidden, Output: output, Ignore: slices.Clone(Ignore), Provenance: prov}, nets)
 }
 
 // eq8 is Eq. 8 for agent's policy, on rows logged transitions drawn per
@@ -64,6 +80,9 @@ func (v *Virtual) eq8(agent, rows int, rng *rand.Rand) func(*nn.Tape[float32], *
 			i := rng.IntN(len(v.States))
 			for j, x := range v.States[i][agent] {
 				obs.Value.Data[r*edge.ObsDim+j] = float32(x)
+			}
+			for _, j := range Ignore {
+				obs.Value.Data[r*edge.ObsDim+j] = 0
 			}
 			for j, x := range v.Actions[i][agent] {
 				act.Value.Data[r*edge.ActDim+j] = float32(x)
@@ -81,11 +100,33 @@ type Evaluation struct {
 	All    edge.GroupStats
 }
 
-// Evaluate runs policy in the real world from month time start for
-// window, seeded, and sums each scene's outcomes. With heuristic h the
-// scenes' tasks follow it, and a nil policy gives the scenes equal CPU
-// shares; without, a nil policy is the random engine.
-func Evaluate(name string, cfg edge.Config, policy edge.Policy, h edge.Heuristic, start, window time.Duration, seed uint64) (Evaluation, error) {
+// Contender is what runs in an evaluation: a policy file, a per-task
+// heuristic (with Policy nil, equal CPU shares), a mix of logging engines
+// (edge.Mix, which reads the world it runs in), or, when all are unset,
+// the random engine.
+type Contender struct {
+	Name      string
+	Policy    edge.Policy
+	Heuristic edge.Heuristic
+	Engine    []edge.Stretch
+}
+
+// policyFor returns the contender's policy in world w.
+func (c Contender) policyFor(w *edge.World, seed uint64) (edge.Policy, error) {
+	switch {
+	case c.Policy != nil:
+		return c.Policy, nil
+	case c.Engine != nil:
+		return edge.NewMix(w, rand.New(rand.NewPCG(seed, 0x6d6978)), c.Engine)
+	case c.Heuristic != "":
+		return equalShares{}, nil
+	}
+	return edge.RandomPolicy{Rand: rand.New(rand.NewPCG(seed, 0x65))}, nil
+}
+
+// Evaluate runs c in the real world from month time start for window,
+// seeded, and sums each scene's outcomes.
+func Evaluate(c Contender, cfg edge.Config, start, window time.Duration, seed uint64) (Evaluation, error) {
 	shape, err := edge.WikipediaShape()
 	if err != nil {
 		return Evaluation{}, err
@@ -94,17 +135,15 @@ func Evaluate(name string, cfg edge.Config, policy edge.Policy, h edge.Heuristic
 	if err != nil {
 		return Evaluation{}, err
 	}
-	if err := w.SetHeuristic(h); err != nil {
+	if err := w.SetHeuristic(c.Heuristic); err != nil {
 		return Evaluation{}, err
 	}
-	switch {
-	case policy == nil && h != "":
-		policy = equalShares{}
-	case policy == nil:
-		policy = edge.RandomPolicy{Rand: rand.New(rand.NewPCG(seed, 0x65))}
+	policy, err := c.policyFor(w, seed)
+	if err != nil {
+		return Evaluation{}, err
 	}
 	var obs, acts [edge.Agents][]float64
-	e := Evaluation{Policy: name}
+	e := Evaluation{Policy: c.Name}
 	for range int(window / cfg.Step) {
 		for a := range edge.Agents {
 			obs[a] = w.Observe(a, obs[a])
@@ -122,14 +161,14 @@ func Evaluate(name string, cfg edge.Config, policy edge.Policy, h edge.Heuristic
 	return e, nil
 }
 
-// EvaluateWindows runs a policy (as Evaluate) in windows of the given
-// length from each hour of a month day, window k seeded seed+k, and sums
-// their outcomes.
-func EvaluateWindows(name string, cfg edge.Config, policy edge.Policy, h edge.Heuristic, day float64, hours []float64, window time.Duration, seed uint64) (Evaluation, error) {
-	e := Evaluation{Policy: name}
+// EvaluateWindows runs c (as Evaluate) in windows of the given length from
+// each hour of a month day, window k seeded seed+k, and sums their
+// outcomes.
+func EvaluateWindows(c Contender, cfg edge.Config, day float64, hours []float64, window time.Duration, seed uint64) (Evaluation, error) {
+	e := Evaluation{Policy: c.Name}
 	for k, hour := range hours {
 		start := time.Duration((day*24 + hour) * float64(time.Hour))
-		w, err := Evaluate(name, cfg, policy, h, start, window, seed+uint64(k))
+		w, err := Evaluate(c, cfg, start, window, seed+uint64(k))
 		if err != nil {
 			return e, err
 		}
@@ -163,7 +202,7 @@ func TrainBC(steps Steps, seed uint64) (*edgesched.Policy, error) {
 	var obs, act [edge.Agents][][]float64
 	for i := range steps.States {
 		for a := range edge.Agents {
-			obs[a] = append(obs[a], steps.States[i][a])
+			obs[a] = append(obs[a], ignore(slices.Clone(steps.States[i][a])))
 			act[a] = append(act[a], steps.Actions[i][a])
 		}
 	}
