@@ -30,6 +30,7 @@ func (w *World) Step(actions [Agents][]float64) (StepStats, error) {
 	w.setShares(actions[Engine][:Scenes])
 	w.step = StepStats{}
 	w.k.RunUntil(w.k.Now() + w.cfg.Step)
+	w.sweepLate()
 	w.last = w.step
 	return w.step, nil
 }

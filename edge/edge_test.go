@@ -197,3 +197,41 @@ func TestGreedyBeatsRandom(t *testing.T) {
 		t.Error("unknown heuristic: no error")
 	}
 }
+
+// TestStuckTasksCountMissed: tasks sent where they never run (scene 0's
+// weights all on an edge node where the engine gives it no CPU) count as
+// missed once their deadline passes, and their time keeps counting, so
+// that a policy cannot hide tasks in a queue.
+func TestStuckTasksCountMissed(t *testing.T) {
+	w := world(t, 3, 12*time.Hour)
+	var acts [Agents][]float64
+	for a := range Agents {
+		acts[a] = make([]float64, ActDim)
+	}
+	acts[0][1] = 1 // scene 0: all on edge node 0
+	copy(acts[1], []float64{1, 1, 1, 1, 1, 1, 1})
+	copy(acts[2], []float64{1, 1, 1, 1, 1, 1, 1})
+	copy(acts[Engine], []float64{0, 1, 1}) // no share for scene 0
+	var sum GroupStats
+	steps := 30
+	for range steps {
+		st, err := w.Step(acts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum.Add(st.Groups[0])
+	}
+	// 90% of scene 0's tasks may run away from the device; all of those are stuck.
+	if r := sum.MissRatio(); r < 0.8 {
+		t.Errorf("scene 0 missed %.3f of %d tasks, want >= 0.8 (stuck tasks counted)", r, sum.Tasks)
+	}
+	// The time of a stuck task keeps counting: the mean is well past the deadline.
+	if m, dl := sum.MeanTime(), w.cfg.Groups[0].Deadline.Seconds(); m < 5*dl {
+		t.Errorf("scene 0's mean time %.2f s, want >= %.1f s (stuck tasks' time counted)", m, 5*dl)
+	}
+	for _, tk := range w.live {
+		if w.Now()-tk.arrived > w.cfg.Groups[tk.group].Deadline && !tk.late {
+			t.Fatalf("a task of scene %d, %v old, past its deadline and not counted", tk.group, w.Now()-tk.arrived)
+		}
+	}
+}

@@ -106,7 +106,7 @@ func ParseMix(s string) ([]Stretch, error) {
 }
 
 // Engines are the names of the logging engines a Mix draws from.
-var Engines = []string{"random", "hold", "greedy", "threshold"}
+var Engines = []string{"random", "hold", "greedy", "threshold", "even"}
 
 // Mix runs the log in stretches of 10 to 60 steps, each under one engine
 // drawn with its weight: an operator's months of mostly one heuristic,
@@ -150,6 +150,7 @@ func NewMix(w *World, rng *rand.Rand, mix []Stretch) (*Mix, error) {
 		"hold":      &HoldPolicy{Rand: rng, MaxHold: 30},
 		"greedy":    GreedyWeights{World: w, Rand: rng, Eps: 0.1},
 		"threshold": thresholdWeights{w},
+		"even":      evenWeights{},
 	}}
 	return m, nil
 }
@@ -181,6 +182,23 @@ func (m *Mix) draw() string {
 		}
 	}
 	return m.mix[len(m.mix)-1].Name
+}
+
+// evenWeights gives every target and every scene's share the same
+// weight: the platform's defaults, under which the weighted-greedy rule
+// is Greedy exactly.
+type evenWeights struct{}
+
+func (evenWeights) Act(agent int, _, dst []float64) []float64 {
+	dst = zeroAction(dst)
+	n := Targets
+	if agent == Engine {
+		n = Scenes
+	}
+	for i := range n {
+		dst[i] = 1
+	}
+	return dst
 }
 
 // thresholdWeights is the Threshold heuristic through the weights.

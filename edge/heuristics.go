@@ -2,6 +2,8 @@ package edge
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"time"
 )
 
@@ -19,17 +21,22 @@ const (
 	// under half the task's deadline, and otherwise on the edge node with
 	// the lowest link latency.
 	Threshold Heuristic = "threshold"
+	// WeightedGreedy is Greedy biased by the scene's weights: a target's
+	// estimated completion is divided by its weight over the largest
+	// (at least a tenth), so equal weights are Greedy exactly and an agent
+	// adjusts the per-task rule instead of replacing it.
+	WeightedGreedy Heuristic = "weighted-greedy"
 )
 
 // SetHeuristic makes every scene's tasks follow h ("" for the agents'
 // weights again).
 func (w *World) SetHeuristic(h Heuristic) error {
 	switch h {
-	case "", Greedy, Threshold:
+	case "", Greedy, Threshold, WeightedGreedy:
 		w.heuristic = h
 		return nil
 	}
-	return fmt.Errorf("edge: unknown heuristic %q (want greedy or threshold)", h)
+	return fmt.Errorf("edge: unknown heuristic %q (want greedy, threshold or weighted-greedy)", h)
 }
 
 // decide applies the heuristic to a task of preference pref.
@@ -49,9 +56,18 @@ func (w *World) decide(t *task, pref int) int {
 	if pref == 1 {
 		lo, hi = 1, 1+Edges
 	}
-	best, bestAt := lo, time.Duration(1<<62)
+	ws := &w.weights[t.group]
+	top := 0.0
+	if w.heuristic == WeightedGreedy {
+		top = slices.Max(ws[:])
+	}
+	best, bestAt := lo, math.Inf(1)
 	for target := lo; target < hi; target++ {
-		if at := w.estimate(t, target); at < bestAt {
+		at := float64(w.estimate(t, target))
+		if top > 0 {
+			at /= max(ws[target]/top, 0.1)
+		}
+		if at < bestAt {
 			best, bestAt = target, at
 		}
 	}

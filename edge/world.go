@@ -35,6 +35,11 @@ type task struct {
 	work          float64 // Gcycles
 	sizeMB        float64
 	ev            sim.Event // its transfer or local completion
+	live          int       // its index in World.live
+	// late is set once the task is counted missed while still running,
+	// and counted is how much of its time its scene's steps have counted.
+	late    bool
+	counted time.Duration
 }
 
 // Handle implements sim.Handler: a transfer ended or a local run finished.
@@ -62,6 +67,7 @@ type World struct {
 	lastAct [Agents][ActDim]float64
 	done    []*task
 	free    []*task // finished tasks, reused by arrivals
+	live    []*task // tasks arrived and not finished
 
 	heuristic Heuristic // when set, tasks follow it instead of the weights
 }
@@ -132,6 +138,8 @@ func (a arrival) Handle(now time.Duration, _ int) {
 	frac := float64(w.MonthTime()%w.cfg.Month) / float64(w.cfg.Month)
 	t := w.newTask()
 	t.group, t.device, t.arrived = g, rng.IntN(gr.Devices), now
+	t.late, t.counted, t.live = false, 0, len(w.live)
+	w.live = append(w.live, t)
 	t.work, t.sizeMB = rng.ExpFloat64()*gr.WorkG*(1+gr.WorkGrowth*frac), rng.ExpFloat64()*gr.SizeMB
 	pref := drawPrefer(gr.Prefer, rng)
 	if w.heuristic != "" {
@@ -274,16 +282,28 @@ func (s server) Handle(now time.Duration, _ int) {
 	}
 }
 
-// finish records a task done at time at.
+// finish records a task done at time at. A task already counted missed
+// (sweepLate) adds only the time not yet counted.
 func (w *World) finish(t *task, at time.Duration) {
-	gr := &w.cfg.Groups[t.group]
 	d := at - t.arrived
+	if t.late {
+		w.step.Groups[t.group].TimeSum += (d - t.counted).Seconds()
+	} else {
+		w.count(t, d)
+	}
+	w.devices[t.group][t.device].record(d, t.target != targetLocal, w.k.Now())
+	last := w.live[len(w.live)-1]
+	last.live, w.live[t.live] = t.live, last
+	w.live = w.live[:len(w.live)-1]
+	w.free = append(w.free, t)
+}
+
+// count adds a task of time d to its scene's step.
+func (w *World) count(t *task, d time.Duration) {
 	st := &w.step.Groups[t.group]
+	late := d > w.cfg.Groups[t.group].Deadline
 	st.Tasks++
 	st.TimeSum += d.Seconds()
-	if d > gr.Deadline {
-		st.Missed++
-	}
 	kind := 0
 	switch {
 	case t.target == targetCloud:
@@ -292,9 +312,30 @@ func (w *World) finish(t *task, at time.Duration) {
 		kind = 1
 	}
 	st.Where[kind]++
-	if kind != 0 && d > gr.Deadline {
-		st.LateOffloaded++
+	if late {
+		st.Missed++
+		if kind != 0 {
+			st.LateOffloaded++
+		}
 	}
-	w.devices[t.group][t.device].record(d, kind != 0, w.k.Now())
-	w.free = append(w.free, t)
+	t.counted = d
+}
+
+// sweepLate counts, at a step's end, the tasks still running past their
+// deadline: missed in the step their deadline passed, with their time so
+// far, and their time since in each later step, so that a policy cannot
+// hide tasks by leaving them queued where they never finish.
+func (w *World) sweepLate() {
+	now := w.k.Now()
+	for _, t := range w.live {
+		age := now - t.arrived
+		switch {
+		case t.late:
+			w.step.Groups[t.group].TimeSum += (age - t.counted).Seconds()
+			t.counted = age
+		case age > w.cfg.Groups[t.group].Deadline:
+			t.late = true
+			w.count(t, age)
+		}
+	}
 }

@@ -182,17 +182,18 @@ type Generalisation struct {
 	// Window long.
 	Hours  []float64
 	Window time.Duration
-	// PolicySteps are environment steps per agent of MA-PPO (in the
-	// virtual environment) and of PPO in the real world, in episodes of
-	// Horizon steps.
-	PolicySteps, RealSteps, Horizon int
+	// MAPPO is MA-PPO's training in the virtual environment (its seed is
+	// the study's); RealSteps are environment steps per agent of PPO in
+	// the real world, in episodes of MAPPO.Horizon steps.
+	MAPPO     edgeenv.MAPPOConfig
+	RealSteps int
 }
 
 // DefaultGeneralisation learns from day 0 and evaluates 0, 1, 7 and 30
 // days later in four one-hour windows (midnight, 6:00, noon, 18:00).
 func DefaultGeneralisation() Generalisation {
 	return Generalisation{LogWindow: 24 * time.Hour, Later: []float64{0, 1, 7, 30}, Hours: []float64{0, 6, 12, 18}, Window: time.Hour,
-		PolicySteps: 200000, RealSteps: 200000, Horizon: 60}
+		MAPPO: edgeenv.DefaultMAPPO(), RealSteps: 200000}
 }
 
 // GeneralisationRow is one policy on one day, over the seeds.
@@ -259,7 +260,9 @@ func (s EdgeStudy) GeneralisationStudy(ctx context.Context, gen Generalisation, 
 		}
 		stage(2, "MA-PPO in the virtual environment, BC on the log")
 		policies := map[string]edge.Policy{}
-		if policies["mappo"], err = edgeenv.TrainMAPPO(v, gen.PolicySteps, gen.Horizon, seed); err != nil {
+		mc := gen.MAPPO
+		mc.Seed = seed
+		if policies["mappo"], err = edgeenv.TrainMAPPO(v, mc); err != nil {
 			return nil, err
 		}
 		if policies["bc"], err = edgeenv.TrainBC(v.Steps, seed); err != nil {
@@ -269,7 +272,7 @@ func (s EdgeStudy) GeneralisationStudy(ctx context.Context, gen Generalisation, 
 			return nil, err
 		}
 		stage(3, "PPO in the real world")
-		if policies["ppo-real"], err = edgeenv.TrainRealPPO(cfg, gen.TrainDay, gen.RealSteps, gen.Horizon, seed); err != nil {
+		if policies["ppo-real"], err = edgeenv.TrainRealPPO(cfg, gen.TrainDay, gen.RealSteps, gen.MAPPO.Horizon, seed); err != nil {
 			return nil, err
 		}
 		stage(4, "evaluating")
@@ -324,7 +327,7 @@ func (s EdgeStudy) GeneralisationStudy(ctx context.Context, gen Generalisation, 
 	}
 	rep := &report.Report{Title: "Edge scheduling: generalisation (Table 2)", Tables: []report.Table{table2, times},
 		Meta: []report.KV{{Key: "study", Value: "edge generalisation"}, {Key: "seeds", Value: fmt.Sprintf("%d from %d", s.Seeds, s.Logging.Seed)},
-			{Key: "train day", Value: g(gen.TrainDay)}, {Key: "MA-PPO steps per agent", Value: strconv.Itoa(gen.PolicySteps)},
+			{Key: "train day", Value: g(gen.TrainDay)}, {Key: "MA-PPO steps per agent", Value: strconv.Itoa(gen.MAPPO.Steps)},
 			{Key: "real PPO steps per agent", Value: strconv.Itoa(gen.RealSteps)}, {Key: "evaluation", Value: fmt.Sprintf("%v long from hours %v", gen.Window, gen.Hours)}}}
 	return out, writeStudy(s.Dir, "generalisation", head, recs, out, rep)
 }

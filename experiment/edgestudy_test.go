@@ -67,7 +67,7 @@ func TestEdgeGeneralisationSmall(t *testing.T) {
 	s.Seeds = 2
 	s.Venv.MLEEpochs, s.Venv.Adversarial = 5, 5
 	gen := Generalisation{LogWindow: 10 * time.Minute, Later: []float64{0, 30}, Hours: []float64{12}, Window: 5 * time.Minute,
-		PolicySteps: 1024, RealSteps: 1024, Horizon: 30}
+		MAPPO: edgeenv.MAPPOConfig{Steps: 1024, Horizon: 30, Anchor: 1}, RealSteps: 1024}
 	var stages int
 	rows, err := s.GeneralisationStudy(context.Background(), gen, func(float64, string) { stages++ })
 	if err != nil {

@@ -55,7 +55,7 @@ all: the three.`,
 	f.IntVar(&seeds, "seeds", def.Seeds, "training seeds of the generators")
 	f.IntVar(&agents, "agents", def.Agents, "virtual agents generated per method")
 	f.IntVar(&steps, "steps", def.Steps, "generator updates of the GANs")
-	f.IntVar(&gen.PolicySteps, "policy-steps", gen.PolicySteps, "environment steps per agent of MA-PPO (generalisation)")
+	f.IntVar(&gen.MAPPO.Steps, "policy-steps", gen.MAPPO.Steps, "environment steps per agent of MA-PPO (generalisation)")
 	f.IntVar(&gen.RealSteps, "real-steps", gen.RealSteps, "environment steps per agent of PPO in the real world (generalisation)")
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
@@ -64,7 +64,7 @@ all: the three.`,
 		default:
 			return usagef("unknown edge experiment %q (known: distributions, offload-ratio, generalisation, all)", args[0])
 		}
-		if seeds <= 0 || agents <= 0 || steps <= 0 || gen.PolicySteps <= 0 || gen.RealSteps <= 0 {
+		if seeds <= 0 || agents <= 0 || steps <= 0 || gen.MAPPO.Steps <= 0 || gen.RealSteps <= 0 {
 			return usagef("--seeds, --agents, --steps, --policy-steps and --real-steps must be positive")
 		}
 		s := experiment.DefaultEdgeStudy(out)

@@ -43,14 +43,15 @@ starts its episodes from.`,
 	f.IntVar(&cfg.Adversarial, "adversarial", cfg.Adversarial, "adversarial updates (0: none)")
 	f.IntVar(&cfg.Horizon, "horizon", cfg.Horizon, "rollout length of the adversarial updates")
 	f.IntVar(&cfg.Hidden, "hidden", cfg.Hidden, "units of the models' two hidden layers")
+	f.IntVar(&cfg.Models, "models", cfg.Models, "models in the ensemble, each from its own seed (their disagreement is what --penalty charges)")
 	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "training seed")
 	rec.register(f)
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if out == "" {
 			return usagef("-o ENV is required (where to save the environment)")
 		}
-		if cfg.MLEEpochs < 1 || cfg.Adversarial < 0 || cfg.Horizon < 1 || cfg.Hidden < 1 {
-			return usagef("--epochs, --horizon and --hidden must be positive and --adversarial >= 0")
+		if cfg.MLEEpochs < 1 || cfg.Adversarial < 0 || cfg.Horizon < 1 || cfg.Hidden < 1 || cfg.Models < 1 || cfg.Models > 64 {
+			return usagef("--epochs, --horizon and --hidden must be positive, --adversarial >= 0 and --models 1-64")
 		}
 		path := edgeLogPath(args[0])
 		log, err := readFile(path, edge.ReadLog)
@@ -76,10 +77,9 @@ starts its episodes from.`,
 
 func (cl *cli) trainEdgePolicy(short string) *cobra.Command {
 	var (
-		out, method    string
-		steps, horizon int
-		seed           uint64
-		rec            recording
+		out, method string
+		mc          = edgeenv.DefaultMAPPO()
+		rec         recording
 	)
 	cmd := &cobra.Command{
 		Use:   "edge-policy ENV -o FILE",
@@ -100,9 +100,11 @@ actions (Eq. 7). 'shoal edge evaluate FILE' runs the policy in the world.`,
 	f := cmd.Flags()
 	f.StringVarP(&out, "output", "o", "", "where to save the policy `FILE` (required)")
 	f.StringVar(&method, "method", "mappo", "mappo (PPO per agent in the virtual environment) or bc (behaviour cloning)")
-	f.IntVar(&steps, "steps", 200000, "environment steps per agent (mappo)")
-	f.IntVar(&horizon, "horizon", 60, "episode length in steps (mappo)")
-	f.Uint64Var(&seed, "seed", 1, "training seed")
+	f.IntVar(&mc.Steps, "steps", mc.Steps, "environment steps per agent (mappo)")
+	f.IntVar(&mc.Horizon, "horizon", mc.Horizon, "episode length in steps (mappo)")
+	f.Float64Var(&mc.Anchor, "anchor", mc.Anchor, "weight of Eq. 8, the pull toward the logged actions (mappo; 1 the paper's, 0 none)")
+	f.Float64Var(&mc.Penalty, "penalty", mc.Penalty, "reward charged per unit of the models' disagreement (mappo; MOPO's lambda, 0 none)")
+	f.Uint64Var(&mc.Seed, "seed", mc.Seed, "training seed")
 	rec.register(f)
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if out == "" {
@@ -111,8 +113,11 @@ actions (Eq. 7). 'shoal edge evaluate FILE' runs the policy in the world.`,
 		if method != "mappo" && method != "bc" {
 			return usagef("--method must be mappo or bc, got %q", method)
 		}
-		if steps < 1 || horizon < 1 {
-			return usagef("--steps and --horizon must be positive, got %d and %d", steps, horizon)
+		if mc.Steps < 1 || mc.Horizon < 1 {
+			return usagef("--steps and --horizon must be positive, got %d and %d", mc.Steps, mc.Horizon)
+		}
+		if !(mc.Anchor >= 0) || !(mc.Penalty >= 0) {
+			return usagef("--anchor and --penalty must be >= 0, got %g and %g", mc.Anchor, mc.Penalty)
 		}
 		fh, err := os.Open(args[0])
 		if err != nil {
@@ -126,9 +131,9 @@ actions (Eq. 7). 'shoal edge evaluate FILE' runs the policy in the world.`,
 		start := time.Now()
 		var p *edgesched.Policy
 		if method == "bc" {
-			p, err = edgeenv.TrainBC(v.Steps, seed)
+			p, err = edgeenv.TrainBC(v.Steps, mc.Seed)
 		} else {
-			p, err = edgeenv.TrainMAPPO(v, steps, horizon, seed)
+			p, err = edgeenv.TrainMAPPO(v, mc)
 		}
 		if err != nil {
 			return err
@@ -137,12 +142,12 @@ actions (Eq. 7). 'shoal edge evaluate FILE' runs the policy in the world.`,
 		if err := modelfile.WriteFile(out, p.Write); err != nil {
 			return err
 		}
-		fmt.Fprintf(cl.stdout, "trained %s in %s (seed %d) in %s; wrote %s\n", method, args[0], seed, time.Since(start).Round(time.Second), out)
-		fig := figures("steps", steps, "horizon", horizon, "wall_seconds", time.Since(start).Seconds())
+		fmt.Fprintf(cl.stdout, "trained %s in %s (seed %d) in %s; wrote %s\n", method, args[0], mc.Seed, time.Since(start).Round(time.Second), out)
+		fig := figures("steps", mc.Steps, "horizon", mc.Horizon, "anchor", mc.Anchor, "penalty", mc.Penalty, "wall_seconds", time.Since(start).Seconds())
 		if method == "bc" {
 			fig = figures("logged_steps", len(v.States), "wall_seconds", time.Since(start).Seconds())
 		}
-		return cl.recordTrainingOn(cmd, &rec, start, args[0], method, seed, out, fig)
+		return cl.recordTrainingOn(cmd, &rec, start, args[0], method, mc.Seed, out, fig)
 	})
 	return cmd
 }

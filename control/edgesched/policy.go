@@ -52,7 +52,9 @@ type Provenance struct {
 	Source      string  `json:"source,omitempty"` // the environment or log file trained on
 	Steps       int     `json:"steps,omitempty"`  // environment steps per agent
 	Horizon     int     `json:"horizon,omitempty"`
-	Lambda      float64 `json:"lambda,omitempty"` // Eq. 8's lambda
+	Lambda      float64 `json:"lambda,omitempty"`  // Eq. 8's lambda
+	Anchor      float64 `json:"anchor,omitempty"`  // Eq. 8's weight beside PPO's loss
+	Penalty     float64 `json:"penalty,omitempty"` // MOPO's lambda, of the models' disagreement
 	WallSeconds float64 `json:"wall_seconds"`
 }
 

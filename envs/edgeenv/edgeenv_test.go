@@ -88,7 +88,7 @@ func TestMAPPOInTheVirtualEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := TrainMAPPO(v, 20000, 60, 1)
+	m, err := TrainMAPPO(v, MAPPOConfig{Steps: 20000, Horizon: 60, Anchor: 1, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

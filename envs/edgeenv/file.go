@@ -15,14 +15,15 @@ import (
 const EnvFormat = "shoal-edge-env"
 
 // envHeader describes a virtual environment file: this header line, the
-// joint model (a learn/venv file), then the logged steps' observations
-// and actions.
+// ensemble's joint models (learn/venv files, one after another), then the
+// logged steps' observations and actions.
 type envHeader struct {
 	Format string `json:"format"`
 	Agents int    `json:"agents"`
 	ObsDim int    `json:"obs_dim"`
 	ActDim int    `json:"act_dim"`
 	Steps  int    `json:"steps"`
+	Models int    `json:"models,omitempty"` // the ensemble's members (absent: 1)
 	// Provenance says how the environment was learned.
 	Provenance EnvProvenance `json:"provenance"`
 }
@@ -40,12 +41,15 @@ func (h envHeader) arch() string {
 
 // Write writes the virtual environment, with prov, to w.
 func (v *Virtual) Write(w io.Writer, prov EnvProvenance) error {
-	h := envHeader{Format: EnvFormat, Agents: edge.Agents, ObsDim: edge.ObsDim, ActDim: edge.ActDim, Steps: len(v.States), Provenance: prov}
+	h := envHeader{Format: EnvFormat, Agents: edge.Agents, ObsDim: edge.ObsDim, ActDim: edge.ActDim, Steps: len(v.States),
+		Models: len(v.models.Models), Provenance: prov}
 	if err := modelfile.WriteHeader(w, h); err != nil {
 		return err
 	}
-	if err := v.model.Write(w); err != nil {
-		return err
+	for _, m := range v.models.Models {
+		if err := m.Write(w); err != nil {
+			return err
+		}
 	}
 	return nn.Save(w, h.arch(), v.Steps.tensors())
 }
@@ -73,14 +77,19 @@ func ReadVirtual(r io.Reader) (*Virtual, EnvProvenance, error) {
 	if h.Format != EnvFormat {
 		return nil, EnvProvenance{}, fmt.Errorf("edgeenv: format %q, want %q", h.Format, EnvFormat)
 	}
-	if h.Agents != edge.Agents || h.ObsDim != edge.ObsDim || h.ActDim != edge.ActDim || h.Steps < 1 {
-		return nil, EnvProvenance{}, fmt.Errorf("edgeenv: an environment of %d agents, observations of %d and actions of %d over %d steps; want %d, %d, %d and at least one step",
-			h.Agents, h.ObsDim, h.ActDim, h.Steps, edge.Agents, edge.ObsDim, edge.ActDim)
+	h.Models = max(h.Models, 1)
+	if h.Agents != edge.Agents || h.ObsDim != edge.ObsDim || h.ActDim != edge.ActDim || h.Steps < 1 || h.Models > 64 {
+		return nil, EnvProvenance{}, fmt.Errorf("edgeenv: an environment of %d agents, observations of %d and actions of %d over %d steps, %d models; want %d, %d, %d, at least one step and at most 64 models",
+			h.Agents, h.ObsDim, h.ActDim, h.Steps, h.Models, edge.Agents, edge.ObsDim, edge.ActDim)
 	}
-	v := &Virtual{}
+	v := &Virtual{models: &venv.Ensemble{}}
 	rd := bufio.NewReader(br)
-	if v.model, err = venv.Read(rd); err != nil {
-		return nil, EnvProvenance{}, fmt.Errorf("edgeenv: the model: %w", err)
+	for k := range h.Models {
+		m, err := venv.Read(rd)
+		if err != nil {
+			return nil, EnvProvenance{}, fmt.Errorf("edgeenv: model %d: %w", k, err)
+		}
+		v.models.Models = append(v.models.Models, m)
 	}
 	v.States = make([][edge.Agents][]float64, h.Steps)
 	v.Actions = make([][edge.Agents][]float64, h.Steps)

@@ -17,8 +17,10 @@ import (
 type world interface {
 	// reset starts an episode and returns every agent's observation.
 	reset(rng *rand.Rand) ([edge.Agents][]float64, error)
-	// step applies the agents' actions.
-	step(acts [edge.Agents][]float64, rng *rand.Rand) ([edge.Agents][]float64, [edge.Agents]edge.Outcome, error)
+	// step applies the agents' actions and returns what follows, with a
+	// charge every agent's reward pays for the step (a virtual
+	// environment's uncertainty).
+	step(acts [edge.Agents][]float64, rng *rand.Rand) ([edge.Agents][]float64, [edge.Agents]edge.Outcome, float64, error)
 }
 
 // trainJoint trains one PPO per agent, MA-PPO's setting, the agents acting
@@ -121,14 +123,14 @@ func (j *jointWorld) run(reset bool) {
 		j.t = 0
 		return
 	}
-	obs, outs, err := j.w.step(j.acts, j.rng)
+	obs, outs, charge, err := j.w.step(j.acts, j.rng)
 	if err != nil {
 		j.err = err
 		return
 	}
 	j.obs, j.t = obs, j.t+1
 	for a, o := range outs {
-		j.rewards[a] = Reward(o)
+		j.rewards[a] = Reward(o) - charge
 	}
 }
 
@@ -169,6 +171,7 @@ func (e *agentEnv) read() ([]float64, float64, int) {
 // realWorld is the real world from a random time of a month day.
 type realWorld struct {
 	cfg   edge.Config
+	rule  edge.Heuristic // the offloading rule the agents' weights act through ("" the weights themselves)
 	shape *edge.Shape
 	day   float64
 	w     *edge.World
@@ -181,20 +184,23 @@ func (r *realWorld) reset(rng *rand.Rand) ([edge.Agents][]float64, error) {
 	if err != nil {
 		return r.obs, err
 	}
+	if err := w.SetHeuristic(r.rule); err != nil {
+		return r.obs, err
+	}
 	r.w = w
 	return r.observe(), nil
 }
 
-func (r *realWorld) step(acts [edge.Agents][]float64, _ *rand.Rand) ([edge.Agents][]float64, [edge.Agents]edge.Outcome, error) {
+func (r *realWorld) step(acts [edge.Agents][]float64, _ *rand.Rand) ([edge.Agents][]float64, [edge.Agents]edge.Outcome, float64, error) {
 	var outs [edge.Agents]edge.Outcome
 	st, err := r.w.Step(acts)
 	if err != nil {
-		return r.obs, outs, err
+		return r.obs, outs, 0, err
 	}
 	for a := range edge.Agents {
 		outs[a] = edge.OutcomeOf(st, a)
 	}
-	return r.observe(), outs, nil
+	return r.observe(), outs, 0, nil
 }
 
 func (r *realWorld) observe() [edge.Agents][]float64 {

@@ -29,6 +29,9 @@ type Logging struct {
 	// Engine is the logging engines' mix (edge.Mix); nil: the paper's
 	// random engine alone.
 	Engine []edge.Stretch
+	// Rule is the offloading rule the weights act through ("": the
+	// weights themselves, the paper's; edge.WeightedGreedy).
+	Rule edge.Heuristic
 }
 
 // DefaultLogging logs one hour of each of the first seven days: a week of
@@ -50,6 +53,9 @@ func Log(cfg edge.Config, l Logging, transitions, devices io.Writer) error {
 		start := time.Duration(day*24*float64(time.Hour)) + l.From
 		w, err := edge.New(cfg, shape, l.Seed+uint64(i), start)
 		if err != nil {
+			return err
+		}
+		if err := w.SetHeuristic(l.Rule); err != nil {
 			return err
 		}
 		steps := int(l.Window / cfg.Step)

@@ -14,7 +14,9 @@ import (
 // Reward scores an agent's step from its outcome: minus the share of its
 // tasks past their deadline, minus a tenth of their mean completion time
 // in seconds.
-func Reward(o edge.Outcome) float64 { return -o.Missed - 0.1*o.MeanTime }
+func Reward(o edge.Outcome) float64 { return -o.Missed - timeWeight*o.MeanTime }
+
+var timeWeight = 0.1
 
 // PolicyConfig is MA-PPO's setting: the paper's actor (two hidden layers
 // of 32, ReLU), gamma 0.95; PPO's defaults elsewhere (the paper's RMSProp
@@ -44,24 +46,49 @@ func ignore(obs []float64) []float64 {
 // Lambda is Eq. 8's weight of the actions' magnitude (section 4.2.2).
 const Lambda = 0.4
 
-// TrainMAPPO trains each agent's PPO in the virtual environment for steps
-// environment steps, episodes of horizon steps, the agents acting
-// together. Every update also minimises Eq. 8, the MAIL-MMSG policy's
-// loss: the squared distance of the policy's actions to the logged ones
-// on logged states (S1), plus lambda times their squared magnitude on the
-// virtual environment's states (S), which keeps the policy where the
-// learned model was fitted.
-func TrainMAPPO(v *Virtual, steps, horizon int, seed uint64) (*edgesched.Policy, error) {
+// MAPPOConfig configures MA-PPO in a virtual environment.
+type MAPPOConfig struct {
+	// Steps are environment steps per agent, in episodes of Horizon steps.
+	Steps, Horizon int
+	// Anchor weighs Eq. 8 beside PPO's loss (1: the paper's).
+	Anchor float64
+	// Penalty is MOPO's lambda: every step's reward pays Penalty times
+	// the ensemble's disagreement on it (venv.Ensemble.Step).
+	Penalty float64
+	Seed    uint64
+}
+
+// DefaultMAPPO is the paper's MA-PPO: 200,000 steps per agent in episodes
+// of 60, Eq. 8 at full weight, no uncertainty penalty.
+func DefaultMAPPO() MAPPOConfig {
+	return MAPPOConfig{Steps: 200000, Horizon: 60, Anchor: 1, Seed: 1}
+}
+
+// TrainMAPPO trains each agent's PPO in the virtual environment, the
+// agents acting together. Every update also minimises Anchor times Eq. 8,
+// the MAIL-MMSG policy's loss: the squared distance of the policy's
+// actions to the logged ones on logged states (S1), plus lambda times
+// their squared magnitude on the virtual environment's states (S), which
+// keeps the policy where the learned model was fitted; and every step's
+// reward pays Penalty times the models' disagreement (MOPO), which keeps
+// it where the models agree.
+func TrainMAPPO(v *Virtual, cfg MAPPOConfig) (*edgesched.Policy, error) {
 	began := time.Now()
-	nets, err := trainJoint(func() world { return &virtualWorld{v: v} }, steps, horizon, seed,
-		func(agent int, rng *rand.Rand) func(*nn.Tape[float32], *nn.MLP[float32], *nn.Node[float32]) *nn.Node[float32] {
-			return v.eq8(agent, PolicyConfig().BatchSize, rng)
-		})
+	var anchor func(int, *rand.Rand) func(*nn.Tape[float32], *nn.MLP[float32], *nn.Node[float32]) *nn.Node[float32]
+	if cfg.Anchor > 0 {
+		anchor = func(agent int, rng *rand.Rand) func(*nn.Tape[float32], *nn.MLP[float32], *nn.Node[float32]) *nn.Node[float32] {
+			eq8 := v.eq8(agent, PolicyConfig().BatchSize, rng)
+			return func(tp *nn.Tape[float32], pi *nn.MLP[float32], out *nn.Node[float32]) *nn.Node[float32] {
+				return tp.Scale(eq8(tp, pi, out), float32(cfg.Anchor))
+			}
+		}
+	}
+	nets, err := trainJoint(func() world { return &virtualWorld{v: v, penalty: cfg.Penalty} }, cfg.Steps, cfg.Horizon, cfg.Seed, anchor)
 	if err != nil {
 		return nil, err
 	}
-	return newPolicy("mappo", nets, edgesched.OutputLinear, edgesched.Provenance{Seed: seed, Steps: steps, Horizon: horizon,
-		Lambda: Lambda, WallSeconds: time.Since(began).Seconds()})
+	return newPolicy("mappo", nets, edgesched.OutputLinear, edgesched.Provenance{Seed: cfg.Seed, Steps: cfg.Steps, Horizon: cfg.Horizon,
+		Lambda: Lambda, Anchor: cfg.Anchor, Penalty: cfg.Penalty, WallSeconds: time.Since(began).Seconds()})
 }
 
 // newPolicy is a policy file of method's networks, one per agent, with

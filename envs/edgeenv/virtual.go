@@ -47,7 +47,7 @@ func StepsOf(log []edge.Transition) (Steps, error) {
 // 3.1): a scene's outcome depends on the engine's shares and the other
 // scenes' load, which a model of its own observation alone cannot see.
 type Virtual struct {
-	model *venv.Model
+	models *venv.Ensemble
 	Steps
 }
 
@@ -81,25 +81,26 @@ func Learn(log []edge.Transition, cfg venv.Config) (*Virtual, error) {
 			t.Outcome = append(t.Outcome, outcomeVec(x.Outcome)...)
 		}
 	}
-	m, err := venv.Train(data, cfg)
+	m, err := venv.TrainEnsemble(data, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("edgeenv: %w", err)
 	}
-	return &Virtual{model: m, Steps: steps}, nil
+	return &Virtual{models: m, Steps: steps}, nil
 }
 
-// step samples the joint step from obs under acts.
-func (v *Virtual) step(obs, acts [edge.Agents][]float64, rng *rand.Rand) (next [edge.Agents][]float64, outs [edge.Agents]edge.Outcome) {
+// step samples the joint step from obs under acts, with the ensemble's
+// disagreement on it.
+func (v *Virtual) step(obs, acts [edge.Agents][]float64, rng *rand.Rand) (next [edge.Agents][]float64, outs [edge.Agents]edge.Outcome, disagreement float64) {
 	var s, a []float64
 	for i := range edge.Agents {
 		s, a = append(s, obs[i]...), append(a, acts[i]...)
 	}
-	n, o := v.model.Step(s, a, rng)
+	n, o, u := v.models.Step(s, a, rng)
 	for i := range edge.Agents {
 		next[i] = n[i*edge.ObsDim : (i+1)*edge.ObsDim]
 		outs[i] = outcomeOf(o[i*outcomeDim : (i+1)*outcomeDim])
 	}
-	return next, outs
+	return next, outs, u
 }
 
 // Rollout runs policy in the virtual environment for steps from a logged
@@ -112,17 +113,19 @@ func (v *Virtual) Rollout(policy edge.Policy, steps int, rng *rand.Rand) [][edge
 		for a := range edge.Agents {
 			act[a] = policy.Act(a, obs[a], act[a])
 		}
-		next, row := v.step(obs, act, rng)
+		next, row, _ := v.step(obs, act, rng)
 		out = append(out, row)
 		obs = next
 	}
 	return out
 }
 
-// virtualWorld is a virtual environment as the agents train in it.
+// virtualWorld is a virtual environment as the agents train in it, every
+// step charged penalty times the ensemble's disagreement.
 type virtualWorld struct {
-	v   *Virtual
-	obs [edge.Agents][]float64
+	v       *Virtual
+	penalty float64
+	obs     [edge.Agents][]float64
 }
 
 func (w *virtualWorld) reset(rng *rand.Rand) ([edge.Agents][]float64, error) {
@@ -130,10 +133,10 @@ func (w *virtualWorld) reset(rng *rand.Rand) ([edge.Agents][]float64, error) {
 	return w.obs, nil
 }
 
-func (w *virtualWorld) step(acts [edge.Agents][]float64, rng *rand.Rand) ([edge.Agents][]float64, [edge.Agents]edge.Outcome, error) {
-	next, outs := w.v.step(w.obs, acts, rng)
+func (w *virtualWorld) step(acts [edge.Agents][]float64, rng *rand.Rand) ([edge.Agents][]float64, [edge.Agents]edge.Outcome, float64, error) {
+	next, outs, u := w.v.step(w.obs, acts, rng)
 	w.obs = next
-	return next, outs, nil
+	return next, outs, w.penalty * u, nil
 }
 
 // SliceRatio is one time slice's offloading ratio of one scene, in the

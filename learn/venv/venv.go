@@ -40,13 +40,17 @@ type Config struct {
 	Adversarial int    `json:"adversarial"` // adversarial updates (default 500; 0: none)
 	Horizon     int    `json:"horizon"`     // rollout length of the adversarial phase (default 5)
 	Batch       int    `json:"batch"`       // rows per batch (default 64)
-	Seed        uint64 `json:"seed"`
+	// Models is the ensemble's size (TrainEnsemble; default 1): members
+	// differ in their seeds, so they agree where the log holds them and
+	// disagree where it does not.
+	Models int    `json:"models,omitempty"`
+	Seed   uint64 `json:"seed"`
 }
 
 // DefaultConfig is the paper's setting where it gives one (the 4-layer
 // discriminator) and Shoal's elsewhere.
 func DefaultConfig() Config {
-	return Config{Hidden: 128, MLEEpochs: 30, Adversarial: 500, Horizon: 5, Batch: 64, Seed: 1}
+	return Config{Hidden: 128, MLEEpochs: 30, Adversarial: 500, Horizon: 5, Batch: 64, Models: 1, Seed: 1}
 }
 
 // Model is a learned transition model.
@@ -267,9 +271,20 @@ func (t *trainer) feedback(rows int) (a, c *nn.Node[float32]) {
 // Step samples what follows state under action: the next state and the
 // step's outcome, in the log's units.
 func (m *Model) Step(state, action []float64, rng *rand.Rand) (next, outcome []float64) {
+	m.predict(state, action)
+	return m.sample(rng)
+}
+
+// predict runs the network on state and action: m.y holds the outputs'
+// standardised means, then their log-stds.
+func (m *Model) predict(state, action []float64) {
 	in := m.in.Apply(nil, concat(state, action))
 	m.x = append(m.x[:0], toF32(in)...)
 	m.y = m.pred.Predict(m.y, m.x)
+}
+
+// sample draws the outputs of the last predict, in the log's units.
+func (m *Model) sample(rng *rand.Rand) (next, outcome []float64) {
 	w := len(m.y) / 2
 	out := make([]float64, w)
 	for j := range w {
