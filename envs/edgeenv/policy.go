@@ -14,9 +14,8 @@ import (
 // Reward scores an agent's step from its outcome: minus the share of its
 // tasks past their deadline, minus a tenth of their mean completion time
 // in seconds.
-func Reward(o edge.Outcome) float64 { return -o.Missed - timeWeight*o.MeanTime }
+func Reward(o edge.Outcome) float64 { return -o.Missed - 0.1*o.MeanTime }
 
-var timeWeight = 0.1
 
 // PolicyConfig is MA-PPO's setting: the paper's actor (two hidden layers
 // of 32, ReLU), gamma 0.95; PPO's defaults elsewhere (the paper's RMSProp

@@ -35,11 +35,11 @@ type Transition struct {
 
 // Config configures training.
 type Config struct {
-	Hidden      int    `json:"hidden"`      // units of the model's two hidden layers (default 128)
-	MLEEpochs   int    `json:"mle_epochs"`  // maximum-likelihood epochs (default 30)
-	Adversarial int    `json:"adversarial"` // adversarial updates (default 500; 0: none)
-	Horizon     int    `json:"horizon"`     // rollout length of the adversarial phase (default 5)
-	Batch       int    `json:"batch"`       // rows per batch (default 64)
+	Hidden      int `json:"hidden"`      // units of the model's two hidden layers (default 128)
+	MLEEpochs   int `json:"mle_epochs"`  // maximum-likelihood epochs (default 30)
+	Adversarial int `json:"adversarial"` // adversarial updates (default 500; 0: none)
+	Horizon     int `json:"horizon"`     // rollout length of the adversarial phase (default 5)
+	Batch       int `json:"batch"`       // rows per batch (default 64)
 	// Models is the ensemble's size (TrainEnsemble; default 1): members
 	// differ in their seeds, so they agree where the log holds them and
 	// disagree where it does not.
