@@ -38,7 +38,7 @@ type EdgeStudy struct {
 // DefaultEdgeStudy logs a week and generates 100,000 agents, 3 seeds; Fig.
 // 4 splits day 2 into 12 slices.
 func DefaultEdgeStudy(dir string) EdgeStudy {
-	return EdgeStudy{Dir: dir, Logging: edgeenv.DefaultLogging(), Agents: 100000, Steps: 3000, Seeds: 3,
+	return EdgeStudy{Dir: dir, Logging: edgeenv.DefaultLogging(), Agents: 100000, Steps: 6000, Seeds: 3,
 		OffloadDay: 2, DayWindow: 24 * time.Hour, Slices: 12, Venv: venv.DefaultConfig()}
 }
 
