@@ -105,6 +105,14 @@ func ParseMix(s string) ([]Stretch, error) {
 	return mix, checkMix(mix)
 }
 
+// DefaultMix is the history 'shoal edge log' writes by default, under
+// DefaultRule: mostly the greedy heuristic itself (even weights), and an
+// operator's experiments with held and random biases. (Chosen on
+// validation windows over the paper-world mix greedy:0.6,threshold:0.2,
+// hold:0.1,random:0.1, whose threshold stretches are a tenfold bias to
+// the device under the weighted-greedy rule.)
+const DefaultMix = "even:0.6,hold:0.2,random:0.2"
+
 // Engines are the names of the logging engines a Mix draws from.
 var Engines = []string{"random", "hold", "greedy", "threshold", "even"}
 

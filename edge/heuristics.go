@@ -28,6 +28,36 @@ const (
 	WeightedGreedy Heuristic = "weighted-greedy"
 )
 
+// Rules name what the agents' weights do: "weights", the paper's (each
+// task drawn in proportion to them), or "weighted-greedy" (they bias the
+// greedy rule). A policy learns under one rule and runs under it.
+var Rules = []string{"weights", string(WeightedGreedy)}
+
+// DefaultRule is the rule Shoal's logs, policies and evaluation use unless
+// told otherwise: an operator's platform runs the greedy heuristic, and a
+// learned policy that only biases it cannot send tasks where they never
+// finish.
+const DefaultRule = WeightedGreedy
+
+// ParseRule reads a rule's name ("weights" is the empty heuristic).
+func ParseRule(name string) (Heuristic, error) {
+	switch name {
+	case "weights", "":
+		return "", nil
+	case string(WeightedGreedy):
+		return WeightedGreedy, nil
+	}
+	return "", fmt.Errorf("edge: unknown rule %q (want %v)", name, Rules)
+}
+
+// RuleName names rule h as ParseRule reads it.
+func RuleName(h Heuristic) string {
+	if h == "" {
+		return "weights"
+	}
+	return string(h)
+}
+
 // SetHeuristic makes every scene's tasks follow h ("" for the agents'
 // weights again).
 func (w *World) SetHeuristic(h Heuristic) error {

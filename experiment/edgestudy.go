@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/shoal-project/shoal/edge"
@@ -140,7 +141,7 @@ func (s EdgeStudy) OffloadRatio(ctx context.Context) ([]edgeenv.SliceRatio, erro
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		return nil, err
 	}
-	log, err := s.logDay(filepath.Join(logs, "day.jsonl"), s.Logging.Seed, s.OffloadDay, s.DayWindow)
+	log, err := s.logDay(filepath.Join(logs, "day.jsonl"), s.Logging.Seed, s.OffloadDay, s.DayWindow, LogSource{})
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +178,11 @@ func (s EdgeStudy) OffloadRatio(ctx context.Context) ([]edgeenv.SliceRatio, erro
 type Generalisation struct {
 	TrainDay  float64       // the logged day the environment and policies learn from
 	LogWindow time.Duration // how much of it is logged, from midnight (default a day)
-	Later     []float64     // days after it that the policies are evaluated on (Table 2: 0, 1, 7, 30)
+	// Logs are the histories learned from, one pipeline each: the day
+	// logged under the source's engines, a virtual environment, MA-PPO
+	// and BC learned from that log alone.
+	Logs  []LogSource
+	Later []float64 // days after it that the policies are evaluated on (Table 2: 0, 1, 7, 30)
 	// Hours are the times of day the evaluation windows start, each
 	// Window long.
 	Hours  []float64
@@ -189,10 +194,34 @@ type Generalisation struct {
 	RealSteps int
 }
 
-// DefaultGeneralisation learns from day 0 and evaluates 0, 1, 7 and 30
-// days later in four one-hour windows (midnight, 6:00, noon, 18:00).
+// LogSource is a history and how it is learned from: the engines that
+// ran while it was logged (nil: the paper's random engine), the rule
+// their weights acted through (and every policy learned from it runs
+// under), the virtual environment's models, and MA-PPO's Eq. 8 weight and
+// uncertainty penalty.
+type LogSource struct {
+	Name            string
+	Engine          []edge.Stretch
+	Rule            edge.Heuristic
+	Models          int
+	Anchor, Penalty float64
+}
+
+// DefaultGeneralisation learns from day 0 twice: the paper's pipeline
+// (the random engine's log of the paper's world, one model, Eq. 8 at full
+// weight) and an operator's (edge.DefaultMix under edge.DefaultRule, an
+// ensemble of four models, Eq. 8 at 0.3 and the models' disagreement
+// charged at 0.1, chosen on validation windows); it evaluates 0, 1, 7 and
+// 30 days later in four one-hour windows (midnight, 6:00, noon, 18:00).
 func DefaultGeneralisation() Generalisation {
-	return Generalisation{LogWindow: 24 * time.Hour, Later: []float64{0, 1, 7, 30}, Hours: []float64{0, 6, 12, 18}, Window: time.Hour,
+	mix, err := edge.ParseMix(edge.DefaultMix)
+	if err != nil {
+		panic(err) // a constant
+	}
+	return Generalisation{LogWindow: 24 * time.Hour,
+		Logs: []LogSource{{Name: "random", Models: 1, Anchor: 1},
+			{Name: "mix", Engine: mix, Rule: edge.DefaultRule, Models: 4, Anchor: 0.3, Penalty: 0.1}},
+		Later: []float64{0, 1, 7, 30}, Hours: []float64{0, 6, 12, 18}, Window: time.Hour,
 		MAPPO: edgeenv.DefaultMAPPO(), RealSteps: 200000}
 }
 
@@ -211,17 +240,30 @@ type GeneralisationRow struct {
 	Offloaded       Stat `json:"offloaded"`
 }
 
-// EdgePolicies are the policies of the generalisation study, in its
-// tables' order: the logging policy, today's heuristics, behaviour
-// cloning, MA-PPO in the virtual environment, PPO in the real world.
-var EdgePolicies = []string{"random", "greedy", "threshold", "bc", "mappo", "ppo-real"}
+// Policies are the generalisation study's policies, in its tables'
+// order: the random engine, today's heuristics, each history's engines
+// themselves (beside the random one), then per history behaviour cloning
+// and MA-PPO learned from it, and PPO in the real world under its rule.
+func (gen Generalisation) Policies() []string {
+	out := []string{"random", "greedy", "threshold"}
+	for _, l := range gen.Logs {
+		if l.Engine != nil {
+			out = append(out, "engines-"+l.Name)
+		}
+	}
+	for _, l := range gen.Logs {
+		out = append(out, "bc-"+l.Name, "mappo-"+l.Name, "ppo-real-"+l.Name)
+	}
+	return out
+}
 
-// GeneralisationStudy is Table 2 and beyond: per seed, the real world
-// under the random engine is logged for day TrainDay (Dir/logs/train-SEED.jsonl),
-// a virtual environment is learned from the log alone, MA-PPO is trained
-// in it and behaviour cloning on the log; with PPO trained in the real
-// world on the same day (the upper bound), the heuristics and the random
-// engine, every policy runs in the real world 0, 1, 7 and 30 days later.
+// GeneralisationStudy is Table 2 and beyond: per seed and history, the
+// real world is logged for day TrainDay under the history's engines
+// (Dir/logs/train-NAME-SEED.jsonl), a virtual environment is learned from
+// the log alone, MA-PPO is trained in it and behaviour cloning on the
+// log; with PPO trained in the real world on the same day (the upper
+// bound), the heuristics, the random engine and the histories' engines,
+// every policy runs in the real world 0, 1, 7 and 30 days later.
 // progress, when set, hears each seed's stages. generalisation.csv,
 // .json, .html.
 func (s EdgeStudy) GeneralisationStudy(ctx context.Context, gen Generalisation, progress func(frac float64, stage string)) ([]GeneralisationRow, error) {
@@ -238,47 +280,62 @@ func (s EdgeStudy) GeneralisationStudy(ctx context.Context, gen Generalisation, 
 		later  float64
 	}
 	runs := map[key][]edgeenv.Evaluation{}
+	stages := 4*len(gen.Logs) + 1
 	for i := range s.Seeds {
 		seed := s.Logging.Seed + uint64(i)
-		stage := func(k int, what string) {
-			progress((float64(i)+float64(k)/5)/float64(s.Seeds), fmt.Sprintf("seed %d: %s", seed, what))
+		k := 0
+		stage := func(what string) {
+			progress((float64(i)+float64(k)/float64(stages))/float64(s.Seeds), fmt.Sprintf("seed %d: %s", seed, what))
+			k++
 		}
-		stage(0, "logging")
-		log, err := s.logDay(filepath.Join(logs, fmt.Sprintf("train-%d.jsonl", seed)), seed, gen.TrainDay, gen.LogWindow)
-		if err != nil {
-			return nil, err
+		contenders := map[string]edgeenv.Contender{"random": {Name: "random"},
+			"greedy": {Name: "greedy", Heuristic: edge.Greedy}, "threshold": {Name: "threshold", Heuristic: edge.Threshold}}
+		for _, l := range gen.Logs {
+			if l.Engine != nil {
+				contenders["engines-"+l.Name] = edgeenv.Contender{Name: "engines-" + l.Name, Engine: l.Engine, Heuristic: l.Rule}
+			}
+			stage("logging under " + l.Name)
+			log, err := s.logDay(filepath.Join(logs, fmt.Sprintf("train-%s-%d.jsonl", l.Name, seed)), seed, gen.TrainDay, gen.LogWindow, l)
+			if err != nil {
+				return nil, err
+			}
+			stage("learning the virtual environment of " + l.Name)
+			vc := s.Venv
+			vc.Seed, vc.Models = seed, l.Models
+			v, err := edgeenv.Learn(log, vc)
+			if err != nil {
+				return nil, err
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			stage("MA-PPO in the virtual environment and BC on the log of " + l.Name)
+			mc := gen.MAPPO
+			mc.Seed, mc.Anchor, mc.Penalty = seed, l.Anchor, l.Penalty
+			mappo, err := edgeenv.TrainMAPPO(v, mc)
+			if err != nil {
+				return nil, err
+			}
+			bc, err := edgeenv.TrainBC(v.Steps, seed)
+			if err != nil {
+				return nil, err
+			}
+			contenders["mappo-"+l.Name] = edgeenv.Contender{Name: "mappo-" + l.Name, Policy: mappo, Heuristic: l.Rule}
+			contenders["bc-"+l.Name] = edgeenv.Contender{Name: "bc-" + l.Name, Policy: bc, Heuristic: l.Rule}
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			stage("PPO in the real world under " + edge.RuleName(l.Rule))
+			real, err := edgeenv.TrainRealPPO(cfg, l.Rule, gen.TrainDay, gen.RealSteps, gen.MAPPO.Horizon, seed)
+			if err != nil {
+				return nil, err
+			}
+			contenders["ppo-real-"+l.Name] = edgeenv.Contender{Name: "ppo-real-" + l.Name, Policy: real, Heuristic: l.Rule}
 		}
-		stage(1, "learning the virtual environment")
-		vc := s.Venv
-		vc.Seed = seed
-		v, err := edgeenv.Learn(log, vc)
-		if err != nil {
-			return nil, err
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		stage(2, "MA-PPO in the virtual environment, BC on the log")
-		policies := map[string]edge.Policy{}
-		mc := gen.MAPPO
-		mc.Seed = seed
-		if policies["mappo"], err = edgeenv.TrainMAPPO(v, mc); err != nil {
-			return nil, err
-		}
-		if policies["bc"], err = edgeenv.TrainBC(v.Steps, seed); err != nil {
-			return nil, err
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		stage(3, "PPO in the real world")
-		if policies["ppo-real"], err = edgeenv.TrainRealPPO(cfg, gen.TrainDay, gen.RealSteps, gen.MAPPO.Horizon, seed); err != nil {
-			return nil, err
-		}
-		stage(4, "evaluating")
+		stage("evaluating")
 		for _, later := range gen.Later {
-			for _, name := range EdgePolicies {
-				e, err := s.evaluate(cfg, name, policies[name], gen, gen.TrainDay+later, seed)
+			for _, name := range gen.Policies() {
+				e, err := edgeenv.EvaluateWindows(contenders[name], cfg, gen.TrainDay+later, gen.Hours, gen.Window, 1000*seed)
 				if err != nil {
 					return nil, err
 				}
@@ -294,12 +351,14 @@ func (s EdgeStudy) GeneralisationStudy(ctx context.Context, gen Generalisation, 
 	table2 := report.Table{Caption: fmt.Sprintf("Successful offloading ratio improved over the random engine (Table 2), mean ± 95%% interval over %d seeds", s.Seeds),
 		Columns: []string{"policy"}}
 	times := report.Table{Caption: "Mean task completion time (s)", Columns: []string{"policy"}}
+	misses := report.Table{Caption: "Deadline misses (share of tasks)", Columns: []string{"policy"}}
 	for _, later := range gen.Later {
 		table2.Columns = append(table2.Columns, fmt.Sprintf("%g days later", later))
 		times.Columns = append(times.Columns, fmt.Sprintf("%g days later", later))
+		misses.Columns = append(misses.Columns, fmt.Sprintf("%g days later", later))
 	}
-	for _, name := range EdgePolicies {
-		imp, tm := []string{name}, []string{name}
+	for _, name := range gen.Policies() {
+		imp, tm, ms := []string{name}, []string{name}, []string{name}
 		for _, later := range gen.Later {
 			es := runs[key{name, later}]
 			gain := make([]float64, len(es))
@@ -322,24 +381,38 @@ func (s EdgeStudy) GeneralisationStudy(ctx context.Context, gen Generalisation, 
 			recs = append(recs, append(line, strconv.Itoa(s.Seeds), g(gen.TrainDay)))
 			imp = append(imp, report.MeanCI(100*float64(row.Improvement.Mean), 100*float64(row.Improvement.CI95))+"%")
 			tm = append(tm, report.MeanCI(float64(row.MeanTime.Mean), float64(row.MeanTime.CI95)))
+			ms = append(ms, report.MeanCI(float64(row.Missed.Mean), float64(row.Missed.CI95)))
 		}
-		table2.Rows, times.Rows = append(table2.Rows, imp), append(times.Rows, tm)
+		table2.Rows, times.Rows, misses.Rows = append(table2.Rows, imp), append(times.Rows, tm), append(misses.Rows, ms)
 	}
-	rep := &report.Report{Title: "Edge scheduling: generalisation (Table 2)", Tables: []report.Table{table2, times},
+	var sources []string
+	for _, l := range gen.Logs {
+		engine := "random"
+		if l.Engine != nil {
+			var parts []string
+			for _, st := range l.Engine {
+				parts = append(parts, fmt.Sprintf("%s:%g", st.Name, st.Weight))
+			}
+			engine = strings.Join(parts, ",")
+		}
+		sources = append(sources, fmt.Sprintf("%s: %s under %s, %d models, Eq. 8 at %g, penalty %g", l.Name, engine, edge.RuleName(l.Rule), l.Models, l.Anchor, l.Penalty))
+	}
+	rep := &report.Report{Title: "Edge scheduling: generalisation (Table 2)", Tables: []report.Table{table2, times, misses},
 		Meta: []report.KV{{Key: "study", Value: "edge generalisation"}, {Key: "seeds", Value: fmt.Sprintf("%d from %d", s.Seeds, s.Logging.Seed)},
-			{Key: "train day", Value: g(gen.TrainDay)}, {Key: "MA-PPO steps per agent", Value: strconv.Itoa(gen.MAPPO.Steps)},
+			{Key: "train day", Value: g(gen.TrainDay)}, {Key: "logs", Value: strings.Join(sources, "; ")}, {Key: "MA-PPO steps per agent", Value: strconv.Itoa(gen.MAPPO.Steps)},
 			{Key: "real PPO steps per agent", Value: strconv.Itoa(gen.RealSteps)}, {Key: "evaluation", Value: fmt.Sprintf("%v long from hours %v", gen.Window, gen.Hours)}}}
 	return out, writeStudy(s.Dir, "generalisation", head, recs, out, rep)
 }
 
 // logDay logs window of a day of the real world from midnight under the
-// random engine to path and reads it back, as the learners see it.
-func (s EdgeStudy) logDay(path string, seed uint64, day float64, window time.Duration) ([]edge.Transition, error) {
+// source's engines and rule to path and reads it back, as the learners
+// see it.
+func (s EdgeStudy) logDay(path string, seed uint64, day float64, window time.Duration, src LogSource) ([]edge.Transition, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
 	}
-	l := edgeenv.Logging{Seed: seed, Days: []float64{day}, Window: window}
+	l := edgeenv.Logging{Seed: seed, Days: []float64{day}, Window: window, Engine: src.Engine, Rule: src.Rule}
 	if err := edgeenv.Log(edge.Default(), l, f, io.Discard); err != nil {
 		f.Close()
 		return nil, err
@@ -352,17 +425,6 @@ func (s EdgeStudy) logDay(path string, seed uint64, day float64, window time.Dur
 	}
 	defer f.Close()
 	return edge.ReadLog(f)
-}
-
-// evaluate runs a policy (a heuristic or the random engine by name when
-// p is nil) in the real world's windows of the given day, seeded apart
-// from the logs.
-func (s EdgeStudy) evaluate(cfg edge.Config, name string, p edge.Policy, gen Generalisation, day float64, seed uint64) (edgeenv.Evaluation, error) {
-	c := edgeenv.Contender{Name: name, Policy: p}
-	if name == "greedy" || name == "threshold" {
-		c.Heuristic = edge.Heuristic(name)
-	}
-	return edgeenv.EvaluateWindows(c, cfg, day, gen.Hours, gen.Window, 1000*seed)
 }
 
 // Hash identifies the world the study logs and evaluates in (the run

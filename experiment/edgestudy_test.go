@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -66,14 +67,19 @@ func TestEdgeGeneralisationSmall(t *testing.T) {
 	s := DefaultEdgeStudy(t.TempDir())
 	s.Seeds = 2
 	s.Venv.MLEEpochs, s.Venv.Adversarial = 5, 5
-	gen := Generalisation{LogWindow: 10 * time.Minute, Later: []float64{0, 30}, Hours: []float64{12}, Window: 5 * time.Minute,
-		MAPPO: edgeenv.MAPPOConfig{Steps: 1024, Horizon: 30, Anchor: 1}, RealSteps: 1024}
+	gen := DefaultGeneralisation()
+	gen.LogWindow, gen.Later, gen.Hours, gen.Window = 10*time.Minute, []float64{0, 30}, []float64{12}, 5*time.Minute
+	gen.MAPPO.Steps, gen.MAPPO.Horizon, gen.RealSteps = 1024, 30, 1024
 	var stages int
 	rows, err := s.GeneralisationStudy(context.Background(), gen, func(float64, string) { stages++ })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != len(EdgePolicies)*2 || stages < 10 {
+	want := []string{"random", "greedy", "threshold", "engines-mix", "bc-random", "mappo-random", "ppo-real-random", "bc-mix", "mappo-mix", "ppo-real-mix"}
+	if !slices.Equal(gen.Policies(), want) {
+		t.Errorf("policies %v, want %v", gen.Policies(), want)
+	}
+	if len(rows) != len(want)*2 || stages < 2*(4*2+1) {
 		t.Fatalf("%d rows, %d progress reports", len(rows), stages)
 	}
 	for _, r := range rows {
@@ -86,7 +92,7 @@ func TestEdgeGeneralisationSmall(t *testing.T) {
 			t.Errorf("%s %v days later: %+v", r.Policy, r.Later, r)
 		}
 	}
-	for _, name := range []string{"generalisation.csv", "generalisation.json", "generalisation.html", "logs/train-1.jsonl", "logs/train-2.jsonl"} {
+	for _, name := range []string{"generalisation.csv", "generalisation.json", "generalisation.html", "logs/train-random-1.jsonl", "logs/train-mix-2.jsonl"} {
 		if _, err := os.Stat(filepath.Join(s.Dir, name)); err != nil {
 			t.Error(err)
 		}

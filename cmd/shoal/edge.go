@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -15,12 +18,12 @@ import (
 func (cl *cli) edgeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "edge log|evaluate",
-		Short: "The simulated edge-cloud world: log it under the random engine, evaluate edge policies in it",
+		Short: "The simulated edge-cloud world: log it under an operator's engines, evaluate edge policies in it",
 		Long: `The edge scheduling paper's world (Xiong et al.): a 16-core cloud, five 4-core
 edge nodes and three scenes of devices (broadband, IoT, vehicles) whose tasks
 run locally, on an edge node or in the cloud, drifting over a simulated month.
 
-The pipeline: 'shoal edge log' writes the random engine's history,
+The pipeline: 'shoal edge log' writes an operator's history,
 'shoal train edge-env' learns a virtual environment from it alone,
 'shoal train edge-policy' trains MA-PPO (or BC) in it, and 'shoal edge
 evaluate' runs the policy in the real world against today's heuristics.`,
@@ -40,24 +43,35 @@ func (cl *cli) edgeLog() *cobra.Command {
 		days         []float64
 		from, window time.Duration
 		seed         uint64
-		engine       string
+		engine, rule string
 	)
 	cmd := &cobra.Command{
 		Use:   "log -o DIR",
-		Short: "Log the edge world under a logging engine, the paper's random one by default (the learners' only input)",
-		Long: `Run the edge world under the random engine policy, as the paper logs its real
-system, for a window of each given month day, and write every agent's
-transitions (observation, action, next observation, outcome) to
-DIR/transitions.jsonl and the devices' records to DIR/devices.jsonl.
+		Short: "Log the edge world under the engines an operator runs (the learners' only input)",
+		Long: `Run the edge world, as an operator's platform runs it, for a window of each
+given month day, and write every agent's transitions (observation, action,
+next observation, outcome) to DIR/transitions.jsonl and the devices' records
+to DIR/devices.jsonl, with what made them in DIR/logging.json.
 
---engine logs under a mix of the engines an operator runs instead, each for
-stretches of 10-60 steps: random (the paper's), hold (random weights held
-1-30 steps), greedy (weights by the inverse square of each target's
-estimated time, with 10% random steps) and threshold (on the device while
-its backlog is under half the deadline, else the nearest edge node).`,
-		Example: `  shoal edge log -o logs                      # day 0, all of it
+--rule is what the scene agents' weights do: weighted-greedy (the default,
+an operator's platform) runs each task where its estimated completion is
+earliest, each target's estimate divided by its weight over the largest (at
+least a tenth), so even weights are the greedy heuristic; weights (the
+paper's) draws each task's target in proportion to them. The learners read
+the rule from logging.json, and a policy runs under the rule of its logs.
+
+--engine is a mix of logging engines, each running for stretches of 10-60
+steps drawn by weight: greedy (weights by the inverse square of each
+target's estimated time, with 10% random steps), threshold (on the device
+while its backlog is under half the deadline, else the nearest edge node),
+hold (random weights held 1-30 steps), random (the paper's random engine)
+and even (equal weights and shares). The default is ` + edge.DefaultMix + `:
+under weighted-greedy, mostly the greedy heuristic itself, with an operator's
+held and random experiments. --engine random --rule weights logs the paper's
+random engine in the paper's world.`,
+		Example: `  shoal edge log -o logs                                    # day 0, all of it, the default mix
   shoal edge log -o week --days 0,1,2,3,4,5,6 --from 12h --window 1h
-  shoal edge log -o ops --engine greedy:0.6,threshold:0.2,hold:0.1,random:0.1`,
+  shoal edge log -o paper --engine random --rule weights    # the paper's history`,
 		Args: exactArgs(0, "no arguments"),
 	}
 	f := cmd.Flags()
@@ -66,14 +80,18 @@ its backlog is under half the deadline, else the nearest edge node).`,
 	f.DurationVar(&from, "from", 0, "when in each day the window starts")
 	f.DurationVar(&window, "window", 24*time.Hour, "how long each day's window runs")
 	f.Uint64Var(&seed, "seed", 1, "seed of the world and the random engine (a day's is seed + its index)")
-	f.StringVar(&engine, "engine", "random", "the logging engine, or a mix `NAME:WEIGHT,...` of random, hold, greedy and threshold")
+	f.StringVar(&engine, "engine", edge.DefaultMix, "the logging engine, or a mix `NAME:WEIGHT,...` of greedy, threshold, hold, random and even")
+	f.StringVar(&rule, "rule", edge.RuleName(edge.DefaultRule), "what the weights do: weighted-greedy or weights (the paper's)")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if out == "" {
 			return usagef("-o DIR is required (where to write the logs)")
 		}
+		h, err := edge.ParseRule(rule)
+		if err != nil {
+			return usagef("--rule: %v", err)
+		}
 		var mix []edge.Stretch
 		if engine != "random" {
-			var err error
 			if mix, err = edge.ParseMix(engine); err != nil {
 				return usagef("--engine: %v", err)
 			}
@@ -99,7 +117,14 @@ its backlog is under half the deadline, else the nearest edge node).`,
 			return err
 		}
 		defer dev.Close()
-		if err := edgeenv.Log(edge.Default(), edgeenv.Logging{Seed: seed, Days: days, From: from, Window: window, Engine: mix}, tr, dev); err != nil {
+		if err := edgeenv.Log(edge.Default(), edgeenv.Logging{Seed: seed, Days: days, From: from, Window: window, Engine: mix, Rule: h}, tr, dev); err != nil {
+			return err
+		}
+		man, err := json.MarshalIndent(logManifest{Rule: edge.RuleName(h), Engine: engine, Seed: seed, Days: days, From: from.String(), Window: window.String()}, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(out, "logging.json"), append(man, '\n'), 0o644); err != nil {
 			return err
 		}
 		if err := tr.Close(); err != nil {
@@ -109,8 +134,8 @@ its backlog is under half the deadline, else the nearest edge node).`,
 			return err
 		}
 		steps := int(window/edge.Default().Step) * len(days)
-		fmt.Fprintf(cl.stdout, "logged %d steps of %d agents (days %v, %v from %v, seed %d, engine %s) to %s/transitions.jsonl and devices.jsonl\n",
-			steps, edge.Agents, days, window, from, seed, engine, out)
+		fmt.Fprintf(cl.stdout, "logged %d steps of %d agents (days %v, %v from %v, seed %d, engine %s, rule %s) to %s/transitions.jsonl, devices.jsonl and logging.json\n",
+			steps, edge.Agents, days, window, from, seed, engine, rule, out)
 		return nil
 	})
 	return cmd
@@ -121,8 +146,8 @@ func (cl *cli) edgeEvaluate() *cobra.Command {
 		day    float64
 		hours  []float64
 		window time.Duration
-		seed   uint64
-		engine string
+		seed         uint64
+		engine, rule string
 	)
 	cmd := &cobra.Command{
 		Use:   "evaluate [POLICY...]",
@@ -139,10 +164,15 @@ and print each one's mean task completion time, successful offloading ratio
 	f.Float64SliceVar(&hours, "hours", []float64{0, 6, 12, 18}, "hours of the day the windows start")
 	f.DurationVar(&window, "window", time.Hour, "length of each window")
 	f.Uint64Var(&seed, "seed", 1000, "seed of the world")
-	f.StringVar(&engine, "engine", "random", "also run this logging engine or mix NAME:WEIGHT,... (as 'shoal edge log --engine')")
+	f.StringVar(&engine, "engine", edge.DefaultMix, "also run this logging engine or mix `NAME:WEIGHT,...` (as 'shoal edge log --engine'; random: none beyond the random engine)")
+	f.StringVar(&rule, "rule", edge.RuleName(edge.DefaultRule), "the rule --engine's weights act through (each policy runs under its own)")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if day < 0 || window < edge.Default().Step || len(hours) == 0 {
 			return usagef("--day must be >= 0, --window at least %v and --hours not empty", edge.Default().Step)
+		}
+		h, err := edge.ParseRule(rule)
+		if err != nil {
+			return usagef("--rule: %v", err)
 		}
 		entries := []edgeenv.Contender{{Name: "random"}, {Name: "greedy", Heuristic: edge.Greedy}, {Name: "threshold", Heuristic: edge.Threshold}}
 		if engine != "random" {
@@ -150,14 +180,14 @@ and print each one's mean task completion time, successful offloading ratio
 			if err != nil {
 				return usagef("--engine: %v", err)
 			}
-			entries = append(entries, edgeenv.Contender{Name: "engine " + engine, Engine: mix})
+			entries = append(entries, edgeenv.Contender{Name: "engines (" + edge.RuleName(h) + ")", Engine: mix, Heuristic: h})
 		}
 		for _, path := range args {
 			p, err := readEdgePolicy(path)
 			if err != nil {
 				return err
 			}
-			entries = append(entries, edgeenv.Contender{Name: fmt.Sprintf("%s (%s)", filepath.Base(path), p.Method), Policy: p})
+			entries = append(entries, edgeenv.Contender{Name: fmt.Sprintf("%s (%s)", filepath.Base(path), p.Method), Policy: p, Heuristic: edge.Heuristic(p.Rule)})
 		}
 		fmt.Fprintf(cl.stdout, "day %g, %v from hours %v, seed %d\n%-28s %14s %18s %10s %8s\n", day, window, hours, seed, "policy", "mean time (s)", "on-time offloaded", "offloaded", "missed")
 		for _, e := range entries {
@@ -182,6 +212,36 @@ func readEdgePolicy(path string) (*edgesched.Policy, error) {
 		return nil, fmt.Errorf("%s: a policy of %d agents, %d -> %d; the edge world has %d, %d -> %d", path, p.Agents, p.ObsDim, p.ActDim, edge.Agents, edge.ObsDim, edge.ActDim)
 	}
 	return p, nil
+}
+
+// logManifest is DIR/logging.json: what made a log.
+type logManifest struct {
+	Rule   string    `json:"rule"`
+	Engine string    `json:"engine"`
+	Seed   uint64    `json:"seed"`
+	Days   []float64 `json:"days"`
+	From   string    `json:"from"`
+	Window string    `json:"window"`
+}
+
+// logRule reads the rule of the logs at path from the logging.json
+// beside them; logs without one are the paper's ("weights").
+func logRule(path string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(path), "logging.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return edge.RuleName(""), nil
+	}
+	if err != nil {
+		return "", err
+	}
+	var m logManifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return "", fmt.Errorf("%s: %w", filepath.Join(filepath.Dir(path), "logging.json"), err)
+	}
+	if _, err := edge.ParseRule(m.Rule); err != nil {
+		return "", fmt.Errorf("%s: %w", filepath.Join(filepath.Dir(path), "logging.json"), err)
+	}
+	return m.Rule, nil
 }
 
 // edgeLogPath is a logs argument: a transitions file, or a directory

@@ -58,17 +58,21 @@ starts its episodes from.`,
 		if err != nil {
 			return err
 		}
+		rule, err := logRule(path)
+		if err != nil {
+			return err
+		}
 		start := time.Now()
 		v, err := edgeenv.Learn(log, cfg)
 		if err != nil {
 			return err
 		}
-		prov := edgeenv.EnvProvenance{Logs: path, Config: cfg, WallSeconds: time.Since(start).Seconds()}
+		prov := edgeenv.EnvProvenance{Logs: path, Rule: rule, Config: cfg, WallSeconds: time.Since(start).Seconds()}
 		if err := modelfile.WriteFile(out, func(w io.Writer) error { return v.Write(w, prov) }); err != nil {
 			return err
 		}
-		fmt.Fprintf(cl.stdout, "learned a virtual environment from %d steps of %s (seed %d) in %s; wrote %s\n",
-			len(v.States), path, cfg.Seed, time.Since(start).Round(time.Second), out)
+		fmt.Fprintf(cl.stdout, "learned a virtual environment of %d models from %d steps of %s (rule %s, seed %d) in %s; wrote %s\n",
+			cfg.Models, len(v.States), path, rule, cfg.Seed, time.Since(start).Round(time.Second), out)
 		return cl.recordTrainingOn(cmd, &rec, start, path, "edge-env", cfg.Seed, out,
 			figures("logged_steps", len(v.States), "epochs", cfg.MLEEpochs, "adversarial", cfg.Adversarial, "wall_seconds", prov.WallSeconds))
 	})
@@ -123,7 +127,7 @@ actions (Eq. 7). 'shoal edge evaluate FILE' runs the policy in the world.`,
 		if err != nil {
 			return err
 		}
-		v, _, err := edgeenv.ReadVirtual(fh)
+		v, envProv, err := edgeenv.ReadVirtual(fh)
 		fh.Close()
 		if err != nil {
 			return fmt.Errorf("%s: %w", args[0], err)
@@ -139,6 +143,9 @@ actions (Eq. 7). 'shoal edge evaluate FILE' runs the policy in the world.`,
 			return err
 		}
 		p.Provenance.Source = args[0]
+		if h, _ := edge.ParseRule(envProv.Rule); h != "" {
+			p.Rule = string(h)
+		}
 		if err := modelfile.WriteFile(out, p.Write); err != nil {
 			return err
 		}

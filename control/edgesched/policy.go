@@ -38,6 +38,9 @@ type Policy struct {
 	// logs the policy learned from could not teach it (the week's phase
 	// and the month's share are nearly constant over a day of logs).
 	Ignore []int `json:"ignore,omitempty"`
+	// Rule is the platform's offloading rule the scenes' weights act
+	// through, as the world names it (empty: the weights themselves).
+	Rule string `json:"rule,omitempty"`
 	// Provenance says how the policy was trained.
 	Provenance Provenance `json:"provenance"`
 

@@ -179,7 +179,7 @@ func TestRealPPOIsDeterministic(t *testing.T) {
 	var acts [2][]float64
 	obs := logged(t, Logging{Seed: 3, Days: []float64{0}, Window: time.Minute})[2].State
 	for i := range acts {
-		p, err := TrainRealPPO(edge.Default(), 0, 1024, 30, 4)
+		p, err := TrainRealPPO(edge.Default(), "", 0, 1024, 30, 4)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,7 +30,9 @@ type envHeader struct {
 
 // EnvProvenance records how a virtual environment was learned.
 type EnvProvenance struct {
-	Logs        string      `json:"logs"`
+	Logs string `json:"logs"`
+	// Rule is the offloading rule the logs were made under (edge.RuleName).
+	Rule        string      `json:"rule,omitempty"`
 	Config      venv.Config `json:"config"`
 	WallSeconds float64     `json:"wall_seconds"`
 }

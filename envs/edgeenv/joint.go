@@ -210,21 +210,25 @@ func (r *realWorld) observe() [edge.Agents][]float64 {
 	return r.obs
 }
 
-// TrainRealPPO trains every agent's PPO in the real world, the upper
-// bound of a policy learned offline (beyond the paper): MA-PPO's setting
-// and no Eq. 8, the agents acting together in worlds that start at a
-// random time of the given month day; steps environment steps per agent,
-// episodes of horizon steps.
-func TrainRealPPO(cfg edge.Config, day float64, steps, horizon int, seed uint64) (*edgesched.Policy, error) {
+// TrainRealPPO trains every agent's PPO in the real world under the
+// offloading rule, the upper bound of a policy learned offline (beyond
+// the paper): MA-PPO's setting and no Eq. 8, the agents acting together
+// in worlds that start at a random time of the given month day; steps
+// environment steps per agent, episodes of horizon steps.
+func TrainRealPPO(cfg edge.Config, rule edge.Heuristic, day float64, steps, horizon int, seed uint64) (*edgesched.Policy, error) {
 	began := time.Now()
 	shape, err := edge.WikipediaShape()
 	if err != nil {
 		return nil, err
 	}
-	nets, err := trainJoint(func() world { return &realWorld{cfg: cfg, shape: shape, day: day} }, steps, horizon, seed, nil)
+	nets, err := trainJoint(func() world { return &realWorld{cfg: cfg, shape: shape, day: day, rule: rule} }, steps, horizon, seed, nil)
 	if err != nil {
 		return nil, err
 	}
-	return newPolicy("ppo-real", nets, edgesched.OutputLinear, edgesched.Provenance{Seed: seed, Steps: steps, Horizon: horizon,
+	p, err := newPolicy("ppo-real", nets, edgesched.OutputLinear, edgesched.Provenance{Seed: seed, Steps: steps, Horizon: horizon,
 		WallSeconds: time.Since(began).Seconds()})
+	if err == nil && rule != "" {
+		p.Rule = string(rule)
+	}
+	return p, err
 }

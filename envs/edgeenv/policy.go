@@ -16,7 +16,6 @@ import (
 // in seconds.
 func Reward(o edge.Outcome) float64 { return -o.Missed - 0.1*o.MeanTime }
 
-
 // PolicyConfig is MA-PPO's setting: the paper's actor (two hidden layers
 // of 32, ReLU), gamma 0.95; PPO's defaults elsewhere (the paper's RMSProp
 // is Adam here, rl.PPO's optimiser).

@@ -289,7 +289,9 @@ func (m *Model) sample(rng *rand.Rand) (next, outcome []float64) {
 	out := make([]float64, w)
 	for j := range w {
 		ls := min(max(float64(m.y[w+j]), -5), 2)
-		out[j] = m.out.Invert(j, float64(m.y[j])+math.Exp(ls)*rng.NormFloat64())
+		// Within 10 deviations of the log's values: beyond, a Gaussian's
+		// tail is no prediction.
+		out[j] = m.out.Invert(j, min(max(float64(m.y[j])+math.Exp(ls)*rng.NormFloat64(), -10), 10))
 	}
 	return out[:m.states], out[m.states:]
 }

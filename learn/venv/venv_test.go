@@ -109,3 +109,43 @@ func TestWriteRead(t *testing.T) {
 		t.Error("hidden 64 on 128-unit weights: no error")
 	}
 }
+
+// TestEnsembleDisagreesAwayFromTheLog: members trained on one log agree
+// on a logged state and action, and disagree at least three times as
+// much on a state ten deviations away from every logged one; one member
+// is Train itself.
+func TestEnsembleDisagreesAwayFromTheLog(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	data := logs(50, 10, rng)
+	cfg := DefaultConfig()
+	cfg.MLEEpochs, cfg.Adversarial, cfg.Models = 10, 0, 4
+	e, err := TrainEnsemble(data, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Models) != 4 {
+		t.Fatalf("%d members", len(e.Models))
+	}
+	var near, far float64
+	for i := range 20 {
+		tr := data[i*20]
+		_, _, u := e.Step(tr.State, tr.Action, rng)
+		near += u / 20
+		_, _, u = e.Step([]float64{10 + tr.State[0], -10 + tr.State[1]}, tr.Action, rng)
+		far += u / 20
+	}
+	t.Logf("disagreement: %.3f on logged states, %.3f ten deviations away", near, far)
+	if !(far > 3*near) {
+		t.Errorf("disagreement %.3f away from the log, %.3f on it: want at least 3x", far, near)
+	}
+	single, err := Train(data, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, a := []float64{0.3, -1}, []float64{0.2}
+	n0, o0 := e.Models[0].Step(s, a, rand.New(rand.NewPCG(1, 1)))
+	n1, o1 := single.Step(s, a, rand.New(rand.NewPCG(1, 1)))
+	if !slices.Equal(n0, n1) || !slices.Equal(o0, o1) {
+		t.Errorf("member 0 steps to %v %v, Train's model to %v %v", n0, o0, n1, o1)
+	}
+}
