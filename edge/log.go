@@ -123,13 +123,20 @@ func ReadLog(r io.Reader) ([]Transition, error) {
 }
 
 // DeviceRecord is one device's (a virtual agent's) features over a run:
-// its scene and Table 1's measures.
+// its scene and Table 1's measures, and beyond them the spread of its
+// task times, the share of its tasks past their deadline and their mean
+// input size (the richer features GAN-SMMSG is measured on).
 type DeviceRecord struct {
 	Scene       int     `json:"scene"`
 	Tasks       int64   `json:"tasks"`
 	MeanTime    float64 `json:"mean_time_s"`
 	Convergence float64 `json:"convergence_s"`
 	Offloaded   float64 `json:"offloaded"`
+	P10         float64 `json:"p10_s"`
+	P50         float64 `json:"p50_s"`
+	P90         float64 `json:"p90_s"`
+	Missed      float64 `json:"missed"`
+	SizeMB      float64 `json:"size_mb"`
 }
 
 // DeviceRecords returns the devices that finished a task.
@@ -141,8 +148,10 @@ func (w *World) DeviceRecords() []DeviceRecord {
 			if d.Tasks == 0 {
 				continue
 			}
+			n := float64(d.Tasks)
 			out = append(out, DeviceRecord{Scene: g, Tasks: d.Tasks, MeanTime: d.Mean(), Convergence: d.Convergence().Seconds(),
-				Offloaded: float64(d.Offloaded) / float64(d.Tasks)})
+				Offloaded: float64(d.Offloaded) / n, P10: d.Quantile(0.1), P50: d.Quantile(0.5), P90: d.Quantile(0.9),
+				Missed: float64(d.Missed) / n, SizeMB: d.SizeSum / n})
 		}
 	}
 	return out

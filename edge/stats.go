@@ -3,6 +3,7 @@ package edge
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/shoal-project/shoal/workload"
@@ -123,22 +124,28 @@ type StepStats struct {
 // from its first task until its running mean task time stays within 10%
 // of its mean (Table 1's measures).
 type DeviceStats struct {
-	Tasks, Offloaded int64
-	TimeSum          float64
+	Tasks, Offloaded, Missed int64
+	TimeSum, SizeSum         float64
 	first            time.Duration // when its first task was done
 	started          bool
 	trace            []float64 // running means, to judge convergence at the end
 	times            []time.Duration
+	took             []float64 // each task's time, seconds
 }
 
-func (d *DeviceStats) record(took time.Duration, offloaded bool, now time.Duration) {
+func (d *DeviceStats) record(took time.Duration, offloaded, missed bool, sizeMB float64, now time.Duration) {
 	if !d.started {
 		d.started, d.first = true, now
 	}
 	d.Tasks++
 	d.TimeSum += took.Seconds()
+	d.SizeSum += sizeMB
+	d.took = append(d.took, took.Seconds())
 	if offloaded {
 		d.Offloaded++
+	}
+	if missed {
+		d.Missed++
 	}
 	d.trace = append(d.trace, d.TimeSum/float64(d.Tasks))
 	d.times = append(d.times, now)
@@ -150,6 +157,16 @@ func (d *DeviceStats) Mean() float64 {
 		return 0
 	}
 	return d.TimeSum / float64(d.Tasks)
+}
+
+// Quantile is the q-quantile of the device's task times, seconds.
+func (d *DeviceStats) Quantile(q float64) float64 {
+	if len(d.took) == 0 {
+		return 0
+	}
+	s := slices.Clone(d.took)
+	slices.Sort(s)
+	return s[min(int(q*float64(len(s))), len(s)-1)]
 }
 
 // Convergence is the time from the device's first task until its running

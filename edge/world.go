@@ -291,7 +291,7 @@ func (w *World) finish(t *task, at time.Duration) {
 	} else {
 		w.count(t, d)
 	}
-	w.devices[t.group][t.device].record(d, t.target != targetLocal, w.k.Now())
+	w.devices[t.group][t.device].record(d, t.target != targetLocal, d > w.cfg.Groups[t.group].Deadline, t.sizeMB, w.k.Now())
 	last := w.live[len(w.live)-1]
 	last.live, w.live[t.live] = t.live, last
 	w.live = w.live[:len(w.live)-1]

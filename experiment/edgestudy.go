@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -85,7 +86,8 @@ func (s EdgeStudy) Distributions(ctx context.Context) ([]DistributionRow, error)
 	if err != nil {
 		return nil, err
 	}
-	kl := map[string][][]float64{} // method -> measure -> per seed
+	kl := map[string][][]float64{}   // method -> measure -> per seed
+	rich := map[string][][]float64{} // the same for the richer features, the pairs' KL last
 	for seed := 1; seed <= s.Seeds; seed++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -93,6 +95,19 @@ func (s EdgeStudy) Distributions(ctx context.Context) ([]DistributionRow, error)
 		rows, err := edgeenv.Agents(recs, s.Agents, s.Steps, uint64(seed))
 		if err != nil {
 			return nil, err
+		}
+		richRows, err := edgeenv.RichAgents(recs, s.Agents, s.Steps, uint64(seed))
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range richRows {
+			vals := append(slices.Clone(r.KL), r.Pairs)
+			if rich[r.Method] == nil {
+				rich[r.Method] = make([][]float64, len(vals))
+			}
+			for i, v := range vals {
+				rich[r.Method][i] = append(rich[r.Method][i], v)
+			}
 		}
 		for _, r := range rows {
 			if kl[r.Method] == nil {
@@ -128,7 +143,52 @@ func (s EdgeStudy) Distributions(ctx context.Context) ([]DistributionRow, error)
 	rep := &report.Report{Title: "Edge scheduling: virtual agents (Table 1)", Tables: []report.Table{t},
 		Meta: []report.KV{{Key: "study", Value: "edge distributions"}, {Key: "logging seed", Value: fmt.Sprint(s.Logging.Seed)},
 			{Key: "logged days", Value: fmt.Sprint(s.Logging.Days)}, {Key: "window", Value: s.Logging.Window.String()}}}
-	return out, writeStudy(s.Dir, "distributions", head, recsCSV, out, rep)
+	if err := writeStudy(s.Dir, "distributions", head, recsCSV, out, rep); err != nil {
+		return nil, err
+	}
+	return out, s.writeRich(rich, len(recs))
+}
+
+// RichRow is one method's KL per richer feature and for their pairs.
+type RichRow struct {
+	Method string `json:"method"`
+	KL     []Stat `json:"kl"` // by edgeenv.RichMeasures, then the agent
+	Pairs  Stat   `json:"pairs"`
+}
+
+// writeRich writes the richer features' table: distributions-rich.csv,
+// .json, .html.
+func (s EdgeStudy) writeRich(rich map[string][][]float64, devices int) error {
+	cols := append(slices.Clone(edgeenv.RichMeasures), "agent", "pairs")
+	head := []string{"method"}
+	for _, c := range cols {
+		head = append(head, "kl_"+c, "kl_"+c+"_ci95")
+	}
+	head = append(head, "seeds", "agents", "real_devices")
+	t := report.Table{Caption: fmt.Sprintf("KL between virtual and real agents on richer features: per feature, then the mean over every pair's joint histogram; %d virtual agents per method from %d real devices, mean ± 95%% interval over %d training seeds",
+		s.Agents, devices, s.Seeds), Columns: append([]string{"method"}, cols...)}
+	var recs [][]string
+	var out []RichRow
+	for _, m := range []string{"gmm", "gan-smmsg"} {
+		line, cells := []string{m}, []string{m}
+		r := RichRow{Method: m}
+		for i, v := range rich[m] {
+			st := meanCI(v, func(x *float64) float64 { return *x })
+			if i == len(rich[m])-1 {
+				r.Pairs = st
+			} else {
+				r.KL = append(r.KL, st)
+			}
+			line = append(line, g(float64(st.Mean)), g(float64(st.CI95)))
+			cells = append(cells, report.MeanCI(float64(st.Mean), float64(st.CI95)))
+		}
+		recs = append(recs, append(line, strconv.Itoa(s.Seeds), strconv.Itoa(s.Agents), strconv.Itoa(devices)))
+		t.Rows = append(t.Rows, cells)
+		out = append(out, r)
+	}
+	rep := &report.Report{Title: "Edge scheduling: virtual agents on richer features", Tables: []report.Table{t},
+		Meta: []report.KV{{Key: "study", Value: "edge distributions"}, {Key: "logging seed", Value: fmt.Sprint(s.Logging.Seed)}}}
+	return writeStudy(s.Dir, "distributions-rich", head, recs, out, rep)
 }
 
 // OffloadRatio logs day OffloadDay of the real world under the random

@@ -29,7 +29,7 @@ func TestEdgeDistributionsSmall(t *testing.T) {
 			t.Errorf("%s: %+v", r.Method, r.KL)
 		}
 	}
-	for _, name := range []string{"distributions.csv", "distributions.json", "distributions.html", "logs/transitions.jsonl", "logs/devices.jsonl"} {
+	for _, name := range []string{"distributions.csv", "distributions.json", "distributions.html", "distributions-rich.csv", "distributions-rich.json", "logs/transitions.jsonl", "logs/devices.jsonl"} {
 		if _, err := os.Stat(filepath.Join(s.Dir, name)); err != nil {
 			t.Error(err)
 		}

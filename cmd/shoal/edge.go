@@ -143,9 +143,9 @@ random engine in the paper's world.`,
 
 func (cl *cli) edgeEvaluate() *cobra.Command {
 	var (
-		day    float64
-		hours  []float64
-		window time.Duration
+		day          float64
+		hours        []float64
+		window       time.Duration
 		seed         uint64
 		engine, rule string
 	)

@@ -117,15 +117,43 @@ func TestEdgePipeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"\nrandom ", "\ngreedy ", "\nthreshold ", "\nmappo.policy (mappo) ", "\nbc.policy (bc) "} {
+	for _, want := range []string{"\nrandom ", "\ngreedy ", "\nthreshold ", "\nengines (weighted-greedy) ", "\nmappo.policy (mappo) ", "\nbc.policy (bc) "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("edge evaluate prints no %q row:\n%s", want, out)
+		}
+	}
+	// The logs' rule (the default, weighted-greedy) reaches both policies.
+	for _, path := range []string{mappo, bc} {
+		if p, err := readEdgePolicy(path); err != nil || p.Rule != string(edge.WeightedGreedy) {
+			t.Errorf("%s: rule %q, %v; want %q from the logs", path, p.Rule, err, edge.WeightedGreedy)
 		}
 	}
 	if _, err := runCLI(t, "edge", "evaluate", env); err == nil {
 		t.Error("an environment file as a policy: no error")
 	}
-	// A log under an operator's mix of engines has the same form.
+	// The paper's history: the random engine in the paper's world, whose
+	// policies act through the weights themselves.
+	paper := filepath.Join(dir, "paper")
+	out, err = runCLI(t, "edge", "log", "-o", paper, "--window", "5m", "--from", "12h", "--engine", "random", "--rule", "weights")
+	if err != nil || !strings.Contains(out, "logged 30 steps") || !strings.Contains(out, "rule weights") {
+		t.Fatalf("edge log --engine random --rule weights: %v\n%s", err, out)
+	}
+	paperEnv, paperBC := filepath.Join(dir, "paper.env"), filepath.Join(dir, "paper-bc.policy")
+	for _, args := range [][]string{
+		{"train", "edge-env", paper, "-o", paperEnv, "--epochs", "1", "--adversarial", "0", "--models", "1", "--no-record"},
+		{"train", "edge-policy", paperEnv, "-o", paperBC, "--method", "bc", "--no-record"},
+	} {
+		if out, err := runCLI(t, args...); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+	}
+	if p, err := readEdgePolicy(paperBC); err != nil || p.Rule != "" {
+		t.Errorf("the paper's BC: rule %q, %v; want none", p.Rule, err)
+	}
+	if _, err := runCLI(t, "edge", "log", "-o", paper, "--rule", "fastest"); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "fastest") {
+		t.Errorf("--rule fastest: %v", err)
+	}
+	// A log under another mix of engines has the same form.
 	mix := filepath.Join(dir, "mix")
 	out, err = runCLI(t, "edge", "log", "-o", mix, "--window", "5m", "--from", "12h", "--engine", "greedy:0.6,threshold:0.2,hold:0.1,random:0.1")
 	if err != nil || !strings.Contains(out, "logged 30 steps") || !strings.Contains(out, "engine greedy:0.6") {

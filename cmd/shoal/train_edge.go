@@ -20,6 +20,7 @@ func (cl *cli) trainEdgeEnv(short string) *cobra.Command {
 		rec recording
 	)
 	cfg := venv.DefaultConfig()
+	cfg.Models = 4 // the operator's pipeline (experiment.DefaultGeneralisation)
 	cmd := &cobra.Command{
 		Use:   "edge-env LOGS -o ENV",
 		Short: short,
@@ -30,9 +31,12 @@ transition model of the joint step (every agent's observation and action to
 every agent's next observation and outcome) is fitted by maximum likelihood,
 then trained adversarially against a GAIL discriminator (4-layer) on
 rollouts under the logged actions, kept near the log by its likelihood
-(MAIL-MMSG, section 3.4).
-ENV holds the models and the logged steps, which 'shoal train edge-policy'
-starts its episodes from.`,
+(MAIL-MMSG, section 3.4). --models of them, each from its own seed, make an
+ensemble: they agree where the logs hold a state and action and disagree
+where they do not, which 'train edge-policy --penalty' charges (MOPO); the
+paper's is --models 1. ENV holds the models, the logged steps, which 'shoal
+train edge-policy' starts its episodes from, and the rule of the logs (from
+their logging.json).`,
 		Example: `  shoal edge log -o logs
   shoal train edge-env logs -o day0.env`,
 		Args: exactArgs(1, "the logs (a transitions file or its directory)"),
@@ -85,6 +89,7 @@ func (cl *cli) trainEdgePolicy(short string) *cobra.Command {
 		mc          = edgeenv.DefaultMAPPO()
 		rec         recording
 	)
+	mc.Anchor, mc.Penalty = 0.3, 0.1 // the operator's pipeline (experiment.DefaultGeneralisation)
 	cmd := &cobra.Command{
 		Use:   "edge-policy ENV -o FILE",
 		Short: short,
@@ -93,10 +98,14 @@ func (cl *cli) trainEdgePolicy(short string) *cobra.Command {
 ENV is a virtual environment from 'shoal train edge-env'; the real world is
 never touched. --method mappo (the default) trains one PPO per agent in it,
 the agents acting together (actor 2x32 ReLU, gamma 0.95, section 4.1),
-minimising Eq. 8 (the squared
-distance to the logged actions on logged states plus lambda = 0.4 times the
-actions' squared magnitude) beside PPO's loss; --method bc clones the logged
-actions (Eq. 7). 'shoal edge evaluate FILE' runs the policy in the world.`,
+minimising --anchor times Eq. 8 (the squared distance to the logged actions
+on logged states plus lambda = 0.4 times the actions' squared magnitude)
+beside PPO's loss, every step's reward less --penalty times the ensemble's
+disagreement on it (MOPO). The defaults are the operator's pipeline, chosen
+on validation windows; the paper's is --anchor 1 --penalty 0 (with an
+environment of one model). --method bc clones the logged actions (Eq. 7).
+The policy records the rule of its logs, and 'shoal edge evaluate FILE'
+runs it under that rule in the world.`,
 		Example: `  shoal train edge-policy day0.env -o mappo.policy
   shoal train edge-policy day0.env --method bc -o bc.policy`,
 		Args: exactArgs(1, "the virtual environment file"),

@@ -123,3 +123,22 @@ func TestQuantilesRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestPairKL: two samples of one table are close in their joint
+// histograms, and a table whose second column is shuffled (the same
+// marginals, the tie to the first broken) is not, though its per-column
+// KL stays near 0.
+func TestPairKL(t *testing.T) {
+	a, b := mixed(20000, 1), mixed(20000, 2)
+	if k := PairKL(a, b, 10); k > 0.02 {
+		t.Errorf("PairKL %g between two samples of one table", k)
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	rng.Shuffle(len(b.Cont), func(i, j int) { b.Cont[i][1], b.Cont[j][1] = b.Cont[j][1], b.Cont[i][1] })
+	if k := KL(a, b, 20)[1]; k > 0.01 {
+		t.Errorf("shuffling changed the column's own KL: %g", k)
+	}
+	if k := PairKL(a, b, 10); k < 0.3 {
+		t.Errorf("PairKL %g against the shuffled table, want >= 0.3", k)
+	}
+}
