@@ -126,11 +126,11 @@ type StepStats struct {
 type DeviceStats struct {
 	Tasks, Offloaded, Missed int64
 	TimeSum, SizeSum         float64
-	first            time.Duration // when its first task was done
-	started          bool
-	trace            []float64 // running means, to judge convergence at the end
-	times            []time.Duration
-	took             []float64 // each task's time, seconds
+	first                    time.Duration // when its first task was done
+	started                  bool
+	trace                    []float64 // running means, to judge convergence at the end
+	times                    []time.Duration
+	took                     []float64 // each task's time, seconds
 }
 
 func (d *DeviceStats) record(took time.Duration, offloaded, missed bool, sizeMB float64, now time.Duration) {
