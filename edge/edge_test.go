@@ -56,17 +56,7 @@ type handlerFunc func(now time.Duration)
 
 func (f handlerFunc) Handle(now time.Duration, _ int) { f(now) }
 
-func uniform(agent int) []float64 {
-	a := make([]float64, ActDim)
-	n := Targets
-	if agent == Engine {
-		n = Scenes
-	}
-	for i := range n {
-		a[i] = 1
-	}
-	return a
-}
+func uniform(agent int) []float64 { return EvenWeights{}.Act(agent, nil, nil) }
 
 // TestLocalWeightsOffloadOnlyEdgeOnlyTasks: with all weight on local
 // execution, only the tasks that must run on an edge node are offloaded,

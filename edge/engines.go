@@ -158,7 +158,7 @@ func NewMix(w *World, rng *rand.Rand, mix []Stretch) (*Mix, error) {
 		"hold":      &HoldPolicy{Rand: rng, MaxHold: 30},
 		"greedy":    GreedyWeights{World: w, Rand: rng, Eps: 0.1},
 		"threshold": thresholdWeights{w},
-		"even":      evenWeights{},
+		"even":      EvenWeights{},
 	}}
 	return m, nil
 }
@@ -192,12 +192,13 @@ func (m *Mix) draw() string {
 	return m.mix[len(m.mix)-1].Name
 }
 
-// evenWeights gives every target and every scene's share the same
+// EvenWeights gives every target and every scene's share the same
 // weight: the platform's defaults, under which the weighted-greedy rule
 // is Greedy exactly.
-type evenWeights struct{}
+type EvenWeights struct{}
 
-func (evenWeights) Act(agent int, _, dst []float64) []float64 {
+// Act implements Policy.
+func (EvenWeights) Act(agent int, _, dst []float64) []float64 {
 	dst = zeroAction(dst)
 	n := Targets
 	if agent == Engine {

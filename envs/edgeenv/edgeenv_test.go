@@ -162,7 +162,7 @@ func TestVirtualFileRoundTrip(t *testing.T) {
 	if prov.Logs != "test" || prov.Config != cfg || len(got.States) != len(v.States) || !slices.Equal(got.Actions[3][1], v.Actions[3][1]) {
 		t.Fatalf("read back %d steps, provenance %+v", len(got.States), prov)
 	}
-	policy := equalShares{}
+	policy := edge.EvenWeights{}
 	a := v.Rollout(policy, 10, rand.New(rand.NewPCG(1, 1)))
 	b := got.Rollout(policy, 10, rand.New(rand.NewPCG(1, 1)))
 	if !slices.Equal(a, b) {

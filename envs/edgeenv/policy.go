@@ -144,7 +144,7 @@ func (c Contender) policyFor(w *edge.World, seed uint64) (edge.Policy, error) {
 	case c.Engine != nil:
 		return edge.NewMix(w, rand.New(rand.NewPCG(seed, 0x6d6978)), c.Engine)
 	case c.Heuristic != "":
-		return equalShares{}, nil
+		return edge.EvenWeights{}, nil
 	}
 	return edge.RandomPolicy{Rand: rand.New(rand.NewPCG(seed, 0x65))}, nil
 }
@@ -203,18 +203,6 @@ func EvaluateWindows(c Contender, cfg edge.Config, day float64, hours []float64,
 		e.All.Add(w.All)
 	}
 	return e, nil
-}
-
-// equalShares gives every target the same weight and every scene the same
-// CPU share: the platform without a learned engine.
-type equalShares struct{}
-
-func (equalShares) Act(_ int, _, dst []float64) []float64 {
-	dst = dst[:0]
-	for range edge.ActDim {
-		dst = append(dst, 1)
-	}
-	return dst
 }
 
 // TrainBC is behaviour cloning on the logged steps (Eq. 7): per agent, a
