@@ -39,7 +39,7 @@ func New(cfg *Config, opt Options) (*Cluster, error) {
 	}
 	streams := sim.NewStreams(opt.Seed)
 	cl := &Cluster{opt: opt, svcByName: map[string]*service{}, lbByName: map[string]*lbPoint{}, prices: cfg.Prices, slo: cfg.SLO, selectorParams: cfg.SelectorParams,
-		retryRng: streams.Stream("retries"), routeRng: streams.Stream("routes"),
+		retryRng: streams.Stream("retries"), routeRng: streams.Stream("routes"), telemetry: telemetry{rng: streams.Stream("telemetry")},
 		groups: map[string]*routeGroup{}, edgeByKey: map[string]int32{}}
 	if cl.prices == (Prices{}) {
 		cl.prices = DefaultPrices()

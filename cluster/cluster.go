@@ -130,6 +130,7 @@ type Cluster struct {
 	edgeByKey  map[string]int32
 	background []float64
 	routeRng   *rand.Rand
+	telemetry  telemetry
 	changeEvs  []changeEvent
 
 	free     []*call

@@ -194,13 +194,7 @@ func (cl *Cluster) observeRoutes(snap *metrics.Snapshot) {
 			st.Calls, st.Failures, st.Latency = 0, 0, metrics.LatencySum{}
 		}
 	}
-	snap.Locations = resize(snap.Locations, n)
-	for i := range n {
-		l := &snap.Locations[i]
-		l.Name, l.Background = cl.locNames[i], cl.background[i]
-		l.RTT = resize(l.RTT, n)
-		copy(l.RTT, cl.rtt[i])
-	}
+	cl.measureLocations(snap)
 }
 
 // setRouteWeights carries out a SetRouteWeights action.

@@ -113,6 +113,7 @@ func TestChanges(t *testing.T) {
 	half := 0.5
 	three := 3
 	cfg := twoClouds(map[string]int{"c2": 1}, 0.010)
+	cfg.Nodes = []Node{{Name: "c1-vm", Location: "c1", CPU: 4}, {Name: "c2-vm", Location: "c2", CPU: 2}}
 	cfg.Changes = []Change{
 		{At: 500 * time.Second, Location: "c2", Background: &half, RTT: map[string]time.Duration{"c1": 10 * time.Millisecond}},
 		{At: 500 * time.Second, Service: "back@c2", Replicas: &three},
@@ -129,8 +130,52 @@ func TestChanges(t *testing.T) {
 	if st := svcStats(t, after, "back@c2"); st.Replicas != 3 {
 		t.Errorf("back@c2 has %d replicas after the change, want 3", st.Replicas)
 	}
-	if l := after.Locations[1]; l.Background != 0.5 || after.Locations[0].RTT[1] != 10*time.Millisecond {
-		t.Errorf("locations after the change: %+v", after.Locations)
+	// Measured, the period's series lag by at most a scrape (15 s of 500)
+	// and probes jitter by 10% each (33 of them each way).
+	if l := after.Locations[1]; math.Abs(l.Background()-0.5) > 0.02 || math.Abs(float64(after.Locations[0].RTT[1])/float64(10*time.Millisecond)-1) > 0.1 {
+		t.Errorf("locations after the change: background %.3f, RTT %v: %+v", l.Background(), after.Locations[0].RTT[1], after.Locations)
+	}
+}
+
+// TestMeasuredLocations: the locations' series are what exporters
+// measure, not the configuration: the nodes' cores; the pods' CPU is their
+// instances' plus the sidecars' per call; the nodes' CPU adds the
+// background share of the cores; probed RTTs scatter around the
+// configured one from period to period and average to it.
+func TestMeasuredLocations(t *testing.T) {
+	cfg := twoClouds(map[string]int{"c1": 1, "c2": 1}, 0.010)
+	cfg.Nodes = []Node{{Name: "c1-vm", Location: "c1", CPU: 2, Count: 2}, {Name: "c2-vm", Location: "c2", CPU: 2}}
+	cfg.Locations[1].Background = 0.25
+	cfg.Sources[0].Arrivals = poisson(20)
+	cl := build(t, cfg, Options{Seed: 3})
+	var rtts []float64
+	var s metrics.Snapshot
+	for k := 1; k <= 40; k++ {
+		cl.RunUntil(time.Duration(k) * 10 * time.Second)
+		cl.Observe(&s)
+		c1, c2 := s.Locations[0], s.Locations[1]
+		if c1.Cores != 4 || c2.Cores != 2 {
+			t.Fatalf("cores %g and %g, want 4 and 2", c1.Cores, c2.Cores)
+		}
+		if k < 3 {
+			continue
+		}
+		if math.Abs(c2.Background()-0.25) > 1e-9 || math.Abs(c1.Background()) > 1e-9 {
+			t.Errorf("period %d: background %.4f and %.4f, want 0 and 0.25", k, c1.Background(), c2.Background())
+		}
+		pods := svcStats(t, &s, "front").CPUUse + svcStats(t, &s, "back@c1").CPUUse
+		if !(c1.PodCPU > pods*0.8) || c1.PodCPU > pods*1.5+0.05 {
+			t.Errorf("period %d: c1's pod CPU %.4f, its instances' %.4f", k, c1.PodCPU, pods)
+		}
+		rtts = append(rtts, float64(c1.RTT[1])/float64(time.Millisecond), float64(c2.RTT[0])/float64(time.Millisecond))
+	}
+	mean, lo, hi := 0.0, math.Inf(1), math.Inf(-1)
+	for _, r := range rtts {
+		mean += r / float64(len(rtts))
+		lo, hi = min(lo, r), max(hi, r)
+	}
+	if math.Abs(mean-40) > 1.5 || hi-lo < 2 {
+		t.Errorf("probed RTTs %.1f-%.1f ms, mean %.2f: want them to scatter around 40", lo, hi, mean)
 	}
 }
 

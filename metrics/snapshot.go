@@ -39,15 +39,30 @@ type RouteStats struct {
 	Latency         LatencySum
 }
 
-// LocationStats is one location as a monitor sees it.
+// LocationStats is one location as a monitor sees it: measured series, as
+// a cluster's exporters give them, never the simulator's true values.
 type LocationStats struct {
 	Name string
 	// RTT is the round-trip time to each location, in Snapshot.Locations
-	// order (as a prober such as Prometheus's blackbox exporter measures it).
+	// order, as probes measured it over the period: the mean of the
+	// Prometheus blackbox exporter's probe_duration_seconds from this
+	// location to each (0 to itself, or with no probe).
 	RTT []time.Duration
-	// Background is the share of its nodes' CPU other tenants use (node
-	// exporter's view: 1 - speed factor).
-	Background float64
+	// Cores are the location's nodes' cores; NodeCPU the cores they used
+	// over the period, whoever used them (node_exporter's
+	// node_cpu_seconds_total); PodCPU the cores the managed pods'
+	// containers used, their mesh sidecars included (cAdvisor's
+	// container_cpu_usage_seconds_total).
+	Cores, NodeCPU, PodCPU float64
+}
+
+// Background is the share of the location's cores that others used over
+// the period, (NodeCPU - PodCPU) / Cores within [0, 1]; 0 without cores.
+func (l LocationStats) Background() float64 {
+	if !(l.Cores > 0) {
+		return 0
+	}
+	return min(max((l.NodeCPU-l.PodCPU)/l.Cores, 0), 1)
 }
 
 // Failures counts requests that failed, by kind.

@@ -20,16 +20,18 @@ import (
 // multi-location router reads (control/multicloud): per call-graph edge
 // and pair of locations, the calls and their response time as the caller
 // measures them (metrics.Snapshot.Routes); per service and location, its
-// replicas (Services, as NAME@LOCATION); per pair of locations, the RTT,
-// and per location the CPU other tenants take (Locations).
+// replicas (Services, as NAME@LOCATION); per pair of locations, the RTT
+// probes measured, and per location the CPU its nodes and the managed
+// pods used (Locations).
 //
 // The edge queries (Calls, Failures, LatencySum, Completions) are vectors
 // over the whole namespace (.Namespace, .Period), one sample per edge and
 // pair, told apart by the label names below. Replicas and Ready are
 // scalars of one service's workload in one location (.Namespace,
 // .Workload, .Location, .Period). RTT is a vector by FromLabel and
-// ToLabel (.Period); Background a scalar of one location (.Location,
-// .Period). RTT and Background are optional.
+// ToLabel (.Period); Cores, NodeCPU and PodCPU scalars of one location
+// (.Namespace, .Location, .Period). RTT, Cores, NodeCPU and PodCPU are
+// optional.
 type RouteQueries struct {
 	Calls       string `json:"calls"`       // calls sent in the period
 	Failures    string `json:"failures"`    // of those, failed (5xx and 429)
@@ -37,8 +39,10 @@ type RouteQueries struct {
 	Completions string `json:"completions"` // calls completed in the period
 	Replicas    string `json:"replicas"`    // instances that exist
 	Ready       string `json:"ready"`       // instances ready
-	RTT         string `json:"rtt"`         // seconds
-	Background  string `json:"background"`  // share of the location's CPU, 0 to 1
+	RTT         string `json:"rtt"`         // seconds, from FromLabel's location to ToLabel's
+	Cores       string `json:"cores"`       // the location's nodes' cores
+	NodeCPU     string `json:"node_cpu"`    // cores the location's nodes used
+	PodCPU      string `json:"pod_cpu"`     // cores the namespace's pods used there, sidecars included
 	// The labels of the edge queries' samples: the calling workload and
 	// its namespace, the called service, and the caller's and the
 	// callee's location (RTT's samples carry FromLabel and ToLabel).
@@ -77,25 +81,26 @@ const (
 //     holding Istio's cluster ID (federation, or Thanos or Mimir with an
 //     external label cluster), as Istio's multi-cluster monitoring guide
 //     sets up.
-//   - RTT: by (source_cluster, destination_cluster), the mean response
-//     time the callers' sidecars saw (reporter="source") less the mean
-//     the callees' sidecars saw of the same calls (reporter="destination"),
-//     over all of the mesh's calls between the two clusters, /1000: the
-//     time a call spends between the two sidecars, i.e. the network's
-//     round trip (plus the caller's sidecar's own time). Istio has no
-//     probe of its own; a pair with no calls in the window has no value
-//     (see RouteObserver.Observe).
-//   - Background: none. No standard metric says how much of a
-//     location's CPU other tenants take; a query (node_exporter's CPU
-//     less the mesh's own containers', say) can be set here.
+//   - RTT: avg by (source_cluster, destination_cluster) of
+//     avg_over_time(probe_duration_seconds{source_cluster!="",
+//     destination_cluster!=""}[W]): the Prometheus blackbox exporter's
+//     probes from each cluster to every other one (a tcp_connect module
+//     aimed at each cluster's east-west gateway). The scrape config of
+//     each cluster's prober labels its samples source_cluster (the
+//     prober's Istio cluster ID) and destination_cluster (the target's),
+//     by relabelling.
+//   - Cores: count(node_cpu_seconds_total{mode="idle",cluster=L}),
+//     node_exporter's CPUs of the location's nodes.
+//   - NodeCPU: sum(rate(node_cpu_seconds_total{mode!="idle",
+//     cluster=L}[W])): the cores the nodes used, whoever used them.
+//   - PodCPU: sum(rate(container_cpu_usage_seconds_total{namespace=NS,
+//     cluster=L,container!="",container!="POD"}[W])): cAdvisor's CPU of
+//     every container of the namespace's pods, the istio-proxy sidecars
+//     included, which node_exporter counts too. NodeCPU less PodCPU over
+//     Cores is the CPU others took (metrics.LocationStats.Background).
 func DefaultRouteQueries() RouteQueries {
 	edge := func(metric, extra string) string {
 		return `sum by (` + routeBy + `) (increase(` + metric + `{` + routeSel + extra + `}[{{.Period}}]))`
-	}
-	mean := func(reporter string) string {
-		sum := `sum by (` + pairBy + `) (increase(istio_request_duration_milliseconds_sum{reporter="` + reporter + `"}[{{.Period}}]))`
-		count := `sum by (` + pairBy + `) (increase(istio_request_duration_milliseconds_count{reporter="` + reporter + `"}[{{.Period}}]))`
-		return sum + ` / ` + count
 	}
 	deploy := `{namespace="{{.Namespace}}",deployment="{{.Workload}}",cluster="{{.Location}}"}`
 	return RouteQueries{
@@ -105,7 +110,10 @@ func DefaultRouteQueries() RouteQueries {
 		Completions: edge("istio_request_duration_milliseconds_count", ""),
 		Replicas:    `sum(kube_deployment_status_replicas` + deploy + `)`,
 		Ready:       `sum(kube_deployment_status_replicas_ready` + deploy + `)`,
-		RTT:         `(` + mean("source") + ` - ` + mean("destination") + `) / 1000`,
+		RTT:         `avg by (` + pairBy + `) (avg_over_time(probe_duration_seconds{source_cluster!="",destination_cluster!=""}[{{.Period}}]))`,
+		Cores:       `count(node_cpu_seconds_total{mode="idle",cluster="{{.Location}}"})`,
+		NodeCPU:     `sum(rate(node_cpu_seconds_total{mode!="idle",cluster="{{.Location}}"}[{{.Period}}]))`,
+		PodCPU:      `sum(rate(container_cpu_usage_seconds_total{namespace="{{.Namespace}}",cluster="{{.Location}}",container!="",container!="POD"}[{{.Period}}]))`,
 
 		CallerLabel: "source_workload", CallerNamespaceLabel: "source_workload_namespace", ServiceLabel: "destination_service_name",
 		FromLabel: "source_cluster", ToLabel: "destination_cluster",
@@ -145,14 +153,16 @@ const (
 	rReplicas
 	rReady
 	rRTT
-	rBackground
+	rCores
+	rNodeCPU
+	rPodCPU
 	numRouteFields
 )
 
-var routeFieldNames = [numRouteFields]string{"calls", "failures", "latency_sum", "completions", "replicas", "ready", "rtt", "background"}
+var routeFieldNames = [numRouteFields]string{"calls", "failures", "latency_sum", "completions", "replicas", "ready", "rtt", "cores", "node_cpu", "pod_cpu"}
 
 func (q RouteQueries) list() [numRouteFields]string {
-	return [numRouteFields]string{q.Calls, q.Failures, q.LatencySum, q.Completions, q.Replicas, q.Ready, q.RTT, q.Background}
+	return [numRouteFields]string{q.Calls, q.Failures, q.LatencySum, q.Completions, q.Replicas, q.Ready, q.RTT, q.Cores, q.NodeCPU, q.PodCPU}
 }
 
 // NewRouteObserver returns an observer of the Prometheus server at url
@@ -247,10 +257,9 @@ func (o *RouteObserver) render(field int, workload, location string) (string, er
 //     calls that reached it, completed and their response time as the
 //     callers measured them. A service with no replica data in any
 //     location is an error.
-//   - Locations: the locations in order, the RTT of each pair (the mean
-//     of both directions' measurements; a pair with none this period
-//     keeps the last one measured, 0 before any), and Background (0
-//     without its query).
+//   - Locations: the locations in order; the RTT from each to each other
+//     (a pair with no probe this period keeps the last one measured, 0
+//     before any); Cores, NodeCPU and PodCPU (0 without their queries).
 //
 // Counts over a window longer than the period are scaled to the period.
 // It fails, leaving snap as it was, when Prometheus cannot answer.
@@ -346,36 +355,30 @@ func (o *RouteObserver) Observe(ctx context.Context, now time.Time, snap *metric
 		if err != nil {
 			return err
 		}
-		n := len(o.locations)
-		sum, cnt := make([]float64, n*n), make([]int, n*n)
 		for _, smp := range vec {
 			v := float64(smp.Value)
 			i, j := loc(string(smp.Metric[model.LabelName(o.q.FromLabel)])), loc(string(smp.Metric[model.LabelName(o.q.ToLabel)]))
 			if i < 0 || j < 0 || i == j || math.IsNaN(v) || math.IsInf(v, 0) {
 				continue
 			}
-			a, b := min(i, j), max(i, j)
-			sum[a*n+b] += max(v, 0)
-			cnt[a*n+b]++
-		}
-		for a := range n {
-			for b := a + 1; b < n; b++ {
-				if cnt[a*n+b] > 0 {
-					d := time.Duration(sum[a*n+b] / float64(cnt[a*n+b]) * float64(time.Second))
-					o.rtt[a][b], o.rtt[b][a] = d, d
-				}
-			}
+			o.rtt[i][j] = time.Duration(max(v, 0) * float64(time.Second))
 		}
 	}
 	locations := make([]metrics.LocationStats, 0, len(o.locations))
 	for i, l := range o.locations {
 		ls := metrics.LocationStats{Name: l, RTT: slices.Clone(o.rtt[i])}
-		if o.tmpl[rBackground] != nil {
-			v, _, err := o.scalar(ctx, rBackground, "", l, now)
+		for _, m := range []struct {
+			field int
+			dst   *float64
+		}{{rCores, &ls.Cores}, {rNodeCPU, &ls.NodeCPU}, {rPodCPU, &ls.PodCPU}} {
+			if o.tmpl[m.field] == nil {
+				continue
+			}
+			v, _, err := o.scalar(ctx, m.field, "", l, now)
 			if err != nil {
 				return err
 			}
-			ls.Background = min(max(v, 0), 1)
+			*m.dst = max(v, 0)
 		}
 		locations = append(locations, ls)
 	}

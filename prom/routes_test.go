@@ -25,10 +25,46 @@ type meshEdge struct {
 	sourceMS, destMS                               float64
 }
 
+// meshNodes are one cluster's nodes as node_exporter and cAdvisor see
+// them: cpus CPUs of which used cores are busy, pods of them the shop
+// namespace's containers (80% the app's, 20% the istio-proxy sidecars').
+type meshNodes struct {
+	cluster    string
+	cpus       int
+	used, pods float64
+}
+
+// exporters are what node_exporter, cAdvisor and each cluster's
+// blackbox prober (labelled by relabelling) would export at s seconds:
+// CPU counters growing at the nodes' rates, and probe durations.
+func exporters(nodes []meshNodes, probes map[[2]string]float64) func(s float64) []string {
+	return func(s float64) []string {
+		var out []string
+		for _, n := range nodes {
+			for c := range n.cpus {
+				busy := n.used / float64(n.cpus)
+				out = append(out, fmt.Sprintf(`node_cpu_seconds_total{cpu="%d",mode="idle",cluster=%q} %g`, c, n.cluster, s*(1-busy)),
+					fmt.Sprintf(`node_cpu_seconds_total{cpu="%d",mode="user",cluster=%q} %g`, c, n.cluster, s*busy))
+			}
+			for _, ctr := range []struct {
+				ns, container string
+				share         float64
+			}{{"shop", "app", 0.8}, {"shop", "istio-proxy", 0.2}, {"shop", "POD", 0.5}, {"shop", "", 1}, {"other", "app", 0.7}} {
+				out = append(out, fmt.Sprintf(`container_cpu_usage_seconds_total{namespace=%q,pod="p",container=%q,cluster=%q} %g`, ctr.ns, ctr.container, n.cluster, s*ctr.share*n.pods))
+			}
+		}
+		for pair, d := range probes {
+			out = append(out, fmt.Sprintf(`probe_duration_seconds{source_cluster=%q,destination_cluster=%q} %g`, pair[0], pair[1], d))
+		}
+		return out
+	}
+}
+
 // mesh exports what Istio's sidecars and each cluster's kube-state-metrics
 // (labelled cluster) would, as counters that grow at the edges' rates
-// while the test runs. It returns the address (host:port).
-func mesh(t *testing.T, replicas []string, edges []meshEdge) string {
+// while the test runs, and extra's lines. It returns the address
+// (host:port).
+func mesh(t *testing.T, replicas []string, extra func(s float64) []string, edges []meshEdge) string {
 	t.Helper()
 	start := time.Now()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -36,6 +72,11 @@ func mesh(t *testing.T, replicas []string, edges []meshEdge) string {
 		var b strings.Builder
 		for _, r := range replicas {
 			b.WriteString(r + "\n")
+		}
+		if extra != nil {
+			for _, r := range extra(s) {
+				b.WriteString(r + "\n")
+			}
 		}
 		for _, e := range edges {
 			l := fmt.Sprintf(`source_workload=%q,source_workload_namespace=%q,destination_service_name=%q,destination_service_namespace=%q,source_cluster=%q,destination_cluster=%q`,
@@ -63,10 +104,11 @@ func mesh(t *testing.T, replicas []string, edges []meshEdge) string {
 // queries give control/multicloud's snapshot: each edge's calls, failures
 // and response time by the caller's and callee's cluster (callers that
 // are routed services by name, others as clients, other namespaces and
-// clusters left out), each service's replicas in each cluster, and the
-// RTT of the pair of clusters from the two sidecars' response times, both
-// directions averaged. With Prometheus gone it fails and leaves the
-// snapshot as it was.
+// clusters left out), each service's replicas in each cluster; and, from
+// node_exporter, cAdvisor and the blackbox prober, each cluster's cores,
+// the cores its nodes and the namespace's pods used (sidecars in, other
+// namespaces and pause containers out), and each way's probed RTT. With
+// Prometheus gone it fails and leaves the snapshot as it was.
 func TestRouteObserverReadsARealPrometheus(t *testing.T) {
 	ksm := func(dep, cluster string, replicas, ready int) []string {
 		l := fmt.Sprintf(`namespace="shop",deployment=%q,cluster=%q`, dep, cluster)
@@ -85,7 +127,9 @@ func TestRouteObserverReadsARealPrometheus(t *testing.T) {
 		{"reviews-v1", "shop", "details", "other", "east", "east", 50, 0, 5, 4}, // another namespace's service
 		{"reviews-v1", "shop", "ratings", "shop", "south", "east", 50, 0, 5, 4}, // a cluster not routed
 	}
-	srv := promtest.Start(t, mesh(t, replicas, edges))
+	nodes := []meshNodes{{"east", 4, 2.5, 1.5}, {"west", 2, 0.6, 0.5}}
+	probes := map[[2]string]float64{{"east", "west"}: 0.042, {"west", "east"}: 0.038, {"east", "south"}: 0.1}
+	srv := promtest.Start(t, mesh(t, replicas, exporters(nodes, probes), edges))
 	const period = 5 * time.Second
 	o, err := NewRouteObserver(srv.URL, period, "shop", []RouteService{{Name: "reviews", Workload: "reviews-v1"}, {Name: "ratings"}}, []string{"east", "west"}, DefaultRouteQueries())
 	if err != nil {
@@ -155,10 +199,20 @@ func TestRouteObserverReadsARealPrometheus(t *testing.T) {
 	if len(snap.Locations) != 2 || snap.Locations[0].Name != "east" || snap.Locations[1].Name != "west" {
 		t.Fatalf("locations %+v", snap.Locations)
 	}
-	rtt := snap.Locations[0].RTT[1]
-	near("RTT east-west, ms", float64(rtt)/float64(time.Millisecond), 80, 0.01)
-	if snap.Locations[1].RTT[0] != rtt || snap.Locations[0].RTT[0] != 0 || snap.Locations[0].Background != 0 {
-		t.Errorf("locations %+v: want a symmetric RTT, none to itself, no background", snap.Locations)
+	east, west := snap.Locations[0], snap.Locations[1]
+	near("RTT east to west, ms", float64(east.RTT[1])/float64(time.Millisecond), 42, 0.001)
+	near("RTT west to east, ms", float64(west.RTT[0])/float64(time.Millisecond), 38, 0.001)
+	if east.RTT[0] != 0 || west.RTT[1] != 0 {
+		t.Errorf("locations %+v: an RTT to itself", snap.Locations)
+	}
+	for i, n := range nodes {
+		l := snap.Locations[i]
+		if l.Cores != float64(n.cpus) {
+			t.Errorf("%s: %g cores, want %d", n.cluster, l.Cores, n.cpus)
+		}
+		near(n.cluster+" node CPU", l.NodeCPU, n.used, 0.05)
+		near(n.cluster+" pods' CPU, sidecars in", l.PodCPU, n.pods, 0.05)
+		near(n.cluster+" background", l.Background(), (n.used-n.pods)/float64(n.cpus), 0.1)
 	}
 
 	ghost, err := NewRouteObserver(srv.URL, period, "shop", []RouteService{{Name: "ghost"}}, []string{"east", "west"}, DefaultRouteQueries())

@@ -174,7 +174,7 @@ func environment(dst []float64, t *Topology, s *metrics.Snapshot) []float64 {
 		}
 	}
 	n := len(t.Locations)
-	pairs(n, func(_, i, j int) { dst = append(dst, s.Locations[i].RTT[j].Seconds()) })
+	pairs(n, func(_, i, j int) { dst = append(dst, probedRTT(s, i, j)) })
 	users := make([]float64, n)
 	for i := range s.Routes {
 		if r := &s.Routes[i]; r.Caller == "" {
@@ -185,7 +185,7 @@ func environment(dst []float64, t *Topology, s *metrics.Snapshot) []float64 {
 	}
 	dst = append(dst, users...)
 	for _, l := range s.Locations {
-		dst = append(dst, l.Background)
+		dst = append(dst, l.Background())
 	}
 	return dst
 }

@@ -11,9 +11,9 @@ import (
 // processing times and the request shift.
 type State struct {
 	Replicas   []float64 // ready replicas in each location
-	RTT        []float64 // round-trip time of each pair of locations, ms
+	RTT        []float64 // round-trip time of each pair of locations as probes measured it, ms (the mean of both ways)
 	RPS        []float64 // calls to the service from each location, per second
-	Background []float64 // share of each location's CPU other tenants take
+	Background []float64 // share of each location's CPU others took, from node and pod CPU (metrics.LocationStats.Background)
 	// SelfTime is the mean response time of the service's calls, ms, as
 	// their callers see it (network included) less the time its own calls
 	// to its children took (II-B: "computed by removing the latter one");
@@ -33,9 +33,9 @@ func (t *Topology) Observe(st *State, s *metrics.Snapshot, svc *Service) {
 		if i := svc.Parts[l]; i >= 0 {
 			st.Replicas[l] = float64(s.Services[i].Ready)
 		}
-		st.Background[l] = s.Locations[l].Background
+		st.Background[l] = s.Locations[l].Background()
 	}
-	pairs(n, func(k, i, j int) { st.RTT[k] = ms(s.Locations[i].RTT[j].Seconds()) })
+	pairs(n, func(k, i, j int) { st.RTT[k] = ms(probedRTT(s, i, j)) })
 	var in, out float64
 	var calls int64
 	period := s.Period.Seconds()
@@ -56,6 +56,19 @@ func (t *Topology) Observe(st *State, s *metrics.Snapshot, svc *Service) {
 	if calls > 0 {
 		st.SelfTime = ms(max(in-out, 0) / float64(calls))
 	}
+}
+
+// probedRTT is the RTT of locations i and j, seconds: the mean of both
+// ways' probes, or the one way probed.
+func probedRTT(s *metrics.Snapshot, i, j int) float64 {
+	a, b := s.Locations[i].RTT[j].Seconds(), s.Locations[j].RTT[i].Seconds()
+	switch {
+	case a > 0 && b > 0:
+		return (a + b) / 2
+	case a > 0:
+		return a
+	}
+	return b
 }
 
 func (t *Topology) location(name string) int {
