@@ -7,7 +7,7 @@ import (
 )
 
 // MultiCloudPolicy routes with BO on a trained policy's models of kind
-// "nn" or "svr", a fresh controller per run.
+// "nn", "svr" or "chosen", a fresh controller per run.
 func MultiCloudPolicy(p *multicloud.Policy, kind string, opt multicloud.Options) (Learned, error) {
 	if _, err := p.Models(kind); err != nil {
 		return Learned{}, err

@@ -55,20 +55,16 @@ const (
 //     location (kube-state-metrics), the calls per second to it from
 //     each location (Istio's, by source_cluster), the standard
 //     processing times (the model file), the RTT of each pair of
-//     locations, and each location's background load; its variation
-//     check also reads the clients' calls per location (Istio's calls
-//     whose caller is not a routed service). Two of these are not
-//     measured as the simulator measures them: the RTT is derived from
-//     Istio's metrics (the callers' sidecars' mean response time less
-//     the callees' for the same calls: the network's round trip plus
-//     the caller's sidecar), exists only for a pair with calls in the
-//     window (otherwise the last one stands, 0 before any), where the
-//     paper probes it; and Background has no standard metric at all, so
-//     it is 0 unless Queries sets one. A model trained with background
-//     load or on probed RTTs runs on inputs it has not seen. Every
-//     service counts as placed in every location (with 0 replicas where
-//     it has none), so the learned shifts may send calls to a location
-//     without replicas if its model predicts that to be faster.
+//     locations (the blackbox exporter's probes), and each location's
+//     background load (node_exporter's CPU less cAdvisor's of the
+//     namespace's pods, over the nodes' cores); its variation check also
+//     reads the clients' calls per location (Istio's calls whose caller
+//     is not a routed service). The simulator produces the same series,
+//     with a scrape's lag and the probes' jitter, so the model file a
+//     user trains is the one that runs here. Every service counts as
+//     placed in every location (with 0 replicas where it has none), so
+//     the learned shifts may send calls to a location without replicas
+//     if its model predicts that to be faster.
 type RoutePolicyReconciler struct {
 	Client   client.Client
 	Config   *rest.Config
@@ -318,7 +314,7 @@ func (r *RoutePolicyReconciler) build(rp *v1alpha1.RoutePolicy, version string, 
 		}
 		kind := spec.Model
 		if kind == "" {
-			kind = "nn"
+			kind = multicloud.KindChosen
 		}
 		var routed []string
 		for _, s := range pol.Services {

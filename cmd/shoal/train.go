@@ -349,12 +349,16 @@ func readLearned(kind, path string, sc *scenario.Scenario, fit fitting) (experim
 			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
 		}
 		return experiment.CoScalPolicy(p, sc), nil
-	case "multicloud-nn", "multicloud-svr":
+	case "multicloud", "multicloud-nn", "multicloud-svr":
 		p, err := multicloud.ReadPolicy(f)
 		if err != nil {
 			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
 		}
-		return experiment.MultiCloudPolicy(p, strings.TrimPrefix(kind, "multicloud-"), multicloud.DefaultOptions())
+		model := multicloud.KindChosen
+		if kind != "multicloud" {
+			model = strings.TrimPrefix(kind, "multicloud-")
+		}
+		return experiment.MultiCloudPolicy(p, model, multicloud.DefaultOptions())
 	case generalKind:
 		p, err := lb.ReadGeneralPolicy(f)
 		if err != nil {

@@ -296,3 +296,32 @@ func TestDerived(t *testing.T) {
 		}
 	}
 }
+
+// TestChooseModel: the chosen kind is the one of lower held-out MAE, the
+// SVR on a tie or where the network was not measured, the network where
+// the SVR was not; a file's recorded Choice is what "chosen" runs.
+func TestChooseModel(t *testing.T) {
+	for _, c := range []struct {
+		test map[string]Accuracy
+		want string
+	}{
+		{map[string]Accuracy{KindNN: {MAE: 3}, KindSVR: {MAE: 4}}, KindNN},
+		{map[string]Accuracy{KindNN: {MAE: 5}, KindSVR: {MAE: 4}}, KindSVR},
+		{map[string]Accuracy{KindNN: {MAE: 4}, KindSVR: {MAE: 4}}, KindSVR},
+		{map[string]Accuracy{KindNN: {MAE: 4}}, KindNN},
+		{map[string]Accuracy{KindSVR: {MAE: 4}}, KindSVR},
+	} {
+		if got := Choose(c.test); got != c.want {
+			t.Errorf("Choose(%v) = %s, want %s", c.test, got, c.want)
+		}
+	}
+	p := NewPolicy(Policy{Locations: []string{"a", "b"}, Inputs: InputsPaper,
+		Services: []ServiceModel{{Name: "s", Standard: []float64{1}, Choice: KindNN, Test: map[string]Accuracy{KindNN: {MAE: 9}, KindSVR: {MAE: 1}}}}}, rand.New(rand.NewPCG(1, 1)))
+	m, err := p.Models(KindChosen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m["s"].Model.(*NNModel); !ok || m["s"].MAE != 9 {
+		t.Errorf("chosen: %T with MAE %g, want the recorded choice, the network (MAE 9)", m["s"].Model, m["s"].MAE)
+	}
+}

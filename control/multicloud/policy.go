@@ -1,6 +1,7 @@
 package multicloud
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -45,6 +46,31 @@ type ServiceModel struct {
 	// Test is each model's accuracy on the offline test split, by kind
 	// ("nn", "svr"); its MAE is the margin a shift must win by (Optimise).
 	Test map[string]Accuracy `json:"test"`
+	// Choice is the kind the "chosen" models use: the one of lower MAE on
+	// the held-out split (Choose), decided when the file was trained, so a
+	// user need not.
+	Choice string `json:"choice,omitempty"`
+}
+
+// Kinds of a file's models: the network, the SVR, or each service's
+// Choice.
+const (
+	KindNN     = "nn"
+	KindSVR    = "svr"
+	KindChosen = "chosen"
+)
+
+// Choose picks the kind of lower mean absolute error on the held-out
+// split (the SVR on a tie; the one measured if only one is): the split no
+// sample of the fit saw, and not the online runs the routes are compared
+// on.
+func Choose(test map[string]Accuracy) string {
+	n, okN := test[KindNN]
+	s, okS := test[KindSVR]
+	if okN && (!okS || n.MAE < s.MAE) {
+		return KindNN
+	}
+	return KindSVR
 }
 
 // Accuracy is a model's R², MSE (ms²) and MAE (ms) on N samples.
@@ -138,12 +164,17 @@ type Fitted struct {
 	MAE      float64   // the model's mean absolute error on its test split, ms
 }
 
-// Models returns fresh instances of the policy's models of kind "nn" or
-// "svr", by service name.
+// Models returns fresh instances of the policy's models of kind "nn",
+// "svr" or "chosen" (each service's Choice; Choose of its test accuracy
+// in files without one), by service name.
 func (p *Policy) Models(kind string) (map[string]Fitted, error) {
 	out := map[string]Fitted{}
 	for i, s := range p.Services {
 		f := Fitted{Standard: s.Standard}
+		kind := kind
+		if kind == KindChosen {
+			kind = cmp.Or(s.Choice, Choose(s.Test))
+		}
 		switch kind {
 		case "nn":
 			f.Model = &NNModel{Scaler: s.NNScaler, Net: p.nets[i].clone()}
@@ -154,7 +185,7 @@ func (p *Policy) Models(kind string) (map[string]Fitted, error) {
 			}
 			f.Model = &SVRModel{Scaler: s.SVRScaler, M: m}
 		default:
-			return nil, fmt.Errorf("unknown model kind %q (want nn or svr)", kind)
+			return nil, fmt.Errorf("unknown model kind %q (want nn, svr or chosen)", kind)
 		}
 		f.MAE = s.Test[kind].MAE
 		if p.Inputs == InputsDerived {

@@ -104,6 +104,7 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg Config) (*Result, err
 		nm := &multicloud.NNModel{Scaler: p.Services[i].NNScaler, Net: p.Net(i)}
 		res.Test[name] = map[string]multicloud.Accuracy{"svr": Evaluate(sm, test), "nn": Evaluate(nm, test)}
 		p.Services[i].Test = res.Test[name]
+		p.Services[i].Choice = multicloud.Choose(res.Test[name])
 	}
 	res.Wall = time.Since(start)
 	p.Provenance = multicloud.Provenance{Seed: cfg.Seed, Samples: cfg.Collection.Periods, Epochs: cfg.Epochs, LR: cfg.LR,

@@ -69,11 +69,12 @@ type RoutePolicySpec struct {
 	Policy string `json:"policy,omitempty"`
 	// PolicyFrom is where the multicloud model file is.
 	PolicyFrom *PolicySource `json:"policyFrom,omitempty"`
-	// Model is which of the file's performance models decides: nn (the
-	// paper's network) or svr.
+	// Model is which of the file's performance models decides: chosen
+	// (each service's, picked on the held-out split when the file was
+	// trained), nn (the paper's network) or svr.
 	//
-	// +kubebuilder:validation:Enum=nn;svr
-	// +kubebuilder:default=nn
+	// +kubebuilder:validation:Enum=chosen;nn;svr
+	// +kubebuilder:default=chosen
 	Model string `json:"model,omitempty"`
 	// Period is the control period (and the PromQL windows').
 	//
