@@ -77,8 +77,8 @@ func TestTrainMultiCloudThenSimulate(t *testing.T) {
 	if !strings.Contains(out, "6 services on bookinfo") || !strings.Contains(out, "productpage") || !strings.Contains(out, "wrote "+models) {
 		t.Fatalf("train multicloud output: %s", out)
 	}
-	out, err = runCLI(t, "sim", "bookinfo", "--policy", "local,locality,multicloud-nn:"+models+",multicloud-svr:"+models, "--seeds", "1", "--horizon", "3m", "--quiet")
-	if err != nil || !strings.Contains(out, "\nmulticloud-nn ") || !strings.Contains(out, "\nmulticloud-svr ") || !strings.Contains(out, "\nlocality ") {
+	out, err = runCLI(t, "sim", "bookinfo", "--policy", "local,locality,multicloud-nn:"+models+",multicloud-svr:"+models+",multicloud:"+models, "--seeds", "1", "--horizon", "3m", "--quiet")
+	if err != nil || !strings.Contains(out, "\nmulticloud-nn ") || !strings.Contains(out, "\nmulticloud-svr ") || !strings.Contains(out, "\nmulticloud ") || !strings.Contains(out, "\nlocality ") {
 		t.Fatalf("sim: %v\n%s", err, out)
 	}
 	if _, err := runCLI(t, "train", "multicloud", "bookinfo", "-o", models, "--inputs", "all"); !errors.Is(err, errUsage) {

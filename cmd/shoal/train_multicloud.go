@@ -39,10 +39,13 @@ RTTs, background loads, user rates and request shifts; 70% to fit, 30% to
 test), then fits both models of the paper: SVR (RBF kernel, C = 960.77) and
 the 5-layer network (100 units, batch normalisation, Leaky ReLU; Adam on
 the mean squared error for --epochs epochs). It prints each model's R², MSE
-and MAE on the test split. 'shoal sim SCENARIO --policy
-multicloud-nn:FILE,multicloud-svr:FILE' routes with BO on either model.`,
+and MAE on the test split, and records in FILE each service's model of
+lower MAE there. 'shoal sim SCENARIO --policy multicloud:FILE' routes with
+BO on those chosen models; multicloud-nn:FILE and multicloud-svr:FILE on one
+kind. The models read measured series only (probed RTTs, node and pod CPU),
+as 'shoal operator' reads them from Prometheus.`,
 		Example: `  shoal train multicloud bookinfo -o bookinfo.models
-  shoal sim bookinfo --policy local,even,locality,multicloud-nn:bookinfo.models,multicloud-svr:bookinfo.models`,
+  shoal sim bookinfo --policy local,even,locality,multicloud:bookinfo.models`,
 		Args:              exactArgs(1, "one scenario"),
 		ValidArgsFunction: completeScenarios,
 	}
