@@ -231,7 +231,7 @@ func TestRoutePolicyWritesVirtualServiceWeights(t *testing.T) {
 		t.Fatalf("details: VirtualService %v (%v), status %+v", w, werr, dt.Status)
 	}
 	first := dt.Status.Policy
-	if !meta.IsStatusConditionTrue(dt.Status.Conditions, CondPolicyLoaded) || !strings.Contains(first, "configmap routes/models@") || !strings.Contains(first, "nn models of details, trained on test, seed 3") {
+	if !meta.IsStatusConditionTrue(dt.Status.Conditions, CondPolicyLoaded) || !strings.Contains(first, "configmap routes/models@") || !strings.Contains(first, "chosen models of details, trained on test, seed 3") {
 		t.Errorf("details' model: policy %q, conditions %+v", first, dt.Status.Conditions)
 	}
 	cm.BinaryData["models"] = []byte("not a model")
