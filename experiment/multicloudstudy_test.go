@@ -33,11 +33,11 @@ func TestMultiCloudStudySmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 7 || len(Gains(rows)) != 2 {
+	if len(rows) != 8 || len(Gains(rows)) != 3 {
 		t.Fatalf("%d routes, %d gains", len(rows), len(Gains(rows)))
 	}
 	for _, r := range rows {
-		timed := r.Policy == "multicloud-nn" || r.Policy == "multicloud-svr" || r.Policy == "bo-system"
+		timed := r.Policy == "multicloud-nn" || r.Policy == "multicloud-svr" || r.Policy == "multicloud" || r.Policy == "bo-system"
 		if timed != (r.Rebal.Mean > 0) {
 			t.Errorf("%s: %v rebalances", r.Policy, r.Rebal.Mean)
 		}

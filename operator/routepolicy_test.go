@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -13,10 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-project/shoal/control"
 	"github.com/shoal-project/shoal/control/multicloud"
 	"github.com/shoal-project/shoal/kube"
 	"github.com/shoal-project/shoal/kube/kubetest"
 	"github.com/shoal-project/shoal/learn/nn"
+	"github.com/shoal-project/shoal/metrics"
+	"github.com/shoal-project/shoal/prom"
 	"github.com/shoal-project/shoal/operator/api/v1alpha1"
 	"github.com/shoal-project/shoal/prom/promtest"
 	istioclient "istio.io/client-go/pkg/clientset/versioned"
@@ -36,14 +40,22 @@ import (
 // sidecars' request metrics): reviews has 2 replicas in east, 1 of them
 // ready, and 2 ready in west; ratings and details 1 ready in each; the
 // ingress gateways call reviews and details at home, 10 calls a second
-// each, counters growing while the test runs.
+// each, counters growing while the test runs; and what the learned
+// router's inputs come from: node_exporter, cAdvisor (east's nodes busy
+// 2.5 of 4 cores, 1 of them the namespace's pods; west's 0.6 of 2, 0.5)
+// and the blackbox probes (22 ms east to west, 18 back).
 func twoClusters(t *testing.T) string {
 	t.Helper()
 	ksm := map[string][2][2]int{"reviews": {{2, 1}, {2, 2}}, "ratings": {{1, 1}, {1, 1}}, "details": {{1, 1}, {1, 1}}}
+	locations := promtest.LocationSeries([]promtest.Nodes{{Cluster: "east", Namespace: "default", CPUs: 4, Used: 2.5, Pods: 1},
+		{Cluster: "west", Namespace: "default", CPUs: 2, Used: 0.6, Pods: 0.5}}, map[[2]string]float64{{"east", "west"}: 0.022, {"west", "east"}: 0.018})
 	start := time.Now()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		s := time.Since(start).Seconds()
 		var b strings.Builder
+		for _, l := range locations(s) {
+			b.WriteString(l + "\n")
+		}
 		for dep, byCluster := range ksm {
 			for i, cl := range []string{"east", "west"} {
 				l := fmt.Sprintf(`namespace="default",deployment=%q,cluster=%q`, dep, cl)
@@ -68,7 +80,9 @@ func twoClusters(t *testing.T) string {
 }
 
 // randomModels is a multicloud model file for details in east and west
-// whose networks are untrained: it loads, and decides something.
+// whose network is untrained, its first layer's weights of the request
+// shift (the last input) scaled up so that the shift dominates what it
+// predicts: it loads, and moves calls between the clusters.
 func randomModels(t *testing.T) []byte {
 	t.Helper()
 	n := multicloud.Inputs(2, len(multicloud.StandardRPS))
@@ -77,8 +91,12 @@ func randomModels(t *testing.T) []byte {
 		sc.Std[i] = 1
 	}
 	p := multicloud.NewPolicy(multicloud.Policy{Scenario: "test", Locations: []string{"east", "west"}, Inputs: multicloud.InputsPaper,
-		Services:   []multicloud.ServiceModel{{Name: "details", Standard: []float64{5, 6, 7, 8, 9}, NNScaler: sc, Test: map[string]multicloud.Accuracy{"nn": {MAE: 1}}}},
+		Services:   []multicloud.ServiceModel{{Name: "details", Standard: []float64{5, 6, 7, 8, 9}, NNScaler: sc, Test: map[string]multicloud.Accuracy{"nn": {MAE: 0.01}}}},
 		Provenance: multicloud.Provenance{Seed: 3}}, rand.New(rand.NewPCG(1, 2)))
+	w := p.Net(0).Hidden[0].W.Value
+	for j := range w.Cols {
+		w.Data[(n-1)*w.Cols+j] *= 50
+	}
 	var b bytes.Buffer
 	if err := p.Write(&b); err != nil {
 		t.Fatal(err)
@@ -120,13 +138,28 @@ func TestRoutePolicyWritesVirtualServiceWeights(t *testing.T) {
 			Spec: v1alpha1.RoutePolicySpec{Services: []v1alpha1.RouteService{{Name: "reviews"}}, Locations: locations, Period: period}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "ratings", Namespace: "default"},
 			Spec: v1alpha1.RoutePolicySpec{Services: []v1alpha1.RouteService{{Name: "ratings"}}, Locations: locations, Period: period, DryRun: true}},
-		{ObjectMeta: metav1.ObjectMeta{Name: "details", Namespace: "default"},
-			Spec: v1alpha1.RoutePolicySpec{Services: []v1alpha1.RouteService{{Name: "details"}}, Locations: locations, Period: period, Policy: RouteMulticloud,
-				PolicyFrom: &v1alpha1.PolicySource{ConfigMapKeyRef: &v1alpha1.ConfigMapKey{Name: "routes", Key: "models"}}}},
 	} {
 		if err := k.Create(bg, rp); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// The learned router starts once Prometheus holds a whole window of
+	// every series, so that its first decision reads what a later
+	// observation reads (a partial window's rates are lower).
+	obs, err := prom.NewRouteObserver(srv.URL, period.Duration, "default", []prom.RouteService{{Name: "details"}}, []string{"east", "west"}, prom.DefaultRouteQueries())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snap metrics.Snapshot
+	promtest.Wait(t, 30*time.Second, "details' calls and the locations' series", func() (bool, error) {
+		err := obs.Observe(bg, time.Now(), &snap)
+		return err == nil && len(snap.Routes) > 0 && snap.Locations[1].NodeCPU > 0, nil
+	})
+	time.Sleep(period.Duration + 2*time.Second)
+	if err := k.Create(bg, &v1alpha1.RoutePolicy{ObjectMeta: metav1.ObjectMeta{Name: "details", Namespace: "default"},
+		Spec: v1alpha1.RoutePolicySpec{Services: []v1alpha1.RouteService{{Name: "details"}}, Locations: locations, Period: period, Policy: RouteMulticloud,
+			PolicyFrom: &v1alpha1.PolicySource{ConfigMapKeyRef: &v1alpha1.ConfigMapKey{Name: "routes", Key: "models"}}}}); err != nil {
+		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -184,7 +217,6 @@ func TestRoutePolicyWritesVirtualServiceWeights(t *testing.T) {
 	// Locality: Envoy's priority load over each cluster's ready replicas.
 	want := map[string]map[string]int32{"east": {"east": 70, "west": 30}, "west": {"west": 100}}
 	var got map[string]map[string]int32
-	var err error
 	err = wait.PollUntilContextTimeout(bg, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		got, err = weights("reviews")
 		return err == nil && equal(got, want), nil
@@ -229,6 +261,43 @@ func TestRoutePolicyWritesVirtualServiceWeights(t *testing.T) {
 	if err != nil {
 		w, werr := weights("details")
 		t.Fatalf("details: VirtualService %v (%v), status %+v", w, werr, dt.Status)
+	}
+	// The same model file on the same series, read by the same queries,
+	// decides as it does in the simulator: a fresh controller given the
+	// snapshot the route observer reads writes the same weights.
+	if err := obs.Observe(bg, time.Now(), &snap); err != nil {
+		t.Fatal(err)
+	}
+	if bgEast, bgWest := snap.Locations[0].Background(), snap.Locations[1].Background(); math.Abs(bgEast-0.375) > 0.02 || math.Abs(bgWest-0.05) > 0.02 ||
+		math.Abs(snap.Locations[0].RTT[1].Seconds()-0.022) > 1e-6 {
+		t.Errorf("the learned router's inputs: background %.3f and %.3f (want 0.375 and 0.05), RTT east-west %v (want 22ms)", bgEast, bgWest, snap.Locations[0].RTT[1])
+	}
+	pol, err := multicloud.ReadPolicy(bytes.NewReader(randomModels(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	models, err := pol.Models(multicloud.KindChosen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := map[string]map[string]int32{}
+	for _, a := range multicloud.NewController(models, multicloud.DefaultOptions()).Decide(0, &snap) {
+		sw, ok := a.(control.SetRouteWeights)
+		if !ok {
+			continue
+		}
+		ps, err := kube.Percentages(sw.Weights)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sim[sw.From] = map[string]int32{}
+		for _, p := range ps {
+			sim[sw.From][p.Location] = p.Percent
+		}
+	}
+	t.Logf("details' weights on both sides: %v", sim)
+	if w, _ := weights("details"); !equal(w, sim) {
+		t.Errorf("details: the operator wrote %v, the controller decides %v on the same series", w, sim)
 	}
 	first := dt.Status.Policy
 	if !meta.IsStatusConditionTrue(dt.Status.Conditions, CondPolicyLoaded) || !strings.Contains(first, "configmap routes/models@") || !strings.Contains(first, "chosen models of details, trained on test, seed 3") {

@@ -25,41 +25,6 @@ type meshEdge struct {
 	sourceMS, destMS                               float64
 }
 
-// meshNodes are one cluster's nodes as node_exporter and cAdvisor see
-// them: cpus CPUs of which used cores are busy, pods of them the shop
-// namespace's containers (80% the app's, 20% the istio-proxy sidecars').
-type meshNodes struct {
-	cluster    string
-	cpus       int
-	used, pods float64
-}
-
-// exporters are what node_exporter, cAdvisor and each cluster's
-// blackbox prober (labelled by relabelling) would export at s seconds:
-// CPU counters growing at the nodes' rates, and probe durations.
-func exporters(nodes []meshNodes, probes map[[2]string]float64) func(s float64) []string {
-	return func(s float64) []string {
-		var out []string
-		for _, n := range nodes {
-			for c := range n.cpus {
-				busy := n.used / float64(n.cpus)
-				out = append(out, fmt.Sprintf(`node_cpu_seconds_total{cpu="%d",mode="idle",cluster=%q} %g`, c, n.cluster, s*(1-busy)),
-					fmt.Sprintf(`node_cpu_seconds_total{cpu="%d",mode="user",cluster=%q} %g`, c, n.cluster, s*busy))
-			}
-			for _, ctr := range []struct {
-				ns, container string
-				share         float64
-			}{{"shop", "app", 0.8}, {"shop", "istio-proxy", 0.2}, {"shop", "POD", 0.5}, {"shop", "", 1}, {"other", "app", 0.7}} {
-				out = append(out, fmt.Sprintf(`container_cpu_usage_seconds_total{namespace=%q,pod="p",container=%q,cluster=%q} %g`, ctr.ns, ctr.container, n.cluster, s*ctr.share*n.pods))
-			}
-		}
-		for pair, d := range probes {
-			out = append(out, fmt.Sprintf(`probe_duration_seconds{source_cluster=%q,destination_cluster=%q} %g`, pair[0], pair[1], d))
-		}
-		return out
-	}
-}
-
 // mesh exports what Istio's sidecars and each cluster's kube-state-metrics
 // (labelled cluster) would, as counters that grow at the edges' rates
 // while the test runs, and extra's lines. It returns the address
@@ -127,9 +92,9 @@ func TestRouteObserverReadsARealPrometheus(t *testing.T) {
 		{"reviews-v1", "shop", "details", "other", "east", "east", 50, 0, 5, 4}, // another namespace's service
 		{"reviews-v1", "shop", "ratings", "shop", "south", "east", 50, 0, 5, 4}, // a cluster not routed
 	}
-	nodes := []meshNodes{{"east", 4, 2.5, 1.5}, {"west", 2, 0.6, 0.5}}
+	nodes := []promtest.Nodes{{Cluster: "east", Namespace: "shop", CPUs: 4, Used: 2.5, Pods: 1.5}, {Cluster: "west", Namespace: "shop", CPUs: 2, Used: 0.6, Pods: 0.5}}
 	probes := map[[2]string]float64{{"east", "west"}: 0.042, {"west", "east"}: 0.038, {"east", "south"}: 0.1}
-	srv := promtest.Start(t, mesh(t, replicas, exporters(nodes, probes), edges))
+	srv := promtest.Start(t, mesh(t, replicas, promtest.LocationSeries(nodes, probes), edges))
 	const period = 5 * time.Second
 	o, err := NewRouteObserver(srv.URL, period, "shop", []RouteService{{Name: "reviews", Workload: "reviews-v1"}, {Name: "ratings"}}, []string{"east", "west"}, DefaultRouteQueries())
 	if err != nil {
@@ -207,12 +172,12 @@ func TestRouteObserverReadsARealPrometheus(t *testing.T) {
 	}
 	for i, n := range nodes {
 		l := snap.Locations[i]
-		if l.Cores != float64(n.cpus) {
-			t.Errorf("%s: %g cores, want %d", n.cluster, l.Cores, n.cpus)
+		if l.Cores != float64(n.CPUs) {
+			t.Errorf("%s: %g cores, want %d", n.Cluster, l.Cores, n.CPUs)
 		}
-		near(n.cluster+" node CPU", l.NodeCPU, n.used, 0.05)
-		near(n.cluster+" pods' CPU, sidecars in", l.PodCPU, n.pods, 0.05)
-		near(n.cluster+" background", l.Background(), (n.used-n.pods)/float64(n.cpus), 0.1)
+		near(n.Cluster+" node CPU", l.NodeCPU, n.Used, 0.05)
+		near(n.Cluster+" pods' CPU, sidecars in", l.PodCPU, n.Pods, 0.05)
+		near(n.Cluster+" background", l.Background(), (n.Used-n.Pods)/float64(n.CPUs), 0.1)
 	}
 
 	ghost, err := NewRouteObserver(srv.URL, period, "shop", []RouteService{{Name: "ghost"}}, []string{"east", "west"}, DefaultRouteQueries())
