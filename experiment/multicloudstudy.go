@@ -43,6 +43,8 @@ type MultiCloudStudy struct {
 	OnlinePeriods int
 	// Moments is the number of online moments BO's convergence is averaged over.
 	Moments int
+	// Options are the learned routes' (default multicloud.DefaultOptions).
+	Options multicloud.Options
 	Workers int
 	// Progress, when set, is told what runs.
 	Progress func(msg string)
@@ -51,7 +53,15 @@ type MultiCloudStudy struct {
 // DefaultMultiCloudStudy is the paper's evaluation with Shoal's defaults.
 func DefaultMultiCloudStudy(dir string) MultiCloudStudy {
 	return MultiCloudStudy{Dir: dir, Scenarios: []string{"bookinfo", "online-boutique"}, Seeds: 5, TrainSeed: 1,
-		Train: multicloudenv.DefaultConfig(), OnlinePeriods: 300, Moments: 10}
+		Train: multicloudenv.DefaultConfig(), OnlinePeriods: 300, Moments: 10, Options: multicloud.DefaultOptions()}
+}
+
+// options are the learned routes' options: Options, or the defaults.
+func (s MultiCloudStudy) options() multicloud.Options {
+	if s.Options == (multicloud.Options{}) {
+		return multicloud.DefaultOptions()
+	}
+	return s.Options
 }
 
 func (s MultiCloudStudy) say(format string, args ...any) {
@@ -211,7 +221,7 @@ func (s MultiCloudStudy) Convergence(ctx context.Context) ([]ConvergencePoint, e
 			}
 			traces := make([][]float64, steps)
 			for k, row := range states {
-				_, tr, err := multicloud.Optimise(models[svc], row[0], steps, rand.New(rand.NewPCG(uint64(k)+1, 7)))
+				_, tr, err := multicloud.Optimise(models[svc], row[0], steps, 0, rand.New(rand.NewPCG(uint64(k)+1, 7)))
 				if err != nil {
 					return err
 				}
@@ -282,7 +292,7 @@ type TimeRow struct {
 // and the simulated span with a control period per layer, beside BO on the
 // system, whose every step is a control period; time.csv, .json, .html.
 func (s MultiCloudStudy) Time(ctx context.Context) ([]TimeRow, error) {
-	opt := multicloud.DefaultOptions()
+	opt := s.options()
 	var rows []TimeRow
 	err := s.each(ctx, func(sc *scenario.Scenario, p *multicloud.Policy) error {
 		states, topo, err := s.moments(sc)
@@ -300,7 +310,7 @@ func (s MultiCloudStudy) Time(ctx context.Context) ([]TimeRow, error) {
 				rng := rand.New(rand.NewPCG(uint64(k)+1, 9))
 				start := time.Now()
 				for i, st := range row {
-					if _, _, err := multicloud.Optimise(models[topo.Services[i].Name], st, opt.Steps, rng); err != nil {
+					if _, _, err := multicloud.Optimise(models[topo.Services[i].Name], st, opt.Steps, opt.UtilisationCap(), rng); err != nil {
 						return err
 					}
 				}
@@ -386,7 +396,7 @@ func (s MultiCloudStudy) Overall(ctx context.Context) ([]OverallRow, error) {
 	err := s.each(ctx, func(sc *scenario.Scenario, p *multicloud.Policy) error {
 		learned := map[string]Learned{}
 		for name, kind := range learnedRoutes {
-			l, err := MultiCloudPolicy(p, kind, multicloud.DefaultOptions())
+			l, err := MultiCloudPolicy(p, kind, s.options())
 			if err != nil {
 				return err
 			}

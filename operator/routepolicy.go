@@ -328,9 +328,13 @@ func (r *RoutePolicyReconciler) build(rp *v1alpha1.RoutePolicy, version string, 
 		if _, err := pol.Models(kind); err != nil {
 			return nil, err
 		}
+		opt := multicloud.DefaultOptions()
+		if spec.Objective != "" {
+			opt.Objective = spec.Objective
+		}
 		l.fresh = func() control.Controller {
 			models, _ := pol.Models(kind) // fresh instances: a model keeps scratch
-			return multicloud.NewController(models, multicloud.DefaultOptions())
+			return multicloud.NewController(models, opt)
 		}
 		l.about = fmt.Sprintf("%s (%s models of %s, trained on %s, seed %d)", version, kind, strings.Join(routed, ", "), pol.Scenario, pol.Provenance.Seed)
 	default:

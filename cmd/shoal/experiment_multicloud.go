@@ -22,6 +22,7 @@ func (cl *cli) experimentMultiCloud() *cobra.Command {
 		online     int
 		moments    int
 		inputs     string
+		objective  string
 		quiet      bool
 		benchmarks []string
 	)
@@ -62,6 +63,7 @@ moments (convergence, time).`,
 	f.IntVar(&online, "online", def.OnlinePeriods, "periods collected under the online test settings (models)")
 	f.IntVar(&moments, "moments", def.Moments, "moments of the online test settings (convergence, time)")
 	f.StringVar(&inputs, "inputs", def.Train.Inputs, "the models' inputs: paper or derived (see 'shoal train multicloud --help')")
+	f.StringVar(&objective, "objective", def.Options.Objective, "what the learned routes' BO minimises: headroom (the mean with every location's predicted utilisation under 0.7) or mean (the paper's)")
 	f.StringSliceVar(&benchmarks, "benchmarks", nil, "bookinfo, online-boutique (default: both)")
 	f.BoolVar(&quiet, "quiet", false, "no progress lines")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
@@ -79,6 +81,9 @@ moments (convergence, time).`,
 		if inputs != multicloud.InputsPaper && inputs != multicloud.InputsDerived {
 			return usagef("--inputs must be paper or derived, got %q", inputs)
 		}
+		if !slices.Contains(multicloud.Objectives, objective) {
+			return usagef("--objective must be one of %s, got %q", strings.Join(multicloud.Objectives, ", "), objective)
+		}
 		for _, b := range benchmarks {
 			if !slices.Contains(multiCloudBenchmarks, b) {
 				return usagef("--benchmarks: %q is none of %s", b, strings.Join(multiCloudBenchmarks, ", "))
@@ -88,6 +93,7 @@ moments (convergence, time).`,
 		s.Scenarios = or(benchmarks, multiCloudBenchmarks)
 		s.Seeds, s.TrainSeed, s.OnlinePeriods, s.Moments = seeds, trainSeed, online, moments
 		s.Train.Collection.Periods, s.Train.Inputs = periods, inputs
+		s.Options.Objective = objective
 		if !quiet {
 			s.Progress = func(msg string) { fmt.Fprintln(cl.stderr, msg) }
 		}

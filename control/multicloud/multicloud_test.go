@@ -145,7 +145,7 @@ func (bowl) Predict(x []float64) float64 {
 // 0.02 of the 10 ms floor), and the trace never rises.
 func TestOptimiseFindsTheMinimum(t *testing.T) {
 	st := &State{Replicas: []float64{1, 1, 1}, RTT: []float64{20, 40, 30}, RPS: []float64{5, 5, 5}, Background: make([]float64, 3)}
-	best, trace, err := Optimise(Fitted{Model: bowl{}, Standard: make([]float64, 5)}, st, 20, rand.New(rand.NewPCG(1, 2)))
+	best, trace, err := Optimise(Fitted{Model: bowl{}, Standard: make([]float64, 5)}, st, 20, 0, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestOptimiseFindsTheMinimum(t *testing.T) {
 		}
 	}
 	// A margin larger than the gain keeps the zero shift.
-	best, _, _ = Optimise(Fitted{Model: bowl{}, Standard: make([]float64, 5), MAE: 100}, st, 20, rand.New(rand.NewPCG(1, 2)))
+	best, _, _ = Optimise(Fitted{Model: bowl{}, Standard: make([]float64, 5), MAE: 100}, st, 20, 0, rand.New(rand.NewPCG(1, 2)))
 	if zero := []float64{0, 0, 0}; !slices.Equal(best, zero) {
 		t.Errorf("with a 100 ms margin the shift is %v, want none", best)
 	}
@@ -323,5 +323,38 @@ func TestChooseModel(t *testing.T) {
 	}
 	if _, ok := m["s"].Model.(*NNModel); !ok || m["s"].MAE != 9 {
 		t.Errorf("chosen: %T with MAE %g, want the recorded choice, the network (MAE 9)", m["s"].Model, m["s"].MAE)
+	}
+}
+
+// slope is a model that predicts less the more of c1's calls go to c2
+// (shift[0] toward +1), whatever the load, and more for any other shift.
+type slope struct{}
+
+func (slope) Predict(x []float64) float64 {
+	s := x[len(x)-3:]
+	return 50 - 20*s[0] + 100*(s[1]*s[1]+s[2]*s[2])
+}
+
+// TestHeadroomKeepsLocationsUnderTheCap: a model that would move every
+// call from c1 to c2 fills c2 past its capacity (60 calls per second at
+// 10 ms on one replica: 0.6 busy before any of c1's 60) under the mean
+// objective (limit 0); under a headroom of 0.7 the busiest location stays
+// near it.
+func TestHeadroomKeepsLocationsUnderTheCap(t *testing.T) {
+	st := &State{Replicas: []float64{1, 1, 1}, RTT: []float64{20, 40, 30}, RPS: []float64{60, 60, 0}, Background: make([]float64, 3)}
+	std := []float64{10, 11, 12, 13, 14}
+	free, _, err := Optimise(Fitted{Model: slope{}, Standard: std}, st, 20, 0, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := Busiest(st, std, free); u < 1 {
+		t.Errorf("the mean objective's shift %v leaves the busiest location at %.2f, want past 1", free, u)
+	}
+	capped, _, err := Optimise(Fitted{Model: slope{}, Standard: std}, st, 20, 0.7, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := Busiest(st, std, capped); u > 0.75 {
+		t.Errorf("under a headroom of 0.7 the shift %v leaves the busiest location at %.2f", capped, u)
 	}
 }

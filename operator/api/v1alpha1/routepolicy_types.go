@@ -76,6 +76,13 @@ type RoutePolicySpec struct {
 	// +kubebuilder:validation:Enum=chosen;nn;svr
 	// +kubebuilder:default=chosen
 	Model string `json:"model,omitempty"`
+	// Objective is what the multicloud policy's optimisation minimises:
+	// headroom (the predicted mean response time with every location's
+	// predicted utilisation kept under 0.7) or mean (the paper's).
+	//
+	// +kubebuilder:validation:Enum=headroom;mean
+	// +kubebuilder:default=headroom
+	Objective string `json:"objective,omitempty"`
 	// Period is the control period (and the PromQL windows').
 	//
 	// +kubebuilder:default="10s"
