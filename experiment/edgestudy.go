@@ -101,21 +101,10 @@ func (s EdgeStudy) Distributions(ctx context.Context) ([]DistributionRow, error)
 			return nil, err
 		}
 		for _, r := range richRows {
-			vals := append(slices.Clone(r.KL), r.Pairs)
-			if rich[r.Method] == nil {
-				rich[r.Method] = make([][]float64, len(vals))
-			}
-			for i, v := range vals {
-				rich[r.Method][i] = append(rich[r.Method][i], v)
-			}
+			bySeed(rich, r.Method, append(slices.Clone(r.KL), r.Pairs))
 		}
 		for _, r := range rows {
-			if kl[r.Method] == nil {
-				kl[r.Method] = make([][]float64, len(r.KL))
-			}
-			for i, v := range r.KL {
-				kl[r.Method][i] = append(kl[r.Method][i], v)
-			}
+			bySeed(kl, r.Method, r.KL)
 		}
 	}
 	var out []DistributionRow
@@ -147,6 +136,17 @@ func (s EdgeStudy) Distributions(ctx context.Context) ([]DistributionRow, error)
 		return nil, err
 	}
 	return out, s.writeRich(rich, len(recs))
+}
+
+// bySeed appends one seed's figures of method to m (method -> figure ->
+// per seed).
+func bySeed(m map[string][][]float64, method string, figures []float64) {
+	if m[method] == nil {
+		m[method] = make([][]float64, len(figures))
+	}
+	for i, v := range figures {
+		m[method][i] = append(m[method][i], v)
+	}
 }
 
 // RichRow is one method's KL per richer feature and for their pairs.
@@ -280,7 +280,7 @@ func DefaultGeneralisation() Generalisation {
 	}
 	return Generalisation{LogWindow: 24 * time.Hour,
 		Logs: []LogSource{{Name: "random", Models: 1, Anchor: 1},
-			{Name: "mix", Engine: mix, Rule: edge.DefaultRule, Models: 4, Anchor: 0.3, Penalty: 0.1}},
+			{Name: "mix", Engine: mix, Rule: edge.DefaultRule, Models: edgeenv.OperatorModels, Anchor: edgeenv.OperatorMAPPO().Anchor, Penalty: edgeenv.OperatorMAPPO().Penalty}},
 		Later: []float64{0, 1, 7, 30}, Hours: []float64{0, 6, 12, 18}, Window: time.Hour,
 		MAPPO: edgeenv.DefaultMAPPO(), RealSteps: 200000}
 }

@@ -227,7 +227,8 @@ type logManifest struct {
 // logRule reads the rule of the logs at path from the logging.json
 // beside them; logs without one are the paper's ("weights").
 func logRule(path string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(filepath.Dir(path), "logging.json"))
+	manifest := filepath.Join(filepath.Dir(path), "logging.json")
+	b, err := os.ReadFile(manifest)
 	if errors.Is(err, fs.ErrNotExist) {
 		return edge.RuleName(""), nil
 	}
@@ -236,10 +237,10 @@ func logRule(path string) (string, error) {
 	}
 	var m logManifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return "", fmt.Errorf("%s: %w", filepath.Join(filepath.Dir(path), "logging.json"), err)
+		return "", fmt.Errorf("%s: %w", manifest, err)
 	}
 	if _, err := edge.ParseRule(m.Rule); err != nil {
-		return "", fmt.Errorf("%s: %w", filepath.Join(filepath.Dir(path), "logging.json"), err)
+		return "", fmt.Errorf("%s: %w", manifest, err)
 	}
 	return m.Rule, nil
 }

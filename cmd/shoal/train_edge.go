@@ -20,7 +20,7 @@ func (cl *cli) trainEdgeEnv(short string) *cobra.Command {
 		rec recording
 	)
 	cfg := venv.DefaultConfig()
-	cfg.Models = 4 // the operator's pipeline (experiment.DefaultGeneralisation)
+	cfg.Models = edgeenv.OperatorModels
 	cmd := &cobra.Command{
 		Use:   "edge-env LOGS -o ENV",
 		Short: short,
@@ -86,10 +86,9 @@ their logging.json).`,
 func (cl *cli) trainEdgePolicy(short string) *cobra.Command {
 	var (
 		out, method string
-		mc          = edgeenv.DefaultMAPPO()
+		mc          = edgeenv.OperatorMAPPO()
 		rec         recording
 	)
-	mc.Anchor, mc.Penalty = 0.3, 0.1 // the operator's pipeline (experiment.DefaultGeneralisation)
 	cmd := &cobra.Command{
 		Use:   "edge-policy ENV -o FILE",
 		Short: short,

@@ -255,16 +255,11 @@ func total(x []float64) float64 {
 // out) times the service's response time at the lowest standard rate,
 // its time for one call when it is not busy.
 func Busiest(st *State, std, shift []float64) float64 {
-	n := len(st.Replicas)
-	w := Weights(nil, shift, &Service{Parts: make([]int, n)})
+	_, load := shiftLoads(st.RPS, shift)
 	top := 0.0
-	for t := range n {
-		load := 0.0
-		for f := range n {
-			load += st.RPS[f] * w[f][t]
-		}
-		if load > 0 {
-			top = max(top, load/(max(st.Replicas[t], 0.5)*max(1-st.Background[t], 0.05))*std[0]/1000)
+	for t, l := range load {
+		if l > 0 {
+			top = max(top, l/(max(st.Replicas[t], 0.5)*max(1-st.Background[t], 0.05))*std[0]/1000)
 		}
 	}
 	return top

@@ -126,15 +126,12 @@ func Derived(dst, x []float64, n, std int) []float64 {
 	p := Pairs(n)
 	rep, rtt, rps, bg := x[:n], x[n:n+p], x[n+p:2*n+p], x[2*n+p:3*n+p]
 	shift := x[3*n+p+std:]
-	all := &Service{Parts: make([]int, n)}
-	w := Weights(nil, shift, all)
+	w, load := shiftLoads(rps, shift)
 	dst = append(dst[:0], x...)
 	total := total(rps)
 	var ert float64
-	load := make([]float64, n)
 	for f := range n {
 		for t := range n {
-			load[t] += rps[f] * w[f][t]
 			if f != t {
 				ert += rps[f] * w[f][t] * rtt[pairIndex(n, f, t)]
 			}
@@ -155,6 +152,21 @@ func Derived(dst, x []float64, n, std int) []float64 {
 		dst = append(dst, load[t]/(max(rep[t], 0.5)*(1-bg[t])))
 	}
 	return dst
+}
+
+// shiftLoads returns the route weights a request shift gives a service
+// placed in every location, and the calls per second each location would
+// get from calls rps from each.
+func shiftLoads(rps, shift []float64) (w [][]float64, load []float64) {
+	n := len(rps)
+	w = Weights(nil, shift, &Service{Parts: make([]int, n)})
+	load = make([]float64, n)
+	for f := range n {
+		for t := range n {
+			load[t] += rps[f] * w[f][t]
+		}
+	}
+	return w, load
 }
 
 // pairIndex is the index of the pair {i, j} (i != j) in a request shift.

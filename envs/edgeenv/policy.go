@@ -62,6 +62,19 @@ func DefaultMAPPO() MAPPOConfig {
 	return MAPPOConfig{Steps: 200000, Horizon: 60, Anchor: 1, Seed: 1}
 }
 
+// OperatorModels and OperatorMAPPO are the operator's pipeline, learned
+// from edge.DefaultMix's logs: an ensemble of four models, Eq. 8 at 0.3
+// and the models' disagreement charged at 0.1, chosen on validation
+// windows (docs/results/edge.md).
+const OperatorModels = 4
+
+// OperatorMAPPO is MA-PPO of the operator's pipeline (OperatorModels).
+func OperatorMAPPO() MAPPOConfig {
+	c := DefaultMAPPO()
+	c.Anchor, c.Penalty = 0.3, 0.1
+	return c
+}
+
 // TrainMAPPO trains each agent's PPO in the virtual environment, the
 // agents acting together. Every update also minimises Anchor times Eq. 8,
 // the MAIL-MMSG policy's loss: the squared distance of the policy's

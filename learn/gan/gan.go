@@ -49,8 +49,9 @@ type Config struct {
 	// over the standardised range [-3, 3].
 	Bins int
 	// Scaling is how continuous columns reach the networks: "standard"
-	// (mean and deviation, the default) or "quantile" (through each
-	// column's empirical distribution onto a standard normal).
+	// (mean and deviation; empty means this) or "quantile" (through each
+	// column's empirical distribution onto a standard normal; the
+	// DefaultConfig's).
 	Scaling string
 	// Temperature, when positive, makes the generated class a
 	// Gumbel-softmax sample at that temperature (Jang et al. 2017), close

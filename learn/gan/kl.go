@@ -36,15 +36,19 @@ func KL(real, gen Data, bins int) []float64 {
 
 func histogram(x []float64, lo, hi float64, bins int) []float64 {
 	h := make([]float64, bins)
-	w := (hi - lo) / float64(bins)
 	for _, v := range x {
-		i := 0
-		if w > 0 {
-			i = int(math.Floor((v - lo) / w))
-		}
-		h[min(max(i, 0), bins-1)]++
+		h[bin(v, lo, hi, bins)]++
 	}
 	return normalise(h)
+}
+
+// bin is v's bin of bins equal ones over [lo, hi], the outer ones open.
+func bin(v, lo, hi float64, bins int) int {
+	i := 0
+	if w := (hi - lo) / float64(bins); w > 0 {
+		i = int(math.Floor((v - lo) / w))
+	}
+	return min(max(i, 0), bins-1)
 }
 
 func normalise(h []float64) []float64 {
@@ -93,18 +97,10 @@ func PairKL(real, gen Data, bins int) float64 {
 		}
 		lo[j], hi[j] = quantile(c, 0.01), quantile(c, 0.99)
 	}
-	bin := func(v float64, j int) int {
-		w := (hi[j] - lo[j]) / float64(bins)
-		i := 0
-		if w > 0 {
-			i = int(math.Floor((v - lo[j]) / w))
-		}
-		return min(max(i, 0), bins-1)
-	}
 	hist := func(x Data, a, b int) []float64 {
 		h := make([]float64, bins*bins)
 		for _, r := range x.Cont {
-			h[bin(r[a], a)*bins+bin(r[b], b)]++
+			h[bin(r[a], lo[a], hi[a], bins)*bins+bin(r[b], lo[b], hi[b], bins)]++
 		}
 		return normalise(h)
 	}

@@ -276,10 +276,17 @@ func (m *Model) Step(state, action []float64, rng *rand.Rand) (next, outcome []f
 }
 
 // predict runs the network on state and action: m.y holds the outputs'
-// standardised means, then their log-stds.
+// standardised means, then their log-stds. It allocates nothing once
+// warm: an ensemble runs it for every member at every step.
 func (m *Model) predict(state, action []float64) {
-	in := m.in.Apply(nil, concat(state, action))
-	m.x = append(m.x[:0], toF32(in)...)
+	m.x = m.x[:0]
+	for i, v := range state {
+		m.x = append(m.x, float32((v-m.in.Mean[i])/m.in.Std[i]))
+	}
+	for i, v := range action {
+		k := len(state) + i
+		m.x = append(m.x, float32((v-m.in.Mean[k])/m.in.Std[k]))
+	}
 	m.y = m.pred.Predict(m.y, m.x)
 }
 
