@@ -164,21 +164,24 @@ func (cl *Cluster) routeStats(c *call, to int32) *metrics.RouteStats {
 // telemetry, and the egress of a call between locations.
 func (cl *Cluster) routeDone(c *call) {
 	to := c.lbp.svc.loc
+	cfg := c.lbp.svc.cfg
+	kb := or(cfg.RequestKB, 1)
+	if c.replied && c.fail == failNone {
+		kb += or(cfg.ResponseKB, 4)
+	}
 	if c.parent != nil || c.req != nil { // an abandoned attempt counted when its caller gave up
 		st := cl.routeStats(c, to)
 		switch {
 		case c.fail != failNone:
 			st.Failures++
 		case c.replied:
-			st.Latency.Add(secs(cl.k.Now() - c.start))
+			d := secs(cl.k.Now() - c.start)
+			st.Latency.Add(d)
+			st.Hist.Record(d)
 		}
+		st.Bytes += 1024 * kb
 	}
 	if to != c.from && c.start >= cl.opt.Warmup && c.start < cl.opt.Horizon {
-		cfg := c.lbp.svc.cfg
-		kb := or(cfg.RequestKB, 1)
-		if c.replied && c.fail == failNone {
-			kb += or(cfg.ResponseKB, 4)
-		}
 		cl.res.EgressGB += kb / (1024 * 1024)
 	}
 }
@@ -191,7 +194,8 @@ func (cl *Cluster) observeRoutes(snap *metrics.Snapshot) {
 		for j := range cl.edges[i].stats {
 			st := &cl.edges[i].stats[j]
 			snap.Routes[i*n*n+j] = *st
-			st.Calls, st.Failures, st.Latency = 0, 0, metrics.LatencySum{}
+			st.Calls, st.Failures, st.Latency, st.Bytes = 0, 0, metrics.LatencySum{}, 0
+			st.Hist.Reset()
 		}
 	}
 	cl.measureLocations(snap)

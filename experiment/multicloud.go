@@ -9,7 +9,11 @@ import (
 // MultiCloudPolicy routes with BO on a trained policy's models of kind
 // "nn", "svr" or "chosen", a fresh controller per run.
 func MultiCloudPolicy(p *multicloud.Policy, kind string, opt multicloud.Options) (Learned, error) {
-	if _, err := p.Models(kind); err != nil {
+	models, err := p.Models(kind)
+	if err != nil {
+		return Learned{}, err
+	}
+	if err := opt.Check(models); err != nil {
 		return Learned{}, err
 	}
 	return Learned{Write: p.Write, New: func(*cluster.Cluster) ([]control.Controller, error) {

@@ -45,7 +45,10 @@ type MultiCloudStudy struct {
 	Moments int
 	// Options are the learned routes' (default multicloud.DefaultOptions).
 	Options multicloud.Options
-	Workers int
+	// EgressShare is the egress study's budget as a share of Even's
+	// egress (default 0.5), or BudgetGBPerHour, when set, the budget.
+	EgressShare, BudgetGBPerHour float64
+	Workers                      int
 	// Progress, when set, is told what runs.
 	Progress func(msg string)
 }
@@ -221,7 +224,7 @@ func (s MultiCloudStudy) Convergence(ctx context.Context) ([]ConvergencePoint, e
 			}
 			traces := make([][]float64, steps)
 			for k, row := range states {
-				_, tr, err := multicloud.Optimise(models[svc], row[0], steps, 0, rand.New(rand.NewPCG(uint64(k)+1, 7)))
+				_, tr, err := multicloud.Optimise(models[svc], row[0], steps, multicloud.Limits{}, rand.New(rand.NewPCG(uint64(k)+1, 7)))
 				if err != nil {
 					return err
 				}
@@ -310,7 +313,7 @@ func (s MultiCloudStudy) Time(ctx context.Context) ([]TimeRow, error) {
 				rng := rand.New(rand.NewPCG(uint64(k)+1, 9))
 				start := time.Now()
 				for i, st := range row {
-					if _, _, err := multicloud.Optimise(models[topo.Services[i].Name], st, opt.Steps, opt.UtilisationCap(), rng); err != nil {
+					if _, _, err := multicloud.Optimise(models[topo.Services[i].Name], st, opt.Steps, multicloud.Limits{Utilisation: opt.UtilisationCap()}, rng); err != nil {
 						return err
 					}
 				}

@@ -37,6 +37,15 @@ type RouteStats struct {
 	Calls           int64  // attempts sent during the period
 	Failures        int64  // of those answered, failed ones
 	Latency         LatencySum
+	// Hist is the distribution of those response times (Istio's
+	// istio_request_duration_milliseconds, reporter="source"). The
+	// simulator fills it, for training targets; prom's route observer
+	// leaves it empty, as no controller reads it.
+	Hist LatencyHist
+	// Bytes are the bytes of the period's calls and their answers
+	// (Istio's istio_request_bytes and istio_response_bytes): what a call
+	// between locations pays as egress.
+	Bytes float64
 }
 
 // LocationStats is one location as a monitor sees it: measured series, as

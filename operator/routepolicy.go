@@ -325,12 +325,19 @@ func (r *RoutePolicyReconciler) build(rp *v1alpha1.RoutePolicy, version string, 
 		if len(routed) == 0 {
 			return nil, fmt.Errorf("the file has models of %d services, none of them the RoutePolicy's", len(pol.Services))
 		}
-		if _, err := pol.Models(kind); err != nil {
+		models, err := pol.Models(kind)
+		if err != nil {
 			return nil, err
 		}
 		opt := multicloud.DefaultOptions()
 		if spec.Objective != "" {
 			opt.Objective = spec.Objective
+		}
+		if q := spec.MaxEgressGBPerHour; q != nil {
+			opt.MaxEgressGBPerHour = q.AsApproximateFloat64()
+		}
+		if err := opt.Check(models); err != nil {
+			return nil, err
 		}
 		l.fresh = func() control.Controller {
 			models, _ := pol.Models(kind) // fresh instances: a model keeps scratch

@@ -24,19 +24,20 @@ import (
 // probes measured, and per location the CPU its nodes and the managed
 // pods used (Locations).
 //
-// The edge queries (Calls, Failures, LatencySum, Completions) are vectors
+// The edge queries (Calls, Failures, LatencySum, Completions, Bytes) are vectors
 // over the whole namespace (.Namespace, .Period), one sample per edge and
 // pair, told apart by the label names below. Replicas and Ready are
 // scalars of one service's workload in one location (.Namespace,
 // .Workload, .Location, .Period). RTT is a vector by FromLabel and
 // ToLabel (.Period); Cores, NodeCPU and PodCPU scalars of one location
-// (.Namespace, .Location, .Period). RTT, Cores, NodeCPU and PodCPU are
-// optional.
+// (.Namespace, .Location, .Period). Bytes, RTT, Cores, NodeCPU and PodCPU
+// are optional.
 type RouteQueries struct {
 	Calls       string `json:"calls"`       // calls sent in the period
 	Failures    string `json:"failures"`    // of those, failed (5xx and 429)
 	LatencySum  string `json:"latency_sum"` // seconds, of the calls completed in the period
 	Completions string `json:"completions"` // calls completed in the period
+	Bytes       string `json:"bytes"`       // bytes of the calls and their answers
 	Replicas    string `json:"replicas"`    // instances that exist
 	Ready       string `json:"ready"`       // instances ready
 	RTT         string `json:"rtt"`         // seconds, from FromLabel's location to ToLabel's
@@ -74,6 +75,9 @@ const (
 //     istio_request_duration_milliseconds_sum (/1000: seconds) and
 //     _count, reporter="source": the response time the caller saw,
 //     network included.
+//   - Bytes: the same grouping of istio_request_bytes_sum plus
+//     istio_response_bytes_sum: what the calls sent both ways, which
+//     an egress budget counts.
 //   - Replicas and Ready: sum of kube_deployment_status_replicas and
 //     kube_deployment_status_replicas_ready{namespace=NS,
 //     deployment=WORKLOAD,cluster=LOCATION}. These need one Prometheus
@@ -108,6 +112,7 @@ func DefaultRouteQueries() RouteQueries {
 		Failures:    edge("istio_requests_total", `,response_code=~"5..|429"`),
 		LatencySum:  edge("istio_request_duration_milliseconds_sum", "") + ` / 1000`,
 		Completions: edge("istio_request_duration_milliseconds_count", ""),
+		Bytes:       edge("istio_request_bytes_sum", "") + ` + ` + edge("istio_response_bytes_sum", ""),
 		Replicas:    `sum(kube_deployment_status_replicas` + deploy + `)`,
 		Ready:       `sum(kube_deployment_status_replicas_ready` + deploy + `)`,
 		RTT:         `avg by (` + pairBy + `) (avg_over_time(probe_duration_seconds{source_cluster!="",destination_cluster!=""}[{{.Period}}]))`,
@@ -150,6 +155,7 @@ const (
 	rFailures
 	rLatencySum
 	rCompletions
+	rBytes
 	rReplicas
 	rReady
 	rRTT
@@ -159,10 +165,10 @@ const (
 	numRouteFields
 )
 
-var routeFieldNames = [numRouteFields]string{"calls", "failures", "latency_sum", "completions", "replicas", "ready", "rtt", "cores", "node_cpu", "pod_cpu"}
+var routeFieldNames = [numRouteFields]string{"calls", "failures", "latency_sum", "completions", "bytes", "replicas", "ready", "rtt", "cores", "node_cpu", "pod_cpu"}
 
 func (q RouteQueries) list() [numRouteFields]string {
-	return [numRouteFields]string{q.Calls, q.Failures, q.LatencySum, q.Completions, q.Replicas, q.Ready, q.RTT, q.Cores, q.NodeCPU, q.PodCPU}
+	return [numRouteFields]string{q.Calls, q.Failures, q.LatencySum, q.Completions, q.Bytes, q.Replicas, q.Ready, q.RTT, q.Cores, q.NodeCPU, q.PodCPU}
 }
 
 // NewRouteObserver returns an observer of the Prometheus server at url
@@ -272,7 +278,7 @@ func (o *RouteObserver) Observe(ctx context.Context, now time.Time, snap *metric
 	}
 	type edge struct{ caller, service, from, to string }
 	byEdge := map[edge]*metrics.RouteStats{}
-	for _, f := range []int{rCalls, rFailures, rLatencySum, rCompletions} {
+	for _, f := range []int{rCalls, rFailures, rLatencySum, rCompletions, rBytes} {
 		if o.tmpl[f] == nil {
 			continue
 		}
@@ -307,6 +313,8 @@ func (o *RouteObserver) Observe(ctx context.Context, now time.Time, snap *metric
 				r.Latency.Sum += scale * v
 			case rCompletions:
 				r.Latency.Count += int64(math.Round(scale * v))
+			case rBytes:
+				r.Bytes += scale * v
 			}
 		}
 	}

@@ -29,6 +29,10 @@ type meshEdge struct {
 // (labelled cluster) would, as counters that grow at the edges' rates
 // while the test runs, and extra's lines. It returns the address
 // (host:port).
+// requestBytes and responseBytes are the sizes of the mesh's calls and
+// their successful answers.
+const requestBytes, responseBytes = 1000, 4000
+
 func mesh(t *testing.T, replicas []string, extra func(s float64) []string, edges []meshEdge) string {
 	t.Helper()
 	start := time.Now()
@@ -55,6 +59,8 @@ func mesh(t *testing.T, replicas []string, extra func(s float64) []string, edges
 				fmt.Fprintf(&b, "istio_requests_total{%s,response_code=\"503\"} %g\n", ll, e.failed*s)
 				fmt.Fprintf(&b, "istio_request_duration_milliseconds_sum{%s} %g\n", ll, (e.ok+e.failed)*s*rep.ms)
 				fmt.Fprintf(&b, "istio_request_duration_milliseconds_count{%s} %g\n", ll, (e.ok+e.failed)*s)
+				fmt.Fprintf(&b, "istio_request_bytes_sum{%s} %g\n", ll, (e.ok+e.failed)*s*requestBytes)
+				fmt.Fprintf(&b, "istio_response_bytes_sum{%s} %g\n", ll, e.ok*s*responseBytes)
 			}
 		}
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
@@ -145,6 +151,7 @@ func TestRouteObserverReadsARealPrometheus(t *testing.T) {
 		}
 		near(fmt.Sprintf("%+v completions", k), float64(r.Latency.Count), w[0]*s, 0.2)
 		near(fmt.Sprintf("%+v mean response time", k), r.Latency.Mean()*1000, w[2], 0.01)
+		near(fmt.Sprintf("%+v bytes", k), r.Bytes, ((w[0]-w[1])*(requestBytes+responseBytes)+w[1]*requestBytes)*s, 0.2)
 	}
 	if !slices.IsSortedFunc(snap.Routes, func(a, b metrics.RouteStats) int {
 		return strings.Compare(a.Caller+" "+a.Service+" "+a.From+" "+a.To, b.Caller+" "+b.Service+" "+b.From+" "+b.To)

@@ -10,6 +10,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// objectiveHelp describes --objective.
+const objectiveHelp = "what the learned routes' BO minimises: headroom (the mean with every location's predicted utilisation under 0.7), mean (the paper's) or p95 (the predicted 95th percentile)"
+
 // multiCloudBenchmarks are the multi-cloud routing paper's benchmarks.
 var multiCloudBenchmarks = []string{"bookinfo", "online-boutique"}
 
@@ -23,13 +26,15 @@ func (cl *cli) experimentMultiCloud() *cobra.Command {
 		moments    int
 		inputs     string
 		objective  string
+		share      float64
+		budget     float64
 		quiet      bool
 		benchmarks []string
 	)
 	def := experiment.DefaultMultiCloudStudy("")
 	cmd := &cobra.Command{
-		Use:   "multicloud models|convergence|overall|time|all",
-		Short: "Multi-cloud routing paper: models, BO convergence, response time and rebalance time",
+		Use:   "multicloud models|convergence|overall|time|egress|all",
+		Short: "Multi-cloud routing paper: models, BO convergence, response time, rebalance time and an egress budget",
 		Long: `Train each benchmark's performance models (or reuse DIR/policies/BENCHMARK.models),
 then reproduce the multi-cloud routing paper's evaluation on Bookinfo and Online
 Boutique in three clouds (section III):
@@ -46,14 +51,20 @@ overall (Figs. 8-9): every route (local, even, locality, bo-system, random,
   span; the full comparison in DIR/overall-BENCHMARK.
 time (Fig. 9): one rebalance of all services on each model, wall time, and
   its simulated span beside BO on the system's.
-all: the four.
+egress (beyond the paper): the learned route (chosen models) under an egress
+  budget, --egress-share of Even's egress per hour (or --max-egress-gb-per-hour),
+  beside local, locality and spread:X (X of every cloud's calls sent away,
+  0.1-0.6): each route's mean, p99 and egress per hour, and the gain over the
+  best baseline within the budget.
+all: the five.
 
 Every result file names its seeds; 95% intervals are over seeds (overall) or
 moments (convergence, time).`,
 		Example: `  shoal experiment multicloud all
-  shoal experiment multicloud overall --benchmarks bookinfo --seeds 3`,
-		Args:      exactArgs(1, "models, convergence, overall, time or all"),
-		ValidArgs: []string{"models", "convergence", "overall", "time", "all"},
+  shoal experiment multicloud overall --benchmarks bookinfo --seeds 3
+  shoal experiment multicloud egress --egress-share 0.25`,
+		Args:      exactArgs(1, "models, convergence, overall, time, egress or all"),
+		ValidArgs: []string{"models", "convergence", "overall", "time", "egress", "all"},
 	}
 	f := cmd.Flags()
 	f.StringVar(&out, "out", "out/multicloud", "results `DIR`; models in DIR/policies are reused")
@@ -63,17 +74,22 @@ moments (convergence, time).`,
 	f.IntVar(&online, "online", def.OnlinePeriods, "periods collected under the online test settings (models)")
 	f.IntVar(&moments, "moments", def.Moments, "moments of the online test settings (convergence, time)")
 	f.StringVar(&inputs, "inputs", def.Train.Inputs, "the models' inputs: paper or derived (see 'shoal train multicloud --help')")
-	f.StringVar(&objective, "objective", def.Options.Objective, "what the learned routes' BO minimises: headroom (the mean with every location's predicted utilisation under 0.7) or mean (the paper's)")
+	f.StringVar(&objective, "objective", def.Options.Objective, objectiveHelp)
+	f.Float64Var(&share, "egress-share", 0.5, "the egress study's budget as a share of Even's egress, in (0, 1]")
+	f.Float64Var(&budget, "max-egress-gb-per-hour", 0, "the egress study's budget, GB per hour (default: --egress-share of Even's)")
 	f.StringSliceVar(&benchmarks, "benchmarks", nil, "bookinfo, online-boutique (default: both)")
 	f.BoolVar(&quiet, "quiet", false, "no progress lines")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		studies := []string{args[0]}
 		switch args[0] {
-		case "models", "convergence", "overall", "time":
+		case "models", "convergence", "overall", "time", "egress":
 		case "all":
-			studies = []string{"models", "convergence", "overall", "time"}
+			studies = []string{"models", "convergence", "overall", "time", "egress"}
 		default:
-			return usagef("unknown multicloud experiment %q (known: models, convergence, overall, time, all)", args[0])
+			return usagef("unknown multicloud experiment %q (known: models, convergence, overall, time, egress, all)", args[0])
+		}
+		if !(share > 0 && share <= 1) || !(budget >= 0) {
+			return usagef("--egress-share must be in (0, 1] and --max-egress-gb-per-hour not negative")
 		}
 		if seeds <= 0 || periods < 10 || online < 2 || moments <= 0 {
 			return usagef("--seeds and --moments must be positive, --periods at least 10, --online at least 2")
@@ -94,6 +110,7 @@ moments (convergence, time).`,
 		s.Seeds, s.TrainSeed, s.OnlinePeriods, s.Moments = seeds, trainSeed, online, moments
 		s.Train.Collection.Periods, s.Train.Inputs = periods, inputs
 		s.Options.Objective = objective
+		s.EgressShare, s.BudgetGBPerHour = share, budget
 		if !quiet {
 			s.Progress = func(msg string) { fmt.Fprintln(cl.stderr, msg) }
 		}
@@ -116,6 +133,13 @@ moments (convergence, time).`,
 				var rows []experiment.OverallRow
 				if rows, err = s.Overall(cmd.Context()); err == nil {
 					for _, g := range experiment.Gains(rows) {
+						fmt.Fprintln(cl.stdout, g)
+					}
+				}
+			case "egress":
+				var rows []experiment.EgressRow
+				if rows, err = s.Egress(cmd.Context()); err == nil {
+					for _, g := range experiment.EgressGains(rows) {
 						fmt.Fprintln(cl.stdout, g)
 					}
 				}

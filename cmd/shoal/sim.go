@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/shoal-project/shoal/control/lb"
+	"github.com/shoal-project/shoal/control/multicloud"
 	"github.com/shoal-project/shoal/experiment"
 	"github.com/shoal-project/shoal/experiment/report"
 	"github.com/shoal-project/shoal/scenario"
@@ -22,6 +24,7 @@ func (cl *cli) sim() *cobra.Command {
 		policy, out, arrivals string
 		seeds, workers        int
 		dropMismatch          bool
+		route                 = multicloud.DefaultOptions()
 		seed                  uint64
 		load                  float64
 		horizon, slo          time.Duration
@@ -61,6 +64,8 @@ keda, openfaas; a+b runs both together), or KIND:FILE, a trained policy file
 	f.IntVar(&workers, "workers", 0, "runs in parallel (default: the number of CPUs)")
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
 	f.BoolVar(&dropMismatch, "drop-mismatch", false, "run a learned policy that does not fit the scenario without what does not fit (brownout of a service that is not optional, replicas beyond its bounds) instead of refusing it")
+	f.StringVar(&route.Objective, "objective", route.Objective, "multicloud routes: "+objectiveHelp)
+	f.Float64Var(&route.MaxEgressGBPerHour, "max-egress-gb-per-hour", 0, "multicloud routes: a budget of the bytes sent between locations, GB per hour (0: none)")
 	rec.register(cmd.Flags())
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		sc, err := scenario.Lookup(args[0])
@@ -96,6 +101,12 @@ keda, openfaas; a+b runs both together), or KIND:FILE, a trained policy file
 		if slo < 0 {
 			return usagef("--slo must not be negative")
 		}
+		if !slices.Contains(multicloud.Objectives, route.Objective) {
+			return usagef("--objective must be one of %s, got %q", strings.Join(multicloud.Objectives, ", "), route.Objective)
+		}
+		if !(route.MaxEgressGBPerHour >= 0) {
+			return usagef("--max-egress-gb-per-hour must not be negative")
+		}
 		if slo > 0 {
 			sc.SetSLO(slo)
 		}
@@ -111,7 +122,7 @@ keda, openfaas; a+b runs both together), or KIND:FILE, a trained policy file
 		fileHashes := map[string]string{}
 		if policy != "" {
 			specs := strings.Split(policy, ",")
-			cmp.Policies, cmp.Learned, err = learnedPolicies(specs, sc, fitting{drop: dropMismatch, warn: cl.stderr})
+			cmp.Policies, cmp.Learned, err = learnedPolicies(specs, sc, fitting{drop: dropMismatch, warn: cl.stderr, route: route})
 			if err != nil {
 				return fmt.Errorf("sim: %w", err)
 			}

@@ -314,6 +314,8 @@ const generalKind = "distr-lb-general"
 type fitting struct {
 	drop bool
 	warn io.Writer
+	// route are the options of multicloud routes (zero: the defaults).
+	route multicloud.Options
 }
 
 // readLearned reads the policy file of a KIND:FILE entry of --policy.
@@ -358,7 +360,15 @@ func readLearned(kind, path string, sc *scenario.Scenario, fit fitting) (experim
 		if kind != "multicloud" {
 			model = strings.TrimPrefix(kind, "multicloud-")
 		}
-		return experiment.MultiCloudPolicy(p, model, multicloud.DefaultOptions())
+		opt := fit.route
+		if opt == (multicloud.Options{}) {
+			opt = multicloud.DefaultOptions()
+		}
+		l, err := experiment.MultiCloudPolicy(p, model, opt)
+		if err != nil {
+			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
+		}
+		return l, nil
 	case generalKind:
 		p, err := lb.ReadGeneralPolicy(f)
 		if err != nil {

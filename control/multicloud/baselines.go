@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/shoal-project/shoal/control"
@@ -13,11 +15,33 @@ import (
 // Baselines are the routes compared with the learned one: the paper's
 // Local, Even and BO on the system (III-D), Istio's locality load
 // balancing with failover (what a service mesh gives by default once
-// outlier detection is on), and a random route.
+// outlier detection is on), and a random route. Beyond them, spread:X
+// keeps 1 - X of every cloud's calls home and spreads X evenly over the
+// other clouds: Local at 0, Even at (n - 1) / n, its share the knob
+// that trades egress for balance.
 var Baselines = []string{"local", "even", "locality", "bo-system", "random"}
 
-// IsBaseline reports whether name is one of Baselines.
-func IsBaseline(name string) bool { return slices.Contains(Baselines, name) }
+// spreadPrefix names the spread:X baselines.
+const spreadPrefix = "spread:"
+
+// IsBaseline reports whether name is one of Baselines or a spread:X.
+func IsBaseline(name string) bool {
+	_, err := spreadShare(name)
+	return slices.Contains(Baselines, name) || err == nil
+}
+
+// spreadShare parses spread:X, X in [0, 1].
+func spreadShare(name string) (float64, error) {
+	v, ok := strings.CutPrefix(name, spreadPrefix)
+	if !ok {
+		return 0, fmt.Errorf("multicloud: %q is not spread:X", name)
+	}
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(x >= 0 && x <= 1) {
+		return 0, fmt.Errorf("multicloud: %s: the share sent away must be a number in [0, 1]", name)
+	}
+	return x, nil
+}
 
 // NewBaseline returns the controller of a baseline route; seed seeds the
 // random route's draws and the system BO's.
@@ -43,7 +67,16 @@ func NewBaseline(name string, seed uint64) (control.Controller, error) {
 			return Weights(dst, shift, svc)
 		}, cycle: 20 * time.Second}, nil
 	}
-	return nil, fmt.Errorf("multicloud: unknown baseline %q (want one of %v)", name, Baselines)
+	if strings.HasPrefix(name, spreadPrefix) {
+		x, err := spreadShare(name)
+		if err != nil {
+			return nil, err
+		}
+		return &rule{weights: func(dst [][]float64, t *Topology, _ *metrics.Snapshot, svc *Service) [][]float64 {
+			return spreadWeights(dst, x, svc)
+		}}, nil
+	}
+	return nil, fmt.Errorf("multicloud: unknown baseline %q (want one of %v, or spread:X)", name, Baselines)
 }
 
 // rule is a baseline: route weights computed from the snapshot, put in
@@ -118,6 +151,38 @@ func evenWeights(dst [][]float64, t *Topology, _ *metrics.Snapshot, svc *Service
 			dst[from][to] = 0
 			if svc.Placed(to) {
 				dst[from][to] = 1 / float64(placed)
+			}
+		}
+	}
+	return dst
+}
+
+// spreadWeights keeps 1 - x of every cloud's calls home and spreads x
+// evenly over the other clouds the service runs in; a cloud it does not
+// run in spreads all of its calls evenly (everything stays home where it
+// runs nowhere else).
+func spreadWeights(dst [][]float64, x float64, svc *Service) [][]float64 {
+	n := len(svc.Parts)
+	dst = resizeRows(dst, n)
+	for from := range n {
+		clear(dst[from])
+		others := 0
+		for to := range n {
+			if to != from && svc.Placed(to) {
+				others++
+			}
+		}
+		away := x
+		switch {
+		case others == 0:
+			away = 0
+		case !svc.Placed(from):
+			away = 1
+		}
+		dst[from][from] = 1 - away
+		for to := range n {
+			if to != from && svc.Placed(to) {
+				dst[from][to] = away / float64(others)
 			}
 		}
 	}

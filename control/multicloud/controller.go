@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/shoal-project/shoal/control"
@@ -25,10 +26,17 @@ type Options struct {
 	// mean absolute error (0: the paper's plain minimum).
 	Margin float64
 	// Objective is what BO minimises: ObjectiveMean, the predicted mean
-	// response time (the paper's), or ObjectiveHeadroom, that mean with
-	// every location's predicted utilisation kept under Headroom.
+	// response time (the paper's), ObjectiveHeadroom, that mean with
+	// every location's predicted utilisation kept under Headroom, or
+	// ObjectiveP95, the predicted p95 (the file's p95 models).
 	Objective string
 	Headroom  float64
+	// MaxEgressGBPerHour is a budget of the bytes the routed services'
+	// calls send between locations, GB per hour (0: none). Every service
+	// may send the same share of its calls' bytes away: the budget less
+	// the egress of services not routed, over all the routed calls' bytes,
+	// as the period's Bytes give them.
+	MaxEgressGBPerHour float64
 	// Seed seeds the BO.
 	Seed uint64
 }
@@ -37,10 +45,11 @@ type Options struct {
 const (
 	ObjectiveMean     = "mean"
 	ObjectiveHeadroom = "headroom"
+	ObjectiveP95      = "p95"
 )
 
 // Objectives are the objectives' names.
-var Objectives = []string{ObjectiveMean, ObjectiveHeadroom}
+var Objectives = []string{ObjectiveMean, ObjectiveHeadroom, ObjectiveP95}
 
 // DefaultOptions are the paper's settings, but for the objective: the
 // mean under a headroom of 0.7, chosen on validation runs (issue 37),
@@ -56,6 +65,33 @@ func (o Options) UtilisationCap() float64 {
 		return o.Headroom
 	}
 	return 0
+}
+
+// Check reports options the models cannot serve: an unknown objective, a
+// negative budget, or the p95 objective with models that have no p95.
+func (o Options) Check(models map[string]Fitted) error {
+	if !slices.Contains(Objectives, o.Objective) {
+		return fmt.Errorf("multicloud: objective %q: want one of %v", o.Objective, Objectives)
+	}
+	if !(o.MaxEgressGBPerHour >= 0) {
+		return fmt.Errorf("multicloud: max egress %g GB per hour: want 0 (none) or more", o.MaxEgressGBPerHour)
+	}
+	if o.Objective == ObjectiveP95 {
+		for name, f := range models {
+			if f.P95 == nil {
+				return fmt.Errorf("multicloud: objective p95: service %s has no p95 model (a file trained before them: train it again)", name)
+			}
+		}
+	}
+	return nil
+}
+
+// objective returns the model BO minimises for the objective.
+func (f Fitted) objective(name string) Fitted {
+	if name == ObjectiveP95 && f.P95 != nil {
+		f.Model, f.MAE = f.P95, f.P95MAE
+	}
+	return f
 }
 
 // Controller is the learning-based load balancer (Fig. 1, II-C): every
@@ -116,8 +152,11 @@ func (c *Controller) Decide(now time.Duration, s *metrics.Snapshot) []control.Ac
 		if total(c.st.RPS) == 0 {
 			continue // no calls to route
 		}
+		f = f.objective(c.opt.Objective)
 		f.MAE *= c.opt.Margin
-		shift, _, err := Optimise(f, &c.st, c.opt.Steps, c.opt.UtilisationCap(), c.rng)
+		lim := Limits{Utilisation: c.opt.UtilisationCap(), Service: svc}
+		lim.Away, lim.Budget = c.away(s)
+		shift, _, err := Optimise(f, &c.st, c.opt.Steps, lim, c.rng)
 		if err != nil {
 			continue
 		}
@@ -129,20 +168,33 @@ func (c *Controller) Decide(now time.Duration, s *metrics.Snapshot) []control.Ac
 	return out
 }
 
+// Limits are what a shift must keep within, beyond the paper.
+type Limits struct {
+	// Utilisation caps the busiest location's predicted utilisation
+	// (Busiest; 0: none): the plain mean fills the clouds a model finds
+	// fast, and their overloads make the tail.
+	Utilisation float64
+	// With Budget, Away caps the share of the service's calls sent to
+	// another location (Away): an egress budget's share.
+	Budget bool
+	Away   float64
+	// Service is the service the shift routes (nil: placed everywhere).
+	Service *Service
+}
+
 // Optimise searches the request shift that minimises the model's predicted
 // response time of a service in state st by GP-BO with Expected
 // Improvement (II-C2) for steps evaluations: the zero shift (every cloud
 // keeps its calls), then a Latin hypercube of Pairs+1 points, then EI's
-// choices. With limit > 0, beyond the paper, a shift whose busiest location
-// would be utilised beyond limit (Busiest) pays 1 s per unit over it: the
-// plain mean fills the clouds a model finds fast, and their overloads
-// make the tail. Beyond the paper, the best shift must beat the zero shift by
+// choices. A shift beyond a limit pays for it: 1 s per unit of
+// utilisation over lim.Utilisation, 10 s per unit of share over lim.Away
+// (1% of the calls over the budget costs 100 ms). Beyond the paper, the best shift must beat the zero shift by
 // more than the model's mean absolute error, or the zero shift stands: a
 // minimum over a few noisy predictions is biased low, and without the
 // margin the routes chase the model's errors across clouds. It returns
 // the shift and the minimum found after each step (the convergence of
 // Fig. 7).
-func Optimise(f Fitted, st *State, steps int, limit float64, rng *rand.Rand) (best, trace []float64, err error) {
+func Optimise(f Fitted, st *State, steps int, lim Limits, rng *rand.Rand) (best, trace []float64, err error) {
 	opt, err := bo.NewBayesOpt(boConfig(len(st.Replicas), steps), rng)
 	if err != nil {
 		return nil, nil, err
@@ -158,8 +210,11 @@ func Optimise(f Fitted, st *State, steps int, limit float64, rng *rand.Rand) (be
 		}
 		x = Features(x, st, f.Standard, shift)
 		y := f.Model.Predict(x)
-		if limit > 0 {
-			y += 1000 * max(Busiest(st, f.Standard, shift)-limit, 0)
+		if lim.Utilisation > 0 {
+			y += 1000 * max(Busiest(st, f.Standard, shift)-lim.Utilisation, 0)
+		}
+		if lim.Budget {
+			y += 10000 * max(Away(st, shift, lim.Service)-lim.Away, 0)
 		}
 		if err := opt.Tell(shift, y, nil); err != nil {
 			return nil, nil, err
@@ -263,4 +318,49 @@ func Busiest(st *State, std, shift []float64) float64 {
 		}
 	}
 	return top
+}
+
+// Away is the share of a service's calls (rps from each location) a
+// shift sends to another location; svc nil is a service placed
+// everywhere.
+func Away(st *State, shift []float64, svc *Service) float64 {
+	if svc == nil {
+		svc = &Service{Parts: make([]int, len(st.RPS))}
+	}
+	w := Weights(nil, shift, svc)
+	var away, all float64
+	for f, r := range st.RPS {
+		all += r
+		away += r * (1 - w[f][f])
+	}
+	if all == 0 {
+		return 0
+	}
+	return away / all
+}
+
+// away is the share of its calls' bytes every routed service may send to
+// another location under the egress budget (false: no budget, or no
+// bytes to share it by): the budget less what the services not routed
+// send away, over every routed call's bytes, all per hour at the period's
+// rate.
+func (c *Controller) away(s *metrics.Snapshot) (float64, bool) {
+	if c.opt.MaxEgressGBPerHour <= 0 || s.Period <= 0 {
+		return 0, false
+	}
+	perHour := time.Hour.Seconds() / s.Period.Seconds() / (1 << 30)
+	var routed, fixed float64
+	for i := range s.Routes {
+		r := &s.Routes[i]
+		switch {
+		case c.topo.Routed(r.Service):
+			routed += r.Bytes * perHour
+		case r.From != r.To:
+			fixed += r.Bytes * perHour
+		}
+	}
+	if routed == 0 {
+		return 0, false
+	}
+	return max(c.opt.MaxEgressGBPerHour-fixed, 0) / routed, true
 }

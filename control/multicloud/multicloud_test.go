@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,6 +121,17 @@ func TestBaselines(t *testing.T) {
 	if w := weightsOf(decide("even"), "front", "c1"); w["c1"] != w["c3"] || math.Abs(w["c2"]-1.0/3) > 1e-12 {
 		t.Errorf("even: front from c1 %v", w)
 	}
+	if w := weightsOf(decide("spread:0.3"), "front", "c1"); math.Abs(w["c1"]-0.7) > 1e-12 || math.Abs(w["c2"]-0.15) > 1e-12 || math.Abs(w["c3"]-0.15) > 1e-12 {
+		t.Errorf("spread:0.3: front from c1 %v, want 0.7 home, 0.15 to each other", w)
+	}
+	if w := weightsOf(decide("spread:0.3"), "back", "c3"); len(w) != 2 || math.Abs(w["c1"]-0.5) > 1e-12 || math.Abs(w["c2"]-0.5) > 1e-12 {
+		t.Errorf("spread:0.3: back from c3, where it does not run, %v: want half to each cloud it runs in", w)
+	}
+	for _, bad := range []string{"spread:1.5", "spread:x", "spread:"} {
+		if _, err := NewBaseline(bad, 1); err == nil || IsBaseline(bad) {
+			t.Errorf("%s: no error", bad)
+		}
+	}
 	// Locality: front@c1 has 1 of 4 instances ready: health 35%, so 35%
 	// stays and 65% spills to the other clouds by their ready instances.
 	s.Services[1].Replicas, s.Services[1].Ready = 4, 1
@@ -145,7 +157,7 @@ func (bowl) Predict(x []float64) float64 {
 // 0.02 of the 10 ms floor), and the trace never rises.
 func TestOptimiseFindsTheMinimum(t *testing.T) {
 	st := &State{Replicas: []float64{1, 1, 1}, RTT: []float64{20, 40, 30}, RPS: []float64{5, 5, 5}, Background: make([]float64, 3)}
-	best, trace, err := Optimise(Fitted{Model: bowl{}, Standard: make([]float64, 5)}, st, 20, 0, rand.New(rand.NewPCG(1, 2)))
+	best, trace, err := Optimise(Fitted{Model: bowl{}, Standard: make([]float64, 5)}, st, 20, Limits{}, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +170,7 @@ func TestOptimiseFindsTheMinimum(t *testing.T) {
 		}
 	}
 	// A margin larger than the gain keeps the zero shift.
-	best, _, _ = Optimise(Fitted{Model: bowl{}, Standard: make([]float64, 5), MAE: 100}, st, 20, 0, rand.New(rand.NewPCG(1, 2)))
+	best, _, _ = Optimise(Fitted{Model: bowl{}, Standard: make([]float64, 5), MAE: 100}, st, 20, Limits{}, rand.New(rand.NewPCG(1, 2)))
 	if zero := []float64{0, 0, 0}; !slices.Equal(best, zero) {
 		t.Errorf("with a 100 ms margin the shift is %v, want none", best)
 	}
@@ -343,18 +355,86 @@ func (slope) Predict(x []float64) float64 {
 func TestHeadroomKeepsLocationsUnderTheCap(t *testing.T) {
 	st := &State{Replicas: []float64{1, 1, 1}, RTT: []float64{20, 40, 30}, RPS: []float64{60, 60, 0}, Background: make([]float64, 3)}
 	std := []float64{10, 11, 12, 13, 14}
-	free, _, err := Optimise(Fitted{Model: slope{}, Standard: std}, st, 20, 0, rand.New(rand.NewPCG(1, 2)))
+	free, _, err := Optimise(Fitted{Model: slope{}, Standard: std}, st, 20, Limits{}, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if u := Busiest(st, std, free); u < 1 {
 		t.Errorf("the mean objective's shift %v leaves the busiest location at %.2f, want past 1", free, u)
 	}
-	capped, _, err := Optimise(Fitted{Model: slope{}, Standard: std}, st, 20, 0.7, rand.New(rand.NewPCG(1, 2)))
+	capped, _, err := Optimise(Fitted{Model: slope{}, Standard: std}, st, 20, Limits{Utilisation: 0.7}, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if u := Busiest(st, std, capped); u > 0.75 {
 		t.Errorf("under a headroom of 0.7 the shift %v leaves the busiest location at %.2f", capped, u)
+	}
+}
+
+// TestEgressBudgetCapsTheShareAway: the model that would send c1's calls
+// to c2 sends half of them (a quarter of all calls) without a budget, and
+// keeps the share sent away near a budget's 10% under one.
+func TestEgressBudgetCapsTheShareAway(t *testing.T) {
+	st := &State{Replicas: []float64{1, 1, 1}, RTT: []float64{20, 40, 30}, RPS: []float64{60, 60, 0}, Background: make([]float64, 3)}
+	f := Fitted{Model: slope{}, Standard: []float64{1, 1, 1, 1, 1}}
+	free, _, err := Optimise(f, st, 20, Limits{}, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := Away(st, free, nil); a < 0.3 {
+		t.Errorf("without a budget the shift %v sends %.2f of the calls away, want more than 0.3", free, a)
+	}
+	capped, _, err := Optimise(f, st, 20, Limits{Budget: true, Away: 0.1}, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := Away(st, capped, nil); a > 0.11 {
+		t.Errorf("under a budget of 10%% the shift %v sends %.2f of the calls away", capped, a)
+	}
+}
+
+// TestEgressBudgetShare: the share every routed service may send away is
+// the budget less the egress of services not routed, over the routed
+// calls' bytes per hour.
+func TestEgressBudgetShare(t *testing.T) {
+	const gb = 1 << 30
+	c := &Controller{cycle: newCycle(Options{MaxEgressGBPerHour: 3})}
+	c.topo = &Topology{Locations: []string{"a", "b"}, Services: []Service{{Name: "r", Parts: []int{0, 1}}}}
+	s := &metrics.Snapshot{Period: time.Hour, Routes: []metrics.RouteStats{
+		{Service: "r", From: "a", To: "a", Bytes: 8 * gb},
+		{Service: "r", From: "a", To: "b", Bytes: 2 * gb},
+		{Service: "u", From: "a", To: "b", Bytes: 1 * gb}, // not routed, sent away
+		{Service: "u", From: "b", To: "b", Bytes: 5 * gb}, // not routed, kept home
+	}}
+	if got, ok := c.away(s); !ok || math.Abs(got-0.2) > 1e-12 {
+		t.Errorf("share %g (budgeted %v), want (3 - 1) / 10 = 0.2", got, ok)
+	}
+	c.opt.MaxEgressGBPerHour = 0
+	if _, ok := c.away(s); ok {
+		t.Error("no budget: budgeted")
+	}
+}
+
+// TestP95Objective: the p95 objective minimises the p95 model, and
+// models without one are refused.
+func TestP95Objective(t *testing.T) {
+	f := Fitted{Model: slope{}, MAE: 1, P95: bowl{}, P95MAE: 2}
+	if g := f.objective(ObjectiveP95); g.Model != (bowl{}) || g.MAE != 2 {
+		t.Errorf("p95 objective: %T, MAE %g", g.Model, g.MAE)
+	}
+	if g := f.objective(ObjectiveHeadroom); g.Model != (slope{}) || g.MAE != 1 {
+		t.Errorf("headroom objective: %T, MAE %g", g.Model, g.MAE)
+	}
+	opt := DefaultOptions()
+	opt.Objective = ObjectiveP95
+	if err := opt.Check(map[string]Fitted{"s": {Model: slope{}}}); err == nil || !strings.Contains(err.Error(), "no p95 model") {
+		t.Errorf("p95 without p95 models: %v", err)
+	}
+	if err := opt.Check(map[string]Fitted{"s": f}); err != nil {
+		t.Error(err)
+	}
+	opt.Objective = "p99"
+	if err := opt.Check(nil); err == nil {
+		t.Error("objective p99: no error")
 	}
 }

@@ -46,6 +46,13 @@ type ServiceModel struct {
 	// Test is each model's accuracy on the offline test split, by kind
 	// ("nn", "svr"); its MAE is the margin a shift must win by (Optimise).
 	Test map[string]Accuracy `json:"test"`
+	// P95SVR models the 95th percentile of the service's response time,
+	// ms (its calls' histograms merged over the locations, its children's
+	// time included), on the same inputs: what the p95 objective
+	// minimises. An SVR, the faster of the two kinds to fit; files from
+	// before it have none.
+	P95Scaler nn.Scaler `json:"p95_svr_scaler,omitzero"`
+	P95SVR    svr.Saved `json:"p95_svr,omitzero"`
 	// Choice is the kind the "chosen" models use: the one of lower MAE on
 	// the held-out split (Choose), decided when the file was trained, so a
 	// user need not.
@@ -58,6 +65,8 @@ const (
 	KindNN     = "nn"
 	KindSVR    = "svr"
 	KindChosen = "chosen"
+	// KindP95 names the p95 model's accuracy in Test.
+	KindP95 = "p95-svr"
 )
 
 // Choose picks the kind of lower mean absolute error on the held-out
@@ -162,6 +171,10 @@ type Fitted struct {
 	Model    Model
 	Standard []float64 // the standard processing times, ms
 	MAE      float64   // the model's mean absolute error on its test split, ms
+	// P95 is the model of the p95 and P95MAE its error (nil in files
+	// without one).
+	P95    Model
+	P95MAE float64
 }
 
 // Models returns fresh instances of the policy's models of kind "nn",
@@ -188,8 +201,18 @@ func (p *Policy) Models(kind string) (map[string]Fitted, error) {
 			return nil, fmt.Errorf("unknown model kind %q (want nn, svr or chosen)", kind)
 		}
 		f.MAE = s.Test[kind].MAE
+		if a, ok := s.Test[KindP95]; ok {
+			m, err := svr.Load(s.P95SVR)
+			if err != nil {
+				return nil, fmt.Errorf("service %s: p95 model: %w", s.Name, err)
+			}
+			f.P95, f.P95MAE = &SVRModel{Scaler: s.P95Scaler, M: m}, a.MAE
+		}
 		if p.Inputs == InputsDerived {
 			f.Model = &derivedModel{m: f.Model, n: len(p.Locations), std: len(s.Standard)}
+			if f.P95 != nil {
+				f.P95 = &derivedModel{m: f.P95, n: len(p.Locations), std: len(s.Standard)}
+			}
 		}
 		out[s.Name] = f
 	}

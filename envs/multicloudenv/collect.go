@@ -23,11 +23,13 @@ import (
 	"github.com/shoal-project/shoal/workload"
 )
 
-// Sample is one service's measured period: the model's input and the
-// measured mean response time, ms.
+// Sample is one service's measured period: the model's input, the
+// measured mean response time (its own part: SelfTime), ms, and the p95
+// of its calls' response time, ms (NaN when none completed).
 type Sample struct {
-	X []float64
-	Y float64
+	X   []float64
+	Y   float64
+	P95 float64
 }
 
 // Data are samples by service name, in the topology's order.
@@ -144,13 +146,31 @@ func Collect(ctx context.Context, sc *scenario.Scenario, c Collection, standard 
 			if std == nil {
 				std = make([]float64, len(multicloud.StandardRPS))
 			}
-			data.Samples[svc.Name] = append(data.Samples[svc.Name], Sample{X: multicloud.Features(nil, &st, std, shifts[i]), Y: st.SelfTime})
+			data.Samples[svc.Name] = append(data.Samples[svc.Name], Sample{X: multicloud.Features(nil, &st, std, shifts[i]), Y: st.SelfTime, P95: p95(&snap, svc)})
 		}
 		if progress != nil {
 			progress(float64(p+1) / float64(c.Periods))
 		}
 	}
 	return data, nil
+}
+
+// p95 is the 95th percentile of service svc's response time over the
+// period as its callers saw it, network included, ms: its routes'
+// histograms merged (the mesh's istio_request_duration_milliseconds,
+// reporter="source", summed over callers and locations); NaN when none
+// completed.
+func p95(s *metrics.Snapshot, svc *multicloud.Service) float64 {
+	var h metrics.LatencyHist
+	for i := range s.Routes {
+		if r := &s.Routes[i]; r.Service == svc.Name {
+			h.Merge(&r.Hist)
+		}
+	}
+	if h.Count() == 0 {
+		return math.NaN()
+	}
+	return 1000 * h.Quantile(0.95)
 }
 
 // randomShift draws a request shift uniform in [-1, 1] per pair, or in

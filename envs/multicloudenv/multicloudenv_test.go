@@ -36,7 +36,8 @@ func TestStandardRisesWithTheRate(t *testing.T) {
 }
 
 // TestCollect: every routed service gets a sample per period with the
-// model's input length and a response time above the RTT-free floor.
+// model's input length, a response time above the RTT-free floor and a
+// p95.
 func TestCollect(t *testing.T) {
 	c := DefaultCollection()
 	c.Periods = 20
@@ -53,7 +54,9 @@ func TestCollect(t *testing.T) {
 			t.Errorf("%s: %d samples of 20 periods", name, len(s))
 		}
 		for _, x := range s {
-			if len(x.X) != multicloud.Inputs(3, 5) || !(x.Y > 1) {
+			// The p95 of the whole response time is at least the mean of
+			// its own part.
+			if len(x.X) != multicloud.Inputs(3, 5) || !(x.Y > 1) || !(x.P95 >= x.Y) {
 				t.Fatalf("%s: sample %+v", name, x)
 			}
 		}
@@ -100,6 +103,9 @@ func TestTrainSmall(t *testing.T) {
 	if a := res.Test["details"]["svr"]; !(a.R2 > 0.3) || a.N == 0 {
 		t.Errorf("details' SVR on the test split: %+v, want R² above 0.3", a)
 	}
+	if a := res.Test["details"][multicloud.KindP95]; a.N == 0 || !(a.MAE > 0) {
+		t.Errorf("details' p95 model on the test split: %+v", a)
+	}
 	for _, kind := range []string{"nn", "svr"} {
 		models, err := res.Policy.Models(kind)
 		if err != nil {
@@ -108,6 +114,9 @@ func TestTrainSmall(t *testing.T) {
 		x := res.Data.Samples["details"][0].X
 		if y := models["details"].Model.Predict(x); math.IsNaN(y) || math.IsInf(y, 0) {
 			t.Errorf("%s predicts %g", kind, y)
+		}
+		if y := models["details"].P95.Predict(x); !(y > 0) || math.IsInf(y, 0) {
+			t.Errorf("the p95 model predicts %g", y)
 		}
 	}
 }

@@ -51,7 +51,7 @@ func DefaultConfig() Config {
 // split, by service and model kind.
 type Result struct {
 	Policy *multicloud.Policy
-	Test   map[string]map[string]multicloud.Accuracy // service -> "nn"|"svr" -> accuracy
+	Test   map[string]map[string]multicloud.Accuracy // service -> "nn"|"svr"|"p95-svr" -> accuracy
 	Data   *Data
 	Wall   time.Duration
 }
@@ -103,6 +103,15 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg Config) (*Result, err
 		}
 		nm := &multicloud.NNModel{Scaler: p.Services[i].NNScaler, Net: p.Net(i)}
 		res.Test[name] = map[string]multicloud.Accuracy{"svr": Evaluate(sm, test), "nn": Evaluate(nm, test)}
+		if p95Train, p95Test := tails(train), tails(test); len(p95Train) >= 2 && len(p95Test) > 0 {
+			x, y := columns(p95Train)
+			m, err := multicloud.FitSVR(x, y)
+			if err != nil {
+				return nil, fmt.Errorf("service %s: p95 svr: %w", name, err)
+			}
+			p.Services[i].P95Scaler, p.Services[i].P95SVR = m.Scaler, m.M.Save()
+			res.Test[name][multicloud.KindP95] = Evaluate(m, p95Test)
+		}
 		p.Services[i].Test = res.Test[name]
 		p.Services[i].Choice = multicloud.Choose(res.Test[name])
 	}
@@ -208,11 +217,22 @@ func Evaluate(m multicloud.Model, samples []Sample) multicloud.Accuracy {
 	return multicloud.Accuracy{R2: 1 - ss/st, MSE: ss / n, MAE: ae / n, N: len(samples)}
 }
 
+// tails returns the samples with a p95 as their target.
+func tails(samples []Sample) []Sample {
+	var out []Sample
+	for _, s := range samples {
+		if !math.IsNaN(s.P95) {
+			out = append(out, Sample{X: s.X, Y: s.P95})
+		}
+	}
+	return out
+}
+
 // derive returns samples with the derived input.
 func derive(samples []Sample, n, std int) []Sample {
 	out := make([]Sample, len(samples))
 	for i, s := range samples {
-		out[i] = Sample{X: multicloud.Derived(nil, s.X, n, std), Y: s.Y}
+		out[i] = Sample{X: multicloud.Derived(nil, s.X, n, std), Y: s.Y, P95: s.P95}
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -78,11 +79,17 @@ type RoutePolicySpec struct {
 	Model string `json:"model,omitempty"`
 	// Objective is what the multicloud policy's optimisation minimises:
 	// headroom (the predicted mean response time with every location's
-	// predicted utilisation kept under 0.7) or mean (the paper's).
+	// predicted utilisation kept under 0.7), mean (the paper's) or p95
+	// (the predicted 95th percentile; files trained with p95 models).
 	//
-	// +kubebuilder:validation:Enum=headroom;mean
+	// +kubebuilder:validation:Enum=headroom;mean;p95
 	// +kubebuilder:default=headroom
 	Objective string `json:"objective,omitempty"`
+	// MaxEgressGBPerHour is a budget of the bytes the routed services'
+	// calls send between locations, GB per hour, as Istio's request and
+	// response byte metrics count them (unset: none). Every routed service
+	// may send the same share of its calls' bytes away.
+	MaxEgressGBPerHour *resource.Quantity `json:"maxEgressGBPerHour,omitempty"`
 	// Period is the control period (and the PromQL windows').
 	//
 	// +kubebuilder:default="10s"

@@ -353,6 +353,11 @@ func (in *RoutePolicySpec) DeepCopyInto(out *RoutePolicySpec) {
 		*out = new(PolicySource)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.MaxEgressGBPerHour != nil {
+		in, out := &in.MaxEgressGBPerHour, &out.MaxEgressGBPerHour
+		x := (*in).DeepCopy()
+		*out = &x
+	}
 	out.Period = in.Period
 }
 
