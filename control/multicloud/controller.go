@@ -104,6 +104,7 @@ func (f Fitted) objective(name string) Fitted {
 type Controller struct {
 	cycle
 	models map[string]Fitted
+	last   map[string][]float64 // the shift in force, by service
 	rng    *rand.Rand
 	st     State
 }
@@ -131,7 +132,7 @@ func (s Stats) MeanSpan() time.Duration {
 
 // NewController returns the learned controller over the services' models.
 func NewController(models map[string]Fitted, opt Options) *Controller {
-	return &Controller{cycle: newCycle(opt), models: models, rng: rand.New(rand.NewPCG(opt.Seed, 0x626f))}
+	return &Controller{cycle: newCycle(opt), models: models, last: map[string][]float64{}, rng: rand.New(rand.NewPCG(opt.Seed, 0x626f))}
 }
 
 // Decide implements control.Controller.
@@ -156,10 +157,12 @@ func (c *Controller) Decide(now time.Duration, s *metrics.Snapshot) []control.Ac
 		f.MAE *= c.opt.Margin
 		lim := Limits{Utilisation: c.opt.UtilisationCap(), Service: svc}
 		lim.Away, lim.Budget = c.away(s)
+		lim.From = c.last[svc.Name]
 		shift, _, err := Optimise(f, &c.st, c.opt.Steps, lim, c.rng)
 		if err != nil {
 			continue
 		}
+		c.last[svc.Name] = shift
 		c.stats.Optimised++
 		out = c.topo.Actions(out, svc, Weights(nil, shift, svc))
 	}
@@ -180,20 +183,27 @@ type Limits struct {
 	Away   float64
 	// Service is the service the shift routes (nil: placed everywhere).
 	Service *Service
+	// From is the reference shift: BO evaluates it first and keeps it
+	// unless beaten by the margin (nil: the zero shift). The controller
+	// passes the shift in force, so that a service whose model cannot see
+	// far keeps routes that worked rather than falling back to Local;
+	// chosen on validation runs over the zero shift (issue 37).
+	From []float64
 }
 
 // Optimise searches the request shift that minimises the model's predicted
 // response time of a service in state st by GP-BO with Expected
-// Improvement (II-C2) for steps evaluations: the zero shift (every cloud
-// keeps its calls), then a Latin hypercube of Pairs+1 points, then EI's
+// Improvement (II-C2) for steps evaluations: the reference shift first
+// (lim.From, the shift in force; the zero shift, every cloud keeping its
+// calls, when nil), then a Latin hypercube of Pairs+1 points, then EI's
 // choices. A shift beyond a limit pays for it: 1 s per unit of
 // utilisation over lim.Utilisation, 10 s per unit of share over lim.Away
-// (1% of the calls over the budget costs 100 ms). Beyond the paper, the best shift must beat the zero shift by
-// more than the model's mean absolute error, or the zero shift stands: a
-// minimum over a few noisy predictions is biased low, and without the
-// margin the routes chase the model's errors across clouds. It returns
-// the shift and the minimum found after each step (the convergence of
-// Fig. 7).
+// (1% of the calls over the budget costs 100 ms). Beyond the paper, the
+// best shift must beat the reference by more than the model's mean
+// absolute error, or the reference stands: a minimum over a few noisy
+// predictions is biased low, and without the margin the routes chase the
+// model's errors across clouds. It returns the shift and the minimum
+// found after each step (the convergence of Fig. 7).
 func Optimise(f Fitted, st *State, steps int, lim Limits, rng *rand.Rand) (best, trace []float64, err error) {
 	opt, err := bo.NewBayesOpt(boConfig(len(st.Replicas), steps), rng)
 	if err != nil {
@@ -203,6 +213,9 @@ func Optimise(f Fitted, st *State, steps int, lim Limits, rng *rand.Rand) (best,
 	low, stay := math.Inf(1), 0.0
 	for k := range steps {
 		shift := make([]float64, len(st.RTT))
+		if k == 0 && lim.From != nil {
+			copy(shift, lim.From)
+		}
 		if k > 0 {
 			if shift, err = opt.Ask(); err != nil {
 				return nil, nil, err
@@ -229,6 +242,9 @@ func Optimise(f Fitted, st *State, steps int, lim Limits, rng *rand.Rand) (best,
 	}
 	if low > stay-f.MAE {
 		best = make([]float64, len(st.RTT))
+		if lim.From != nil {
+			copy(best, lim.From)
+		}
 	}
 	return best, trace, nil
 }

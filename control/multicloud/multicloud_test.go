@@ -154,7 +154,8 @@ func (bowl) Predict(x []float64) float64 {
 }
 
 // TestOptimiseFindsTheMinimum: 20 BO steps find a known optimum (within
-// 0.02 of the 10 ms floor), and the trace never rises.
+// 0.02 of the 10 ms floor), and the trace never rises; a margin keeps the
+// reference shift.
 func TestOptimiseFindsTheMinimum(t *testing.T) {
 	st := &State{Replicas: []float64{1, 1, 1}, RTT: []float64{20, 40, 30}, RPS: []float64{5, 5, 5}, Background: make([]float64, 3)}
 	best, trace, err := Optimise(Fitted{Model: bowl{}, Standard: make([]float64, 5)}, st, 20, Limits{}, rand.New(rand.NewPCG(1, 2)))
@@ -173,6 +174,12 @@ func TestOptimiseFindsTheMinimum(t *testing.T) {
 	best, _, _ = Optimise(Fitted{Model: bowl{}, Standard: make([]float64, 5), MAE: 100}, st, 20, Limits{}, rand.New(rand.NewPCG(1, 2)))
 	if zero := []float64{0, 0, 0}; !slices.Equal(best, zero) {
 		t.Errorf("with a 100 ms margin the shift is %v, want none", best)
+	}
+	// ... and the reference shift, when there is one.
+	from := []float64{-0.3, 0.2, 0.1}
+	best, _, _ = Optimise(Fitted{Model: bowl{}, Standard: make([]float64, 5), MAE: 100}, st, 20, Limits{From: from}, rand.New(rand.NewPCG(1, 2)))
+	if !slices.Equal(best, from) {
+		t.Errorf("with a 100 ms margin the shift is %v, want the reference %v", best, from)
 	}
 }
 
