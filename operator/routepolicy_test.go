@@ -28,6 +28,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -302,6 +303,27 @@ func TestRoutePolicyWritesVirtualServiceWeights(t *testing.T) {
 	first := dt.Status.Policy
 	if !meta.IsStatusConditionTrue(dt.Status.Conditions, CondPolicyLoaded) || !strings.Contains(first, "configmap routes/models@") || !strings.Contains(first, "chosen models of details, trained on test, seed 3") {
 		t.Errorf("details' model: policy %q, conditions %+v", first, dt.Status.Conditions)
+	}
+	// The p95 objective needs p95 models, which this file has not: the
+	// policy is refused, with the reason (the budget, a quantity, passes
+	// the API server's schema).
+	budget := resource.MustParse("0.5")
+	if err := k.Create(bg, &v1alpha1.RoutePolicy{ObjectMeta: metav1.ObjectMeta{Name: "details-p95", Namespace: "default"},
+		Spec: v1alpha1.RoutePolicySpec{Services: []v1alpha1.RouteService{{Name: "details"}}, Locations: locations, Period: period, Policy: RouteMulticloud,
+			Objective: multicloud.ObjectiveP95, MaxEgressGBPerHour: &budget, DryRun: true,
+			PolicyFrom: &v1alpha1.PolicySource{ConfigMapKeyRef: &v1alpha1.ConfigMapKey{Name: "routes", Key: "models"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	var p95 v1alpha1.RoutePolicy
+	err = wait.PollUntilContextTimeout(bg, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := k.Get(ctx, types.NamespacedName{Namespace: "default", Name: "details-p95"}, &p95); err != nil {
+			return false, nil // not in the client's cache yet
+		}
+		c := meta.FindStatusCondition(p95.Status.Conditions, CondPolicyLoaded)
+		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "no p95 model"), nil
+	})
+	if err != nil {
+		t.Errorf("the p95 objective without p95 models: conditions %+v", p95.Status.Conditions)
 	}
 	cm.BinaryData["models"] = []byte("not a model")
 	if err := k.Update(bg, cm); err != nil {

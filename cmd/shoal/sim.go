@@ -207,7 +207,7 @@ func (cl *cli) recordSim(cmd *cobra.Command, rec *recording, start time.Time, sc
 func policyFileHashes(specs, names []string) (map[string]string, error) {
 	out := map[string]string{}
 	for i, s := range specs {
-		if _, file, ok := strings.Cut(s, ":"); ok {
+		if _, file, ok := policyFile(s); ok {
 			b, err := os.ReadFile(file)
 			if err != nil {
 				return nil, err

@@ -271,20 +271,29 @@ func fmtReturns(r []float64) string {
 	return strings.Join(parts, " ")
 }
 
+// policyFile splits a KIND:FILE entry of --policy; ok is false for a
+// policy with no file (spread:X, a multi-cloud baseline, is one).
+func policyFile(spec string) (kind, file string, ok bool) {
+	if multicloud.IsBaseline(spec) {
+		return "", "", false
+	}
+	return strings.Cut(spec, ":")
+}
+
 // learnedPolicies resolves the KIND:FILE entries of --policy to learned
 // policies, keyed by their name in the results (KIND, or the whole entry
 // when KIND appears twice), and returns the policy list with those names.
 func learnedPolicies(specs []string, sc *scenario.Scenario, fit fitting) ([]string, map[string]experiment.Learned, error) {
 	kinds := map[string]int{}
 	for _, s := range specs {
-		if k, _, ok := strings.Cut(s, ":"); ok {
+		if k, _, ok := policyFile(s); ok {
 			kinds[k]++
 		}
 	}
 	names := make([]string, len(specs))
 	learned := map[string]experiment.Learned{}
 	for i, s := range specs {
-		kind, file, ok := strings.Cut(s, ":")
+		kind, file, ok := policyFile(s)
 		if !ok {
 			names[i] = s
 			continue

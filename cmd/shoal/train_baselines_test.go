@@ -81,6 +81,15 @@ func TestTrainMultiCloudThenSimulate(t *testing.T) {
 	if err != nil || !strings.Contains(out, "\nmulticloud-nn ") || !strings.Contains(out, "\nmulticloud-svr ") || !strings.Contains(out, "\nmulticloud ") || !strings.Contains(out, "\nlocality ") {
 		t.Fatalf("sim: %v\n%s", err, out)
 	}
+	out, err = runCLI(t, "sim", "bookinfo", "--policy", "spread:0.3,multicloud:"+models, "--objective", "p95", "--max-egress-gb-per-hour", "0.1", "--seeds", "1", "--horizon", "3m", "--quiet")
+	if err != nil || !strings.Contains(out, "\nspread:0.3 ") || !strings.Contains(out, "\nmulticloud ") {
+		t.Fatalf("sim with a spread, the p95 objective and an egress budget: %v\n%s", err, out)
+	}
+	for _, bad := range [][]string{{"--objective", "p99"}, {"--max-egress-gb-per-hour", "-1"}} {
+		if _, err := runCLI(t, append([]string{"sim", "bookinfo", "--policy", "multicloud:" + models}, bad...)...); !errors.Is(err, errUsage) {
+			t.Errorf("sim %v: %v", bad, err)
+		}
+	}
 	if _, err := runCLI(t, "train", "multicloud", "bookinfo", "-o", models, "--inputs", "all"); !errors.Is(err, errUsage) {
 		t.Errorf("--inputs all: %v", err)
 	}

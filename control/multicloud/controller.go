@@ -31,11 +31,9 @@ type Options struct {
 	// ObjectiveP95, the predicted p95 (the file's p95 models).
 	Objective string
 	Headroom  float64
-	// MaxEgressGBPerHour is a budget of the bytes the routed services'
-	// calls send between locations, GB per hour (0: none). Every service
-	// may send the same share of its calls' bytes away: the budget less
-	// the egress of services not routed, over all the routed calls' bytes,
-	// as the period's Bytes give them.
+	// MaxEgressGBPerHour is a budget of the bytes calls send between
+	// locations, GB per hour (0: none), as the period's route Bytes give
+	// them: each routed service may send away what the others leave of it.
 	MaxEgressGBPerHour float64
 	// Seed seeds the BO.
 	Seed uint64
@@ -156,7 +154,7 @@ func (c *Controller) Decide(now time.Duration, s *metrics.Snapshot) []control.Ac
 		f = f.objective(c.opt.Objective)
 		f.MAE *= c.opt.Margin
 		lim := Limits{Utilisation: c.opt.UtilisationCap(), Service: svc}
-		lim.Away, lim.Budget = c.away(s)
+		lim.Away, lim.Budget = c.away(s, svc.Name)
 		lim.From = c.last[svc.Name]
 		shift, _, err := Optimise(f, &c.st, c.opt.Steps, lim, c.rng)
 		if err != nil {
@@ -355,28 +353,30 @@ func Away(st *State, shift []float64, svc *Service) float64 {
 	return away / all
 }
 
-// away is the share of its calls' bytes every routed service may send to
-// another location under the egress budget (false: no budget, or no
-// bytes to share it by): the budget less what the services not routed
-// send away, over every routed call's bytes, all per hour at the period's
-// rate.
-func (c *Controller) away(s *metrics.Snapshot) (float64, bool) {
+// away is the share of its calls' bytes service svc may send to another
+// location under the egress budget (false: no budget, or no calls): what
+// the budget leaves after every other service's egress, over svc's bytes,
+// all per hour at the period's rate. Each service in turn takes what the
+// others leave, so the budget goes where the models find it pays; on
+// validation runs this beat one share for every service (issue 37:
+// Boutique 240 -> 183 ms, Bookinfo 59.6 -> 58.5 ms under half of Even's
+// egress).
+func (c *Controller) away(s *metrics.Snapshot, svc string) (float64, bool) {
 	if c.opt.MaxEgressGBPerHour <= 0 || s.Period <= 0 {
 		return 0, false
 	}
 	perHour := time.Hour.Seconds() / s.Period.Seconds() / (1 << 30)
-	var routed, fixed float64
+	var own, others float64
 	for i := range s.Routes {
-		r := &s.Routes[i]
-		switch {
-		case c.topo.Routed(r.Service):
-			routed += r.Bytes * perHour
+		switch r := &s.Routes[i]; {
+		case r.Service == svc:
+			own += r.Bytes * perHour
 		case r.From != r.To:
-			fixed += r.Bytes * perHour
+			others += r.Bytes * perHour
 		}
 	}
-	if routed == 0 {
+	if own == 0 {
 		return 0, false
 	}
-	return max(c.opt.MaxEgressGBPerHour-fixed, 0) / routed, true
+	return max(c.opt.MaxEgressGBPerHour-others, 0) / own, true
 }

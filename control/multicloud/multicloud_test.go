@@ -400,24 +400,28 @@ func TestEgressBudgetCapsTheShareAway(t *testing.T) {
 	}
 }
 
-// TestEgressBudgetShare: the share every routed service may send away is
-// the budget less the egress of services not routed, over the routed
-// calls' bytes per hour.
+// TestEgressBudgetShare: a routed service may send away the share of its
+// bytes per hour that the budget leaves after every other service's
+// egress.
 func TestEgressBudgetShare(t *testing.T) {
 	const gb = 1 << 30
 	c := &Controller{cycle: newCycle(Options{MaxEgressGBPerHour: 3})}
-	c.topo = &Topology{Locations: []string{"a", "b"}, Services: []Service{{Name: "r", Parts: []int{0, 1}}}}
+	c.topo = &Topology{Locations: []string{"a", "b"}, Services: []Service{{Name: "r", Parts: []int{0, 1}}, {Name: "q", Parts: []int{0, 1}}}}
 	s := &metrics.Snapshot{Period: time.Hour, Routes: []metrics.RouteStats{
 		{Service: "r", From: "a", To: "a", Bytes: 8 * gb},
 		{Service: "r", From: "a", To: "b", Bytes: 2 * gb},
-		{Service: "u", From: "a", To: "b", Bytes: 1 * gb}, // not routed, sent away
-		{Service: "u", From: "b", To: "b", Bytes: 5 * gb}, // not routed, kept home
+		{Service: "q", From: "b", To: "a", Bytes: 0.5 * gb}, // routed, sent away
+		{Service: "u", From: "a", To: "b", Bytes: 1 * gb},   // not routed, sent away
+		{Service: "u", From: "b", To: "b", Bytes: 5 * gb},   // kept home
 	}}
-	if got, ok := c.away(s); !ok || math.Abs(got-0.2) > 1e-12 {
-		t.Errorf("share %g (budgeted %v), want (3 - 1) / 10 = 0.2", got, ok)
+	if got, ok := c.away(s, "r"); !ok || math.Abs(got-0.15) > 1e-12 {
+		t.Errorf("share %g (budgeted %v), want (3 - 1 - 0.5) / 10 = 0.15", got, ok)
+	}
+	if got, ok := c.away(s, "q"); !ok || math.Abs(got-0) > 1e-12 {
+		t.Errorf("q's share %g (budgeted %v), want (3 - 2 - 1) / 0.5 = 0", got, ok)
 	}
 	c.opt.MaxEgressGBPerHour = 0
-	if _, ok := c.away(s); ok {
+	if _, ok := c.away(s, "r"); ok {
 		t.Error("no budget: budgeted")
 	}
 }

@@ -41,11 +41,6 @@ type Service struct {
 	Depth int
 }
 
-// Routed reports whether name is one of the routed services.
-func (t *Topology) Routed(name string) bool {
-	return slices.ContainsFunc(t.Services, func(s Service) bool { return s.Name == name })
-}
-
 // Placed reports whether the service runs in location l.
 func (s *Service) Placed(l int) bool { return s.Parts[l] >= 0 }
 

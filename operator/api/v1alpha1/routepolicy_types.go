@@ -85,10 +85,10 @@ type RoutePolicySpec struct {
 	// +kubebuilder:validation:Enum=headroom;mean;p95
 	// +kubebuilder:default=headroom
 	Objective string `json:"objective,omitempty"`
-	// MaxEgressGBPerHour is a budget of the bytes the routed services'
-	// calls send between locations, GB per hour, as Istio's request and
-	// response byte metrics count them (unset: none). Every routed service
-	// may send the same share of its calls' bytes away.
+	// MaxEgressGBPerHour is a budget of the bytes calls send between
+	// locations, GB per hour, as Istio's request and response byte metrics
+	// count them (unset: none). Each routed service may send away what the
+	// others leave of it.
 	MaxEgressGBPerHour *resource.Quantity `json:"maxEgressGBPerHour,omitempty"`
 	// Period is the control period (and the PromQL windows').
 	//
