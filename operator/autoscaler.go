@@ -56,6 +56,8 @@ const autoscalerController = "autoscaler"
 // +kubebuilder:rbac:groups="",resources=pods/resize,verbs=patch
 // +kubebuilder:rbac:groups=serving.knative.dev,resources=services,verbs=get;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// The leader election's events go through the core group's API.
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 
 // AutoscalerReconciler runs every Autoscaler's loop: each period it

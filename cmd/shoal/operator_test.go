@@ -59,10 +59,46 @@ func TestOperatorWithItsOwnRole(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the first operator never scaled front: %v", err)
 	}
+	eventsAccepted(t, c)
 	stop()
 	stop = startOperator(t, kubeconfig, srv.URL)
 	c.WaitReady(t, "default", "front", 4, 2*time.Minute)
 	stop()
+}
+
+// eventsAccepted fails unless the API server took both kinds of event the
+// operator emits under its role: the leader election's, through the core
+// group, and its decisions', through events.k8s.io. A refused event is
+// only logged, so its absence is the sign.
+func eventsAccepted(t *testing.T, c *kubetest.Cluster) {
+	t.Helper()
+	var leader, decisions int
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		core, err := c.Client.CoreV1().Events("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		leader = 0
+		for _, e := range core.Items {
+			if e.Reason == "LeaderElection" {
+				leader++
+			}
+		}
+		ev, err := c.Client.EventsV1().Events("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		decisions = 0
+		for _, e := range ev.Items {
+			if e.Regarding.Kind == "Autoscaler" && e.ReportingController == "shoal-operator" {
+				decisions++
+			}
+		}
+		return leader > 0 && decisions > 0, nil
+	})
+	if err != nil {
+		t.Errorf("events the API server took from the operator: %d of the leader election (core group), %d of its decisions (events.k8s.io); want some of each", leader, decisions)
+	}
 }
 
 // operatorUser returns the kubeconfig of a user holding only
