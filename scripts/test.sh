@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 # Debian packages the tests use: headless Chromium renders the HTML reports;
 # Prometheus scrapes the proxy's admin endpoint; nginx, HAProxy and wrk are
 # the proxy's peers in the side-by-side tests; PostgreSQL is the run store's
-# second back end (store/pgtest starts a server from its binaries).
+# second back end (store/pgtest starts a server from its binaries); podman
+# and runc build and run Shoal's image.
 need=()
 if ! command -v chromium-headless-shell >/dev/null && ! command -v chromium >/dev/null; then
   need+=(chromium-headless-shell)
@@ -19,6 +20,9 @@ command -v prometheus >/dev/null || need+=(prometheus)
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
 command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || need+=(haproxy)
 command -v wrk >/dev/null || need+=(wrk)
+# podman and runc run the image (scripts/image.sh) in the container tests.
+command -v podman >/dev/null || need+=(podman)
+command -v runc >/dev/null || [ -x /usr/sbin/runc ] || need+=(runc)
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || [ -x "$(pg_config --bindir 2>/dev/null)/initdb" ] ||
   need+=(postgresql)
 if [ ${#need[@]} -gt 0 ]; then
