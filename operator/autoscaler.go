@@ -5,7 +5,7 @@
 // (shoal.io/v1alpha1) scales one workload.
 package operator
 
-//go:generate go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0 rbac:roleName=shoal-operator paths=. output:rbac:dir=../deploy/rbac
+//go:generate go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0 rbac:roleName=shoal-operator paths=. output:rbac:dir=../deploy/helm/shoal/files
 
 import (
 	"context"
@@ -45,7 +45,7 @@ const (
 const autoscalerController = "autoscaler"
 
 // The operator's permissions, which controller-gen turns into
-// deploy/rbac/role.yaml: what it reads and changes, no more.
+// deploy/helm/shoal/files/role.yaml: what it reads and changes, no more.
 //
 // +kubebuilder:rbac:groups=shoal.io,resources=autoscalers,verbs=get;list;watch
 // +kubebuilder:rbac:groups=shoal.io,resources=autoscalers/status,verbs=get;update;patch

@@ -42,7 +42,7 @@ import (
 // the operator holds, MetricsAvailable false.
 func TestAutoscalerClosesTheLoop(t *testing.T) {
 	c := kubetest.Start(t, 1)
-	c.InstallCRDDir(t, filepath.Join("..", "deploy", "crds"))
+	c.InstallCRDDir(t, filepath.Join("..", "deploy", "helm", "shoal", "crds"))
 	c.Deploy(t, "default", "front", 1)
 	c.Deploy(t, "default", "back", 1)
 	srv := promtest.Start(t, c.ServeMetrics(t, kubetest.Busy(0.9)))
@@ -134,12 +134,12 @@ func TestAutoscalerClosesTheLoop(t *testing.T) {
 	}
 }
 
-// dashboardChartsExportedMetrics: every metric deploy/grafana's dashboard
+// dashboardChartsExportedMetrics: every metric the chart's Grafana dashboard (deploy/helm/shoal/files)
 // queries is one the operator exports (checked once it has acted, since
 // a labelled series exists only once used).
 func dashboardChartsExportedMetrics(t *testing.T) {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "deploy", "grafana", "shoal-operator.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "deploy", "helm", "shoal", "files", "shoal-operator.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +319,7 @@ func residualPolicy(t *testing.T, cpuMax float64, optional bool) []byte {
 // utilisation of 0.5 falls back to the HPA, which scales web up.
 func TestAutoscalerRunsADRPCPolicy(t *testing.T) {
 	c := kubetest.Start(t, 1)
-	c.InstallCRDDir(t, filepath.Join("..", "deploy", "crds"))
+	c.InstallCRDDir(t, filepath.Join("..", "deploy", "helm", "shoal", "crds"))
 	c.Deploy(t, "default", "web", 3)
 	srv := promtest.Start(t, c.ServeMetrics(t, kubetest.Busy(0.9)))
 	k := startOperator(t, c, srv.URL)

@@ -30,7 +30,7 @@ import (
 // Balancer without an agent file.
 func TestBalancerFollowsTheEndpoints(t *testing.T) {
 	c := kubetest.Start(t, 1)
-	c.InstallCRDDir(t, filepath.Join("..", "deploy", "crds"))
+	c.InstallCRDDir(t, filepath.Join("..", "deploy", "helm", "shoal", "crds"))
 	c.Deploy(t, "default", "web", 3)
 	ctx := context.Background()
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},

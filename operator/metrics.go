@@ -11,7 +11,7 @@ import (
 )
 
 // The operator's own metrics, served on its metrics address beside
-// controller-runtime's (deploy/grafana/shoal-operator.json charts them).
+// controller-runtime's (deploy/helm/shoal/files/shoal-operator.json charts them).
 var (
 	decisions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "shoal_operator_decisions_total",
 		Help: "Control periods decided, by controller and who acted: policy, fallback, dry-run or holding (no data)."}, []string{"controller", "acting"})

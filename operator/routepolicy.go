@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// The RoutePolicy reconciler's permissions (deploy/rbac/role.yaml).
+// The RoutePolicy reconciler's permissions (deploy/helm/shoal/files/role.yaml).
 //
 // +kubebuilder:rbac:groups=shoal.io,resources=routepolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=shoal.io,resources=routepolicies/status,verbs=get;update;patch

@@ -118,7 +118,7 @@ func randomModels(t *testing.T) []byte {
 // the decisions and actions.
 func TestRoutePolicyWritesVirtualServiceWeights(t *testing.T) {
 	c := kubetest.Start(t, 0)
-	c.InstallCRDDir(t, filepath.Join("..", "deploy", "crds"))
+	c.InstallCRDDir(t, filepath.Join("..", "deploy", "helm", "shoal", "crds"))
 	c.InstallCRDDir(t, filepath.Join("..", "kube", "testdata"))
 	srv := promtest.Start(t, twoClusters(t))
 

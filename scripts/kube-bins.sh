@@ -3,8 +3,8 @@
 # into $SHOAL_CACHE/bin (default $HOME/.cache/shoal/bin), each only when it
 # is missing or of another version: etcd and kube-apiserver (envtest's
 # control plane), kube-controller-manager and kube-scheduler (so that
-# workloads make pods and pods are placed) and KWOK (nodes and pod
-# lifecycle without kubelets).
+# workloads make pods and pods are placed), KWOK (nodes and pod
+# lifecycle without kubelets) and helm (the chart's lint and install).
 # Prints the directory.
 #
 # etcd's and Kubernetes' modules replace their sibling modules with local
@@ -16,6 +16,7 @@ set -euo pipefail
 KUBE_VERSION=1.37.2   # k8s.io/kubernetes; its staging modules are v0.37.2, as go.mod's client-go
 ETCD_VERSION=3.6.16
 KWOK_VERSION=0.7.0
+HELM_VERSION=3.22.0
 
 cache=${SHOAL_CACHE:-$HOME/.cache/shoal}
 bin=$cache/bin
@@ -53,6 +54,9 @@ fi
 
 have kwok "$KWOK_VERSION" ||
   build "$KWOK_VERSION" "sigs.k8s.io/kwok@v$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok ""
+
+have helm "$HELM_VERSION" ||
+  build "$HELM_VERSION" "helm.sh/helm/v3@v$HELM_VERSION" helm.sh/helm/v3/cmd/helm ""
 
 missing=""
 for b in kube-apiserver kube-controller-manager kube-scheduler; do

@@ -50,7 +50,7 @@ func BenchmarkOperator100(b *testing.B) {
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
 	c := kubetest.Start(b, 10) // 320 cores: room for 300 pods of one core
-	c.InstallCRDDir(b, filepath.Join(root, "deploy", "crds"))
+	c.InstallCRDDir(b, filepath.Join(root, "deploy", "helm", "shoal", "crds"))
 	srv := promtest.Start(b, c.ServeMetrics(b, kubetest.Busy(0.9)))
 
 	bin := filepath.Join(b.TempDir(), "shoal")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -16,10 +17,12 @@ import (
 	"github.com/shoal-project/shoal/operator/api/v1alpha1"
 	"github.com/shoal-project/shoal/prom/promtest"
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -105,24 +108,45 @@ func securityOpts(c corev1.Container) []string {
 	return []string{"--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges"}
 }
 
-// TestOperatorContainer: 'shoal operator' from the image, with
-// deploy/operator.yaml's arguments and security context and a mounted
-// kubeconfig of a user holding only deploy/rbac's role, scales a
-// Deployment from a real Prometheus on the test control plane, as the
-// process does (TestOperatorWithItsOwnRole), and stops cleanly.
-func TestOperatorContainer(t *testing.T) {
+// TestHelmChart: the chart lints; its rendering with namespace.create is
+// deploy/operator.yaml (go test -update rewrites it); its ServiceMonitor
+// and dashboard render when asked for. 'helm install' puts it on the test
+// control plane, and the operator's container from the image, run as the
+// chart's Deployment declares it (arguments, security context) with its
+// service account's token, scales a Deployment by an Autoscaler from a
+// real Prometheus, as the process does (TestOperatorWithItsOwnRole); the
+// API server takes its events, and it stops cleanly on SIGTERM.
+func TestHelmChart(t *testing.T) {
+	chart := filepath.Join(repoRoot, "deploy", "helm", "shoal")
+	if out := helm(t, "lint", "--strict", chart); !strings.Contains(out, "0 chart(s) failed") {
+		t.Errorf("helm lint:\n%s", out)
+	}
+	rendered := helm(t, "template", "shoal", chart, "--namespace", "shoal-system", "--set", "namespace.create=true")
+	manifest := filepath.Join(repoRoot, "deploy", "operator.yaml")
+	if *update {
+		if err := os.WriteFile(manifest, []byte(operatorYAMLHeader+rendered), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if raw, _ := os.ReadFile(manifest); string(raw) != operatorYAMLHeader+rendered {
+		t.Errorf("deploy/operator.yaml is not the chart's rendering (go test ./cmd/shoal -run TestHelmChart -update):\n%s", rendered)
+	}
+	extras := helm(t, "template", "shoal", chart, "--set", "serviceMonitor.enabled=true", "--set", "grafanaDashboard.enabled=true", "--show-only", "templates/servicemonitor.yaml", "--show-only", "templates/dashboard.yaml")
+	dashboard, _ := os.ReadFile(filepath.Join(chart, "files", "shoal-operator.json"))
+	if !strings.Contains(extras, "kind: ServiceMonitor") || !strings.Contains(extras, "grafana_dashboard: \"1\"") || !strings.Contains(extras, strings.SplitN(string(dashboard), "\n", 2)[0]) {
+		t.Errorf("the ServiceMonitor and the dashboard's ConfigMap:\n%s", extras)
+	}
+
 	containertest.Image(t)
 	c := kubetest.Start(t, 1)
-	c.InstallCRDDir(t, filepath.Join(repoRoot, "deploy", "crds"))
 	c.Deploy(t, "default", "front", 1)
 	srv := promtest.Start(t, c.ServeMetrics(t, kubetest.Busy(0.9)))
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	raw, err := os.ReadFile(operatorUser(t, c))
+	helm(t, "install", "shoal", chart, "--kubeconfig", c.Kubeconfig, "--namespace", "shoal-system", "--create-namespace",
+		"--set", "prometheus.url="+srv.URL, "--set", "watchNamespaces={default}")
+	ctx := context.Background()
+	dep, err := c.Client.AppsV1().Deployments("shoal-system").Get(ctx, "shoal-operator", metav1.GetOptions{})
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(kubeconfig, raw, 0o644); err != nil { // readable by the container's user
-		t.Fatal(err)
+		t.Fatalf("the chart's Deployment: %v", err)
 	}
 	scheme := k8sruntime.NewScheme()
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
@@ -132,29 +156,81 @@ func TestOperatorContainer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
 	as := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: "front", Namespace: "default"},
 		Spec: v1alpha1.AutoscalerSpec{Target: &v1alpha1.Target{Name: "front", Container: "app"}, MinReplicas: 1, MaxReplicas: 4,
 			TargetCPUUtilization: 50, Period: metav1.Duration{Duration: 2 * time.Second}}}
-	if err := k.Create(ctx, as); err != nil {
+	if err := k.Create(ctx, as); err != nil { // the chart installed the CRDs
 		t.Fatal(err)
 	}
-	ct := operatorContainer(t)
-	args := overrideFlags(ct.Args, map[string]string{"prometheus": srv.URL, "metrics-address": promtest.FreeAddr(t), "health-address": promtest.FreeAddr(t)})
-	args = append(args, "--kubeconfig", "/etc/shoal/kubeconfig", "--leader-election-namespace", "default")
+	ct := dep.Spec.Template.Spec.Containers[0]
+	kubeconfig := serviceAccountKubeconfig(t, c, "shoal-system", dep.Spec.Template.Spec.ServiceAccountName)
+	// Outside a pod: the Lease's namespace is told, and the servers listen
+	// on loopback only.
+	args := overrideFlags(ct.Args, map[string]string{"metrics-address": promtest.FreeAddr(t), "health-address": promtest.FreeAddr(t)})
+	args = append(args, "--kubeconfig", "/etc/shoal/kubeconfig", "--leader-election-namespace", "shoal-system")
 	op := containertest.Run(t, append(securityOpts(ct), "-v", kubeconfig+":/etc/shoal/kubeconfig:ro"), args...)
 	c.WaitReady(t, "default", "front", 4, 2*time.Minute)
-	eventsAccepted(t, c)
+	eventsAccepted(t, c, "shoal-system")
 	if code := op.Stop(30 * time.Second); code != 0 {
 		t.Errorf("the operator's container exited %d on SIGTERM, want 0", code)
 	}
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
-		d, err := c.Client.AppsV1().Deployments("default").Get(ctx, "front", metav1.GetOptions{})
-		return err == nil && *d.Spec.Replicas == 4, nil
-	})
-	if err != nil {
-		t.Errorf("front after the operator stopped: %v", err)
+}
+
+// operatorYAMLHeader opens deploy/operator.yaml, the chart's rendering.
+const operatorYAMLHeader = `# Shoal's operator in a cluster, for kubectl: the Helm chart deploy/helm/shoal
+# rendered with its default values and namespace.create=true (generated:
+# go test ./cmd/shoal -run TestHelmChart -update). Apply the CRDs first:
+#
+#   kubectl apply -f deploy/helm/shoal/crds/ -f deploy/operator.yaml
+#
+# The image is scripts/image.sh's, pushed to your registry: set it here (or
+# kubectl -n shoal-system set image deployment/shoal-operator
+# operator=REGISTRY/shoal:TAG). --prometheus is kube-prometheus-stack's
+# service; point it at yours. With Helm: helm install shoal deploy/helm/shoal
+# --namespace shoal-system --create-namespace --set image.repository=...
+`
+
+// helm runs the helm binary scripts/kube-bins.sh builds, with its own
+// configuration and cache, and returns its output; it fails the test on
+// an error.
+func helm(t *testing.T, args ...string) string {
+	t.Helper()
+	bin := filepath.Join(kubetest.Bin(), "helm")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("helm is missing from %s: run scripts/kube-bins.sh (scripts/test.sh does)", kubetest.Bin())
 	}
+	home := t.TempDir()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home, "HELM_CONFIG_HOME="+home, "HELM_DATA_HOME="+home)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("helm %s: %v\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
+	}
+	return stdout.String()
+}
+
+// serviceAccountKubeconfig writes a kubeconfig, readable by the
+// container's user, with a token of the service account.
+func serviceAccountKubeconfig(t *testing.T, c *kubetest.Cluster, namespace, name string) string {
+	t.Helper()
+	tok, err := c.Client.CoreV1().ServiceAccounts(namespace).CreateToken(context.Background(), name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("a token of %s/%s: %v", namespace, name, err)
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["test"] = &clientcmdapi.Cluster{Server: c.Config.Host, CertificateAuthorityData: c.Config.CAData}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
+	cfg.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: name}
+	cfg.CurrentContext = "test"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // overrideFlags returns args with each --NAME=VALUE or --NAME VALUE of set

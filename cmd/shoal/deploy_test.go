@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ func readManifests(t *testing.T, path string) []client.Object {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(bytes.TrimSpace(doc)) == 0 {
+		if onlyComments(doc) {
 			continue
 		}
 		obj, _, err := decode.Decode(doc, nil, nil)
@@ -53,19 +54,33 @@ func readManifests(t *testing.T, path string) []client.Object {
 	}
 }
 
+// onlyComments reports whether a YAML document holds nothing but comments
+// and blank lines.
+func onlyComments(doc []byte) bool {
+	for _, line := range bytes.Split(doc, []byte("\n")) {
+		if l := bytes.TrimSpace(line); len(l) > 0 && l[0] != '#' {
+			return false
+		}
+	}
+	return true
+}
+
 // TestOperatorManifests: deploy/operator.yaml decodes strictly; its
-// binding grants deploy/rbac's role to the service account the
+// binding grants the chart's role (deploy/helm/shoal/files/role.yaml) to the service account the
 // Deployment runs as; the container's arguments are flags 'shoal
 // operator' takes, with the probes and metrics on the ports it serves;
 // and a real API server accepts it all, the operator's pods running.
 func TestOperatorManifests(t *testing.T) {
 	objs := readManifests(t, filepath.Join(repoRoot, "deploy", "operator.yaml"))
-	role := readManifests(t, filepath.Join(repoRoot, "deploy", "rbac", "role.yaml"))[0].(*rbacv1.ClusterRole)
+	generated := readManifests(t, filepath.Join(repoRoot, "deploy", "helm", "shoal", "files", "role.yaml"))[0].(*rbacv1.ClusterRole)
+	var role *rbacv1.ClusterRole
 	var sa *corev1.ServiceAccount
 	var binding *rbacv1.ClusterRoleBinding
 	var dep *appsv1.Deployment
 	for _, o := range objs {
 		switch o := o.(type) {
+		case *rbacv1.ClusterRole:
+			role = o
 		case *corev1.ServiceAccount:
 			sa = o
 		case *rbacv1.ClusterRoleBinding:
@@ -74,8 +89,11 @@ func TestOperatorManifests(t *testing.T) {
 			dep = o
 		}
 	}
-	if sa == nil || binding == nil || dep == nil {
-		t.Fatalf("deploy/operator.yaml lacks a ServiceAccount, ClusterRoleBinding or Deployment")
+	if role == nil || sa == nil || binding == nil || dep == nil {
+		t.Fatalf("deploy/operator.yaml lacks a ClusterRole, ServiceAccount, ClusterRoleBinding or Deployment")
+	}
+	if !reflect.DeepEqual(role.Rules, generated.Rules) {
+		t.Errorf("the role's rules are not controller-gen's:\n%+v\n%+v", role.Rules, generated.Rules)
 	}
 	if binding.RoleRef.Name != role.Name || len(binding.Subjects) != 1 || binding.Subjects[0].Name != sa.Name ||
 		binding.Subjects[0].Namespace != sa.Namespace || dep.Spec.Template.Spec.ServiceAccountName != sa.Name || dep.Namespace != sa.Namespace {
@@ -110,7 +128,7 @@ func TestOperatorManifests(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	for _, o := range append([]client.Object{role}, objs...) {
+	for _, o := range objs {
 		if err := k.Create(ctx, o); err != nil {
 			t.Fatalf("create %s %s: %v", o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), err)
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+	"sigs.k8s.io/yaml"
 )
 
 // repoRoot is the repository's top folder, seen from this package.
@@ -277,8 +278,20 @@ func checkCommand(words []string, full bool) error {
 		return checkShoal(words[3:], full)
 	case words[0] == "shoal":
 		return checkShoal(words[1:], full)
+	case words[0] == "bash" && len(words) > 1 && words[1] == "scripts/image.sh":
+		for i := 2; i < len(words); i++ {
+			switch words[i] {
+			case "-o", "-t":
+				i++
+			case "-h", "--help":
+			default:
+				return fmt.Errorf("scripts/image.sh takes -o ARCHIVE and -t NAME, not %q", words[i])
+			}
+		}
 	case words[0] == "bash" && len(words) > 1:
 		return exists(words[1])
+	case words[0] == "helm":
+		return checkHelm(words[1:], exists)
 	case words[0] == "kubectl":
 		for i, w := range words {
 			if i > 0 && words[i-1] == "-f" && strings.HasPrefix(w, "deploy/") {
@@ -293,6 +306,48 @@ func checkCommand(words []string, full bool) error {
 				if err := exists(strings.TrimSuffix(strings.TrimSuffix(w, "..."), "/")); err != nil {
 					return err
 				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkHelm checks a helm command line: a chart under deploy/ exists, and
+// every --set names a value the chart has (values.yaml).
+func checkHelm(words []string, exists func(string) error) error {
+	var chart string
+	for _, w := range words {
+		if strings.HasPrefix(w, "deploy/") {
+			chart = w
+			if err := exists(w); err != nil {
+				return err
+			}
+		}
+	}
+	if chart == "" {
+		return fmt.Errorf("no chart under deploy/")
+	}
+	raw, err := os.ReadFile(filepath.Join(repoRoot, chart, "values.yaml"))
+	if err != nil {
+		return err
+	}
+	var values map[string]any
+	if err := yaml.Unmarshal(raw, &values); err != nil {
+		return fmt.Errorf("%s/values.yaml: %v", chart, err)
+	}
+	for i, w := range words {
+		if w != "--set" || i+1 == len(words) {
+			continue
+		}
+		key, _, _ := strings.Cut(words[i+1], "=")
+		var v any = values
+		for _, part := range strings.Split(key, ".") {
+			m, ok := v.(map[string]any)
+			if !ok {
+				return fmt.Errorf("--set %s: %s has no value %s", key, chart, part)
+			}
+			if v, ok = m[part]; !ok {
+				return fmt.Errorf("--set %s: %s has no value %s", key, chart, part)
 			}
 		}
 	}

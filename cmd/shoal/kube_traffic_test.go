@@ -270,7 +270,7 @@ func load(t *testing.T, bin, url string, rate float64) func() {
 }
 
 // TestOperatorOnRealTraffic closes the loop with real components only:
-// 'shoal operator' (with deploy/rbac's role) -> kube-apiserver -> KWOK
+// 'shoal operator' (with the chart's role (deploy/helm/shoal/files/role.yaml)) -> kube-apiserver -> KWOK
 // pods, each played by a 'shoal backend' process behind 'shoal proxy' ->
 // traffic from 'shoal load' -> a real Prometheus scraping the proxy and
 // the pods' CPU -> the operator. A DRPC policy trained in the simulator on
@@ -291,7 +291,7 @@ func TestOperatorOnRealTraffic(t *testing.T) {
 	}
 
 	c := kubetest.Start(t, 1)
-	c.InstallCRDDir(t, filepath.Join(repoRoot, "deploy", "crds"))
+	c.InstallCRDDir(t, filepath.Join(repoRoot, "deploy", "helm", "shoal", "crds"))
 	c.Deploy(t, "default", "web", 1)
 	listen, admin := promtest.FreeAddr(t), promtest.FreeAddr(t)
 	ps := startPodServers(t, bin, c, "default", "web", "exp:0.05", listen, admin)

@@ -105,6 +105,7 @@ func TestBadCommandLines(t *testing.T) {
 		{[]string{"sim", "mm1", "--policy", "zzz"}, false, `unknown policy "zzz"`},
 		{[]string{"sim", "mm1", "--load", "20"}, false, "load: must be in (0, 10]"},
 		{[]string{"scenarios", "dump"}, true, "want one scenario name"},
+		{[]string{"operator", "--prometheus", "http://127.0.0.1:9", "--namespaces", "default,Not_A_Namespace"}, true, `--namespaces: "Not_A_Namespace" is not a namespace name`},
 	} {
 		_, err := runCLI(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || errors.Is(err, errUsage) != tc.usage {

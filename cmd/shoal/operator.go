@@ -10,10 +10,12 @@ import (
 	"github.com/shoal-project/shoal/prom"
 	"github.com/spf13/cobra"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
@@ -28,12 +30,13 @@ func (cl *cli) operatorCmd() *cobra.Command {
 		leaderNamespace, leaderLockID string
 		qps                           float32
 		burst                         int
+		namespaces                    []string
 	)
 	cmd := &cobra.Command{
 		Use:   "operator --prometheus URL",
 		Short: "Run Shoal's Kubernetes operator: Autoscalers scale workloads from Prometheus",
 		Long: `Run Shoal's Kubernetes operator (a controller-runtime manager). Every
-Autoscaler (shoal.io/v1alpha1; the CRD is deploy/crds/shoal.io_autoscalers.yaml)
+Autoscaler (shoal.io/v1alpha1; the CRD is deploy/helm/shoal/crds/shoal.io_autoscalers.yaml)
 scales its target workload each period: it reads the workload from Prometheus
 (kube-state-metrics, cAdvisor, and Istio's or shoal proxy's request series),
 lets its policy decide (hpa: Kubernetes' HPA semantics; drpc: a DRPC policy
@@ -43,7 +46,7 @@ shoal proxy configuration in a ConfigMap (<name>-proxy), its backends the
 ready endpoints of its Service, for 'shoal proxy --watch' to follow. With
 dryRun (or --dry-run for all) it only reports what it would do, in its status
 and events. When Prometheus cannot answer it holds, with the MetricsAvailable
-condition false. The permissions it needs are deploy/rbac/role.yaml.
+condition false. The permissions it needs are deploy/helm/shoal/files/role.yaml.
 
 It connects with --kubeconfig, else $KUBECONFIG, else in-cluster credentials,
 else ~/.kube/config.`,
@@ -64,12 +67,23 @@ else ~/.kube/config.`,
 	f.BoolVar(&dryRun, "dry-run", false, "decide and report, act on nothing (shadow mode)")
 	f.Float32Var(&qps, "kube-qps", 50, "requests per second to the API server (client-go's default, 5, holds 100 Autoscalers back)")
 	f.IntVar(&burst, "kube-burst", 100, "burst of requests to the API server")
+	f.StringSliceVar(&namespaces, "namespaces", nil, "watch only these `namespaces`' Autoscalers, RoutePolicies, Balancers and workloads (default: all)")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, _ []string) error {
 		if prometheus == "" {
 			return usagef("--prometheus URL is required")
 		}
 		if qps <= 0 || burst <= 0 {
 			return usagef("--kube-qps and --kube-burst must be positive, got %g and %d", qps, burst)
+		}
+		var watch cache.Options
+		for _, ns := range namespaces {
+			if errs := validation.IsDNS1123Label(ns); ns == "" || len(errs) > 0 {
+				return usagef("--namespaces: %q is not a namespace name", ns)
+			}
+			if watch.DefaultNamespaces == nil {
+				watch.DefaultNamespaces = map[string]cache.Config{}
+			}
+			watch.DefaultNamespaces[ns] = cache.Config{}
 		}
 		q, err := prom.ReadQueries(queries)
 		if err != nil {
@@ -87,7 +101,7 @@ else ~/.kube/config.`,
 		if err := v1alpha1.AddToScheme(scheme); err != nil {
 			return err
 		}
-		mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: metricsAddr},
+		mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Cache: watch, Metrics: metricsserver.Options{BindAddress: metricsAddr},
 			HealthProbeBindAddress: healthAddr, LeaderElection: leaderElect, LeaderElectionID: leaderLockID,
 			LeaderElectionNamespace: leaderNamespace, LeaderElectionReleaseOnCancel: true})
 		if err != nil {

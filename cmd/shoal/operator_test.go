@@ -23,13 +23,13 @@ import (
 )
 
 // TestOperatorWithItsOwnRole: 'shoal operator', run as a user holding
-// only deploy/rbac/role.yaml's permissions and electing a leader, scales
+// only deploy/helm/shoal/files/role.yaml's permissions and electing a leader, scales
 // a Deployment by an Autoscaler from a real Prometheus on a real control
 // plane; stopped part way, it stops cleanly, and a new one takes the
 // lease and converges to the same end.
 func TestOperatorWithItsOwnRole(t *testing.T) {
 	c := kubetest.Start(t, 1)
-	c.InstallCRDDir(t, filepath.Join(repoRoot, "deploy", "crds"))
+	c.InstallCRDDir(t, filepath.Join(repoRoot, "deploy", "helm", "shoal", "crds"))
 	c.Deploy(t, "default", "front", 1)
 	srv := promtest.Start(t, c.ServeMetrics(t, kubetest.Busy(0.9)))
 
@@ -59,7 +59,7 @@ func TestOperatorWithItsOwnRole(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the first operator never scaled front: %v", err)
 	}
-	eventsAccepted(t, c)
+	eventsAccepted(t, c, "default")
 	stop()
 	stop = startOperator(t, kubeconfig, srv.URL)
 	c.WaitReady(t, "default", "front", 4, 2*time.Minute)
@@ -67,14 +67,15 @@ func TestOperatorWithItsOwnRole(t *testing.T) {
 }
 
 // eventsAccepted fails unless the API server took both kinds of event the
-// operator emits under its role: the leader election's, through the core
-// group, and its decisions', through events.k8s.io. A refused event is
+// operator emits under its role: the leader election's (about its Lease in
+// leaseNamespace), through the core group, and its decisions' (about
+// Autoscalers in default), through events.k8s.io. A refused event is
 // only logged, so its absence is the sign.
-func eventsAccepted(t *testing.T, c *kubetest.Cluster) {
+func eventsAccepted(t *testing.T, c *kubetest.Cluster, leaseNamespace string) {
 	t.Helper()
 	var leader, decisions int
 	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		core, err := c.Client.CoreV1().Events("default").List(ctx, metav1.ListOptions{})
+		core, err := c.Client.CoreV1().Events(leaseNamespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
 		}
@@ -102,10 +103,10 @@ func eventsAccepted(t *testing.T, c *kubetest.Cluster) {
 }
 
 // operatorUser returns the kubeconfig of a user holding only
-// deploy/rbac/role.yaml's permissions.
+// deploy/helm/shoal/files/role.yaml's permissions.
 func operatorUser(t *testing.T, c *kubetest.Cluster) string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "rbac", "role.yaml"))
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "helm", "shoal", "files", "role.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -311,17 +311,17 @@ func prose(c *ast.CommentGroup) string {
 }
 
 // crdReference is the operator's CRDs' reference, from their OpenAPI
-// schemas in deploy/crds: every field's path, type and description.
+// schemas in deploy/helm/shoal/crds: every field's path, type and description.
 func crdReference(t *testing.T) []byte {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(repoRoot, "deploy", "crds", "*.yaml"))
+	files, _ := filepath.Glob(filepath.Join(repoRoot, "deploy", "helm", "shoal", "crds", "*.yaml"))
 	if len(files) == 0 {
-		t.Fatal("no CRDs in deploy/crds")
+		t.Fatal("no CRDs in deploy/helm/shoal/crds")
 	}
 	var b bytes.Buffer
 	b.WriteString(`# Operator CRDs reference
 
-<!-- Generated from deploy/crds/*.yaml by 'go generate ./cmd/shoal'. Do not
+<!-- Generated from deploy/helm/shoal/crds/*.yaml by 'go generate ./cmd/shoal'. Do not
 edit: the CRDs are generated from the Go types in operator/api/v1alpha1 (controller-gen),
 whose comments are the descriptions below. -->
 
@@ -341,7 +341,7 @@ of each.
 		}
 		for _, v := range crd.Spec.Versions {
 			fmt.Fprintf(&b, "## %s\n\n", crd.Spec.Names.Kind)
-			fmt.Fprintf(&b, "`%s/%s`, %s, file `deploy/crds/%s`.", crd.Spec.Group, v.Name, strings.ToLower(string(crd.Spec.Scope)), filepath.Base(path))
+			fmt.Fprintf(&b, "`%s/%s`, %s, file `deploy/helm/shoal/crds/%s`.", crd.Spec.Group, v.Name, strings.ToLower(string(crd.Spec.Scope)), filepath.Base(path))
 			if len(crd.Spec.Names.ShortNames) > 0 {
 				fmt.Fprintf(&b, " Short names: %s.", strings.Join(crd.Spec.Names.ShortNames, ", "))
 			}

@@ -4,8 +4,8 @@
 // +groupName=shoal.io
 package v1alpha1
 
-// The deep copies and deploy/crds are generated from this file:
-//go:generate go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0 object crd paths=. output:crd:dir=../../../deploy/crds
+// The deep copies and deploy/helm/shoal/crds are generated from this file:
+//go:generate go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0 object crd paths=. output:crd:dir=../../../deploy/helm/shoal/crds
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
