@@ -4,18 +4,27 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/shoal-project/shoal/containertest"
 	"github.com/shoal-project/shoal/kube/kubetest"
+	"github.com/shoal-project/shoal/loadgen"
 	"github.com/shoal-project/shoal/operator/api/v1alpha1"
 	"github.com/shoal-project/shoal/prom/promtest"
+	"github.com/shoal-project/shoal/store"
+	"github.com/shoal-project/shoal/store/pgtest"
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -105,7 +114,7 @@ func securityOpts(c corev1.Container) []string {
 		sc.Capabilities == nil || len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" || len(sc.Capabilities.Add) != 0 {
 		panic("the operator's container must declare a read-only root, no privilege escalation and every capability dropped")
 	}
-	return []string{"--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges"}
+	return containerSecurity
 }
 
 // TestHelmChart: the chart lints; its rendering with namespace.create is
@@ -256,5 +265,188 @@ func overrideFlags(args []string, set map[string]string) []string {
 			out = append(out, "--"+name+"="+v)
 		}
 	}
+	return out
+}
+
+// containerSecurity are the podman run options of the security context
+// every Shoal container declares: a read-only root filesystem, every
+// capability dropped, no privilege escalation.
+var containerSecurity = []string{"--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges"}
+
+// TestProxyContainer: 'shoal proxy' from the image, its file mounted,
+// in front of two 'shoal backend' containers. 'shoal load' sends 4 s of
+// traffic through it; half way, the mounted file gains the second backend,
+// the proxy reloads it, and every request is answered, the second backend
+// getting some.
+func TestProxyContainer(t *testing.T) {
+	containertest.Image(t)
+	var backends []string
+	for i := range 2 {
+		addr := promtest.FreeAddr(t)
+		containertest.Run(t, containerSecurity, "backend", "--listen", addr, "--cpu", "exp:0.001", "--seed", strconv.Itoa(i+1))
+		backends = append(backends, "http://"+addr)
+	}
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	listen, admin := promtest.FreeAddr(t), promtest.FreeAddr(t)
+	head := fmt.Sprintf("listen: %s\nadmin: %s\npolicy: lsq\n", listen, admin)
+	write := func(text string) { // whole, by rename, as a ConfigMap's volume changes
+		tmp := filepath.Join(dir, ".proxy.yaml")
+		if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(dir, "proxy.yaml")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(head + fmt.Sprintf("backends: [{url: %s}]\n", backends[0]))
+	proxy := containertest.Run(t, append(containerSecurity, "-v", dir+":/etc/shoal:ro"), "proxy", "-c", "/etc/shoal/proxy.yaml", "--watch", "100ms")
+	logs := stringerFunc(proxy.Logs)
+	waitUntil(t, "the proxy and its backends ready", logs, func() bool {
+		for _, u := range []string{"http://" + admin + "/readyz", backends[0] + "/", backends[1] + "/"} {
+			resp, err := http.Get(u)
+			if err != nil {
+				return false
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return false
+			}
+		}
+		return true
+	})
+	type result struct {
+		out string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := runCLI(t, "load", "http://"+listen+"/", "--arrivals", "constant", "--rate", "200", "--duration", "4s", "--json")
+		done <- result{out, err}
+	}()
+	time.Sleep(1500 * time.Millisecond)
+	write(head + fmt.Sprintf("backends: [{url: %s}, {url: %s}]\n", backends[0], backends[1]))
+	waitUntil(t, "the mounted file reloaded", logs, func() bool { s := proxyStatus(admin); return s.Generation == 1 && len(s.Backends) == 2 })
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("shoal load: %v\n%s", r.err, r.out)
+	}
+	var sum loadgen.Summary
+	if err := json.Unmarshal([]byte(r.out), &sum); err != nil {
+		t.Fatalf("shoal load --json: %v\n%s", err, r.out)
+	}
+	if sum.Scheduled < 700 || sum.Completed != sum.Scheduled || len(sum.Failed) != 0 || sum.Dropped != 0 {
+		t.Errorf("through the reload: %+v, want every request answered", sum)
+	}
+	resp, err := http.Get("http://" + admin + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(metrics), `shoal_proxy_requests_total{backend="`+backends[1]+`",code="2xx"}`) {
+		t.Errorf("the backend the reload added got no request:\n%s", metrics)
+	}
+	if code := proxy.Stop(30 * time.Second); code != 0 {
+		t.Errorf("the proxy's container exited %d on SIGTERM, want 0", code)
+	}
+}
+
+// stringerFunc is a function as a fmt.Stringer.
+type stringerFunc func() string
+
+func (f stringerFunc) String() string { return f() }
+
+// TestSweepContainers: a sweep's Indexed Job, as 'shoal sweep --on
+// kubernetes' creates it on the test control plane, run pod by pod as
+// containers of the image: each index's container, with the Job's
+// arguments (the index expanded as Kubernetes does), its environment and
+// its ConfigMap mounted, records its shard into one PostgreSQL. The union
+// is the sweep run in one process, run for run and bit for bit.
+func TestSweepContainers(t *testing.T) {
+	containertest.Image(t)
+	c := kubetest.Start(t, 0)
+	spec := writeFile(t, "tiny.yaml", tinySweep)
+	db := pgtest.Start(t)
+	const shards = 3
+	if out, err := runCLI(t, "sweep", spec, "--on", "kubernetes", "--kubeconfig", c.Kubeconfig, "--image", containertest.Name,
+		"--shards", strconv.Itoa(shards), "--db", db); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	ctx := context.Background()
+	job, err := c.Client.BatchV1().Jobs("default").Get(ctx, "shoal-sweep-tiny", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := job.Spec.Template.Spec
+	cm, err := c.Client.CoreV1().ConfigMaps("default").Get(ctx, pod.Volumes[0].ConfigMap.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range cm.Data {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ct := pod.Containers[0]
+	if ct.Image != containertest.Name {
+		t.Fatalf("the Job's image %q", ct.Image)
+	}
+	opts := append([]string{}, containerSecurity...)
+	for _, e := range ct.Env {
+		opts = append(opts, "-e", e.Name+"="+e.Value)
+	}
+	opts = append(opts, "-v", dir+":"+ct.VolumeMounts[0].MountPath+":ro")
+	var pods []*containertest.Container
+	for i := range shards {
+		args := make([]string, len(ct.Args))
+		for k, a := range ct.Args {
+			args[k] = strings.ReplaceAll(a, "$(JOB_COMPLETION_INDEX)", strconv.Itoa(i))
+		}
+		pods = append(pods, containertest.Run(t, append(opts, "-e", "JOB_COMPLETION_INDEX="+strconv.Itoa(i)), args...))
+	}
+	for i, p := range pods {
+		if code := p.Wait(); code != 0 {
+			t.Fatalf("index %d exited %d:\n%s", i, code, p.Logs())
+		}
+	}
+	local := filepath.Join(t.TempDir(), "runs.db")
+	if out, err := runCLI(t, "sweep", spec, "--db", local, "--quiet"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want, got := sweepRows(t, local), sweepRows(t, db)
+	if len(want) == 0 || !slices.Equal(got, want) {
+		t.Errorf("the containers' runs (%d) are not the single process's (%d):\n%s\nwant\n%s", len(got), len(want), strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// sweepRows are a store's runs of the sweep "tiny", one line each with
+// every figure to the bit, sorted.
+func sweepRows(t *testing.T, dsn string) []string {
+	t.Helper()
+	st, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.List(context.Background(), store.Filter{Sweep: "tiny"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range runs {
+		line := fmt.Sprintf("%s %s %s %s %d/%d load %g key %s", r.Scenario, r.ScenarioHash, r.Policy, r.PolicyHash, r.RootSeed, r.Seeds, r.Load, r.Key)
+		for _, k := range slices.Sorted(maps.Keys(r.Summary)) {
+			line += fmt.Sprintf(" %s=%x/%x", k, r.Summary[k].Mean, r.Summary[k].CI95)
+		}
+		out = append(out, line)
+	}
+	slices.Sort(out)
 	return out
 }
