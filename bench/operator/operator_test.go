@@ -9,6 +9,10 @@
 // from its own /metrics.
 //
 //	go test ./bench/operator -run '^$' -bench . -benchtime 1x
+//
+// With SHOAL_BENCH_CONTAINER=1 the operator runs as a container of
+// scripts/image.sh's image (podman, host network), measured the same way
+// through its command's PID on this host.
 package operator
 
 import (
@@ -25,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-project/shoal/containertest"
 	"github.com/shoal-project/shoal/kube/kubetest"
 	"github.com/shoal-project/shoal/metrics"
 	"github.com/shoal-project/shoal/operator/api/v1alpha1"
@@ -53,12 +58,6 @@ func BenchmarkOperator100(b *testing.B) {
 	c.InstallCRDDir(b, filepath.Join(root, "deploy", "helm", "shoal", "crds"))
 	srv := promtest.Start(b, c.ServeMetrics(b, kubetest.Busy(0.9)))
 
-	bin := filepath.Join(b.TempDir(), "shoal")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/shoal")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
 	scheme := k8sruntime.NewScheme()
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		b.Fatal(err)
@@ -78,23 +77,14 @@ func BenchmarkOperator100(b *testing.B) {
 		}
 	}
 	metricsAddr := promtest.FreeAddr(b)
-	op := exec.Command(bin, "operator", "--kubeconfig", c.Kubeconfig, "--prometheus", srv.URL, "--leader-elect=false",
-		"--metrics-address", metricsAddr, "--health-address", "0", "--min-window", "4s") // Prometheus scrapes every second
-	logf, err := os.Create(filepath.Join(b.TempDir(), "operator.log"))
-	if err != nil {
-		b.Fatal(err)
+	args := []string{"operator", "--prometheus", srv.URL, "--leader-elect=false",
+		"--metrics-address", metricsAddr, "--health-address", "0", "--min-window", "4s"} // Prometheus scrapes every second
+	var pid int
+	if os.Getenv("SHOAL_BENCH_CONTAINER") != "" {
+		pid = container(b, c, args)
+	} else {
+		pid = process(b, root, c, args)
 	}
-	op.Stdout, op.Stderr = logf, logf
-	b.Cleanup(func() {
-		if raw, _ := os.ReadFile(logf.Name()); len(raw) > 0 {
-			b.Logf("operator log (end): %s", raw[max(0, len(raw)-3000):])
-		}
-	})
-	if err := op.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = op.Process.Kill(); _ = op.Wait() })
-
 	b.ResetTimer()
 	scaled := 0
 	_ = wait.PollUntilContextTimeout(context.Background(), time.Second, settle, true, func(ctx context.Context) (bool, error) {
@@ -125,16 +115,16 @@ func BenchmarkOperator100(b *testing.B) {
 	if err := k.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "svc-000"}, &one); err == nil {
 		b.Logf("replicas after %v: %v; svc-000's status: %+v", settle, hist, one.Status)
 	}
-	cpu0, at0 := cpuSeconds(b, op.Process.Pid), time.Now()
+	cpu0, at0 := cpuSeconds(b, pid), time.Now()
 	n0, s0 := reconciles(b, metricsAddr)
 	time.Sleep(window)
-	cpu1, at1 := cpuSeconds(b, op.Process.Pid), time.Now()
+	cpu1, at1 := cpuSeconds(b, pid), time.Now()
 	n1, s1 := reconciles(b, metricsAddr)
 	b.StopTimer()
 
 	lat := latencies(b, metricsAddr)
 	cores := (cpu1 - cpu0) / at1.Sub(at0).Seconds()
-	rss, hwm := memKB(b, op.Process.Pid, "VmRSS:"), memKB(b, op.Process.Pid, "VmHWM:")
+	rss, hwm := memKB(b, pid, "VmRSS:"), memKB(b, pid, "VmHWM:")
 	mean := (s1 - s0) / (n1 - n0)
 	b.ReportMetric(cores, "cores")
 	b.ReportMetric(rss/1024, "rss-MB")
@@ -146,6 +136,53 @@ func BenchmarkOperator100(b *testing.B) {
 	b.Logf("%d Autoscalers (%d scaled to 3 within %v); over %v: %.4f cores, RSS %.1f MB (peak %.1f MB), %.0f reconciles of mean %.1f ms",
 		workloads, scaled, settle, window, cores, rss/1024, hwm/1024, n1-n0, 1000*mean)
 }
+
+// process runs the operator as a process of a binary built here and
+// returns its PID.
+func process(b *testing.B, root string, c *kubetest.Cluster, args []string) int {
+	bin := filepath.Join(b.TempDir(), "shoal")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/shoal")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	op := exec.Command(bin, append(args, "--kubeconfig", c.Kubeconfig)...)
+	logf, err := os.Create(filepath.Join(b.TempDir(), "operator.log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	op.Stdout, op.Stderr = logf, logf
+	b.Cleanup(func() {
+		if raw, _ := os.ReadFile(logf.Name()); len(raw) > 0 {
+			b.Logf("operator log (end): %s", raw[max(0, len(raw)-3000):])
+		}
+	})
+	if err := op.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = op.Process.Kill(); _ = op.Wait() })
+	return op.Process.Pid
+}
+
+// container runs the operator as a container of scripts/image.sh's image
+// (read-only, no capabilities, as the manifests declare; the admin
+// kubeconfig mounted) and returns its command's PID on this host.
+func container(b *testing.B, c *kubetest.Cluster, args []string) int {
+	raw, err := os.ReadFile(c.Kubeconfig)
+	if err != nil {
+		b.Fatal(err)
+	}
+	kc := filepath.Join(b.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kc, raw, 0o644); err != nil { // readable by the container's user
+		b.Fatal(err)
+	}
+	op := containertest.Run(b, []string{"--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
+		"-v", kc + ":/etc/shoal/kubeconfig:ro"}, append(args, "--kubeconfig", "/etc/shoal/kubeconfig")...)
+	b.Cleanup(func() { b.Logf("operator log (end): %s", tail(op.Logs(), 3000)) })
+	return op.Pid()
+}
+
+func tail(s string, n int) string { return s[max(0, len(s)-n):] }
 
 // cpuSeconds is a process's user and system CPU time (/proc/PID/stat).
 func cpuSeconds(b *testing.B, pid int) float64 {
