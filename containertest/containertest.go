@@ -120,13 +120,9 @@ func (c *Container) Logs() string {
 // Pid is the host's process ID of the container's command.
 func (c *Container) Pid() int {
 	c.t.Helper()
-	out, err := Podman(context.Background(), "inspect", "--format", "{{.State.Pid}}", c.ID).Output()
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
-	if err != nil || pid <= 0 {
-		c.t.Fatalf("container %s: pid %q", c.ID, out)
+	pid := c.inspect("{{.State.Pid}}")
+	if pid <= 0 {
+		c.t.Fatalf("container %s: pid %d", c.ID, pid)
 	}
 	return pid
 }
@@ -138,7 +134,7 @@ func (c *Container) Stop(timeout time.Duration) int {
 	if out, err := Podman(context.Background(), "stop", "-t", strconv.Itoa(int(timeout.Seconds())), c.ID).CombinedOutput(); err != nil {
 		c.t.Fatalf("podman stop: %v\n%s", err, out)
 	}
-	return c.ExitCode()
+	return c.inspect("{{.State.ExitCode}}")
 }
 
 // Wait waits for the command to end and returns its exit code.
@@ -152,13 +148,17 @@ func (c *Container) Wait() int {
 	return code
 }
 
-// ExitCode is the exit code of a container that has ended.
-func (c *Container) ExitCode() int {
+// inspect reads a number of the container's state (a Go template of
+// podman inspect's).
+func (c *Container) inspect(format string) int {
 	c.t.Helper()
-	out, err := Podman(context.Background(), "inspect", "--format", "{{.State.ExitCode}}", c.ID).Output()
+	out, err := Podman(context.Background(), "inspect", "--format", format, c.ID).Output()
 	if err != nil {
-		c.t.Fatal(err)
+		c.t.Fatalf("podman inspect %s: %v", c.ID, err)
 	}
-	code, _ := strconv.Atoi(strings.TrimSpace(string(out)))
-	return code
+	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		c.t.Fatalf("podman inspect %s %s: %q", c.ID, format, out)
+	}
+	return n
 }

@@ -16,6 +16,7 @@
 # on CPU 1.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. bench/proxy/lib.sh
 
 DURATION=${DURATION:-10}
 CONNS=${CONNS:-"32 4"}
@@ -77,21 +78,13 @@ taskset -c 1 nginx -c "$work/backend/nginx.conf" & pids+=($!)
 GOMAXPROCS=1 taskset -c 0 "$work/shoal" proxy -c "$work/process.yaml" --log-level warn & pids+=($!)
 podman run -d --name "$name" --network host --cpuset-cpus 0 -e GOMAXPROCS=1 --read-only --cap-drop ALL \
 	--security-opt no-new-privileges -v "$work:/etc/shoal:ro" "$image" proxy -c /etc/shoal/container.yaml --log-level warn >/dev/null
-for a in $BACKEND $PROCESS $CONTAINER; do
-	for i in $(seq 100); do
-		curl -fsS "http://$a/" >/dev/null 2>&1 && break
-		sleep 0.1
-	done
-	curl -fsS "http://$a/" >/dev/null || { echo "container.sh: nothing answers on $a" >&2; exit 1; }
-done
+wait_answer $BACKEND $PROCESS $CONTAINER
 
-to_ms() { awk '{ v=$1; if (v ~ /us$/) { sub(/us$/,"",v); v/=1000 } else if (v ~ /ms$/) { sub(/ms$/,"",v) } else if (v ~ /s$/) { sub(/s$/,"",v); v*=1000 } printf "%.3f", v }'; }
 measure() { # $1 addr, $2 conns -> "rps p99"
 	local out
 	out=$(taskset -c 1 wrk -t1 -c"$2" -d"${DURATION}s" --latency "http://$1/")
 	echo "$(awk '/^Requests\/sec:/ {print $2}' <<<"$out") $(awk '$1=="99%" {print $2}' <<<"$out" | to_ms)"
 }
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 echo "# shoal proxy as a container (podman $(podman --version | awk '{print $3}'), runc) vs as a process; wrk -t1, ${DURATION}s per run, median of $ROUNDS interleaved rounds"
 echo "# the proxy on CPU 0 (GOMAXPROCS=1), backend and wrk on CPU 1; $(date -u +%Y-%m-%dT%H:%MZ), $(uname -m), $(nproc) CPUs"

@@ -16,6 +16,7 @@
 # CPU 1. Every proxy keeps connections to the backend alive. Access logs off.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. bench/proxy/lib.sh
 
 DURATION=${DURATION:-10}
 CONNS=${CONNS:-"32 4"}
@@ -99,16 +100,8 @@ taskset -c 1 nginx -c "$work/backend/nginx.conf" & pids+=($!)
 taskset -c 0 nginx -c "$work/nginx/nginx.conf" & pids+=($!)
 taskset -c 0 haproxy -f "$work/haproxy.cfg" -db & pids+=($!)
 GOMAXPROCS=1 taskset -c 0 "$work/shoal" proxy -c "$work/shoal.yaml" --log-level warn & pids+=($!)
-for a in $BACKEND $NGINX $HAPROXY $SHOAL; do
-	for i in $(seq 100); do
-		curl -fsS "http://$a/" >/dev/null 2>&1 && break
-		sleep 0.1
-	done
-	curl -fsS "http://$a/" >/dev/null || { echo "overhead.sh: nothing answers on $a" >&2; exit 1; }
-done
+wait_answer $BACKEND $NGINX $HAPROXY $SHOAL
 
-# wrk prints Requests/sec and, with --latency, percentiles like "99%  1.23ms".
-to_ms() { awk '{ v=$1; if (v ~ /us$/) { sub(/us$/,"",v); v/=1000 } else if (v ~ /ms$/) { sub(/ms$/,"",v) } else if (v ~ /s$/) { sub(/s$/,"",v); v*=1000 } printf "%.3f", v }'; }
 measure() { # $1 addr, $2 conns -> "rps p50 p99"
 	local out
 	out=$(taskset -c 1 wrk -t1 -c"$2" -d"${DURATION}s" --latency "http://$1/")
@@ -118,7 +111,6 @@ measure() { # $1 addr, $2 conns -> "rps p50 p99"
 	p99=$(awk '$1=="99%" {print $2}' <<<"$out" | to_ms)
 	echo "$rps $p50 $p99"
 }
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 echo "# shoal proxy vs nginx $(nginx -v 2>&1 | sed 's/.*\///') vs HAProxy $(haproxy -v | awk 'NR==1{print $3}'); wrk -t1, ${DURATION}s per run, median of $ROUNDS interleaved rounds"
 echo "# proxies on CPU 0 (one worker each), backend and wrk on CPU 1; $(date -u +%Y-%m-%dT%H:%MZ), $(uname -m), $(nproc) CPUs"

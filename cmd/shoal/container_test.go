@@ -21,7 +21,6 @@ import (
 	"github.com/shoal-project/shoal/containertest"
 	"github.com/shoal-project/shoal/kube/kubetest"
 	"github.com/shoal-project/shoal/loadgen"
-	"github.com/shoal-project/shoal/operator/api/v1alpha1"
 	"github.com/shoal-project/shoal/prom/promtest"
 	"github.com/shoal-project/shoal/store"
 	"github.com/shoal-project/shoal/store/pgtest"
@@ -29,16 +28,14 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // TestImage: scripts/image.sh's archive loads; the image runs /shoal as
 // user 65532 from scratch with the build machine's CA certificates, its
-// labels carry the version and revision the binary reports, and it runs
-// with a read-only root filesystem and no capabilities.
+// labels carry the version and revision the binary reports, it runs with a
+// read-only root filesystem and no capabilities, and podman pushes it.
 func TestImage(t *testing.T) {
 	archive := containertest.Image(t)
 	ctx := context.Background()
@@ -89,6 +86,14 @@ func TestImage(t *testing.T) {
 	}
 	if passwd, _ := os.ReadFile(filepath.Join(dir, "passwd")); !bytes.Contains(passwd, []byte("nonroot:x:65532:65532:")) {
 		t.Errorf("/etc/passwd has no user 65532:\n%s", passwd)
+	}
+	// The README's push, to an OCI layout here rather than a registry.
+	layout := filepath.Join(dir, "layout")
+	if out, err := containertest.Podman(ctx, "push", "--quiet", containertest.Name, "oci:"+layout+":shoal").CombinedOutput(); err != nil {
+		t.Fatalf("podman push: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(layout, "index.json")); err != nil {
+		t.Errorf("the pushed image: %v", err)
 	}
 }
 
@@ -157,20 +162,7 @@ func TestHelmChart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the chart's Deployment: %v", err)
 	}
-	scheme := k8sruntime.NewScheme()
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	k, err := client.New(c.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	as := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: "front", Namespace: "default"},
-		Spec: v1alpha1.AutoscalerSpec{Target: &v1alpha1.Target{Name: "front", Container: "app"}, MinReplicas: 1, MaxReplicas: 4,
-			TargetCPUUtilization: 50, Period: metav1.Duration{Duration: 2 * time.Second}}}
-	if err := k.Create(ctx, as); err != nil { // the chart installed the CRDs
-		t.Fatal(err)
-	}
+	scaleFront(t, c) // the chart installed the CRDs
 	ct := dep.Spec.Template.Spec.Containers[0]
 	kubeconfig := serviceAccountKubeconfig(t, c, "shoal-system", dep.Spec.Template.Spec.ServiceAccountName)
 	// Outside a pod: the Lease's namespace is told, and the servers listen

@@ -9,7 +9,7 @@ import (
 // floors are the layers of docs/DESIGN.md, bottom up, by package path
 // prefix below the module. The longest prefix decides.
 var floors = map[string]int{
-	"sim": 1, "metrics": 1, "workload": 1, "learn": 1, "buildinfo": 1, "store": 1,
+	"sim": 1, "metrics": 1, "workload": 1, "learn": 1, "buildinfo": 1, "store": 1, "containertest": 1,
 	"control": 2, "backend": 2, "loadgen": 2,
 	"cluster": 3, "proxy": 3, "edge": 3, "kube": 3, "prom": 3,
 	"scenario": 4, "operator": 4, "record": 4,

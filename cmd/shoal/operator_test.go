@@ -35,24 +35,11 @@ func TestOperatorWithItsOwnRole(t *testing.T) {
 
 	kubeconfig := operatorUser(t, c)
 	ctx := context.Background()
-	scheme := k8sruntime.NewScheme()
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	k, err := client.New(c.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	as := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: "front", Namespace: "default"},
-		Spec: v1alpha1.AutoscalerSpec{Target: &v1alpha1.Target{Name: "front", Container: "app"}, MinReplicas: 1, MaxReplicas: 4,
-			TargetCPUUtilization: 50, Period: metav1.Duration{Duration: 2 * time.Second}}}
-	if err := k.Create(ctx, as); err != nil {
-		t.Fatal(err)
-	}
+	scaleFront(t, c)
 	// Stopped part way, a second operator (the lease released) takes over
 	// and, level-based, drives front to the same end.
 	stop := startOperator(t, kubeconfig, srv.URL)
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		d, err := c.Client.AppsV1().Deployments("default").Get(ctx, "front", metav1.GetOptions{})
 		return err == nil && *d.Spec.Replicas >= 2, nil
 	})
@@ -64,6 +51,26 @@ func TestOperatorWithItsOwnRole(t *testing.T) {
 	stop = startOperator(t, kubeconfig, srv.URL)
 	c.WaitReady(t, "default", "front", 4, 2*time.Minute)
 	stop()
+}
+
+// scaleFront creates the Autoscaler that scales default/front, 1 to 4
+// replicas at 50% CPU, every 2 s.
+func scaleFront(t *testing.T, c *kubetest.Cluster) {
+	t.Helper()
+	scheme := k8sruntime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	k, err := client.New(c.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: "front", Namespace: "default"},
+		Spec: v1alpha1.AutoscalerSpec{Target: &v1alpha1.Target{Name: "front", Container: "app"}, MinReplicas: 1, MaxReplicas: 4,
+			TargetCPUUtilization: 50, Period: metav1.Duration{Duration: 2 * time.Second}}}
+	if err := k.Create(context.Background(), as); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // eventsAccepted fails unless the API server took both kinds of event the
