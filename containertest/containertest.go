@@ -58,6 +58,10 @@ func Image(t testing.TB) string {
 			skip = "podman is not installed (scripts/test.sh installs podman and runc)"
 			return
 		}
+		if out, err := Podman(context.Background(), "info").CombinedOutput(); err != nil {
+			skip = fmt.Sprintf("podman cannot work here: %v: %s", err, bytes.TrimSpace(out))
+			return
+		}
 		dir, err := os.MkdirTemp("", "shoal-image")
 		if err != nil {
 			buildErr = err
