@@ -6,7 +6,6 @@ import (
 	"math"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	"github.com/shoal-project/shoal/control/multicloud"
 	"github.com/shoal-project/shoal/experiment/report"
@@ -35,25 +34,30 @@ var EgressShares = []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6}
 // Egress measures the learned routes under an egress budget: Even's
 // egress per hour times EgressShare is the budget (BudgetGBPerHour when
 // set). The learned route runs with it (Options.MaxEgressGBPerHour), beside
-// the baselines' frontier: local, locality and spread:X for EgressShares,
-// each route's mean, p99 and egress per hour, and whether it stays within
-// the budget. egress.csv, .json, .html, and the comparisons' own files in
-// Dir/egress-SCENARIO.
+// the baselines' frontier: even, local, locality and spread:X for
+// EgressShares, each route's mean, p99 and egress per hour, and whether it
+// stays within the budget. egress.csv, .json, .html, and the two
+// comparisons' own files (the baselines, then the learned route, on the
+// same seeds) in Dir/egress-SCENARIO/baselines and .../multicloud.
 func (s MultiCloudStudy) Egress(ctx context.Context) ([]EgressRow, error) {
 	var rows []EgressRow
 	err := s.each(ctx, func(sc *scenario.Scenario, p *multicloud.Policy) error {
-		hours := measured(sc).Hours()
+		hours := (sc.Horizon - sc.Warmup).Hours() // the measured window
 		perHour := func(ps *PolicyResult) Stat {
 			return Stat{Mean: ps.Summary.EgressGB.Mean / Num(hours), CI95: ps.Summary.EgressGB.CI95 / Num(hours)}
 		}
+		baselines := []string{"even", "local", "locality"}
+		for _, x := range EgressShares {
+			baselines = append(baselines, "spread:"+strconv.FormatFloat(x, 'g', -1, 64))
+		}
+		s.say("%s: %d baselines x %d seeds", sc.Name, len(baselines), s.Seeds)
+		base, err := s.egressRun(ctx, sc, "baselines", &Comparison{Scenario: sc, Policies: baselines, Seeds: s.Seeds, Workers: s.Workers})
+		if err != nil {
+			return err
+		}
 		budget := s.BudgetGBPerHour
 		if budget == 0 {
-			s.say("%s: even's egress, %d seeds", sc.Name, s.Seeds)
-			res, err := (&Comparison{Scenario: sc, Policies: []string{"even"}, Seeds: s.Seeds, Workers: s.Workers}).Run(ctx)
-			if err != nil {
-				return err
-			}
-			budget = s.egressShare() * float64(perHour(&res.Policies[0]).Mean)
+			budget = s.egressShare() * float64(perHour(&base.Policies[0]).Mean) // even's
 		}
 		opt := s.options()
 		opt.MaxEgressGBPerHour = budget
@@ -61,25 +65,19 @@ func (s MultiCloudStudy) Egress(ctx context.Context) ([]EgressRow, error) {
 		if err != nil {
 			return err
 		}
-		policies := []string{"even", "local", "locality"}
-		for _, x := range EgressShares {
-			policies = append(policies, "spread:"+strconv.FormatFloat(x, 'g', -1, 64))
-		}
-		policies = append(policies, "multicloud")
-		s.say("%s: budget %.3f GB/h; %d routes x %d seeds", sc.Name, budget, len(policies), s.Seeds)
-		cmp := &Comparison{Scenario: sc, Policies: policies, Seeds: s.Seeds, Learned: map[string]Learned{"multicloud": learned}, Workers: s.Workers}
-		res, err := cmp.Run(ctx)
+		s.say("%s: the learned route under %.3f GB/h, %d seeds", sc.Name, budget, s.Seeds)
+		mc, err := s.egressRun(ctx, sc, "multicloud", &Comparison{Scenario: sc, Policies: []string{"multicloud"}, Seeds: s.Seeds,
+			Learned: map[string]Learned{"multicloud": learned}, Workers: s.Workers})
 		if err != nil {
 			return err
 		}
-		if err := res.WriteFiles(filepath.Join(s.Dir, "egress-"+sc.Name), s.meta()); err != nil {
-			return err
-		}
-		for i := range res.Policies {
-			ps := &res.Policies[i]
-			e := perHour(ps)
-			rows = append(rows, EgressRow{Scenario: sc.Name, Policy: policies[i], Mean: ps.Summary.Mean, P99: ps.Summary.P99, Success: ps.Summary.Success,
-				EgressPerHour: e, Budget: budget, Within: float64(e.Mean) <= budget, FirstSeed: sc.Seed})
+		for _, res := range []*Result{base, mc} {
+			for i := range res.Policies {
+				ps := &res.Policies[i]
+				e := perHour(ps)
+				rows = append(rows, EgressRow{Scenario: sc.Name, Policy: ps.Policy, Mean: ps.Summary.Mean, P99: ps.Summary.P99, Success: ps.Summary.Success,
+					EgressPerHour: e, Budget: budget, Within: float64(e.Mean) <= budget, FirstSeed: sc.Seed})
+			}
 		}
 		return nil
 	})
@@ -89,14 +87,14 @@ func (s MultiCloudStudy) Egress(ctx context.Context) ([]EgressRow, error) {
 	return rows, s.writeEgress(rows)
 }
 
-// measured is the scenario's measured window: its horizon less the
-// warm-up.
-func measured(sc *scenario.Scenario) time.Duration {
-	w := sc.Warmup
-	if w == 0 {
-		w = sc.Horizon / 20
+// egressRun runs one of the egress study's comparisons and writes its
+// files to Dir/egress-SCENARIO/name.
+func (s MultiCloudStudy) egressRun(ctx context.Context, sc *scenario.Scenario, name string, cmp *Comparison) (*Result, error) {
+	res, err := cmp.Run(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return sc.Horizon - w
+	return res, res.WriteFiles(filepath.Join(s.Dir, "egress-"+sc.Name, name), s.meta())
 }
 
 func (s MultiCloudStudy) egressShare() float64 {

@@ -60,7 +60,7 @@ func TestImage(t *testing.T) {
 	if cfg.User != "65532:65532" || strings.Join(cfg.Entrypoint, " ") != "/shoal" {
 		t.Errorf("user %q, entrypoint %q: want 65532:65532 and /shoal", cfg.User, cfg.Entrypoint)
 	}
-	version, err := containertest.Podman(ctx, append(append([]string{"run", "--rm"}, securityOpts(operatorContainer(t))...), containertest.Name, "version")...).CombinedOutput()
+	version, err := containertest.Podman(ctx, append(append([]string{"run", "--rm"}, securityOpts(t, operatorContainer(t))...), containertest.Name, "version")...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("shoal version, read-only and without capabilities: %v\n%s", err, version)
 	}
@@ -113,11 +113,12 @@ func operatorContainer(t *testing.T) corev1.Container {
 // context as the manifests declare it, which the tests insist on: a
 // read-only root filesystem, every capability dropped, no privilege
 // escalation.
-func securityOpts(c corev1.Container) []string {
+func securityOpts(t *testing.T, c corev1.Container) []string {
+	t.Helper()
 	sc := c.SecurityContext
 	if sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
 		sc.Capabilities == nil || len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" || len(sc.Capabilities.Add) != 0 {
-		panic("the operator's container must declare a read-only root, no privilege escalation and every capability dropped")
+		t.Fatalf("the container %s must declare a read-only root, no privilege escalation and every capability dropped: %+v", c.Name, sc)
 	}
 	return containerSecurity
 }
@@ -169,7 +170,7 @@ func TestHelmChart(t *testing.T) {
 	// on loopback only.
 	args := overrideFlags(ct.Args, map[string]string{"metrics-address": promtest.FreeAddr(t), "health-address": promtest.FreeAddr(t)})
 	args = append(args, "--kubeconfig", "/etc/shoal/kubeconfig", "--leader-election-namespace", "shoal-system")
-	op := containertest.Run(t, append(securityOpts(ct), "-v", kubeconfig+":/etc/shoal/kubeconfig:ro"), args...)
+	op := containertest.Run(t, append(securityOpts(t, ct), "-v", kubeconfig+":/etc/shoal/kubeconfig:ro"), args...)
 	c.WaitReady(t, "default", "front", 4, 2*time.Minute)
 	eventsAccepted(t, c, "shoal-system")
 	if code := op.Stop(30 * time.Second); code != 0 {

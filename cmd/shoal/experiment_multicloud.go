@@ -13,6 +13,15 @@ import (
 // objectiveHelp describes --objective.
 const objectiveHelp = "what the learned routes' BO minimises: headroom (the mean with every location's predicted utilisation under 0.7), mean (the paper's) or p95 (the predicted 95th percentile)"
 
+// checkRouteFlags checks --objective and --max-egress-gb-per-hour as the
+// routes will (multicloud.Options.Check), as a usage error.
+func checkRouteFlags(o multicloud.Options) error {
+	if err := o.Check(nil); err != nil {
+		return usagef("--objective or --max-egress-gb-per-hour: %v", err)
+	}
+	return nil
+}
+
 // multiCloudBenchmarks are the multi-cloud routing paper's benchmarks.
 var multiCloudBenchmarks = []string{"bookinfo", "online-boutique"}
 
@@ -88,8 +97,8 @@ moments (convergence, time).`,
 		default:
 			return usagef("unknown multicloud experiment %q (known: models, convergence, overall, time, egress, all)", args[0])
 		}
-		if !(share > 0 && share <= 1) || !(budget >= 0) {
-			return usagef("--egress-share must be in (0, 1] and --max-egress-gb-per-hour not negative")
+		if !(share > 0 && share <= 1) {
+			return usagef("--egress-share must be in (0, 1], got %g", share)
 		}
 		if seeds <= 0 || periods < 10 || online < 2 || moments <= 0 {
 			return usagef("--seeds and --moments must be positive, --periods at least 10, --online at least 2")
@@ -97,8 +106,9 @@ moments (convergence, time).`,
 		if inputs != multicloud.InputsPaper && inputs != multicloud.InputsDerived {
 			return usagef("--inputs must be paper or derived, got %q", inputs)
 		}
-		if !slices.Contains(multicloud.Objectives, objective) {
-			return usagef("--objective must be one of %s, got %q", strings.Join(multicloud.Objectives, ", "), objective)
+		opt := multicloud.Options{Objective: objective, MaxEgressGBPerHour: budget}
+		if err := checkRouteFlags(opt); err != nil {
+			return err
 		}
 		for _, b := range benchmarks {
 			if !slices.Contains(multiCloudBenchmarks, b) {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -101,11 +100,8 @@ keda, openfaas; a+b runs both together), or KIND:FILE, a trained policy file
 		if slo < 0 {
 			return usagef("--slo must not be negative")
 		}
-		if !slices.Contains(multicloud.Objectives, route.Objective) {
-			return usagef("--objective must be one of %s, got %q", strings.Join(multicloud.Objectives, ", "), route.Objective)
-		}
-		if !(route.MaxEgressGBPerHour >= 0) {
-			return usagef("--max-egress-gb-per-hour must not be negative")
+		if err := checkRouteFlags(route); err != nil {
+			return err
 		}
 		if slo > 0 {
 			sc.SetSLO(slo)

@@ -323,7 +323,7 @@ const generalKind = "distr-lb-general"
 type fitting struct {
 	drop bool
 	warn io.Writer
-	// route are the options of multicloud routes (zero: the defaults).
+	// route are the options of multicloud routes.
 	route multicloud.Options
 }
 
@@ -369,11 +369,7 @@ func readLearned(kind, path string, sc *scenario.Scenario, fit fitting) (experim
 		if kind != "multicloud" {
 			model = strings.TrimPrefix(kind, "multicloud-")
 		}
-		opt := fit.route
-		if opt == (multicloud.Options{}) {
-			opt = multicloud.DefaultOptions()
-		}
-		l, err := experiment.MultiCloudPolicy(p, model, opt)
+		l, err := experiment.MultiCloudPolicy(p, model, fit.route)
 		if err != nil {
 			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
 		}

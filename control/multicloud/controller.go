@@ -208,12 +208,11 @@ func Optimise(f Fitted, st *State, steps int, lim Limits, rng *rand.Rand) (best,
 		return nil, nil, err
 	}
 	var x []float64
+	ref := make([]float64, len(st.RTT))
+	copy(ref, lim.From)
 	low, stay := math.Inf(1), 0.0
 	for k := range steps {
-		shift := make([]float64, len(st.RTT))
-		if k == 0 && lim.From != nil {
-			copy(shift, lim.From)
-		}
+		shift := ref
 		if k > 0 {
 			if shift, err = opt.Ask(); err != nil {
 				return nil, nil, err
@@ -239,10 +238,7 @@ func Optimise(f Fitted, st *State, steps int, lim Limits, rng *rand.Rand) (best,
 		trace = append(trace, low)
 	}
 	if low > stay-f.MAE {
-		best = make([]float64, len(st.RTT))
-		if lim.From != nil {
-			copy(best, lim.From)
-		}
+		best = ref
 	}
 	return best, trace, nil
 }
@@ -339,7 +335,7 @@ func Busiest(st *State, std, shift []float64) float64 {
 // everywhere.
 func Away(st *State, shift []float64, svc *Service) float64 {
 	if svc == nil {
-		svc = &Service{Parts: make([]int, len(st.RPS))}
+		svc = everywhere(len(st.RPS))
 	}
 	w := Weights(nil, shift, svc)
 	var away, all float64

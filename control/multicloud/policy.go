@@ -210,9 +210,9 @@ func (p *Policy) Models(kind string) (map[string]Fitted, error) {
 		}
 		if p.Inputs == InputsDerived {
 			f.Model = &derivedModel{m: f.Model, n: len(p.Locations), std: len(s.Standard)}
-			if f.P95 != nil {
-				f.P95 = &derivedModel{m: f.P95, n: len(p.Locations), std: len(s.Standard)}
-			}
+		}
+		if p.Inputs == InputsDerived && f.P95 != nil {
+			f.P95 = &derivedModel{m: f.P95, n: len(p.Locations), std: len(s.Standard)}
 		}
 		out[s.Name] = f
 	}

@@ -159,7 +159,7 @@ func Derived(dst, x []float64, n, std int) []float64 {
 // get from calls rps from each.
 func shiftLoads(rps, shift []float64) (w [][]float64, load []float64) {
 	n := len(rps)
-	w = Weights(nil, shift, &Service{Parts: make([]int, n)})
+	w = Weights(nil, shift, everywhere(n))
 	load = make([]float64, n)
 	for f := range n {
 		for t := range n {
@@ -168,6 +168,9 @@ func shiftLoads(rps, shift []float64) (w [][]float64, load []float64) {
 	}
 	return w, load
 }
+
+// everywhere is a service placed in all n locations.
+func everywhere(n int) *Service { return &Service{Parts: make([]int, n)} }
 
 // pairIndex is the index of the pair {i, j} (i != j) in a request shift.
 func pairIndex(n, i, j int) int {
