@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/experiment/report"
 )
 
@@ -113,6 +114,9 @@ func QualityCost(title string, pts []Point) report.Figure {
 		if slices.Contains(dropped, i) {
 			s.Note = failed(&pts[i]) + " failed"
 		}
+		if isBound(&pts[i]) {
+			s.Note = "bound"
+		}
 		// Both measures are never negative: an interval stops at zero, or
 		// on a log axis at a tenth of the mean.
 		if h := float64(qs.CI95); finite(h) && h > 0 {
@@ -158,25 +162,36 @@ const maxExtraFailures = 0.01
 // points left off for failing requests: where quality counts only the
 // requests that succeeded (the p99), a policy that drops requests would
 // look fast for it. (SLO violations count failures already.)
+//
+// Bounds (lb.IsBound: the oracle) are never on it: they show how far the
+// deployable policies are from the best possible, and cannot be deployed.
 func eligibleFrontier(pts []Point, q measure, cost, quality []float64) (front, dropped []int) {
+	eligible := slices.Clone(quality)
+	for i := range pts {
+		if isBound(&pts[i]) {
+			eligible[i] = math.NaN()
+		}
+	}
 	if !q.successesOnly {
-		return Frontier(cost, quality), nil
+		return Frontier(cost, eligible), nil
 	}
 	best := math.Inf(-1)
 	for i := range pts {
-		if v := float64(pts[i].Summary.Success.Mean); finite(v) {
+		if v := float64(pts[i].Summary.Success.Mean); finite(v) && !isBound(&pts[i]) {
 			best = max(best, v)
 		}
 	}
-	eligible := slices.Clone(quality)
 	for i := range pts {
-		if v := float64(pts[i].Summary.Success.Mean); finite(v) && v < best-maxExtraFailures {
+		if v := float64(pts[i].Summary.Success.Mean); finite(v) && v < best-maxExtraFailures && !isBound(&pts[i]) {
 			eligible[i] = math.NaN()
 			dropped = append(dropped, i)
 		}
 	}
 	return Frontier(cost, eligible), dropped
 }
+
+// isBound reports whether a point is a bound, not a policy.
+func isBound(p *Point) bool { return lb.IsBound(p.Name) }
 
 // axes are the points' costs and qualities (means).
 func axes(pts []Point, q, c measure) (cost, quality []float64) {
@@ -195,7 +210,7 @@ func failed(p *Point) string { return sig3(100*(1-float64(p.Summary.Success.Mean
 // verdict is the sentence that names the best policy at each cost, and
 // the policies left off the frontier for failing requests.
 func verdict(pts []Point, front, dropped []int, cost, quality []float64, q, c measure) string {
-	s := best(pts, front, cost, quality, q, c)
+	s := best(pts, front, cost, quality, q, c) + bounds(pts, front, quality, q)
 	if len(dropped) > 0 {
 		names := make([]string, len(dropped))
 		for k, i := range dropped {
@@ -204,6 +219,30 @@ func verdict(pts []Point, front, dropped []int, cost, quality []float64, q, c me
 		s += " Left off for failing more requests: " + strings.Join(names, ", ") + "."
 	}
 	return s
+}
+
+// bounds is the verdict's sentence on the bounds: each one's quality, and
+// how far the best deployable policy (the frontier's best quality) is from
+// it.
+func bounds(pts []Point, front []int, quality []float64, q measure) string {
+	var parts []string
+	for i := range pts {
+		if !isBound(&pts[i]) || !finite(quality[i]) {
+			continue
+		}
+		part := fmt.Sprintf("%s, %s %s", pts[i].Name, q.name, q.format(quality[i]))
+		if len(front) > 0 {
+			b := front[len(front)-1] // cheapest first: the last is the best
+			if gap := quality[b]/quality[i] - 1; finite(gap) && quality[i] > 0 {
+				part += fmt.Sprintf(" (%s is %s above it)", pts[b].Name, sig3(100*gap)+"%")
+			}
+		}
+		parts = append(parts, part)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " Bound, not deployable: " + strings.Join(parts, "; ") + "."
 }
 
 // best is the verdict's first sentence.

@@ -66,8 +66,11 @@ func TestQualityCostVerdict(t *testing.T) {
 	a, b := point("sed", 1.315, math.NaN()), point("oracle", 1.315, math.NaN())
 	a.Summary.P99.Mean, b.Summary.P99.Mean = 6.65, 5.88
 	f = QualityCost("t", []Point{a, b})
-	if !strings.HasPrefix(f.Caption, "Every policy has the same cost ($1.31): the best is oracle, p99 5.88 s.") || f.YLabel != "p99 response time (s)" {
-		t.Errorf("caption %q, y %q", f.Caption, f.YLabel)
+	if want := "Every policy has the same cost ($1.31): the best is sed, p99 6.65 s. Bound, not deployable: oracle, p99 5.88 s (sed is 13.1% above it)."; !strings.HasPrefix(f.Caption, want) || f.YLabel != "p99 response time (s)" {
+		t.Errorf("caption %q, want %q, y %q", f.Caption, want, f.YLabel)
+	}
+	if f.Series[1].Note != "bound" || !f.Series[1].Hollow {
+		t.Errorf("the oracle is drawn as %+v, want a hollow bound", f.Series[1])
 	}
 	f = QualityCost("t", []Point{point("hpa", 0.4, 0.01), point("kpa", 0.6, 0.03)})
 	if !strings.HasPrefix(f.Caption, "hpa is the best at every cost: $0.4, SLO violations 1%.") {
@@ -75,10 +78,11 @@ func TestQualityCostVerdict(t *testing.T) {
 	}
 
 	// Without an SLO, a policy that fails requests is no cheap win.
+	b.Name = "p2c"
 	a.Summary.Success.Mean, b.Summary.Success.Mean = 1, 0.78
 	b.Summary.Cost.Mean = 1
 	f = QualityCost("t", []Point{a, b})
-	if want := "sed is the best at every cost: $1.31, p99 6.65 s. Left off for failing more requests: oracle (22%)."; !strings.HasPrefix(f.Caption, want) {
+	if want := "sed is the best at every cost: $1.31, p99 6.65 s. Left off for failing more requests: p2c (22%)."; !strings.HasPrefix(f.Caption, want) {
 		t.Errorf("caption %q, want %q", f.Caption, want)
 	}
 	if f.Series[1].Note != "22% failed" || !f.Series[1].Hollow {
@@ -188,6 +192,17 @@ func TestReportLayoutInBrowser(t *testing.T) {
 			if tb.Overflow > 0 {
 				t.Errorf("%s: table %q is %d px too wide", c.scenario, tb.Caption, tb.Overflow)
 			}
+		}
+	}
+}
+
+func TestCount(t *testing.T) {
+	for _, c := range []struct {
+		n          int
+		noun, want string
+	}{{1, "seed", "1 seed"}, {3, "seed", "3 seeds"}, {0, "point", "0 points"}, {2, "policy", "2 policies"}, {1, "policy", "1 policy"}, {2, "day", "2 days"}} {
+		if got := Count(c.n, c.noun); got != c.want {
+			t.Errorf("Count(%d, %q) = %q, want %q", c.n, c.noun, got, c.want)
 		}
 	}
 }

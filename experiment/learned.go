@@ -97,7 +97,7 @@ func LBHybrid(p *lb.Policy) Learned {
 // point's selector is probing-sed with the policy's corrections, and no
 // controller runs beside it.
 func LBGeneral(p *lb.GeneralPolicy) Learned {
-	return Learned{Selector: "distr-lb-general", Factory: p.Selector, Write: p.Write,
+	return Learned{Selector: lb.GeneralName, Factory: p.Selector, Write: p.Write,
 		New: func(*cluster.Cluster) ([]control.Controller, error) { return nil, nil }}
 }
 

@@ -187,9 +187,21 @@ func grouped(x float64) string {
 	return b.String()
 }
 
+// Count is n and the noun, singular for one: "1 seed", "3 seeds",
+// "2 policies".
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "y") && !strings.ContainsRune("aeiou", rune(noun[len(noun)-2])) {
+		return fmt.Sprintf("%d %sies", n, noun[:len(noun)-1])
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 // Header is a one-line description of the comparison.
 func (r *Result) Header() string {
-	h := fmt.Sprintf("%s: %d seeds (root seed %d), horizon %s, warm-up %s", r.Scenario, r.Seeds, r.RootSeed, r.Horizon, r.Warmup)
+	h := fmt.Sprintf("%s: %s (root seed %d), horizon %s, warm-up %s", r.Scenario, Count(r.Seeds, "seed"), r.RootSeed, r.Horizon, r.Warmup)
 	if r.Load > 0 {
 		h += fmt.Sprintf(", load %g", r.Load)
 	}

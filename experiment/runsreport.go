@@ -29,11 +29,14 @@ func PointOf(r *store.Run) RunPoint { return RunPoint{r.Kind, r.Scenario, r.Poli
 
 // LineUp indexes each set's runs by point (the newest of a point stands,
 // as List returns the newest first) and returns every point of any set,
-// sorted by scenario, load, policy and kind. Sets of one run each are lined
-// up as one point, whatever they ran.
+// sorted by scenario, load, policy and kind. Sets of one run each that ran
+// the same policy (the same kind of run) are lined up as one point, the
+// first run's, even where their scenario or load differ: that is how one
+// policy's runs before and after a change are compared. Runs of different
+// policies never share a point.
 func LineUp(sets []RunSet) ([]map[RunPoint]*store.Run, []RunPoint) {
 	byPoint := make([]map[RunPoint]*store.Run, len(sets))
-	if !slices.ContainsFunc(sets, func(s RunSet) bool { return len(s.Runs) != 1 }) {
+	if samePolicy(sets) {
 		p := PointOf(sets[0].Runs[0])
 		for i := range sets {
 			byPoint[i] = map[RunPoint]*store.Run{p: sets[i].Runs[0]}
@@ -60,6 +63,16 @@ func LineUp(sets []RunSet) ([]map[RunPoint]*store.Run, []RunPoint) {
 			strings.Compare(a.Policy, b.Policy), strings.Compare(a.Kind, b.Kind))
 	})
 	return byPoint, order
+}
+
+// samePolicy reports whether every set is one run, and all ran one policy.
+func samePolicy(sets []RunSet) bool {
+	for _, s := range sets {
+		if len(s.Runs) != 1 || s.Runs[0].Policy != sets[0].Runs[0].Policy || s.Runs[0].Kind != sets[0].Runs[0].Kind {
+			return false
+		}
+	}
+	return true
 }
 
 // SummaryOf reads a stored run's statistics back into a Summary, by their

@@ -44,14 +44,17 @@ type Config struct {
 	// times); prequal, which probes the backends' lb.ProbePath; ring-hash
 	// or maglev, which hash HashHeader; distr-lb: sed with the weights
 	// a Distr-LB agent learns (Agent); or distr-lb-general: probing-sed
-	// corrected by a general policy's network (Agent.File).
+	// corrected by the general policy Shoal ships, or by the one in
+	// Agent.File.
 	Policy string `yaml:"policy"`
 	// Params are the selector's parameters (e.g. prequal's qrif; see
 	// lb.Classical for each one's).
 	Params lb.Params `yaml:"params"`
 	// Seed seeds the selector's random choices (ties, sampling).
 	Seed uint64 `yaml:"seed"`
-	// Agent configures the Distr-LB agent (policy distr-lb only).
+	// Agent configures the Distr-LB agent (policy distr-lb), or names a
+	// general policy's file (policy distr-lb-general; without it, the
+	// shipped one runs).
 	Agent *AgentConfig `yaml:"agent"`
 	// Backends are the servers behind the proxy, in the order a policy
 	// file's networks expect.
@@ -180,9 +183,10 @@ const PolicyDistrLB = "distr-lb"
 
 // PolicyDistrLBGeneral is the policy name of a general Distr-LB policy
 // (lb.GeneralPolicy, 'shoal train distr-lb --family'): probing-sed with
-// the weight corrections of the policy in Agent.File, decided inside the
-// selector, so Agent's other fields do not apply.
-const PolicyDistrLBGeneral = "distr-lb-general"
+// the weight corrections of the shipped policy, or of the one in
+// Agent.File, decided inside the selector, so Agent's other fields do not
+// apply.
+const PolicyDistrLBGeneral = lb.GeneralName
 
 // Decode reads a configuration strictly from r (unknown fields are errors),
 // applies the defaults and validates it; name is the file name in errors.
@@ -307,8 +311,10 @@ func (c *Config) Validate(known []string) error {
 		}
 	case c.Policy == PolicyDistrLBGeneral:
 		switch a := c.Agent; {
-		case a == nil || a.File == "":
-			bad("agent.file", "policy %s needs a policy file", c.Policy)
+		case a == nil:
+			// the shipped policy
+		case a.File == "":
+			bad("agent.file", "policy %s with an agent section needs a policy file (leave the section out for the shipped policy)", c.Policy)
 		case a.LB != "" || a.Period != 0 || a.Train != nil:
 			bad("agent", "policy %s reads only agent.file (its network serves every LB point, at the period in the file, without online training)", c.Policy)
 		}
@@ -317,7 +323,8 @@ func (c *Config) Validate(known []string) error {
 			bad("agent", "only used by policies distr-lb and distr-lb-general, not %s", c.Policy)
 		}
 	default:
-		bad("policy", "unknown policy %q (known: %s, %s, %s)", c.Policy, strings.Join(known, ", "), PolicyDistrLB, PolicyDistrLBGeneral)
+		all := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(known), PolicyDistrLB, PolicyDistrLBGeneral))))
+		bad("policy", "unknown policy %q (known: %s)", c.Policy, strings.Join(all, ", "))
 	}
 	if a := c.Agent; a != nil && a.Period < 0 {
 		bad("agent.period", "must be >= 0, got %v", a.Period)

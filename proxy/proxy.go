@@ -144,7 +144,7 @@ func (p *Proxy) install(cfg *Config) error {
 	deps := lb.Deps{Rand: rand.New(rand.NewPCG(cfg.Seed, uint64(p.reloads))), Params: cfg.Params}
 	var sel lb.Selector
 	var err error
-	if cfg.Policy == PolicyDistrLBGeneral {
+	if cfg.Policy == PolicyDistrLBGeneral && cfg.Agent != nil {
 		sel, err = generalSelector(cfg.Agent.File, deps)
 	} else {
 		sel, err = p.selectors.New(name, deps)

@@ -433,3 +433,33 @@ func TestGeneralPolicyCorrectsProbingSED(t *testing.T) {
 		}
 	}
 }
+
+// TestShippedGeneralPolicy: policy distr-lb-general without an agent
+// section runs the policy Shoal ships; it serves every request, and like
+// the trained network above it sends the backend that reports 20 ms at
+// the server fewer requests than the idle one.
+func TestShippedGeneralPolicy(t *testing.T) {
+	a, b := newTestBackend(t, "a"), newTestBackend(t, "b")
+	a.reportLoad.Store(true)
+	b.reportLoad.Store(true)
+	b.delay.Store(int64(20 * time.Millisecond))
+	cfg := testConfig(t, "sed", a, b)
+	cfg.Policy = PolicyDistrLBGeneral
+	cfg.ApplyDefaults()
+	if err := cfg.Validate(lb.Classical().Names()); err != nil {
+		t.Fatal(err)
+	}
+	rp := startProxy(t, cfg)
+	for range 200 {
+		get(t, rp.url+"/")
+	}
+	na, nb := a.served.Load(), b.served.Load()
+	t.Logf("the idle backend served %d, the 20 ms one %d", na, nb)
+	if na+nb != 200 || nb >= na {
+		t.Errorf("the idle backend served %d, the 20 ms one %d of 200: want every request served, the slow one fewer", na, nb)
+	}
+	cfg.Agent = &AgentConfig{}
+	if err := cfg.Validate(lb.Classical().Names()); err == nil || !strings.Contains(err.Error(), "agent.file") {
+		t.Errorf("an agent section without a file: %v, want an error naming agent.file", err)
+	}
+}

@@ -15,8 +15,9 @@ var (
 	ErrAmbiguous = errors.New("ambiguous run id prefix")
 )
 
-// MinPrefix is the shortest id prefix Get accepts.
-const MinPrefix = 6
+// MinPrefix is the shortest id prefix Get accepts, as git's: a prefix
+// that several ids share is refused as ambiguous, naming two of them.
+const MinPrefix = 4
 
 // Filter selects runs for List; zero fields select everything.
 type Filter struct {

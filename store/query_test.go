@@ -21,13 +21,13 @@ func TestGetByPrefix(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for prefix, want := range map[string]string{"123456": "12345600000000000000000000000000",
+		for prefix, want := range map[string]string{"1234": "12345600000000000000000000000000",
 			"abcdef1": "abcdef11111111111111111111111111", "abcd": "abcd"} {
 			if r, err := s.Get(ctx, prefix); err != nil || r.ID != want {
 				t.Errorf("Get(%q): %v, %v; want run %s", prefix, r, err, want)
 			}
 		}
-		for prefix, want := range map[string]error{"abcdef": ErrAmbiguous, "12345": ErrNotFound,
+		for prefix, want := range map[string]error{"abcdef": ErrAmbiguous, "123": ErrNotFound,
 			"ffffff": ErrNotFound, "abcde_": ErrNotFound, "abcd%": ErrNotFound} {
 			_, err := s.Get(ctx, prefix)
 			if !errors.Is(err, want) || !strings.Contains(err.Error(), `run `+prefix+`:`) {

@@ -27,6 +27,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -133,10 +134,15 @@ func securityOpts(t *testing.T, c corev1.Container) []string {
 // API server takes its events, and it stops cleanly on SIGTERM.
 func TestHelmChart(t *testing.T) {
 	chart := filepath.Join(repoRoot, "deploy", "helm", "shoal")
-	if out := helm(t, "lint", "--strict", chart); !strings.Contains(out, "0 chart(s) failed") {
+	if out := helm(t, "lint", "--strict", chart, "--set", "image.repository=REGISTRY/shoal"); !strings.Contains(out, "0 chart(s) failed") {
 		t.Errorf("helm lint:\n%s", out)
 	}
-	rendered := helm(t, "template", "shoal", chart, "--namespace", "shoal-system", "--set", "namespace.create=true")
+	// Shoal publishes no image: without one the chart says what to set.
+	if out, err := helmErr(t, "template", "shoal", chart); err == nil || !strings.Contains(out, "image.repository is required") || !strings.Contains(out, "scripts/image.sh") {
+		t.Errorf("helm template without image.repository: %v, want a refusal that says what to set:\n%s", err, out)
+	}
+	rendered := helm(t, "template", "shoal", chart, "--namespace", "shoal-system", "--set", "namespace.create=true",
+		"--set", "image.repository=REGISTRY/shoal", "--set", "image.tag=TAG")
 	manifest := filepath.Join(repoRoot, "deploy", "operator.yaml")
 	if *update {
 		if err := os.WriteFile(manifest, []byte(operatorYAMLHeader+rendered), 0o644); err != nil {
@@ -146,7 +152,7 @@ func TestHelmChart(t *testing.T) {
 	if raw, _ := os.ReadFile(manifest); string(raw) != operatorYAMLHeader+rendered {
 		t.Errorf("deploy/operator.yaml is not the chart's rendering (go test ./cmd/shoal -run TestHelmChart -update):\n%s", rendered)
 	}
-	extras := helm(t, "template", "shoal", chart, "--set", "serviceMonitor.enabled=true", "--set", "grafanaDashboard.enabled=true", "--show-only", "templates/servicemonitor.yaml", "--show-only", "templates/dashboard.yaml")
+	extras := helm(t, "template", "shoal", chart, "--set", "image.repository=REGISTRY/shoal", "--set", "serviceMonitor.enabled=true", "--set", "grafanaDashboard.enabled=true", "--show-only", "templates/servicemonitor.yaml", "--show-only", "templates/dashboard.yaml")
 	dashboard, _ := os.ReadFile(filepath.Join(chart, "files", "shoal-operator.json"))
 	if !strings.Contains(extras, "kind: ServiceMonitor") || !strings.Contains(extras, "grafana_dashboard: \"1\"") || !strings.Contains(extras, strings.SplitN(string(dashboard), "\n", 2)[0]) {
 		t.Errorf("the ServiceMonitor and the dashboard's ConfigMap:\n%s", extras)
@@ -157,6 +163,7 @@ func TestHelmChart(t *testing.T) {
 	c.Deploy(t, "default", "front", 1)
 	srv := promtest.Start(t, c.ServeMetrics(t, kubetest.Busy(0.9)))
 	helm(t, "install", "shoal", chart, "--kubeconfig", c.Kubeconfig, "--namespace", "shoal-system", "--create-namespace",
+		"--set", "image.repository="+strings.Split(containertest.Name, ":")[0], "--set", "image.tag="+strings.Split(containertest.Name, ":")[1],
 		"--set", "prometheus.url="+srv.URL, "--set", "watchNamespaces={default}")
 	ctx := context.Background()
 	dep, err := c.Client.AppsV1().Deployments("shoal-system").Get(ctx, "shoal-operator", metav1.GetOptions{})
@@ -176,17 +183,46 @@ func TestHelmChart(t *testing.T) {
 	if code := op.Stop(30 * time.Second); code != 0 {
 		t.Errorf("the operator's container exited %d on SIGTERM, want 0", code)
 	}
+	helmUpgradeUninstall(t, c, chart)
+}
+
+// helmUpgradeUninstall runs the Kubernetes guide's upgrade and uninstall:
+// an upgrade keeps the release's values and changes what it is told; an
+// uninstall removes the operator and keeps the CRDs (and so every
+// Autoscaler), as Helm does with a chart's crds/.
+func helmUpgradeUninstall(t *testing.T, c *kubetest.Cluster, chart string) {
+	ctx := context.Background()
+	helm(t, "upgrade", "shoal", chart, "--kubeconfig", c.Kubeconfig, "--namespace", "shoal-system", "--reuse-values", "--set", "replicaCount=1")
+	dep, err := c.Client.AppsV1().Deployments("shoal-system").Get(ctx, "shoal-operator", metav1.GetOptions{})
+	if err != nil || *dep.Spec.Replicas != 1 || !strings.HasPrefix(dep.Spec.Template.Spec.Containers[0].Image, strings.Split(containertest.Name, ":")[0]+":") {
+		t.Fatalf("after helm upgrade --reuse-values --set replicaCount=1: %v, want 1 replica of the same image: %+v", err, dep)
+	}
+	helm(t, "uninstall", "shoal", "--kubeconfig", c.Kubeconfig, "--namespace", "shoal-system", "--wait")
+	if _, err := c.Client.AppsV1().Deployments("shoal-system").Get(ctx, "shoal-operator", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("after helm uninstall the operator's Deployment: %v, want not found", err)
+	}
+	if _, err := c.Client.RbacV1().ClusterRoles().Get(ctx, "shoal-operator", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("after helm uninstall the operator's ClusterRole: %v, want not found", err)
+	}
+	if out := helm(t, "list", "--kubeconfig", c.Kubeconfig, "--namespace", "shoal-system", "--short"); strings.TrimSpace(out) != "" {
+		t.Errorf("helm list after uninstall: %q", out)
+	}
+	if _, err := c.Client.Discovery().ServerResourcesForGroupVersion("shoal.io/v1alpha1"); err != nil {
+		t.Errorf("after helm uninstall the CRDs: %v, want them kept", err)
+	}
 }
 
 // operatorYAMLHeader opens deploy/operator.yaml, the chart's rendering.
 const operatorYAMLHeader = `# Shoal's operator in a cluster, for kubectl: the Helm chart deploy/helm/shoal
-# rendered with its default values and namespace.create=true (generated:
-# go test ./cmd/shoal -run TestHelmChart -update). Apply the CRDs first:
+# rendered with its default values, namespace.create=true and the image
+# REGISTRY/shoal:TAG (generated: go test ./cmd/shoal -run TestHelmChart
+# -update). Apply the CRDs first:
 #
 #   kubectl apply -f deploy/helm/shoal/crds/ -f deploy/operator.yaml
 #
-# The image is scripts/image.sh's, pushed to your registry: set it here (or
-# kubectl -n shoal-system set image deployment/shoal-operator
+# Shoal publishes no image: build it with scripts/image.sh, push it to your
+# registry and replace REGISTRY/shoal:TAG below with it (or kubectl -n
+# shoal-system set image deployment/shoal-operator
 # operator=REGISTRY/shoal:TAG). --prometheus is kube-prometheus-stack's
 # service; point it at yours. With Helm: helm install shoal deploy/helm/shoal
 # --namespace shoal-system --create-namespace --set image.repository=...
@@ -197,6 +233,17 @@ const operatorYAMLHeader = `# Shoal's operator in a cluster, for kubectl: the He
 // an error.
 func helm(t *testing.T, args ...string) string {
 	t.Helper()
+	out, err := helmErr(t, args...)
+	if err != nil {
+		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// helmErr runs helm and returns its output (standard error after standard
+// output) and its error.
+func helmErr(t *testing.T, args ...string) (string, error) {
+	t.Helper()
 	bin := filepath.Join(kubetest.Bin(), "helm")
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("helm is missing from %s: run scripts/kube-bins.sh (scripts/test.sh does)", kubetest.Bin())
@@ -206,10 +253,11 @@ func helm(t *testing.T, args ...string) string {
 	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home, "HELM_CONFIG_HOME="+home, "HELM_DATA_HOME="+home)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("helm %s: %v\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
+	err := cmd.Run()
+	if err != nil {
+		return stdout.String() + stderr.String(), err
 	}
-	return stdout.String()
+	return stdout.String(), nil
 }
 
 // serviceAccountKubeconfig writes a kubeconfig, readable by the

@@ -141,7 +141,7 @@ func (cl *cli) runsList(db *string) *cobra.Command {
 		if err := w.Flush(); err != nil {
 			return err
 		}
-		fmt.Fprintf(cl.stderr, "%d runs in %s\n", len(runs), where)
+		fmt.Fprintf(cl.stderr, "%s in %s\n", experiment.Count(len(runs), "run"), where)
 		return nil
 	})
 	return cmd
@@ -169,8 +169,11 @@ func (cl *cli) runsShow(db *string) *cobra.Command {
 	return &cobra.Command{
 		Use:     "show ID",
 		Short:   "Show one run: what ran, and every statistic",
-		Example: "  shoal runs show 3f9a2c",
-		Args:    exactArgs(1, "one run id (or a prefix of 6 or more characters)"),
+		Long: fmt.Sprintf(`Show one run: what ran (scenario, policy, seeds, code version, flags) and
+every statistic of the whole run and of each request class. ID is a run id as
+'shoal runs list' prints it, or a unique prefix of one, %d characters or more.`, store.MinPrefix),
+		Example: "  shoal runs show 3f9a",
+		Args:    exactArgs(1, fmt.Sprintf("one run id (or a unique prefix of %d characters or more)", store.MinPrefix)),
 		RunE: cl.action(func(cmd *cobra.Command, args []string) error {
 			st, err := openStore(cmd.Context(), *db)
 			if err != nil {
@@ -226,9 +229,15 @@ func (cl *cli) runsCompare(db *string) *cobra.Command {
 		Use:   "compare SWEEP|ID [SWEEP|ID...]",
 		Short: "Compare sweeps (or runs) side by side, with 95% intervals; --report draws their frontiers",
 		Long: `Compare sets of runs side by side: each argument is a sweep id (all its runs)
-or a run id. Rows are the (scenario, load, policy) of any set, with each set's
-statistics (mean ± the half-width of the 95% interval over seeds) and, for two
-sets or more, the last set's over the first's.
+or a run id (or a unique prefix of one, 4 characters or more). Rows are the
+(scenario, load, policy) of any set, with each set's statistics (mean ± the
+half-width of the 95% interval over seeds) and, for two sets or more, the last
+set's over the first's.
+
+How run ids are paired: runs given by id share one row when they ran the same
+policy, labelled with the first run's scenario and load (one policy before and
+after a change, or on two loads). Runs of different policies each get a row of
+their own, with "-" where a set has no such run.
 
 --report FILE writes an HTML report of the same runs: per scenario and load, a
 chart of quality (SLO violations, or p99 where no SLO is set) against cost with
@@ -334,10 +343,10 @@ func writeComparison(out io.Writer, sets []experiment.RunSet, stats []string) er
 		return err
 	}
 	if !ratio {
-		fmt.Fprintf(out, "%d points\n", len(order))
+		fmt.Fprintln(out, experiment.Count(len(order), "point"))
 		return nil
 	}
-	fmt.Fprintf(out, "%d points, %d in every set; ratio: %s over %s\n", len(order), shared, sets[len(sets)-1].Name, sets[0].Name)
+	fmt.Fprintf(out, "%s, %d in every set; ratio: %s over %s\n", experiment.Count(len(order), "point"), shared, sets[len(sets)-1].Name, sets[0].Name)
 	return nil
 }
 
@@ -391,7 +400,7 @@ NAME_ci95).`,
 			return err
 		}
 		if out != "" {
-			fmt.Fprintf(cl.stderr, "wrote %d runs to %s\n", len(runs), out)
+			fmt.Fprintf(cl.stderr, "wrote %s to %s\n", experiment.Count(len(runs), "run"), out)
 		}
 		return nil
 	})

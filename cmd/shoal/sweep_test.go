@@ -443,3 +443,47 @@ func listRuns(t *testing.T, db string, f store.Filter) []*store.Run {
 	}
 	return runs
 }
+
+// TestRunsCompareRunIDs: runs given by id share a row only when they ran
+// the same policy; an ecmp run and an oracle run of one scenario and load
+// get a row each, and a prefix of 4 characters names a run.
+func TestRunsCompareRunIDs(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "runs.db")
+	for _, load := range []string{"0.7", "0.9"} {
+		if _, err := runCLI(t, "sim", "lb-moderate-cpu", "--policy", "ecmp,oracle", "--load", load, "--seeds", "1", "--horizon", "20s", "--db", db); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := runCLI(t, "runs", "export", "--db", db)
+	var runs []store.Run
+	if err != nil || json.Unmarshal([]byte(out), &runs) != nil || len(runs) != 4 {
+		t.Fatalf("export json (%v):\n%s", err, out)
+	}
+	id := map[string]string{} // policy@load -> id
+	for _, r := range runs {
+		id[fmt.Sprintf("%s@%g", r.Policy, r.Load)] = r.ID
+	}
+	rows := func(out string) []string { // the table's rows, without the header and the closing line
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		return lines[1 : len(lines)-1]
+	}
+	out, err = runCLI(t, "runs", "compare", id["ecmp@0.9"][:4], id["oracle@0.9"], "--db", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rows(out)
+	if len(r) != 2 || !strings.Contains(out, "2 points, 0 in every set") {
+		t.Fatalf("an ecmp run against an oracle run: want a row each\n%s", out)
+	}
+	for k, policy := range []string{"ecmp", "oracle"} {
+		f := strings.Fields(r[k])
+		// scenario, load, policy, then mean in each set and the ratio
+		if f[2] != policy || (policy == "ecmp") != (f[4] == "-") || (policy == "oracle") != (f[3] == "-") {
+			t.Errorf("row %q: want %s with a figure in its own run's column only", r[k], policy)
+		}
+	}
+	out, err = runCLI(t, "runs", "compare", id["ecmp@0.7"], id["ecmp@0.9"], "--db", db)
+	if r := rows(out); err != nil || len(r) != 1 || !strings.Contains(out, "1 point, 1 in every set") || !strings.HasPrefix(r[0], "lb-moderate-cpu  0.7   ecmp") {
+		t.Errorf("one policy at two loads: want one row, labelled with the first run's load (%v)\n%s", err, out)
+	}
+}

@@ -288,6 +288,8 @@ func learnedPolicies(specs []string, sc *scenario.Scenario, fit fitting) ([]stri
 	for _, s := range specs {
 		if k, _, ok := policyFile(s); ok {
 			kinds[k]++
+		} else {
+			kinds[s]++ // a plain name counts too: distr-lb-general beside distr-lb-general:FILE
 		}
 	}
 	names := make([]string, len(specs))
@@ -314,8 +316,9 @@ func learnedPolicies(specs []string, sc *scenario.Scenario, fit fitting) ([]stri
 // hybridKind runs a Distr-LB policy file over the probing data plane.
 const hybridKind = "distr-lb+probing"
 
-// generalKind runs a general Distr-LB policy file (train distr-lb --family).
-const generalKind = "distr-lb-general"
+// generalKind runs a general Distr-LB policy file (train distr-lb --family);
+// without a file, the name runs the policy Shoal ships.
+const generalKind = lb.GeneralName
 
 // fitting says what to do with a learned policy that does not fit its
 // scenario: refuse it, or drop what does not fit and say what was

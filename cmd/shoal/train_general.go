@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -43,6 +44,24 @@ func (g *generalFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&g.checkpoint, "checkpoint", "", "with --family: save the search to `FILE` after every generation, and resume from it")
 }
 
+// command is the canonical command line that trains what these flags
+// train, for the policy's provenance: the family, the seed and the search
+// flags set, without the output file or the workers (which change
+// nothing), so that training again writes the same file.
+func (g *generalFlags) command(cmd *cobra.Command, seed uint64) string {
+	line := fmt.Sprintf("shoal train distr-lb --family %s --seed %d", g.family, seed)
+	for _, name := range []string{"generations", "pairs", "sigma", "learning-rate", "hidden"} {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
+			v := f.Value.String()
+			if sv, ok := f.Value.(pflag.SliceValue); ok {
+				v = strings.Join(sv.GetSlice(), ",")
+			}
+			line += fmt.Sprintf(" --%s %s", name, v)
+		}
+	}
+	return line
+}
+
 // readFamily reads --family's ranges: the default family, with the
 // file's fields over it.
 func readFamily(name string) (lbenv.Family, error) {
@@ -76,7 +95,8 @@ func (cl *cli) trainGeneral(cmd *cobra.Command, g *generalFlags, out string, see
 		return cl.validateGeneral(cmd, fam, g)
 	}
 	start := time.Now()
-	cfg := lbenv.GeneralConfig{Family: fam, Generations: g.generations, Seed: seed, Workers: g.workers, Checkpoint: g.checkpoint}
+	cfg := lbenv.GeneralConfig{Family: fam, Generations: g.generations, Seed: seed, Workers: g.workers, Checkpoint: g.checkpoint,
+		Command: g.command(cmd, seed)}
 	cfg.ES.Pairs, cfg.ES.Sigma, cfg.ES.LR, cfg.Hidden = g.pairs, g.sigma, g.lr, g.hidden
 	var bar *progressBar
 	if !quiet && cl.stderr == os.Stderr && isTerminal(os.Stderr) {
@@ -110,7 +130,7 @@ func (cl *cli) trainGeneral(cmd *cobra.Command, g *generalFlags, out string, see
 	}
 	pv := pol.Provenance
 	fmt.Fprintf(cl.stdout, "trained a general distr-lb policy (seed %d, %d workers): %d generations, %d episodes in %.1f s; kept generation %d, validation %+.4f against probing-sed; wrote %s\n",
-		seed, pv.Workers, pv.Generations, pv.Episodes, time.Since(start).Seconds(), pv.Selected, pv.Validation, out)
+		seed, cfg.Workers, pv.Generations, pv.Episodes, time.Since(start).Seconds(), pv.Selected, pv.Validation, out)
 	if rec.off {
 		return nil
 	}

@@ -90,11 +90,15 @@ func TestTrainGeneralThenSimulate(t *testing.T) {
 	if !strings.Contains(string(head), `"format":"shoal-lb-general"`) || !strings.Contains(string(head), `requests: 300`) {
 		t.Fatalf("header: %.400s", head)
 	}
-	out, err = runCLI(t, "sim", "lb-drift", "--policy", "probing-sed,distr-lb-general:"+pol, "--seeds", "1", "--horizon", "30s", "--quiet", "--no-record")
+	if !strings.Contains(string(head), `"command":"shoal train distr-lb --family `+fam+` --seed 1 --generations 2 --pairs 2"`) {
+		t.Fatalf("the provenance lacks the command: %.400s", head)
+	}
+	// The file beside the shipped policy: each its own row.
+	out, err = runCLI(t, "sim", "lb-drift", "--policy", "probing-sed,distr-lb-general:"+pol+",distr-lb-general", "--seeds", "1", "--horizon", "30s", "--quiet", "--no-record")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "\ndistr-lb-general ") {
+	if !strings.Contains(out, "\ndistr-lb-general:"+pol+" ") || !strings.Contains(out, "\ndistr-lb-general ") {
 		t.Fatalf("sim output: %s", out)
 	}
 	out, err = runCLI(t, "train", "distr-lb", "--family", fam, "--validate", pol)

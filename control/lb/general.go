@@ -1,10 +1,13 @@
 package lb
 
 import (
+	"bytes"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/shoal-project/shoal/learn/modelfile"
@@ -20,8 +23,8 @@ const generalVersion = 1
 // reads per server (see LearnedSED.features).
 const GeneralFeatures = 10
 
-// GeneralPolicy is one learned load-balancing policy for every cluster
-// (issue 35): a small network, shared by every server and every LB point,
+// GeneralPolicy is one learned load-balancing policy for every cluster:
+// a small network, shared by every server and every LB point,
 // that reads features of one server, normalised against the other servers
 // so that 4 or 32 servers and 1 ms or 2 s requests look alike, and outputs
 // a correction to probing-sed's weight of that server. The correction is
@@ -48,17 +51,38 @@ type GeneralPolicy struct {
 	net *nn.MLP[float64]
 }
 
-// GeneralProvenance records a general policy's training run.
+// GeneralProvenance records a general policy's training run. It holds
+// nothing that varies from run to run (no wall time), so training again
+// with the same command writes the same file, byte for byte.
 type GeneralProvenance struct {
-	Family      string  `json:"family"` // the family's ranges, as YAML
+	Command     string  `json:"command"` // the command that trained it
+	Family      string  `json:"family"`  // the family's ranges, as YAML
 	Seed        uint64  `json:"seed"`
-	Workers     int     `json:"workers"`
 	Generations int     `json:"generations"`
 	Selected    int     `json:"selected_generation"` // the generation whose parameters these are (best validation)
 	Validation  float64 `json:"validation"`          // its validation score: mean log ratio to probing-sed (lower is better)
 	Episodes    int     `json:"episodes"`            // simulated episodes, validation included
-	WallSeconds float64 `json:"wall_seconds"`
 }
+
+// GeneralName is the name the general policy runs under: the shipped
+// policy (DefaultGeneral) in a registry, or a file's.
+const GeneralName = "distr-lb-general"
+
+// defaultGeneral is the general policy Shoal ships, trained by the command
+// in its provenance; scripts/general-policy.sh trains it again and checks
+// that the file is the same, byte for byte.
+//
+//go:embed general.slb
+var defaultGeneral []byte
+
+// DefaultGeneral returns the general policy Shoal ships (read once; its
+// selectors only read the network, so every run may share it).
+var DefaultGeneral = sync.OnceValues(func() (*GeneralPolicy, error) {
+	return ReadGeneralPolicy(bytes.NewReader(defaultGeneral))
+})
+
+// DefaultGeneralFile returns the shipped general policy's file.
+func DefaultGeneralFile() []byte { return bytes.Clone(defaultGeneral) }
 
 // NewGeneralPolicy returns an untrained general policy: hidden weights
 // drawn from seed, the output layer zero, so it runs probing-sed.

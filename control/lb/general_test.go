@@ -115,3 +115,31 @@ func BenchmarkRequest(b *testing.B) {
 		})
 	}
 }
+
+// The shipped general policy reads, records the command that trained it
+// (scripts/general-policy.sh trains it again and compares the bytes),
+// corrects probing-sed (its network is not all zeros), and runs under its
+// name from the registry as a learned policy, not a classical one.
+func TestDefaultGeneral(t *testing.T) {
+	p, err := DefaultGeneral()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "shoal train distr-lb --family default --seed 1"; p.Provenance.Command != want || p.Provenance.Seed != 1 {
+		t.Errorf("provenance %+v, want the command %q", p.Provenance, want)
+	}
+	if !slices.ContainsFunc(p.Params(), func(x float64) bool { return x != 0 }) || p.Provenance.Selected == 0 {
+		t.Errorf("the shipped policy is untrained (generation %d kept)", p.Provenance.Selected)
+	}
+	var b bytes.Buffer
+	if err := p.Write(&b); err != nil || !bytes.Equal(b.Bytes(), DefaultGeneralFile()) {
+		t.Errorf("the shipped file does not read back to itself (%v)", err)
+	}
+	sel, err := Classical().New(GeneralName, Deps{Rand: rand.New(rand.NewPCG(1, 2))})
+	if _, ok := sel.(*LearnedSED); err != nil || !ok {
+		t.Fatalf("%s from the registry: %T, %v", GeneralName, sel, err)
+	}
+	if IsClassical(GeneralName) || IsClassical("oracle") || !IsClassical("probing-sed") || !IsBound("oracle") || IsBound(GeneralName) {
+		t.Error("the general policy must be learned, not classical; the oracle a bound")
+	}
+}

@@ -109,9 +109,10 @@ type Factory func(d Deps) (Selector, error)
 // to it; there is no global registry.
 type Registry map[string]Factory
 
-// Classical returns a new registry of the classical selectors: ecmp, wcmp,
+// Classical returns a new registry of the built-in selectors: ecmp, wcmp,
 // lsq, sed, p2c, rr, wrr, least-request (Envoy), peak-ewma (Linkerd),
-// prequal (Google), c3 (Suresh et al.), ring-hash and maglev (Envoy) and
+// prequal (Google), c3 (Suresh et al.), ring-hash and maglev (Envoy),
+// Shoal's probing-sed and the general Distr-LB policy it ships, and the
 // oracle.
 func Classical() Registry {
 	return Registry{
@@ -189,6 +190,15 @@ func Classical() Registry {
 				get(r, "table_size", &s.TableSize, atLeast(2), "a prime")
 			})
 		},
+		// The general Distr-LB policy Shoal ships: probing-sed with learned
+		// corrections of its weights (GeneralPolicy).
+		GeneralName: func(d Deps) (Selector, error) {
+			p, err := DefaultGeneral()
+			if err != nil {
+				return nil, err
+			}
+			return p.Selector(d)
+		},
 		"oracle": func(d Deps) (Selector, error) {
 			if d.Est == nil {
 				return nil, fmt.Errorf("oracle needs perfect knowledge of the servers, which only the simulator has")
@@ -220,10 +230,16 @@ func (r Registry) New(name string, d Deps) (Selector, error) {
 	return f(d)
 }
 
-// IsClassical reports whether name is one of the classical selectors that
-// production load balancers use (every selector of Classical but the
+// IsClassical reports whether name is one of the hand-written selectors
+// (every selector of Classical but the learned general policy and the
 // simulator-only Oracle).
 func IsClassical(name string) bool {
 	_, ok := Classical()[name]
-	return ok && name != "oracle"
+	return ok && name != GeneralName && !IsBound(name)
 }
+
+// IsBound reports whether name is a bound rather than a policy: a selector
+// that needs knowledge no data plane has (the Oracle's remaining work of
+// every server), so it shows how far a deployable policy is from the best
+// possible, and cannot be deployed itself.
+func IsBound(name string) bool { return name == "oracle" }

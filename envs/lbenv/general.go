@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
-	"time"
 
 	"github.com/shoal-project/shoal/cluster"
 	"github.com/shoal-project/shoal/control/lb"
@@ -18,11 +17,8 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// GeneralSelector is the name a general policy's selector runs under.
-const GeneralSelector = "distr-lb-general"
-
 // GeneralConfig sets up the training of one general policy across a family
-// of worlds (issue 35). Zero fields take the defaults noted.
+// of worlds. Zero fields take the defaults noted.
 type GeneralConfig struct {
 	Family Family // default DefaultFamily()
 	// Generations of the evolution strategy (default 300).
@@ -48,6 +44,8 @@ type GeneralConfig struct {
 	Checkpoint string
 	// Progress, if set, is called after every generation.
 	Progress func(GeneralProgress)
+	// Command is the command line recorded in the policy's provenance.
+	Command string
 }
 
 // GeneralProgress is one generation's report.
@@ -122,7 +120,6 @@ type checkpoint struct {
 	BestGen  int       `json:"best_generation"`
 	BestVal  float64   `json:"best_validation"`
 	Episodes int       `json:"episodes"`
-	Wall     float64   `json:"wall_seconds"`
 }
 
 // TrainGeneral trains a general policy: an evolution strategy (learn/es)
@@ -134,7 +131,6 @@ func TrainGeneral(ctx context.Context, cfg GeneralConfig) (*lb.GeneralPolicy, er
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	start := time.Now()
 	pol, err := lb.NewGeneralPolicy(cfg.Hidden, cfg.Seed)
 	if err != nil {
 		return nil, err
@@ -155,7 +151,6 @@ func TrainGeneral(ctx context.Context, cfg GeneralConfig) (*lb.GeneralPolicy, er
 	if err := t.validationWorlds(); err != nil {
 		return nil, err
 	}
-	prior := cp.Wall
 	for cp.State.Generation < cfg.Generations {
 		g, err := es.Step(ctx, cp.State, cfg.ES, t.score)
 		if err != nil {
@@ -172,7 +167,6 @@ func TrainGeneral(ctx context.Context, cfg GeneralConfig) (*lb.GeneralPolicy, er
 				cp.Best, cp.BestGen, cp.BestVal = slices.Clone(cp.State.Theta), g.Index, val
 			}
 		}
-		cp.Wall = prior + time.Since(start).Seconds()
 		if cfg.Checkpoint != "" {
 			if err := cp.save(cfg.Checkpoint); err != nil {
 				return nil, err
@@ -185,8 +179,8 @@ func TrainGeneral(ctx context.Context, cfg GeneralConfig) (*lb.GeneralPolicy, er
 	if err := pol.SetParams(cp.Best); err != nil {
 		return nil, err
 	}
-	pol.Provenance = lb.GeneralProvenance{Family: string(fam), Seed: cfg.Seed, Workers: cfg.Workers, Generations: cfg.Generations,
-		Selected: cp.BestGen, Validation: cp.BestVal, Episodes: cp.Episodes, WallSeconds: cp.Wall}
+	pol.Provenance = lb.GeneralProvenance{Command: cfg.Command, Family: string(fam), Seed: cfg.Seed, Generations: cfg.Generations,
+		Selected: cp.BestGen, Validation: cp.BestVal, Episodes: cp.Episodes}
 	return pol, nil
 }
 
@@ -307,7 +301,7 @@ func (t *generalTrainer) validate(ctx context.Context, theta []float64) (score, 
 func RunGeneral(sc *scenario.Scenario, p *lb.GeneralPolicy) (mean, p99 float64, err error) {
 	reg, name := lb.Classical(), "probing-sed"
 	if p != nil {
-		reg[GeneralSelector], name = p.Selector, GeneralSelector
+		reg[lb.GeneralName], name = p.Selector, lb.GeneralName
 	}
 	cl, err := cluster.New(&sc.Config, cluster.Options{Seed: sc.Seed, Selectors: reg, Policy: name, Traces: sc.Traces(),
 		Horizon: sc.Horizon, Warmup: sc.Warmup, SamplePeriod: sc.SamplePeriod})
