@@ -167,8 +167,8 @@ func fmtStat(s store.Stat) string {
 
 func (cl *cli) runsShow(db *string) *cobra.Command {
 	return &cobra.Command{
-		Use:     "show ID",
-		Short:   "Show one run: what ran, and every statistic",
+		Use:   "show ID",
+		Short: "Show one run: what ran, and every statistic",
 		Long: fmt.Sprintf(`Show one run: what ran (scenario, policy, seeds, code version, flags) and
 every statistic of the whole run and of each request class. ID is a run id as
 'shoal runs list' prints it, or a unique prefix of one, %d characters or more.`, store.MinPrefix),
