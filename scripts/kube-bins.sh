@@ -4,7 +4,8 @@
 # is missing or of another version: etcd and kube-apiserver (envtest's
 # control plane), kube-controller-manager and kube-scheduler (so that
 # workloads make pods and pods are placed), KWOK (nodes and pod
-# lifecycle without kubelets) and helm (the chart's lint and install).
+# lifecycle without kubelets), helm (the chart's lint and install) and
+# kubectl (the getting-started tutorial's commands).
 # Prints the directory.
 #
 # etcd's and Kubernetes' modules replace their sibling modules with local
@@ -59,7 +60,7 @@ have helm "$HELM_VERSION" ||
   build "$HELM_VERSION" "helm.sh/helm/v3@v$HELM_VERSION" helm.sh/helm/v3/cmd/helm ""
 
 missing=""
-for b in kube-apiserver kube-controller-manager kube-scheduler; do
+for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
   have $b "$KUBE_VERSION" || missing+=" k8s.io/kubernetes/cmd/$b"
 done
 if [[ -n $missing ]]; then

@@ -2,8 +2,8 @@
 # The report screenshots in docs/images: `shoal sim` on three embedded
 # scenarios (a load balancer, microservices, a serverless workflow) with
 # their own policies, seeds and horizons, each report.html rendered by
-# headless Chromium 1280 px wide; and the README's picture, the summary
-# chart of trainticket-surge's report as an SVG file. Needs
+# headless Chromium 1280 px wide. (The README's picture is DRPC's frontier
+# chart, drawn by 'shoal experiment drpc pareto' for its results page.) Needs
 # chromium-headless-shell (or chromium), which scripts/test.sh installs.
 # Runs are not recorded.
 set -euo pipefail
@@ -23,7 +23,4 @@ for case in lb-moderate-cpu:1800 trainticket-surge:2300 faas-sequential:2200; do
     --screenshot="docs/images/report-$name.png" "file://$PWD/$out/$name/report.html" 2>/dev/null
   rm -rf "$profile"
 done
-# The summary chart is the report's first <svg>, inside <figure id="summary-1">.
-awk '/<figure id="summary-1">/ {on=1; next} on && /<svg/ {p=1} p {print} p && /<\/svg>/ {exit}' \
-  "$out/trainticket-surge/report.html" >docs/images/frontier-trainticket-surge.svg
 ls -l docs/images/

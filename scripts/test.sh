@@ -42,7 +42,7 @@ echo "== go vet"
 go vet ./...
 echo "== go mod tidy"
 go mod tidy -diff
-echo "== Kubernetes binaries (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, KWOK, helm)"
+echo "== Kubernetes binaries (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, KWOK, helm)"
 SHOAL_KUBE_BIN=$(bash scripts/kube-bins.sh)
 export SHOAL_KUBE_BIN
 echo "== go test"
