@@ -167,16 +167,20 @@ func TestGettingStarted(t *testing.T) {
 		t.Fatalf("the dry run reported no scale-up of web at 20 req/s on one replica (desired %d): %v", desired, err)
 	}
 	lines := strings.Split(strings.TrimSpace(shell(6, lastCommand(blocks[6]))), "\n")
-	if got := lines[len(lines)-1]; !regexp.MustCompile(`^(policy|fallback) 1 -> [2-9]$`).MatchString(got) {
-		t.Errorf("the guide's status line: %q, want who decides, 1 replica, and more desired", got)
+	if got := lines[len(lines)-1]; !regexp.MustCompile(`^dry-run 1 -> [2-9]$`).MatchString(got) {
+		t.Errorf("the guide's status line in dry run: %q, want dry-run, 1 replica, and more desired", got)
 	}
 	if d, _ := c.Client.AppsV1().Deployments("shop").Get(ctx, "web", metav1.GetOptions{}); *d.Spec.Replicas != 1 {
 		t.Errorf("in dry run web has %d replicas, want the 1 it had", *d.Spec.Replicas)
 	}
 
-	// Live: the Autoscaler scales web up.
+	// Live: the Autoscaler scales web up, and says who decided.
 	shell(7, blocks[7])
 	c.WaitReady(t, "shop", "web", 2, 2*time.Minute)
+	lines = strings.Split(strings.TrimSpace(shell(7, lastCommand(blocks[7]))), "\n")
+	if got := lines[len(lines)-1]; !regexp.MustCompile(`^(policy|fallback) [1-9] -> [2-9]$`).MatchString(got) {
+		t.Errorf("the guide's status line when live: %q, want who decides, the replicas, and 2 or more set", got)
+	}
 }
 
 // lastCommand is a shell block's last line.
