@@ -155,7 +155,7 @@ func TestNoneUp(t *testing.T) {
 			t.Errorf("%s picked %d with nothing up", name, j)
 		}
 	}
-	if _, err := reg.New("nope", Deps{}); err == nil || !strings.Contains(err.Error(), "known: c3, ecmp") {
+	if _, err := reg.New("nope", Deps{}); err == nil || !strings.Contains(err.Error(), "known: c3, distr-lb-general, ecmp") {
 		t.Fatalf("unknown selector error: %v", err)
 	}
 	if _, err := reg.New("oracle", Deps{Rand: rng}); err == nil {

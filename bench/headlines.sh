@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Measures every verdict row of docs/results again, with the documented
+# commands and their default flags, and prints the measured figure beside
+# the stated one (bench/headlines.py reads the outputs and the pages).
+# Exits 1 when a measurement falls outside the stated 95% interval (or,
+# for a row stated without one, differs from it), listing those rows in
+# OUT/failed. Run it before a results page changes. Not part of CI.
+#
+# Usage (from the repository root):  bash bench/headlines.sh [SECTION...]
+# Sections (default: all, in this order), each with the pages' own run
+# times on this 2-core machine:
+#   lb-sim         shoal sim lb-moderate-cpu (seconds)
+#   multicloud     shoal experiment multicloud all (about 4 minutes)
+#   edge           shoal experiment edge generalisation (about 11 minutes)
+#   faasconf       shoal experiment faasconf adaptability (trains the four
+#                  workflows' policies first: tens of minutes)
+#   lb-testbed     bench/proxy/quality.sh, the shipped general policy beside
+#                  nginx, HAProxy and probing-sed, 8 seeds x 2 loads (about
+#                  40 minutes)
+#   lb-production  bench/lb/production.sh, 7 scenarios x 5 loads with the
+#                  per-scenario hybrids (trained first) and the general policy
+#   drpc           shoal experiment drpc pareto, and the whole Alibaba half
+#                  (8 trainings of 5-8 minutes, then about an hour of runs)
+# Outputs already in OUT are reused: delete a section's folder to run it
+# again. Environment: OUT (default out/headlines).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-out/headlines}
+SECTIONS=${*:-"lb-sim multicloud edge faasconf lb-testbed lb-production drpc"}
+mkdir -p "$OUT"
+rm -f "$OUT/failed"
+go build -o "$OUT/shoal" ./cmd/shoal
+SHOAL=$OUT/shoal
+began=$(date +%s)
+
+for section in $SECTIONS; do
+	start=$(date +%s)
+	echo "== $section"
+	case $section in
+	lb-sim)
+		"$SHOAL" sim lb-moderate-cpu --out "$OUT/lb-moderate-cpu" --no-record --quiet >/dev/null ;;
+	multicloud)
+		[ -f "$OUT/multicloud/egress.csv" ] || "$SHOAL" experiment multicloud all --out "$OUT/multicloud" --no-record >/dev/null ;;
+	edge)
+		[ -f "$OUT/edge/generalisation.csv" ] || "$SHOAL" experiment edge generalisation --out "$OUT/edge" --no-record >/dev/null ;;
+	faasconf)
+		[ -f "$OUT/faasconf/adaptability/adaptability.json" ] ||
+			"$SHOAL" experiment faasconf adaptability --out "$OUT/faasconf" --no-record >/dev/null ;;
+	lb-testbed)
+		[ -f "$OUT/testbed/quality.csv" ] ||
+			GENERAL=control/lb/general.slb OUT="$OUT/testbed" LOADS="0.85 0.95" DURATION=35 WARMUP=10 REPEATS=8 \
+				POLICIES="nginx-least_conn haproxy-leastconn shoal-probing-sed shoal-distr-lb-general" \
+				bash bench/proxy/quality.sh >"$OUT/testbed.log" ;;
+	lb-production)
+		if [ ! -d "$OUT/production" ]; then
+			STEPS=train OUT="$OUT/lb-general" bash bench/lb/general.sh >"$OUT/lb-general.log"
+			OUT="$OUT/production" HYBRID_DIR="$OUT/lb-general/hybrid" GENERAL=control/lb/general.slb \
+				bash bench/lb/production.sh >"$OUT/production.log"
+		fi ;;
+	drpc)
+		[ -f "$OUT/drpc/pareto/pareto.csv" ] ||
+			"$SHOAL" experiment drpc pareto --alibaba-horizon 60m --out "$OUT/drpc/pareto" --no-record >/dev/null
+		if [ ! -f "$OUT/drpc/alibaba250/pareto.csv" ]; then
+			# the whole held-out half, with the policies the study trained
+			mkdir -p "$OUT/drpc/alibaba250"
+			ln -sfn ../pareto/policies "$OUT/drpc/alibaba250/policies"
+			"$SHOAL" experiment drpc pareto --workloads alibaba --alibaba-horizon 250m --kpa-factors 1 --slo-factors 1 \
+				--out "$OUT/drpc/alibaba250" --no-record >/dev/null
+		fi ;;
+	*) echo "headlines.sh: unknown section $section (known: lb-sim multicloud edge faasconf lb-testbed lb-production drpc)" >&2; exit 2 ;;
+	esac
+	python3 bench/headlines.py "$section" "$OUT"
+	echo "   ($(( $(date +%s) - start )) s)"
+done
+echo "== all sections in $(( $(date +%s) - began )) s"
+if [ -s "$OUT/failed" ]; then
+	echo "measurements outside the stated intervals:"
+	cat "$OUT/failed"
+	exit 1
+fi
