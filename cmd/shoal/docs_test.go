@@ -423,3 +423,37 @@ func checkShoal(args []string, full bool) error {
 	}
 	return nil
 }
+
+// includeMark precedes a fenced block that shows a repository file whole:
+// <!-- include: PATH -->.
+var includeMark = regexp.MustCompile("(?m)^<!-- include: (\\S+) -->\n```[a-z]*\n")
+
+// TestDocIncludesAreTheFiles: a block marked as a file's copy is that
+// file, byte for byte, so that a guide never shows a file other than the
+// one it names.
+func TestDocIncludesAreTheFiles(t *testing.T) {
+	n := 0
+	for _, path := range docFiles(t) {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(raw)
+		for _, m := range includeMark.FindAllStringSubmatchIndex(text, -1) {
+			n++
+			name := text[m[2]:m[3]]
+			body, _, ok := strings.Cut(text[m[1]:], "```")
+			want, err := os.ReadFile(filepath.Join(repoRoot, name))
+			if err != nil || !ok {
+				t.Errorf("%s: includes %s: %v", path, name, err)
+				continue
+			}
+			if body != string(want) {
+				t.Errorf("%s shows a %s that is not the file's content (copy the file into the block)", path, name)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no include marks: the sweeps guide shows bench/sweeps/distr-lb.yaml")
+	}
+}
