@@ -181,7 +181,7 @@ def multicloud(rep, out):
 def edge(rep, out):
     g = {(r["policy"], r["days_later"]): r for r in csv.DictReader(open(os.path.join(out, "edge", "generalisation.csv")))}
     for first, later in (("the day after", "0"), ("a week later", "7"), ("a month later", "30")):
-        a, b = g["mappo-operator", later], g["greedy", later]
+        a, b = g["mappo-mix", later], g["greedy", later]
         m, lo, hi = unpaired(float(a["mean_time_s"]), float(a["mean_time_s_ci95"]), float(b["mean_time_s"]), float(b["mean_time_s_ci95"]))
         rep.margin("edge", first, "greedy", m, lo, hi)
 

@@ -9,9 +9,9 @@
 # Usage (from the repository root):  bash bench/headlines.sh [SECTION...]
 # Sections (default: all, in this order), each with the pages' own run
 # times on this 2-core machine:
-#   lb-sim         shoal sim lb-moderate-cpu (seconds)
-#   multicloud     shoal experiment multicloud all (about 4 minutes)
-#   edge           shoal experiment edge generalisation (about 11 minutes)
+#   lb-sim         shoal sim lb-moderate-cpu (2 seconds)
+#   multicloud     shoal experiment multicloud all (7 minutes, 2026-11-28)
+#   edge           shoal experiment edge generalisation (18 minutes, 2026-11-28)
 #   faasconf       shoal experiment faasconf adaptability (trains the four
 #                  workflows' policies first: tens of minutes)
 #   lb-testbed     bench/proxy/quality.sh, the shipped general policy beside
