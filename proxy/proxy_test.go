@@ -407,17 +407,26 @@ func writeGeneralPolicy(t *testing.T, slows bool) string {
 }
 
 // TestGeneralPolicyCorrectsProbingSED: one request at a time finds both
-// backends idle, so probing-sed alone splits them about evenly; the
-// general policy, reading the 20 ms each of b's responses reports, sends
-// b few.
+// backends idle, so probing-sed alone splits them about evenly; a general
+// policy, reading the 20 ms each of b's responses reports, sends b few.
+// Without an agent section the policy Shoal ships runs, and it too sends
+// the 20 ms backend fewer requests than the idle one.
 func TestGeneralPolicyCorrectsProbingSED(t *testing.T) {
-	for _, slows := range []bool{false, true} {
+	for _, c := range []struct {
+		name   string
+		agent  func() *AgentConfig
+		served func(n int64) bool // of 200 to the 20 ms backend
+	}{
+		{"a network that does not slow", func() *AgentConfig { return &AgentConfig{File: writeGeneralPolicy(t, false)} }, func(n int64) bool { return n >= 60 }},
+		{"a network that slows", func() *AgentConfig { return &AgentConfig{File: writeGeneralPolicy(t, true)} }, func(n int64) bool { return n <= 20 }},
+		{"the shipped policy", func() *AgentConfig { return nil }, func(n int64) bool { return n < 100 }},
+	} {
 		a, b := newTestBackend(t, "a"), newTestBackend(t, "b")
 		a.reportLoad.Store(true)
 		b.reportLoad.Store(true)
 		b.delay.Store(int64(20 * time.Millisecond))
 		cfg := testConfig(t, "sed", a, b)
-		cfg.Policy, cfg.Agent = PolicyDistrLBGeneral, &AgentConfig{File: writeGeneralPolicy(t, slows)}
+		cfg.Policy, cfg.Agent = PolicyDistrLBGeneral, c.agent()
 		cfg.ApplyDefaults()
 		if err := cfg.Validate(lb.Classical().Names()); err != nil {
 			t.Fatal(err)
@@ -426,40 +435,10 @@ func TestGeneralPolicyCorrectsProbingSED(t *testing.T) {
 		for range 200 {
 			get(t, rp.url+"/")
 		}
-		n := b.served.Load()
-		t.Logf("network that slows: %v; the 20 ms backend served %d of 200", slows, n)
-		if slows && n > 20 || !slows && n < 60 {
-			t.Errorf("network that slows: %v; the 20 ms backend served %d of 200 requests", slows, n)
+		na, nb := a.served.Load(), b.served.Load()
+		t.Logf("%s: the 20 ms backend served %d of 200", c.name, nb)
+		if na+nb != 200 || !c.served(nb) {
+			t.Errorf("%s: the idle backend served %d, the 20 ms one %d of 200", c.name, na, nb)
 		}
-	}
-}
-
-// TestShippedGeneralPolicy: policy distr-lb-general without an agent
-// section runs the policy Shoal ships; it serves every request, and like
-// the trained network above it sends the backend that reports 20 ms at
-// the server fewer requests than the idle one.
-func TestShippedGeneralPolicy(t *testing.T) {
-	a, b := newTestBackend(t, "a"), newTestBackend(t, "b")
-	a.reportLoad.Store(true)
-	b.reportLoad.Store(true)
-	b.delay.Store(int64(20 * time.Millisecond))
-	cfg := testConfig(t, "sed", a, b)
-	cfg.Policy = PolicyDistrLBGeneral
-	cfg.ApplyDefaults()
-	if err := cfg.Validate(lb.Classical().Names()); err != nil {
-		t.Fatal(err)
-	}
-	rp := startProxy(t, cfg)
-	for range 200 {
-		get(t, rp.url+"/")
-	}
-	na, nb := a.served.Load(), b.served.Load()
-	t.Logf("the idle backend served %d, the 20 ms one %d", na, nb)
-	if na+nb != 200 || nb >= na {
-		t.Errorf("the idle backend served %d, the 20 ms one %d of 200: want every request served, the slow one fewer", na, nb)
-	}
-	cfg.Agent = &AgentConfig{}
-	if err := cfg.Validate(lb.Classical().Names()); err == nil || !strings.Contains(err.Error(), "agent.file") {
-		t.Errorf("an agent section without a file: %v, want an error naming agent.file", err)
 	}
 }
