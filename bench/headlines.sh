@@ -15,8 +15,8 @@
 #   faasconf       shoal experiment faasconf adaptability (trains the four
 #                  workflows' policies first: tens of minutes)
 #   lb-testbed     bench/proxy/quality.sh, the shipped general policy beside
-#                  nginx, HAProxy and probing-sed, 8 seeds x 2 loads (about
-#                  40 minutes)
+#                  nginx, HAProxy and probing-sed, 8 seeds x 2 loads (42
+#                  minutes, 2026-11-28)
 #   lb-production  bench/lb/production.sh, 7 scenarios x 5 loads with the
 #                  per-scenario hybrids (trained first) and the general policy
 #   drpc           shoal experiment drpc pareto, and the whole Alibaba half
