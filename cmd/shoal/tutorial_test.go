@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -159,8 +160,8 @@ func TestGettingStarted(t *testing.T) {
 		if err != nil || len(out) == 0 {
 			return false, nil
 		}
-		n, _ := parseInt32(string(out))
-		desired = n
+		n, _ := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 32)
+		desired = int32(n)
 		return n > 1, nil
 	})
 	if err != nil {
@@ -187,17 +188,6 @@ func TestGettingStarted(t *testing.T) {
 func lastCommand(block string) string {
 	lines := strings.Split(strings.TrimSpace(block), "\n")
 	return lines[len(lines)-1]
-}
-
-func parseInt32(s string) (int32, error) {
-	var n int32
-	for _, r := range strings.TrimSpace(s) {
-		if r < '0' || r > '9' {
-			return n, os.ErrInvalid
-		}
-		n = 10*n + int32(r-'0')
-	}
-	return n, nil
 }
 
 func tail(s string, n int) string {

@@ -81,9 +81,6 @@ var DefaultGeneral = sync.OnceValues(func() (*GeneralPolicy, error) {
 	return ReadGeneralPolicy(bytes.NewReader(defaultGeneral))
 })
 
-// DefaultGeneralFile returns the shipped general policy's file.
-func DefaultGeneralFile() []byte { return bytes.Clone(defaultGeneral) }
-
 // NewGeneralPolicy returns an untrained general policy: hidden weights
 // drawn from seed, the output layer zero, so it runs probing-sed.
 func NewGeneralPolicy(hidden []int, seed uint64) (*GeneralPolicy, error) {

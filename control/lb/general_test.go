@@ -132,7 +132,7 @@ func TestDefaultGeneral(t *testing.T) {
 		t.Errorf("the shipped policy is untrained (generation %d kept)", p.Provenance.Selected)
 	}
 	var b bytes.Buffer
-	if err := p.Write(&b); err != nil || !bytes.Equal(b.Bytes(), DefaultGeneralFile()) {
+	if err := p.Write(&b); err != nil || !bytes.Equal(b.Bytes(), defaultGeneral) {
 		t.Errorf("the shipped file does not read back to itself (%v)", err)
 	}
 	sel, err := Classical().New(GeneralName, Deps{Rand: rand.New(rand.NewPCG(1, 2))})
