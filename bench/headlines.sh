@@ -53,7 +53,7 @@ for section in $SECTIONS; do
 				bash bench/proxy/quality.sh >"$OUT/testbed.log" ;;
 	lb-production)
 		if [ ! -d "$OUT/production" ]; then
-			STEPS=train OUT="$OUT/lb-general" bash bench/lb/general.sh >"$OUT/lb-general.log"
+			STEPS=hybrids OUT="$OUT/lb-general" bash bench/lb/general.sh >"$OUT/lb-general.log"
 			OUT="$OUT/production" HYBRID_DIR="$OUT/lb-general/hybrid" GENERAL=control/lb/general.slb \
 				bash bench/lb/production.sh >"$OUT/production.log"
 		fi ;;

@@ -13,12 +13,14 @@
 #
 # Usage (from the repository root):  bash bench/lb/general.sh
 # Environment: OUT (default out/lb-general), SEED_TRAIN (default 1), STEPS
-# ("train", "production", "paper", or all of them, the default).
+# ("train", "hybrids", "production", "paper", or all of them, the default;
+# "train" trains the general and the paper scenarios' policies, "hybrids" the
+# production table's 30-episode hybrids).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-out/lb-general}
 SEED_TRAIN=${SEED_TRAIN:-1}
-STEPS=${STEPS:-"train production paper"}
+STEPS=${STEPS:-"train hybrids production paper"}
 PAPER="lb-moderate-cpu lb-moderate-50cpu lb-moderate-75cpu lb-moderate-misconfigured lb-large-poisson lb-large-wiki"
 PRODUCTION="lb-stale-views lb-heavy-tail lb-fanout lb-drift lb-slowdown lb-large-poisson lb-moderate-cpu"
 mkdir -p "$OUT/distr-lb" "$OUT/hybrid"
@@ -36,6 +38,9 @@ if [[ " $STEPS " == *" train "* ]]; then
 		echo "== training Distr-LB on $sc (seed $SEED_TRAIN, 60 episodes)"
 		"$SHOAL" train distr-lb "$sc" -o "$OUT/distr-lb/$sc.slb" --seed "$SEED_TRAIN" --quiet --no-record
 	done
+fi
+
+if [[ " $STEPS " == *" hybrids "* ]]; then
 	for sc in $PRODUCTION; do
 		[ -f "$OUT/hybrid/$sc.slb" ] && continue
 		echo "== training the hybrid's Distr-LB on $sc (seed $SEED_TRAIN, 30 episodes)"
