@@ -1,9 +1,11 @@
 package backend
 
 import (
+	"math"
 	"time"
 
 	"github.com/shoal-project/shoal/control/lb"
+	"github.com/shoal-project/shoal/sim/ps"
 )
 
 // Where a job is (cluster/call.go: the at* constants).
@@ -19,12 +21,9 @@ const (
 // job is one request at the server, pooled by the Server.
 type job struct {
 	cpu, io float64 // demand: core-seconds at speed 1, seconds at I/O speed 1
-	seq     uint64  // arrival order, breaks ties in the heaps
 	at      uint8
 	phase   int32         // next phase: even = CPU, odd = I/O
-	hidx    int           // index in the heap it is in
-	tag     float64       // PS finish tag, or the due time in ns of a pure delay
-	due     time.Duration // end of a pure-delay I/O phase
+	ps      ps.Job[*job]  // its place in the CPU, the I/O or the delay; Seq is its arrival order
 	admit   bool          // holds a concurrency slot
 	arrived time.Duration // engine time of arrival
 	done    time.Duration // engine time of completion
@@ -51,11 +50,10 @@ type engine struct {
 	concurrency int
 	queueLimit  int  // -1 = unbounded
 	ioDelay     bool // I/O is a pure delay (cluster: IOParallelism == 0)
-	ioSpeed     float64
 
-	cpu   psQueue
-	io    psQueue
-	delay jobHeap // pure-delay I/O phases by due time
+	cpu   ps.Queue[*job]
+	io    ps.Queue[*job]
+	delay ps.Queue[*job] // pure-delay I/O phases: infinitely many servers (M/G/∞)
 
 	admitted   int
 	head, tail *job // wait queue (FIFO)
@@ -73,9 +71,9 @@ func newEngine(c *Config) *engine {
 		concurrency: c.Concurrency,
 		queueLimit:  c.Queue,
 		ioDelay:     c.IOParallelism == 0,
-		ioSpeed:     c.IOSpeed,
-		cpu:         psQueue{servers: c.Cores, speed: c.Speed},
-		io:          psQueue{servers: float64(c.IOParallelism), speed: c.IOSpeed},
+		cpu:         ps.New[*job](c.Cores, c.Speed, 0),
+		io:          ps.New[*job](float64(c.IOParallelism), c.IOSpeed, 0),
+		delay:       ps.New[*job](math.Inf(1), c.IOSpeed, 0),
 	}
 }
 
@@ -92,43 +90,30 @@ func (e *engine) advance(now time.Duration) {
 		}
 		// The resources share the clock: bring both to t before any job
 		// moves between them (cluster: the kernel advances one clock).
-		e.cpu.advance(t)
-		e.io.advance(t)
+		e.cpu.Advance(t)
+		e.io.Advance(t)
+		e.delay.Advance(t)
 		// cluster/instance.go: instance.Handle, evCPU and evIO; call.Handle,
 		// evIODone.
-		for j := e.cpu.popDone(t); j != nil; j = e.cpu.popDone(t) {
-			j.phase++
-			e.runPhase(t, j)
-		}
-		if !e.ioDelay {
-			for j := e.io.popDone(t); j != nil; j = e.io.popDone(t) {
+		for _, q := range [...]*ps.Queue[*job]{&e.cpu, &e.io, &e.delay} {
+			for j, ok := q.PopDone(t); ok; j, ok = q.PopDone(t) {
 				j.phase++
 				e.runPhase(t, j)
 			}
 		}
-		for len(e.delay.h) > 0 && e.delay.h[0].due <= t {
-			j := e.delay.h[0]
-			e.delay.del(0)
-			j.phase++
-			e.runPhase(t, j)
-		}
 	}
-	e.cpu.advance(now)
-	e.io.advance(now)
+	e.cpu.Advance(now)
+	e.io.Advance(now)
+	e.delay.Advance(now)
 	e.now = now
 }
 
 // next is the time of the earliest pending event; ok is false when no job
 // is in a phase.
 func (e *engine) next() (t time.Duration, ok bool) {
-	t, ok = e.cpu.next()
-	if !e.ioDelay {
-		if u, uok := e.io.next(); uok && (!ok || u < t) {
-			t, ok = u, true
-		}
-	}
-	if len(e.delay.h) > 0 {
-		if u := e.delay.h[0].due; !ok || u < t {
+	t, ok = e.cpu.Next()
+	for _, q := range [...]*ps.Queue[*job]{&e.io, &e.delay} {
+		if u, uok := q.Next(); uok && (!ok || u < t) {
 			t, ok = u, true
 		}
 	}
@@ -140,7 +125,7 @@ func (e *engine) next() (t time.Duration, ok bool) {
 // rejected (429); the job is then not kept.
 func (e *engine) arrive(now time.Duration, j *job) bool {
 	e.seq++
-	j.seq = e.seq
+	j.ps.Owner, j.ps.Seq = j, e.seq
 	j.arrived = now
 	j.rif = e.rif()
 	j.phase = 0
@@ -189,18 +174,16 @@ func (e *engine) runPhase(now time.Duration, j *job) {
 			}
 			if w > 0 {
 				j.at = atCPU
-				e.cpu.add(now, j, w)
+				e.cpu.Add(now, &j.ps, w)
 				return
 			}
 		} else if t := j.io / float64(phases); t > 0 {
 			if e.ioDelay {
 				j.at = atDelay
-				j.due = now + ceilDuration(t/e.ioSpeed)
-				j.tag = float64(j.due)
-				e.delay.push(j)
+				e.delay.Add(now, &j.ps, t)
 			} else {
 				j.at = atIO
-				e.io.add(now, j, t)
+				e.io.Add(now, &j.ps, t)
 			}
 			return
 		}
@@ -266,11 +249,11 @@ func (e *engine) cancel(now time.Duration, j *job) bool {
 	case atQueue:
 		e.unlink(j)
 	case atCPU:
-		e.cpu.remove(now, j)
+		e.cpu.Remove(now, &j.ps)
 	case atIO:
-		e.io.remove(now, j)
+		e.io.Remove(now, &j.ps)
 	case atDelay:
-		e.delay.del(j.hidx)
+		e.delay.Remove(now, &j.ps)
 	}
 	j.at = atNone
 	e.cancelled++

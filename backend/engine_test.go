@@ -39,7 +39,7 @@ func runEngine(t testing.TB, cfg Config, jobs []refJob) []time.Duration {
 	for _, v := range evs {
 		e.advance(v.at)
 		if !v.cancel {
-			j := &job{cpu: jobs[v.i].cpu, io: jobs[v.i].io, hidx: -1}
+			j := &job{cpu: jobs[v.i].cpu, io: jobs[v.i].io}
 			js[v.i] = j
 			if !e.arrive(v.at, j) {
 				out[v.i] = -1

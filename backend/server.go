@@ -137,7 +137,7 @@ func (s *Server) getJob() *job {
 	if j, ok := s.pool.Get().(*job); ok {
 		return j
 	}
-	return &job{ch: make(chan struct{}, 1), hidx: -1}
+	return &job{ch: make(chan struct{}, 1)}
 }
 
 var okBody = []byte("ok\n")
@@ -300,9 +300,11 @@ func (s *Server) Stats() Stats {
 		BadRequests:     s.badRequest,
 		InService:       e.inService(),
 		Queued:          e.queued,
-		BusyCoreSeconds: e.cpu.busyUntil(now),
+		BusyCoreSeconds: e.cpu.BusyUntil(now),
 		UptimeSeconds:   secs(now),
 	}
 }
 
 var _ http.Handler = (*Server)(nil)
+
+func secs(d time.Duration) float64 { return float64(d) / 1e9 }

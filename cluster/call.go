@@ -8,6 +8,7 @@ import (
 	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/metrics"
 	"github.com/shoal-project/shoal/sim"
+	"github.com/shoal-project/shoal/sim/ps"
 )
 
 // Event kinds of a call.
@@ -128,14 +129,13 @@ type call struct {
 	replied   bool          // responded: its caller no longer waits on its work
 	delivered bool          // the response reached the caller; freed once no child is pending
 
-	start     time.Duration // when the attempt was sent
-	deadline  time.Duration // the route timeout of all attempts (0 = none)
-	attempt   int32         // 0, then n for the n-th retry
-	cpu, io   float64       // total demand of this call's local work
-	phase     int32         // next phase: even = CPU, odd = I/O
-	pending   int32         // outstanding child calls of the current stage
-	stage     int32
-	tag, work float64 // processor-sharing finish tag and current phase work
+	start    time.Duration // when the attempt was sent
+	deadline time.Duration // the route timeout of all attempts (0 = none)
+	attempt  int32         // 0, then n for the n-th retry
+	cpu, io  float64       // total demand of this call's local work
+	phase    int32         // next phase: even = CPU, odd = I/O
+	pending  int32         // outstanding child calls of the current stage
+	stage    int32
 
 	// What its instance knows of it, kept when an LB point reads load
 	// (Service.loadReports): when it arrived and was admitted, the
@@ -145,8 +145,8 @@ type call struct {
 	rif               int32
 	probe             bool
 	load              lb.Load
-	hidx              int // index in a psQueue heap
-	aidx              int // index in the instance's admitted list
+	ps                ps.Job[*call] // its place in its instance's CPU or I/O
+	aidx              int           // index in the instance's admitted list
 	ev                sim.Event
 	tev               sim.Event // the caller's per-try or route timeout
 
@@ -177,7 +177,8 @@ func (cl *Cluster) newCall() *call {
 	}
 	cl.nextID++
 	c.id = cl.nextID
-	c.hidx, c.aidx, c.slot = -1, -1, -1
+	c.ps.Owner, c.ps.Seq = c, c.id
+	c.aidx, c.slot = -1, -1
 	c.start = cl.k.Now()
 	return c
 }

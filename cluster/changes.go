@@ -46,7 +46,7 @@ func (ce *changeEvent) Handle(now time.Duration, _ int) {
 		for _, in := range s.slots {
 			if in != nil && in.id == *ch.Instance {
 				in.speed = *ch.Speed
-				in.cpu.setCapacity(&cl.k, in.cpuLimit, in.cpuSpeed())
+				in.cpu.Resize(&cl.k, in.cpuLimit, in.cpuSpeed())
 			}
 		}
 	}
@@ -69,7 +69,7 @@ func (cl *Cluster) setBackground(loc int32, share float64) {
 		}
 		for _, in := range s.slots {
 			if in != nil {
-				in.cpu.setCapacity(&cl.k, in.cpuLimit, in.cpuSpeed())
+				in.cpu.Resize(&cl.k, in.cpuLimit, in.cpuSpeed())
 			}
 		}
 	}

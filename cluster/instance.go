@@ -7,6 +7,7 @@ import (
 
 	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/sim"
+	"github.com/shoal-project/shoal/sim/ps"
 )
 
 // Instance lifecycle states.
@@ -37,7 +38,7 @@ type instance struct {
 	state int
 
 	cpuLimit, speed, ioSpeed, weight float64
-	cpu, io                          psQueue
+	cpu, io                          ps.Scheduled[*call]
 	ioDelay                          bool // I/O is a pure delay (no contention)
 
 	admitted int     // calls holding a concurrency slot
@@ -61,24 +62,24 @@ func (in *instance) k() *sim.Kernel { return &in.svc.cl.k }
 func (in *instance) Handle(now time.Duration, arg int) {
 	switch arg {
 	case evCPU:
-		for c := in.cpu.popDone(now); c != nil; c = in.cpu.popDone(now) {
+		for c, ok := in.cpu.PopDone(now); ok; c, ok = in.cpu.PopDone(now) {
 			if c.probe {
 				in.answerProbe(c)
 				continue
 			}
-			in.remCPU -= c.work
+			in.remCPU -= c.ps.Work()
 			c.at = atNone
 			c.phase++
 			in.runPhase(c)
 		}
-		in.cpu.reschedule(in.k())
+		in.cpu.Reschedule(in.k())
 	case evIO:
-		for c := in.io.popDone(now); c != nil; c = in.io.popDone(now) {
+		for c, ok := in.io.PopDone(now); ok; c, ok = in.io.PopDone(now) {
 			c.at = atNone
 			c.phase++
 			in.runPhase(c)
 		}
-		in.io.reschedule(in.k())
+		in.io.Reschedule(in.k())
 	case evReady:
 		in.svc.setState(in, stReady)
 	}
@@ -145,7 +146,7 @@ func (in *instance) runPhase(c *call) {
 			}
 			if w > 0 {
 				c.at = atCPU
-				in.cpu.add(in.k(), c, w)
+				in.cpu.Admit(in.k(), &c.ps, w)
 				return
 			}
 		} else if t := c.io / float64(phases); t > 0 {
@@ -155,7 +156,7 @@ func (in *instance) runPhase(c *call) {
 				in.k().After(&c.ev, time.Duration(math.Ceil(t/in.ioSpeed*1e9)))
 			} else {
 				c.at = atIO
-				in.io.add(in.k(), c, t)
+				in.io.Admit(in.k(), &c.ps, t)
 			}
 			return
 		}
@@ -296,9 +297,9 @@ func (in *instance) oomKill() {
 		if i < nAdmitted {
 			switch c.at {
 			case atCPU:
-				in.cpu.remove(k, c)
+				in.cpu.Evict(k, &c.ps)
 			case atIO:
-				in.io.remove(k, c)
+				in.io.Evict(k, &c.ps)
 			case atDelay:
 				k.Cancel(&c.ev)
 			}
@@ -318,7 +319,7 @@ func (in *instance) oomKill() {
 func (in *instance) remainingTime() float64 {
 	// Work of jobs in service is Σ(tag - v); admitted work not in service is
 	// remCPU minus the phase work of those in service.
-	rem := in.remCPU - in.cpu.sumWork + in.cpu.remaining(in.k().Now())
+	rem := in.remCPU - in.cpu.SumWork() + in.cpu.Remaining(in.k().Now())
 	if rem < 0 {
 		rem = 0
 	}
@@ -335,22 +336,12 @@ func (in *instance) remainingTime() float64 {
 // done, and the CPU serves cpuLimit jobs at full speed at once.
 func (in *instance) estimateCompletion(cpu, io float64) float64 {
 	now := in.k().Now()
-	v := in.cpu.vAt(now)
-	shared := cpu
-	for _, j := range in.cpu.jobs {
-		shared += math.Min(math.Max(j.tag-v, 0), cpu)
-	}
-	t := math.Max(cpu, shared/in.cpuLimit) / in.speed
+	t := math.Max(cpu, in.cpu.Shared(now, cpu)/in.cpuLimit) / in.speed
 	if io > 0 {
 		if in.ioDelay {
 			t += io / in.ioSpeed
 		} else {
-			ioShared := io
-			vio := in.io.vAt(now)
-			for _, j := range in.io.jobs {
-				ioShared += math.Min(math.Max(j.tag-vio, 0), io)
-			}
-			t += math.Max(io, ioShared/in.io.servers) / in.ioSpeed
+			t += math.Max(io, in.io.Shared(now, io)/in.io.Servers()) / in.ioSpeed
 		}
 	}
 	// Queued calls ahead of it delay it by their work too.

@@ -29,7 +29,7 @@ func (cl *Cluster) Observe(snap *metrics.Snapshot) {
 			if in == nil {
 				continue
 			}
-			busy := in.cpu.busyUntil(now)
+			busy := in.cpu.BusyUntil(now)
 			use := 0.0
 			if dt > 0 {
 				use = (busy - in.busyObs) / dt
@@ -208,7 +208,7 @@ func (s *service) setResources(cpu, mem float64) {
 				in.node.usedCPU += cpu - in.cpuLimit
 			}
 			in.cpuLimit = cpu
-			in.cpu.setCapacity(&s.cl.k, cpu, in.cpuSpeed())
+			in.cpu.Resize(&s.cl.k, cpu, in.cpuSpeed())
 		}
 		s.cpuLimit = cpu
 	}

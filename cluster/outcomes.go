@@ -109,7 +109,7 @@ func (s *service) busyTotal(now time.Duration) float64 {
 	b := s.goneBusyTotal
 	for _, in := range s.slots {
 		if in != nil {
-			b += in.cpu.busyUntil(now)
+			b += in.cpu.BusyUntil(now)
 		}
 	}
 	return b

@@ -44,7 +44,7 @@ func (in *instance) probed(c *call) {
 	c.load = lb.Load{RIF: rif, Latency: in.latency.Estimate(rif)}
 	if w := in.svc.probeCPU; w > 0 {
 		c.at = atCPU
-		in.cpu.add(in.k(), c, w)
+		in.cpu.Admit(in.k(), &c.ps, w)
 		return
 	}
 	in.answerProbe(c)

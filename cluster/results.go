@@ -143,7 +143,7 @@ func (s *sampler) Handle(now time.Duration, arg int) {
 	if arg == 1 {
 		for _, in := range cl.series.slots {
 			if in != nil {
-				in.busyWarm = in.cpu.busyUntil(now)
+				in.busyWarm = in.cpu.BusyUntil(now)
 			}
 		}
 		s.markWindow(now, true)
@@ -174,7 +174,7 @@ func (s *sampler) sample(now time.Duration) {
 		}
 		u, q := 0.0, 0.0
 		if in != nil {
-			busy := in.cpu.busyUntil(now)
+			busy := in.cpu.BusyUntil(now)
 			u = (busy - in.busyAt) / (in.cpuLimit * dt)
 			in.busyAt = busy
 			q = float64(in.admitted)
@@ -209,7 +209,7 @@ func (s *sampler) flush(cl *Cluster) {
 		if in == nil {
 			continue
 		}
-		util = append(util, (in.cpu.busyUntil(now)-in.busyWarm)/in.cpuLimit)
+		util = append(util, (in.cpu.BusyUntil(now)-in.busyWarm)/in.cpuLimit)
 	}
 	r.Fairness = metrics.Jain(util)
 	r.Latency.Reset()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/metrics"
+	"github.com/shoal-project/shoal/sim/ps"
 )
 
 // service is the run-time state of a Service.
@@ -114,14 +115,11 @@ func (s *service) newInstance(spec InstanceSpec, ready bool) *instance {
 	}
 	in.name = s.name + "-" + strconv.Itoa(in.id)
 	s.nextID++
-	in.cpu = psQueue{servers: in.cpuLimit, speed: in.cpuSpeed()}
-	in.cpu.ev = simEvent(in, evCPU)
-	in.ioDelay = c.IOParallelism == 0
-	in.io = psQueue{servers: float64(c.IOParallelism), speed: in.ioSpeed}
-	in.io.ev = simEvent(in, evIO)
-	in.readyEv = simEvent(in, evReady)
 	now := s.cl.k.Now()
-	in.cpu.last, in.io.last = now, now
+	in.cpu = ps.Scheduled[*call]{Queue: ps.New[*call](in.cpuLimit, in.cpuSpeed(), now), Event: simEvent(in, evCPU)}
+	in.ioDelay = c.IOParallelism == 0
+	in.io = ps.Scheduled[*call]{Queue: ps.New[*call](float64(c.IOParallelism), in.ioSpeed, now), Event: simEvent(in, evIO)}
+	in.readyEv = simEvent(in, evReady)
 
 	in.slot = slices.Index(s.slots, nil)
 	if in.slot < 0 {
@@ -202,8 +200,8 @@ func (s *service) setState(in *instance, st int) {
 			in.node = nil
 		}
 		// Keep its busy time of the period for Observe.
-		s.goneBusy += in.cpu.busyUntil(now) - in.busyObs
-		s.goneBusyTotal += in.cpu.busyUntil(now)
+		s.goneBusy += in.cpu.BusyUntil(now) - in.busyObs
+		s.goneBusyTotal += in.cpu.BusyUntil(now)
 		s.slots[in.slot] = nil
 		for _, p := range s.lbs {
 			p.view.Weights[in.slot] = 0

@@ -44,7 +44,7 @@ func (w *World) setShares(s []float64) {
 			w.shares[g] = s[g] / total
 		}
 		for e := range Edges {
-			w.edge[e][g].setServers(&w.k, w.shares[g]*w.cfg.EdgeNodes[e].Cores)
+			w.edge[e][g].Resize(&w.k, w.shares[g]*w.cfg.EdgeNodes[e].Cores, w.cfg.EdgeNodes[e].Speed)
 		}
 	}
 }
@@ -102,13 +102,13 @@ func (w *World) nodes(dst []float64, g int) []float64 {
 		for s := range Scenes {
 			q := &w.edge[e][s]
 			if g < 0 || s == g {
-				jobs += len(q.jobs)
+				jobs += q.Len()
 			}
-			busy += min(q.servers, float64(len(q.jobs)))
+			busy += min(q.Servers(), float64(q.Len()))
 		}
 		dst = append(dst, float64(jobs), busy/w.cfg.EdgeNodes[e].Cores)
 	}
-	dst = append(dst, float64(len(w.cloud.jobs)), min(w.cloud.servers, float64(len(w.cloud.jobs)))/w.cfg.Cloud.Cores)
+	dst = append(dst, float64(w.cloud.Len()), min(w.cloud.Servers(), float64(w.cloud.Len()))/w.cfg.Cloud.Cores)
 	for e := range Edges {
 		dst = append(dst, w.bandwidth(e)/100)
 	}

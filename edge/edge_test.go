@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/shoal-project/shoal/sim"
 )
 
 func world(t *testing.T, seed uint64, start time.Duration) *World {
@@ -23,38 +21,6 @@ func world(t *testing.T, seed uint64, start time.Duration) *World {
 	}
 	return w
 }
-
-// TestProcessorSharing: two jobs of 1 Gcycle on one core at 1 Gcycle/s,
-// arriving together, share it and both leave at 2 s; a third arriving at
-// 2 s alone leaves at 3 s.
-func TestProcessorSharing(t *testing.T) {
-	var k sim.Kernel
-	var left []time.Duration
-	q := &ps{servers: 1, speed: 1}
-	q.ev = sim.Event{Handler: handlerFunc(func(now time.Duration) {
-		for range q.done(&k, nil) {
-			left = append(left, now)
-		}
-	})}
-	q.add(&k, &task{}, 1)
-	q.add(&k, &task{}, 1)
-	k.RunUntil(2 * time.Second)
-	q.add(&k, &task{}, 1)
-	k.RunUntil(10 * time.Second)
-	want := []time.Duration{2 * time.Second, 2 * time.Second, 3 * time.Second}
-	if len(left) != 3 {
-		t.Fatalf("departures %v, want %v", left, want)
-	}
-	for i := range want {
-		if d := left[i] - want[i]; d < 0 || d > time.Microsecond {
-			t.Errorf("departures %v, want %v", left, want)
-		}
-	}
-}
-
-type handlerFunc func(now time.Duration)
-
-func (f handlerFunc) Handle(now time.Duration, _ int) { f(now) }
 
 func uniform(agent int) []float64 { return EvenWeights{}.Act(agent, nil, nil) }
 

@@ -130,8 +130,8 @@ func (w *World) estimate(t *task, target int) time.Duration {
 	if target != targetCloud {
 		q = &w.edge[target-1][t.group]
 	}
-	jobs := float64(len(q.jobs) + 1)
-	rate := q.speed * min(1, q.servers/jobs)
+	jobs := float64(q.Len() + 1)
+	rate := q.Speed() * min(1, q.Servers()/jobs)
 	if rate <= 0 {
 		return time.Duration(1 << 62)
 	}

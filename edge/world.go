@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shoal-project/shoal/sim"
+	"github.com/shoal-project/shoal/sim/ps"
 )
 
 // Agents are the scenes' agents (0..Scenes-1) and the platform's engine
@@ -34,8 +35,9 @@ type task struct {
 	arrived       time.Duration
 	work          float64 // Gcycles
 	sizeMB        float64
-	ev            sim.Event // its transfer or local completion
-	live          int       // its index in World.live
+	ev            sim.Event     // its transfer or local completion
+	ps            ps.Job[*task] // its place at an edge node or the cloud
+	live          int           // its index in World.live
 	// late is set once the task is counted missed while still running,
 	// and counted is how much of its time its scene's steps have counted.
 	late    bool
@@ -57,8 +59,8 @@ type World struct {
 	rngs    [Scenes]*rand.Rand
 	weights [Scenes][Targets]float64
 	shares  [Scenes]float64
-	edge    [Edges][Scenes]ps // each scene's container on each edge node
-	cloud   ps
+	edge    [Edges][Scenes]ps.Scheduled[*task] // each scene's container on each edge node
+	cloud   ps.Scheduled[*task]
 	devBusy [Scenes][]time.Duration // each device's local CPU is free from then on
 
 	step    StepStats // the current step's outcomes
@@ -68,6 +70,7 @@ type World struct {
 	done    []*task
 	free    []*task // finished tasks, reused by arrivals
 	live    []*task // tasks arrived and not finished
+	tasks   uint64  // tasks arrived so far
 
 	heuristic Heuristic // when set, tasks follow it instead of the weights
 }
@@ -90,13 +93,13 @@ func New(cfg Config, shape *Shape, seed uint64, start time.Duration) (*World, er
 		w.arrive[g] = sim.Event{Handler: arrival{w, g}}
 		w.scheduleArrival(g)
 	}
-	w.cloud = ps{servers: cfg.Cloud.Cores, speed: cfg.Cloud.Speed}
-	w.cloud.ev = sim.Event{Handler: server{w, -1, -1}}
+	w.cloud = ps.Scheduled[*task]{Queue: ps.New[*task](cfg.Cloud.Cores, cfg.Cloud.Speed, 0), Event: sim.Event{Handler: server{w, -1, -1}}}
 	for e := range Edges {
 		for g := range Scenes {
-			q := &w.edge[e][g]
-			*q = ps{servers: w.shares[g] * cfg.EdgeNodes[e].Cores, speed: cfg.EdgeNodes[e].Speed}
-			q.ev = sim.Event{Handler: server{w, e, g}}
+			w.edge[e][g] = ps.Scheduled[*task]{
+				Queue: ps.New[*task](w.shares[g]*cfg.EdgeNodes[e].Cores, cfg.EdgeNodes[e].Speed, 0),
+				Event: sim.Event{Handler: server{w, e, g}},
+			}
 		}
 	}
 	return w, nil
@@ -139,6 +142,8 @@ func (a arrival) Handle(now time.Duration, _ int) {
 	t := w.newTask()
 	t.group, t.device, t.arrived = g, rng.IntN(gr.Devices), now
 	t.late, t.counted, t.live = false, 0, len(w.live)
+	w.tasks++
+	t.ps.Seq = w.tasks // ties between equal finish tags go to the earlier task
 	w.live = append(w.live, t)
 	t.work, t.sizeMB = rng.ExpFloat64()*gr.WorkG*(1+gr.WorkGrowth*frac), rng.ExpFloat64()*gr.SizeMB
 	pref := drawPrefer(gr.Prefer, rng)
@@ -160,6 +165,7 @@ func (w *World) newTask() *task {
 	}
 	t := &task{w: w}
 	t.ev.Handler = t
+	t.ps.Owner = t
 	return t
 }
 
@@ -257,9 +263,9 @@ func (w *World) transferred(t *task, stage int) {
 		w.finish(t, w.k.Now())
 	case stageUploaded:
 		if t.target == targetCloud {
-			w.cloud.add(&w.k, t, t.work)
+			w.cloud.Admit(&w.k, &t.ps, t.work)
 		} else {
-			w.edge[t.target-1][t.group].add(&w.k, t, t.work)
+			w.edge[t.target-1][t.group].Admit(&w.k, &t.ps, t.work)
 		}
 	}
 }
@@ -276,7 +282,11 @@ func (s server) Handle(now time.Duration, _ int) {
 	if s.edge >= 0 {
 		q = &w.edge[s.edge][s.group]
 	}
-	w.done = q.done(&w.k, w.done[:0])
+	w.done = w.done[:0]
+	for t, ok := q.PopDone(now); ok; t, ok = q.PopDone(now) {
+		w.done = append(w.done, t)
+	}
+	q.Reschedule(&w.k)
 	for _, t := range w.done {
 		w.finish(t, now+w.downlink(t))
 	}
