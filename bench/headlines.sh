@@ -12,8 +12,10 @@
 #   lb-sim         shoal sim lb-moderate-cpu (2 seconds)
 #   multicloud     shoal experiment multicloud all (7 minutes, 2026-11-28)
 #   edge           shoal experiment edge generalisation (18 minutes, 2026-11-28)
-#   faasconf       shoal experiment faasconf adaptability (trains the four
-#                  workflows' policies first: tens of minutes)
+#   faasconf       shoal experiment faasconf effectiveness (trains the four
+#                  workflows' policies and searches the oracles first), then
+#                  adaptability, then bench/faasconf/serve.sh with those
+#                  policies (about 80 minutes in all)
 #   lb-testbed     bench/proxy/quality.sh, the shipped general policy beside
 #                  nginx, HAProxy and probing-sed, 8 seeds x 2 loads (42
 #                  minutes, 2026-11-28)
@@ -44,8 +46,14 @@ for section in $SECTIONS; do
 	edge)
 		[ -f "$OUT/edge/generalisation.csv" ] || "$SHOAL" experiment edge generalisation --out "$OUT/edge" --no-record >/dev/null ;;
 	faasconf)
+		# effectiveness trains the four workflows' policies (and searches the
+		# oracles); adaptability and serving reuse them
+		[ -f "$OUT/faasconf/effectiveness/effectiveness.json" ] ||
+			"$SHOAL" experiment faasconf effectiveness --out "$OUT/faasconf" --no-record >/dev/null
 		[ -f "$OUT/faasconf/adaptability/adaptability.json" ] ||
-			"$SHOAL" experiment faasconf adaptability --out "$OUT/faasconf" --no-record >/dev/null ;;
+			"$SHOAL" experiment faasconf adaptability --out "$OUT/faasconf" --no-record >/dev/null
+		[ -f "$OUT/faasconf/served/faas-ticket-search/summary.csv" ] ||
+			SHOAL=$SHOAL POLICIES="$OUT/faasconf/policies" OUT="$OUT/faasconf/served" bash bench/faasconf/serve.sh >"$OUT/faasconf-served.log" ;;
 	lb-testbed)
 		[ -f "$OUT/testbed/quality.csv" ] ||
 			GENERAL=control/lb/general.slb OUT="$OUT/testbed" LOADS="0.85 0.95" DURATION=35 WARMUP=10 REPEATS=8 \
