@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -168,7 +169,15 @@ func (cl *Cluster) locOrFirst(name string) int32 {
 
 func (cl *Cluster) newLB(name string, s *service, loc int32, policy string, streams sim.Streams) (*lbPoint, error) {
 	p := &lbPoint{name: name, svc: s, loc: loc}
-	sel, err := cl.opt.Selectors.New(policy, lb.Deps{Rand: streams.Stream("lb/" + name), Est: p, Params: cl.selectorParams[policy]})
+	params := cl.selectorParams[policy]
+	if policy == cl.opt.Policy && len(cl.opt.Params) > 0 {
+		params = maps.Clone(params)
+		if params == nil {
+			params = lb.Params{}
+		}
+		maps.Copy(params, cl.opt.Params)
+	}
+	sel, err := cl.opt.Selectors.New(policy, lb.Deps{Rand: streams.Stream("lb/" + name), Est: p, Params: params})
 	if err != nil {
 		return nil, err
 	}

@@ -88,6 +88,10 @@ type Options struct {
 	Selectors lb.Registry
 	// Policy is the selector of every explicit LB point (default "rr").
 	Policy string
+	// Params are Policy's parameters, over the configuration's
+	// selector_params of that name (a policy name's settings:
+	// prequal:qrif=0.9).
+	Params lb.Params
 	// Traces resolves trace names and paths of arrival processes.
 	Traces *workload.Traces
 	// Rates, when set, overrides each source's mean arrival rate (req/s), in

@@ -1,14 +1,13 @@
 package lb
 
 import (
-	"errors"
 	"fmt"
-	"maps"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/shoal-project/shoal/control/policy"
 )
 
 // Deps is what a selector factory may use: its own random stream, an
@@ -25,25 +24,14 @@ type Deps struct {
 // and a value out of range, naming it.
 type Params map[string]float64
 
-// params reads Params into a selector's fields and remembers what it read.
-type params struct {
-	p    Params
-	used map[string]bool
-	errs []string
-}
+// params reads Params, already checked against the policy registry's
+// ranges, into a selector's fields.
+type params struct{ p Params }
 
-// get stores the parameter name in dst if it is set, checking ok(value).
-func get[T int | uint64 | float64 | bool | time.Duration](r *params, name string, dst *T, ok func(float64) bool, want string) {
+// get stores the parameter name in dst if it is set.
+func get[T int | uint64 | float64 | bool | time.Duration](r *params, name string, dst *T) {
 	x, set := r.p[name]
-	if r.used == nil {
-		r.used = map[string]bool{}
-	}
-	r.used[name] = true
 	if !set {
-		return
-	}
-	if !ok(x) {
-		r.errs = append(r.errs, fmt.Sprintf("%s: must be %s, got %g", name, want, x))
 		return
 	}
 	switch d := any(dst).(type) {
@@ -60,39 +48,18 @@ func get[T int | uint64 | float64 | bool | time.Duration](r *params, name string
 	}
 }
 
-// done reports the values out of range and the names nothing read.
-func (r *params) done() error {
-	for _, name := range slices.Sorted(maps.Keys(r.p)) {
-		if !r.used[name] {
-			known := slices.Sorted(maps.Keys(r.used))
-			if len(known) == 0 {
-				r.errs = append(r.errs, fmt.Sprintf("%s: unknown parameter (this selector has none)", name))
-			} else {
-				r.errs = append(r.errs, fmt.Sprintf("%s: unknown parameter (known: %s)", name, strings.Join(known, ", ")))
-			}
-		}
+// build returns sel once d's parameters, checked against the policy
+// registry's entry for name (control/policy), are read into it by read.
+func build[S Selector](name string, d Deps, sel S, read func(r *params)) (Selector, error) {
+	p, ok := policy.Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("selector %s is not in the policy registry", name)
 	}
-	if len(r.errs) > 0 {
-		return errors.New(strings.Join(r.errs, "; "))
-	}
-	return nil
-}
-
-func positive(x float64) bool    { return x > 0 }
-func nonNegative(x float64) bool { return x >= 0 }
-func fraction(x float64) bool    { return x >= 0 && x <= 1 }
-func atLeast(n float64) func(float64) bool {
-	return func(x float64) bool { return x >= n && x == math.Trunc(x) }
-}
-
-// build returns sel once d's parameters are read into it by read.
-func build[S Selector](d Deps, sel S, read func(r *params)) (Selector, error) {
-	r := &params{p: d.Params}
-	if read != nil {
-		read(r)
-	}
-	if err := r.done(); err != nil {
+	if err := p.Check(d.Params); err != nil {
 		return nil, err
+	}
+	if read != nil {
+		read(&params{d.Params})
 	}
 	if v, ok := any(sel).(interface{ Validate() error }); ok {
 		if err := v.Validate(); err != nil {
@@ -116,61 +83,61 @@ type Registry map[string]Factory
 // oracle.
 func Classical() Registry {
 	return Registry{
-		"ecmp": func(d Deps) (Selector, error) { return build(d, &ECMP{Rand: d.Rand}, nil) },
-		"wcmp": func(d Deps) (Selector, error) { return build(d, &WCMP{Rand: d.Rand}, nil) },
-		"lsq":  func(d Deps) (Selector, error) { return build(d, &LSQ{Rand: d.Rand}, nil) },
-		"sed":  func(d Deps) (Selector, error) { return build(d, &SED{Rand: d.Rand}, nil) },
-		"p2c":  func(d Deps) (Selector, error) { return build(d, &P2C{Rand: d.Rand}, nil) },
-		"rr":   func(d Deps) (Selector, error) { return build(d, &RoundRobin{}, nil) },
-		"wrr":  func(d Deps) (Selector, error) { return build(d, &WeightedRoundRobin{}, nil) },
+		"ecmp": func(d Deps) (Selector, error) { return build("ecmp", d, &ECMP{Rand: d.Rand}, nil) },
+		"wcmp": func(d Deps) (Selector, error) { return build("wcmp", d, &WCMP{Rand: d.Rand}, nil) },
+		"lsq":  func(d Deps) (Selector, error) { return build("lsq", d, &LSQ{Rand: d.Rand}, nil) },
+		"sed":  func(d Deps) (Selector, error) { return build("sed", d, &SED{Rand: d.Rand}, nil) },
+		"p2c":  func(d Deps) (Selector, error) { return build("p2c", d, &P2C{Rand: d.Rand}, nil) },
+		"rr":   func(d Deps) (Selector, error) { return build("rr", d, &RoundRobin{}, nil) },
+		"wrr":  func(d Deps) (Selector, error) { return build("wrr", d, &WeightedRoundRobin{}, nil) },
 		// Production balancers: Envoy's LEAST_REQUEST with its defaults,
 		// and Linkerd's Peak-EWMA power of two choices.
 		"least-request": func(d Deps) (Selector, error) {
 			s := &LeastRequest{Rand: d.Rand}
-			return build(d, s, func(r *params) {
-				get(r, "choice_count", &s.ChoiceCount, atLeast(2), "an integer >= 2")
-				get(r, "active_request_bias", &s.ActiveRequestBias, nonNegative, ">= 0")
+			return build("least-request", d, s, func(r *params) {
+				get(r, "choice_count", &s.ChoiceCount)
+				get(r, "active_request_bias", &s.ActiveRequestBias)
 				_, s.Biased = d.Params["active_request_bias"]
 			})
 		},
 		"peak-ewma": func(d Deps) (Selector, error) {
 			s := &PeakEWMA{Rand: d.Rand}
-			return build(d, s, func(r *params) {
-				get(r, "default_rtt", &s.DefaultRTT, positive, "> 0 (seconds)")
-				get(r, "decay", &s.Decay, positive, "> 0 (seconds)")
+			return build("peak-ewma", d, s, func(r *params) {
+				get(r, "default_rtt", &s.DefaultRTT)
+				get(r, "decay", &s.Decay)
 			})
 		},
 		// Google's Prequal: probes of requests in flight and latency.
 		"prequal": func(d Deps) (Selector, error) {
 			s := &Prequal{Rand: d.Rand}
-			return build(d, s, func(r *params) {
-				get(r, "qrif", &s.QRIF, fraction, "in [0, 1]")
-				get(r, "pool_size", &s.PoolSize, atLeast(1), "an integer >= 1")
-				get(r, "probe_rate", &s.ProbeRate, positive, "> 0")
-				get(r, "remove_rate", &s.RemoveRate, positive, "> 0")
-				get(r, "delta", &s.Delta, positive, "> 0")
-				get(r, "max_age", &s.MaxAge, positive, "> 0 (seconds)")
+			return build("prequal", d, s, func(r *params) {
+				get(r, "qrif", &s.QRIF)
+				get(r, "pool_size", &s.PoolSize)
+				get(r, "probe_rate", &s.ProbeRate)
+				get(r, "remove_rate", &s.RemoveRate)
+				get(r, "delta", &s.Delta)
+				get(r, "max_age", &s.MaxAge)
 			})
 		},
 		// C3: replica ranking by a cubic of the reported queue, with
 		// per-server rate control (absim's defaults).
 		"c3": func(d Deps) (Selector, error) {
 			s := &C3{Rand: d.Rand}
-			return build(d, s, func(r *params) {
-				get(r, "clients", &s.Clients, atLeast(1), "an integer >= 1")
-				get(r, "rate_interval", &s.RateInterval, positive, "> 0 (seconds)")
-				get(r, "max_tokens", &s.MaxTokens, positive, "> 0")
-				get(r, "hysteresis", &s.Hysteresis, positive, "> 0")
-				get(r, "no_rate_control", &s.NoRateControl, fraction, "0 or 1")
+			return build("c3", d, s, func(r *params) {
+				get(r, "clients", &s.Clients)
+				get(r, "rate_interval", &s.RateInterval)
+				get(r, "max_tokens", &s.MaxTokens)
+				get(r, "hysteresis", &s.Hysteresis)
+				get(r, "no_rate_control", &s.NoRateControl)
 			})
 		},
 		// Shoal's hybrid: Prequal's probes, SED's weights.
 		"probing-sed": func(d Deps) (Selector, error) {
 			s := &ProbingSED{Rand: d.Rand}
-			return build(d, s, func(r *params) {
-				get(r, "probe_rate", &s.ProbeRate, positive, "> 0")
-				get(r, "max_age", &s.MaxAge, positive, "> 0 (seconds)")
-				get(r, "quiet", &s.Quiet, func(x float64) bool { return x >= 0 }, ">= 0 (seconds; 0: probe every draw)")
+			return build("probing-sed", d, s, func(r *params) {
+				get(r, "probe_rate", &s.ProbeRate)
+				get(r, "max_age", &s.MaxAge)
+				get(r, "quiet", &s.Quiet)
 				if q, set := d.Params["quiet"]; set && q == 0 {
 					s.Quiet = -1
 				}
@@ -179,15 +146,15 @@ func Classical() Registry {
 		// Envoy's consistent hashing, for affinity.
 		"ring-hash": func(d Deps) (Selector, error) {
 			s := &RingHash{}
-			return build(d, s, func(r *params) {
-				get(r, "minimum_ring_size", &s.MinRingSize, atLeast(1), "an integer >= 1")
-				get(r, "maximum_ring_size", &s.MaxRingSize, atLeast(1), "an integer >= 1")
+			return build("ring-hash", d, s, func(r *params) {
+				get(r, "minimum_ring_size", &s.MinRingSize)
+				get(r, "maximum_ring_size", &s.MaxRingSize)
 			})
 		},
 		"maglev": func(d Deps) (Selector, error) {
 			s := &Maglev{}
-			return build(d, s, func(r *params) {
-				get(r, "table_size", &s.TableSize, atLeast(2), "a prime")
+			return build("maglev", d, s, func(r *params) {
+				get(r, "table_size", &s.TableSize)
 			})
 		},
 		// The general Distr-LB policy Shoal ships: probing-sed with learned
@@ -203,7 +170,7 @@ func Classical() Registry {
 			if d.Est == nil {
 				return nil, fmt.Errorf("oracle needs perfect knowledge of the servers, which only the simulator has")
 			}
-			return build(d, &Oracle{Est: d.Est, Rand: d.Rand}, nil)
+			return build("oracle", d, &Oracle{Est: d.Est, Rand: d.Rand}, nil)
 		},
 	}
 }
@@ -242,4 +209,7 @@ func IsClassical(name string) bool {
 // that needs knowledge no data plane has (the Oracle's remaining work of
 // every server), so it shows how far a deployable policy is from the best
 // possible, and cannot be deployed itself.
-func IsBound(name string) bool { return name == "oracle" }
+func IsBound(name string) bool {
+	p, ok := policy.Lookup(name)
+	return ok && p.Bound
+}

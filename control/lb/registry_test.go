@@ -2,9 +2,12 @@ package lb
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shoal-project/shoal/control/policy"
 )
 
 // TestParams: a selector's parameters reach its fields; unknown names,
@@ -29,16 +32,34 @@ func TestParams(t *testing.T) {
 		params Params
 		want   string
 	}{
-		{"prequal", Params{"qrf": 0.9}, "qrf: unknown parameter (known: delta, max_age, pool_size, probe_rate, qrif, remove_rate)"},
-		{"c3", Params{"clients": 0}, "clients: must be an integer >= 1, got 0"},
-		{"prequal", Params{"qrif": 1.5}, "qrif: must be in [0, 1], got 1.5"},
-		{"prequal", Params{"pool_size": 2.5}, "pool_size: must be an integer >= 1, got 2.5"},
-		{"sed", Params{"x": 1}, "x: unknown parameter (this selector has none)"},
+		{"prequal", Params{"qrf": 0.9}, "policy prequal: unknown parameter qrf (parameters: qrif, pool_size, probe_rate, remove_rate, delta, max_age)"},
+		{"c3", Params{"clients": 0}, "policy c3: parameter clients must be an integer >= 1, got 0"},
+		{"prequal", Params{"qrif": 1.5}, "policy prequal: parameter qrif must be a number in [0, 1], got 1.5"},
+		{"prequal", Params{"pool_size": 2.5}, "policy prequal: parameter pool_size must be an integer >= 1, got 2.5"},
+		{"sed", Params{"x": 1}, "policy sed: unknown parameter x (it has none)"},
 		{"maglev", Params{"table_size": 100}, "table_size: 100 is not a prime number"},
 		{"ring-hash", Params{"minimum_ring_size": 20, "maximum_ring_size": 10}, "minimum_ring_size (20) > maximum_ring_size (10)"},
 	} {
 		if _, err := reg.New(c.name, Deps{Rand: rng, Params: c.params}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %v: error %v, want %q", c.name, c.params, err, c.want)
 		}
+	}
+}
+
+// Classical builds exactly the registry's selectors that need no file
+// (control/policy), and the registry marks the oracle as a bound.
+func TestClassicalIsTheRegistrysSelectors(t *testing.T) {
+	var want []string
+	for _, p := range policy.All() {
+		if p.Kind == policy.Selector && p.File != policy.NeedsFile {
+			want = append(want, p.Name)
+		}
+	}
+	slices.Sort(want)
+	if got := Classical().Names(); !slices.Equal(got, want) {
+		t.Errorf("Classical builds %v; the registry's selectors without a file are %v", got, want)
+	}
+	if !IsBound("oracle") || IsBound("prequal") {
+		t.Error("the oracle is a bound, prequal is not")
 	}
 }

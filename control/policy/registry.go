@@ -18,7 +18,7 @@ var registry = []Policy{
 	{Name: "least-request", Kind: Selector, Runs: Sim | Proxy, Doc: "Envoy's LEAST_REQUEST: the least loaded of choice_count random servers, weighted by active requests",
 		Source: "Envoy, source/common/upstream/load_balancer_impl.cc", Params: []Param{
 			{Name: "choice_count", Default: "2", Min: 2, Max: inf, Integer: true, Doc: "servers drawn per request"},
-			{Name: "active_request_bias", Default: "1", Min: 0, Max: inf, Doc: "weight / (active requests + 1)^bias"},
+			{Name: "active_request_bias", Min: 0, Max: inf, Doc: "weight / (active requests + 1)^bias; set, even to 1, it takes Envoy's weighted path with equal weights too (default: unset, bias 1)"},
 		}},
 	{Name: "peak-ewma", Kind: Selector, Runs: Sim | Proxy, Doc: "Linkerd's power of two choices on a peak-sensitive EWMA of response times",
 		Source: "Finagle PeakEwma, linkerd2-proxy tower-load", Params: []Param{
@@ -36,7 +36,7 @@ var registry = []Policy{
 		}},
 	{Name: "c3", Kind: Selector, Runs: Sim | Proxy, Doc: "C3: replica ranking by a cubic of the reported queue, with per-server rate control",
 		Source: "Suresh et al., NSDI 2015; absim", Params: []Param{
-			{Name: "clients", Default: "1", Min: 1, Max: inf, Integer: true, Doc: "the LB points sharing the servers"},
+			{Name: "clients", Min: 1, Max: inf, Integer: true, Doc: "the LB points sharing the servers (default: the data plane's count)"},
 			{Name: "rate_interval", Default: "0.01", Unit: "s", Min: 1e-9, Max: inf, Doc: "the rate limiter's interval"},
 			{Name: "max_tokens", Default: "50", Min: 1e-9, Max: inf, Doc: "the token bucket's capacity"},
 			{Name: "hysteresis", Default: "2", Min: 1e-9, Max: inf, Doc: "rate decreases wait this many intervals"},
