@@ -9,7 +9,7 @@ import (
 func TestParse(t *testing.T) {
 	for _, c := range []struct {
 		in, name, str, file string
-		params             map[string]float64
+		params              map[string]float64
 	}{
 		{in: "hpa", name: "hpa", str: "hpa"},
 		{in: "hpa:target=45", name: "hpa", str: "hpa:target=45", params: map[string]float64{"target": 45}},
