@@ -24,6 +24,7 @@ import (
 	"github.com/shoal-project/shoal/control"
 	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/control/multicloud"
+	"github.com/shoal-project/shoal/control/policy"
 	"github.com/shoal-project/shoal/scenario"
 	"github.com/shoal-project/shoal/workload"
 )
@@ -76,12 +77,11 @@ func (c *Comparison) Run(ctx context.Context) (*Result, error) {
 		sel = lb.Classical()
 	}
 	for _, p := range policies {
-		if _, ok := c.Learned[p]; ok || scenario.IsAutoscalerPolicy(p) || multicloud.IsBaseline(p) {
+		if _, ok := c.Learned[p]; ok {
 			continue
 		}
-		if _, ok := sel[p]; !ok {
-			return nil, fmt.Errorf("policy: unknown policy %q (selectors: %s; autoscalers: %s, joined with +; routes: %s)",
-				p, strings.Join(sel.Names(), ", "), strings.Join(scenario.AutoscalerKinds(), ", "), strings.Join(multicloud.Baselines, ", "))
+		if err := checkBuiltIn(p, sel); err != nil {
+			return nil, err
 		}
 	}
 	traces := c.Traces
@@ -151,28 +151,59 @@ feed:
 	return res, nil
 }
 
+// checkBuiltIn checks a policy the comparison builds itself: a selector
+// sel has (with its settings), an autoscaler or a baseline route.
+func checkBuiltIn(name string, sel lb.Registry) error {
+	s, err := policy.Parse(name)
+	if err != nil {
+		return err
+	}
+	if s.File != "" || (s.Policy != nil && s.Policy.File == policy.NeedsFile) {
+		return fmt.Errorf("policy %s: a learned policy needs its file loaded (Comparison.Learned)", name)
+	}
+	switch s.Kind() {
+	case policy.Selector:
+		if _, ok := sel[s.Name()]; !ok {
+			return fmt.Errorf("policy %s: not a selector of this comparison (%s)", name, strings.Join(sel.Names(), ", "))
+		}
+	case policy.Autoscaler, policy.Route:
+	default:
+		return fmt.Errorf("policy %s: a %s does not run in a comparison", name, s.Kind())
+	}
+	return nil
+}
+
 // runOne simulates one policy with one seed.
-func (c *Comparison) runOne(ctx context.Context, policy string, seed uint64, sel lb.Registry, traces *workload.Traces, progress func(float64)) (*cluster.Results, error) {
+func (c *Comparison) runOne(ctx context.Context, name string, seed uint64, sel lb.Registry, traces *workload.Traces, progress func(float64)) (*cluster.Results, error) {
 	sc := c.Scenario
-	learned, isLearned := c.Learned[policy]
-	selector := policy
-	switch {
-	case isLearned:
+	learned, isLearned := c.Learned[name]
+	var selector string
+	var params lb.Params
+	if isLearned {
 		selector = learned.Selector
 		if learned.Factory != nil {
 			sel = maps.Clone(sel)
 			sel[selector] = learned.Factory
 		}
-	case scenario.IsAutoscalerPolicy(policy):
-		learned, isLearned, selector = Learned{New: func(*cluster.Cluster) ([]control.Controller, error) { return sc.Autoscalers(policy) }}, true, ""
-	case multicloud.IsBaseline(policy):
-		learned, isLearned, selector = Learned{New: func(*cluster.Cluster) ([]control.Controller, error) {
-			c, err := multicloud.NewBaseline(policy, seed)
-			return []control.Controller{c}, err
-		}}, true, ""
+	} else {
+		s, err := policy.Parse(name) // checked by Run
+		if err != nil {
+			return nil, err
+		}
+		switch s.Kind() {
+		case policy.Selector:
+			selector, params = s.Name(), s.Params()
+		case policy.Autoscaler:
+			learned, isLearned = Learned{New: func(*cluster.Cluster) ([]control.Controller, error) { return sc.Autoscalers(name) }}, true
+		case policy.Route:
+			learned, isLearned = Learned{New: func(*cluster.Cluster) ([]control.Controller, error) {
+				c, err := multicloud.NewBaseline(s, seed)
+				return []control.Controller{c}, err
+			}}, true
+		}
 	}
 	cl, err := cluster.New(&sc.Config, cluster.Options{
-		Seed: seed, Selectors: sel, Policy: selector, Traces: traces,
+		Seed: seed, Selectors: sel, Policy: selector, Params: params, Traces: traces,
 		Horizon: sc.Horizon, Warmup: sc.Warmup, SamplePeriod: sc.SamplePeriod,
 	})
 	if err != nil {
@@ -208,7 +239,7 @@ func (c *Comparison) runOne(ctx context.Context, policy string, seed uint64, sel
 		return nil, fmt.Errorf("little's law does not hold: L=%g, lambda*W=%g (relative error %g): a simulator bug", r.Little.L, r.Little.Lambda*r.Little.W, r.Little.RelErr)
 	}
 	if c.OnRun != nil {
-		c.OnRun(policy, seed, r, ctls)
+		c.OnRun(name, seed, r, ctls)
 	}
 	return r, nil
 }

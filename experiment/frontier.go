@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/shoal-project/shoal/control/lb"
+	"github.com/shoal-project/shoal/control/policy"
 	"github.com/shoal-project/shoal/experiment/report"
 )
 
@@ -107,10 +108,11 @@ func QualityCost(title string, pts []Point) report.Figure {
 	front, dropped := eligibleFrontier(pts, q, cost, quality)
 	f := report.Figure{Title: title, XLabel: c.label, YLabel: q.label, Kind: report.KindScatter, LogY: spansDecades(quality)}
 	line := report.Series{Name: "frontier", Connect: true}
+	family := families(pts)
 	for i := range pts {
 		qs, cs := q.stat(&pts[i].Summary), c.stat(&pts[i].Summary)
 		s := report.Series{Name: pts[i].Name, X: []float64{cost[i]}, Y: []float64{quality[i]}, Label: true,
-			Hollow: !slices.Contains(front, i)}
+			Hollow: !slices.Contains(front, i), Group: family[i]}
 		if slices.Contains(dropped, i) {
 			s.Note = failed(&pts[i]) + " failed"
 		}
@@ -137,13 +139,63 @@ func QualityCost(title string, pts []Point) report.Figure {
 	if len(front) > 1 {
 		f.Series = append(f.Series, line)
 	}
+	f.Series = append(f.Series, familyFrontiers(family, cost, quality)...)
 	f.Caption = verdict(pts, front, dropped, cost, quality, q, c) + " " + frontierNote
 
 	return f
 }
 
+// families names, for each point, the policy it runs at one of several
+// settings (hpa for hpa, hpa:target=30 and hpa:target=45), and "" for a
+// policy run at one setting only.
+func families(pts []Point) []string {
+	base := make([]string, len(pts))
+	count := map[string]int{}
+	for i := range pts {
+		if s, err := policy.Parse(pts[i].Name); err == nil && s.File == "" {
+			base[i] = s.Name()
+			count[base[i]]++
+		}
+	}
+	for i := range base {
+		if count[base[i]] < 2 {
+			base[i] = ""
+		}
+	}
+	return base
+}
+
+// familyFrontiers are the frontiers of each policy run at several
+// settings, among its own settings only: the baseline's knob swept.
+func familyFrontiers(family []string, cost, quality []float64) []report.Series {
+	var out []report.Series
+	for _, name := range slices.Compact(slices.Sorted(slices.Values(family))) {
+		if name == "" {
+			continue
+		}
+		var idx []int
+		for i := range family {
+			if family[i] == name {
+				idx = append(idx, i)
+			}
+		}
+		fc, fq := make([]float64, len(idx)), make([]float64, len(idx))
+		for k, i := range idx {
+			fc[k], fq[k] = cost[i], quality[i]
+		}
+		s := report.Series{Name: name, Connect: true}
+		for _, k := range Frontier(fc, fq) {
+			s.X, s.Y = append(s.X, fc[k]), append(s.Y, fq[k])
+		}
+		if len(s.X) > 1 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // frontierNote explains the summary figure's marks.
-const frontierNote = "Filled: on the frontier, where no policy is both cheaper and better (by the means); bars: 95% intervals over seeds."
+const frontierNote = "Filled: on the frontier, where no policy is both cheaper and better (by the means); bars: 95% intervals over seeds; a coloured dashed line: one policy's frontier over its settings."
 
 // Verdict is the sentence that names the best of the points at each cost.
 func Verdict(pts []Point) string {

@@ -90,6 +90,28 @@ func TestQualityCostVerdict(t *testing.T) {
 	}
 }
 
+// A policy run at several settings shares a colour (its Group) and gets
+// its own frontier over its settings, beside the frontier of all points.
+func TestQualityCostDrawsABaselinesFrontier(t *testing.T) {
+	f := QualityCost("t", []Point{point("hpa:target=30", 1.0, 0.01), point("hpa:target=60", 0.6, 0.03), point("hpa", 0.5, 0.05),
+		point("hpa:target=45", 0.8, 0.04), point("kpa", 0.7, 0.02)})
+	var hpa *report.Series
+	for i, s := range f.Series {
+		switch {
+		case s.Connect && s.Name == "hpa":
+			hpa = &f.Series[i]
+		case !s.Connect && strings.HasPrefix(s.Name, "hpa") && s.Group != "hpa":
+			t.Errorf("%s: group %q, want hpa", s.Name, s.Group)
+		case !s.Connect && s.Name == "kpa" && s.Group != "":
+			t.Errorf("kpa, run at one setting, is in group %q", s.Group)
+		}
+	}
+	// hpa:target=45 (0.8, 0.04) is beaten by hpa:target=60 (0.6, 0.03).
+	if hpa == nil || !slices.Equal(hpa.X, []float64{0.5, 0.6, 1.0}) || !slices.Equal(hpa.Y, []float64{5, 3, 1}) {
+		t.Fatalf("the HPA's frontier: %+v, want costs 0.5, 0.6, 1 at 5%%, 3%%, 1%%", hpa)
+	}
+}
+
 // TestReportShowsWhatMatters: a report shows the measures that mean
 // something for its scenario: in-flight per server, fairness and makespan
 // only where a balancer chooses servers; failure kinds only where some

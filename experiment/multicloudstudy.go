@@ -405,7 +405,7 @@ func (s MultiCloudStudy) Overall(ctx context.Context) ([]OverallRow, error) {
 			}
 			learned[name] = l
 		}
-		policies := append(slices.Clone(multicloud.Baselines), "multicloud-nn", "multicloud-svr", "multicloud")
+		policies := append(multicloud.Baselines(), "multicloud-nn", "multicloud-svr", "multicloud")
 		var mu sync.Mutex
 		timing := map[string][][3]float64{} // policy -> per run: compute s, span s, rebalances
 		cmp := &Comparison{Scenario: sc, Policies: policies, Seeds: s.Seeds, Learned: learned, Workers: s.Workers,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/shoal-project/shoal/control"
 	"github.com/shoal-project/shoal/control/multicloud"
+	"github.com/shoal-project/shoal/control/policy"
 	"github.com/shoal-project/shoal/kube"
 	"github.com/shoal-project/shoal/metrics"
 	"github.com/shoal-project/shoal/operator/api/v1alpha1"
@@ -301,7 +302,8 @@ func (r *RoutePolicyReconciler) build(rp *v1alpha1.RoutePolicy, version string, 
 	switch routePolicyOf(rp) {
 	case RouteLocality:
 		l.fresh = func() control.Controller {
-			c, _ := multicloud.NewBaseline("locality", 1)
+			s, _ := policy.Parse(RouteLocality)
+			c, _ := multicloud.NewBaseline(s, 1)
 			return c
 		}
 	case RouteMulticloud:

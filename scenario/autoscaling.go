@@ -13,6 +13,7 @@ import (
 	"github.com/shoal-project/shoal/cluster"
 	"github.com/shoal-project/shoal/control"
 	"github.com/shoal-project/shoal/control/autoscale"
+	"github.com/shoal-project/shoal/control/policy"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -116,22 +117,18 @@ func strictDecode(data []byte, v any) error {
 	return dec.Decode(v)
 }
 
-// Autoscaler kinds a policy can name; "static" keeps the scenario's
-// configuration. A policy "a+b" runs several kinds together (hpa+vpa).
-var autoscalerKinds = []string{"static", "hpa", "kpa", "keda", "openfaas", "vpa"}
-
-// AutoscalerKinds lists the autoscaler kinds in order.
-func AutoscalerKinds() []string { return slices.Clone(autoscalerKinds) }
-
-// IsAutoscalerPolicy reports whether a policy name is made of autoscaler
-// kinds ("hpa", "kpa+vpa").
-func IsAutoscalerPolicy(name string) bool {
-	for _, k := range strings.Split(name, "+") {
-		if !slices.Contains(autoscalerKinds, k) {
-			return false
+// builtinAutoscalers are the registered autoscalers this package builds
+// from the autoscaling section: every one without a file (static, hpa,
+// kpa, keda, openfaas, vpa). A learned one (drpc:FILE) is built from its
+// file.
+func builtinAutoscalers() []string {
+	var out []string
+	for _, p := range policy.All() {
+		if p.Kind == policy.Autoscaler && p.File == policy.NoFile {
+			out = append(out, p.Name)
 		}
 	}
-	return name != ""
+	return out
 }
 
 // ManagedServices are the names of the services the autoscalers manage.
@@ -148,21 +145,30 @@ func (s *Scenario) ManagedServices() []string {
 	return names
 }
 
-// Autoscalers builds the controllers of an autoscaler policy, one per kind
-// and managed service. It fails for names IsAutoscalerPolicy rejects.
-func (s *Scenario) Autoscalers(policy string) ([]control.Controller, error) {
-	if !IsAutoscalerPolicy(policy) {
-		return nil, fmt.Errorf("unknown autoscaler policy %q (kinds: %s, joined with +)", policy, strings.Join(autoscalerKinds, ", "))
+// Autoscalers builds the controllers of an autoscaler policy (hpa,
+// hpa:target=45, kpa+vpa), one per kind and managed service, the policy's
+// settings over the autoscaling section's.
+func (s *Scenario) Autoscalers(name string) ([]control.Controller, error) {
+	spec, err := policy.Parse(name)
+	if err != nil {
+		return nil, err
+	}
+	parts := spec.Parts
+	if parts == nil {
+		parts = []policy.Spec{spec}
 	}
 	var out []control.Controller
-	for _, kind := range strings.Split(policy, "+") {
-		if kind != "static" && len(s.ManagedServices()) == 0 {
-			return nil, fmt.Errorf("policy %s: no service is autoscaled (set max_replicas, or list them in autoscaling.services)", policy)
+	for _, part := range parts {
+		if !slices.Contains(builtinAutoscalers(), part.Name()) {
+			return nil, fmt.Errorf("policy %s: not an autoscaler built from the scenario (%s, joined with +)", name, strings.Join(builtinAutoscalers(), ", "))
 		}
-		for _, name := range s.ManagedServices() {
-			c, err := s.autoscaler(kind, name)
+		if part.Name() != "static" && len(s.ManagedServices()) == 0 {
+			return nil, fmt.Errorf("policy %s: no service is autoscaled (set max_replicas, or list them in autoscaling.services)", name)
+		}
+		for _, svc := range s.ManagedServices() {
+			c, err := s.autoscaler(part, svc)
 			if err != nil {
-				return nil, fmt.Errorf("autoscaling for %s: %w", name, err)
+				return nil, fmt.Errorf("autoscaling for %s: %w", svc, err)
 			}
 			if c != nil {
 				out = append(out, c)
@@ -173,26 +179,42 @@ func (s *Scenario) Autoscalers(policy string) ([]control.Controller, error) {
 }
 
 // autoscaler builds one kind's controller for one service (nil: static).
-func (s *Scenario) autoscaler(kind, service string) (control.Controller, error) {
+// The policy's settings (hpa:target=45) apply after the service's
+// override: they are the policy's, for every service.
+func (s *Scenario) autoscaler(p policy.Spec, service string) (control.Controller, error) {
 	i := slices.IndexFunc(s.Services, func(sv cluster.Service) bool { return sv.Name == service })
 	lo, hi := s.Services[i].MinReplicas, s.Services[i].MaxReplicas
 	a := &s.Autoscaling
+	kind := p.Name()
+	set := func(name string, dst *float64) {
+		if v, ok := p.Get(name); ok {
+			*dst = v
+		}
+	}
 	switch kind {
 	case "hpa":
 		return build(a, kind, service, a.HPA, autoscale.NewHPA, func(c *autoscale.HPAConfig) {
 			c.Service, c.MinReplicas, c.MaxReplicas = service, max(lo, 1), hi
+			if v, ok := p.Get("target"); ok {
+				c.Metrics = []autoscale.HPAMetric{{Kind: autoscale.MetricCPU, Target: v}}
+			}
+			set("tolerance", &c.Tolerance)
 		})
 	case "kpa":
 		return build(a, kind, service, a.KPA, autoscale.NewKPA, func(c *autoscale.KPAConfig) {
 			c.Service, c.MinScale, c.MaxScale = service, lo, hi
+			set("concurrency", &c.TargetConcurrency)
+			set("utilization", &c.TargetUtilization)
 		})
 	case "keda":
 		return build(a, kind, service, a.KEDA, autoscale.NewKEDA, func(c *autoscale.KEDAConfig) {
 			c.Service, c.MinReplicaCount, c.MaxReplicaCount = service, lo, hi
+			set("threshold", &c.Threshold)
 		})
 	case "openfaas":
 		return build(a, kind, service, a.OpenFaaS, autoscale.NewOpenFaaS, func(c *autoscale.OpenFaaSConfig) {
 			c.Service, c.MinReplicas, c.MaxReplicas = service, max(lo, 1), hi
+			set("target", &c.Target)
 		})
 	case "vpa":
 		return build(a, kind, service, a.VPA, autoscale.NewVPA, func(c *autoscale.VPAConfig) { c.Service = service })
@@ -238,12 +260,13 @@ func (s *Scenario) validateAutoscaling() error {
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	for _, kind := range autoscalerKinds {
+	for _, kind := range builtinAutoscalers() {
 		if !s.autoscalerUsed(kind) {
 			continue
 		}
+		p, _ := policy.Parse(kind)
 		for j, name := range managed {
-			if _, err := s.autoscaler(kind, name); err != nil {
+			if _, err := s.autoscaler(p, name); err != nil {
 				errs = append(errs, prefixLines("autoscaling.", err))
 				break
 			}
@@ -259,8 +282,9 @@ func (s *Scenario) validateAutoscaling() error {
 // named by the scenario's policies: the kinds checked at load time (KEDA,
 // for one, has no default threshold).
 func (s *Scenario) autoscalerUsed(kind string) bool {
-	for _, p := range s.Policies {
-		if IsAutoscalerPolicy(p) && slices.Contains(strings.Split(p, "+"), kind) {
+	for _, name := range s.Policies {
+		spec, err := policy.Parse(name)
+		if err == nil && (spec.Name() == kind || slices.ContainsFunc(spec.Parts, func(p policy.Spec) bool { return p.Name() == kind })) {
 			return true
 		}
 	}

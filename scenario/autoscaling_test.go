@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,10 +64,30 @@ func TestAutoscalersFromTheScenario(t *testing.T) {
 	}
 }
 
-func TestAutoscalerPolicyNames(t *testing.T) {
-	for name, want := range map[string]bool{"hpa": true, "kpa+hpa": true, "static": true, "hpa+": false, "lsq": false, "": false} {
-		if got := IsAutoscalerPolicy(name); got != want {
-			t.Errorf("IsAutoscalerPolicy(%q) = %v", name, got)
+// A policy's settings (hpa:target=45) win over the section's and the
+// services' overrides, for every service; a wrong one names itself.
+func TestAutoscalerSettingsInTheName(t *testing.T) {
+	sc, err := Load("testdata/good/autoscaled.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctls, err := sc.Autoscalers("hpa:target=45:tolerance=0.05+kpa:concurrency=4")
+	if err != nil || len(ctls) != 2 {
+		t.Fatalf("%d controllers, %v", len(ctls), err)
+	}
+	if hc := ctls[0].(*autoscale.HPA).Config(); len(hc.Metrics) != 1 || hc.Metrics[0].Kind != autoscale.MetricCPU || hc.Metrics[0].Target != 45 || hc.Tolerance != 0.05 {
+		t.Errorf("hpa:target=45:tolerance=0.05 built %+v", hc)
+	}
+	if k := ctls[1].(*autoscale.KPA).Config(); k.TargetConcurrency != 4 || k.StableWindow != 30*time.Second {
+		t.Errorf("kpa:concurrency=4 built %+v (the section's other settings stay)", k)
+	}
+	for bad, want := range map[string]string{
+		"hpa:target=0":  "policy hpa: parameter target must be a number in [1, 1000] %",
+		"drpc:x.policy": "not an autoscaler built from the scenario",
+		"hpa:x=1":       "policy hpa: unknown parameter x",
+	} {
+		if _, err := sc.Autoscalers(bad); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error containing %q", bad, err, want)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/control/multicloud"
+	"github.com/shoal-project/shoal/control/policy"
 	"github.com/shoal-project/shoal/experiment"
 	"github.com/shoal-project/shoal/experiment/report"
 	"github.com/shoal-project/shoal/scenario"
@@ -20,15 +21,15 @@ import (
 
 func (cl *cli) sim() *cobra.Command {
 	var (
-		policy, out, arrivals string
-		seeds, workers        int
-		dropMismatch          bool
-		route                 = multicloud.DefaultOptions()
-		seed                  uint64
-		load                  float64
-		horizon, slo          time.Duration
-		asJSON, quiet         bool
-		rec                   recording
+		policies, out, arrivals string
+		seeds, workers          int
+		dropMismatch            bool
+		route                   = multicloud.DefaultOptions()
+		seed                    uint64
+		load                    float64
+		horizon, slo            time.Duration
+		asJSON, quiet           bool
+		rec                     recording
 	)
 	cmd := &cobra.Command{
 		Use:   "sim SCENARIO|FILE",
@@ -40,18 +41,22 @@ failures, resources, balance), with 95% confidence intervals over seeds, and the
 best policy at each cost. --out also writes the files and a report that opens
 with a chart of quality against cost.
 
-Policies are request selectors (rr, ecmp, wcmp, lsq, sed, p2c, oracle, ...),
-autoscalers set up in the scenario's autoscaling section (static, hpa, kpa, vpa,
-keda, openfaas; a+b runs both together), or KIND:FILE, a trained policy file
-(e.g. distr-lb:policy.slb from 'shoal train').`,
+Policies are the ones 'shoal policies' lists: request selectors (rr, lsq, sed,
+prequal, ...), autoscalers set up in the scenario's autoscaling section (static,
+hpa, kpa, vpa, keda, openfaas; a+b runs both together), routes, or KIND:FILE, a
+trained policy file (e.g. distr-lb:policy.slb from 'shoal train'). A policy
+takes its parameters in its name, hpa:target=45 (several: NAME:A=1:B=2), and a
+range FROM..TO/STEP runs one policy per setting: hpa:target=30..90/15 sweeps the
+HPA's target, and the report draws the settings as the HPA's frontier.`,
 		Example: `  shoal sim lb-moderate-cpu --out out/lb-moderate-cpu
   shoal sim trainticket --policy hpa,kpa --arrivals '{kind: trace, trace: nasa, rate: 300, speedup: 60}' --horizon 10m
-  shoal sim lb-moderate-cpu --policy sed,distr-lb:distr.slb --load 0.95 --seeds 10`,
+  shoal sim trainticket-surge --policy hpa:target=30..90/15,kpa --out out/surge
+  shoal sim lb-moderate-cpu --policy sed,prequal:qrif=0.9,distr-lb:distr.slb --load 0.95 --seeds 10`,
 		Args:              exactArgs(1, "one scenario (a name from 'shoal scenarios' or a file)"),
 		ValidArgsFunction: completeScenarios,
 	}
 	f := cmd.Flags()
-	f.StringVar(&policy, "policy", "", "comma-separated `policies` to compare (default: the scenario's list)")
+	f.StringVar(&policies, "policy", "", "comma-separated `policies` to compare, with their settings (NAME:PARAM=VALUE, a range FROM..TO/STEP; default: the scenario's list)")
 	f.IntVar(&seeds, "seeds", 0, "seeds per policy; run i uses seed+i (default: the scenario's)")
 	f.Uint64Var(&seed, "seed", 0, "root seed (default: the scenario's)")
 	f.Float64Var(&load, "load", 0, "offered load as a fraction of capacity, in (0, 10] (load-balancing scenarios)")
@@ -116,8 +121,15 @@ keda, openfaas; a+b runs both together), or KIND:FILE, a trained policy file
 			Workers:   workers,
 		}
 		fileHashes := map[string]string{}
-		if policy != "" {
-			specs := strings.Split(policy, ",")
+		if policies != "" {
+			var specs []string
+			for _, p := range strings.Split(policies, ",") {
+				names, err := policy.Expand(p)
+				if err != nil {
+					return usagef("--policy: %v", err)
+				}
+				specs = append(specs, names...)
+			}
 			cmp.Policies, cmp.Learned, err = learnedPolicies(specs, sc, fitting{drop: dropMismatch, warn: cl.stderr, route: route})
 			if err != nil {
 				return fmt.Errorf("sim: %w", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/shoal-project/shoal/control/firm"
 	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/control/multicloud"
+	"github.com/shoal-project/shoal/control/policy"
 	"github.com/shoal-project/shoal/envs/lbenv"
 	"github.com/shoal-project/shoal/experiment"
 	"github.com/shoal-project/shoal/learn/modelfile"
@@ -271,13 +272,15 @@ func fmtReturns(r []float64) string {
 	return strings.Join(parts, " ")
 }
 
-// policyFile splits a KIND:FILE entry of --policy; ok is false for a
-// policy with no file (spread:X, a multi-cloud baseline, is one).
-func policyFile(spec string) (kind, file string, ok bool) {
-	if multicloud.IsBaseline(spec) {
+// policyFile is the kind and file of a learned policy in --policy
+// (KIND:FILE, KIND:file=FILE); ok is false for a policy without a file,
+// and for a name that does not parse, which the comparison then reports.
+func policyFile(name string) (kind, file string, ok bool) {
+	s, err := policy.Parse(name)
+	if err != nil || s.File == "" {
 		return "", "", false
 	}
-	return strings.Cut(spec, ":")
+	return s.Name(), s.File, true
 }
 
 // learnedPolicies resolves the KIND:FILE entries of --policy to learned

@@ -4,49 +4,35 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/shoal-project/shoal/control"
+	"github.com/shoal-project/shoal/control/policy"
 	"github.com/shoal-project/shoal/metrics"
 )
 
-// Baselines are the routes compared with the learned one: the paper's
-// Local, Even and BO on the system (III-D), Istio's locality load
-// balancing with failover (what a service mesh gives by default once
-// outlier detection is on), and a random route. Beyond them, spread:X
-// keeps 1 - X of every cloud's calls home and spreads X evenly over the
-// other clouds: Local at 0, Even at (n - 1) / n, its share the knob
-// that trades egress for balance.
-var Baselines = []string{"local", "even", "locality", "bo-system", "random"}
-
-// spreadPrefix names the spread:X baselines.
-const spreadPrefix = "spread:"
-
-// IsBaseline reports whether name is one of Baselines or a spread:X.
-func IsBaseline(name string) bool {
-	_, err := spreadShare(name)
-	return slices.Contains(Baselines, name) || err == nil
-}
-
-// spreadShare parses spread:X, X in [0, 1].
-func spreadShare(name string) (float64, error) {
-	v, ok := strings.CutPrefix(name, spreadPrefix)
-	if !ok {
-		return 0, fmt.Errorf("multicloud: %q is not spread:X", name)
+// Baselines are the routes compared with the learned one, each registered
+// in control/policy: the paper's Local, Even and BO on the system (III-D),
+// Istio's locality load balancing with failover (what a service mesh
+// gives by default once outlier detection is on), and a random route.
+// Beyond them, spread:away=X keeps 1 - X of every cloud's calls home and
+// spreads X evenly over the other clouds: Local at 0, Even at (n - 1) / n,
+// its share the knob that trades egress for balance. Baselines lists the
+// routes that run without a file or a setting, in the registry's order.
+func Baselines() []string {
+	var out []string
+	for _, p := range policy.All() {
+		if p.Kind == policy.Route && p.File == policy.NoFile && !slices.ContainsFunc(p.Params, func(q policy.Param) bool { return q.Required }) {
+			out = append(out, p.Name)
+		}
 	}
-	x, err := strconv.ParseFloat(v, 64)
-	if err != nil || !(x >= 0 && x <= 1) {
-		return 0, fmt.Errorf("multicloud: %s: the share sent away must be a number in [0, 1]", name)
-	}
-	return x, nil
+	return out
 }
 
 // NewBaseline returns the controller of a baseline route; seed seeds the
 // random route's draws and the system BO's.
-func NewBaseline(name string, seed uint64) (control.Controller, error) {
-	switch name {
+func NewBaseline(s policy.Spec, seed uint64) (control.Controller, error) {
+	switch s.Name() {
 	case "bo-system":
 		opt := DefaultOptions()
 		opt.Seed = seed
@@ -59,24 +45,20 @@ func NewBaseline(name string, seed uint64) (control.Controller, error) {
 		return &rule{weights: localityWeights, every: true}, nil
 	case "random":
 		rng := rand.New(rand.NewPCG(seed, 0x72616e646f6d)) // "random"
-		return &rule{weights: func(dst [][]float64, t *Topology, s *metrics.Snapshot, svc *Service) [][]float64 {
+		return &rule{weights: func(dst [][]float64, t *Topology, _ *metrics.Snapshot, svc *Service) [][]float64 {
 			shift := make([]float64, Pairs(len(t.Locations)))
 			for k := range shift {
 				shift[k] = 2*rng.Float64() - 1
 			}
 			return Weights(dst, shift, svc)
 		}, cycle: 20 * time.Second}, nil
-	}
-	if strings.HasPrefix(name, spreadPrefix) {
-		x, err := spreadShare(name)
-		if err != nil {
-			return nil, err
-		}
+	case "spread":
+		x, _ := s.Get("away")
 		return &rule{weights: func(dst [][]float64, t *Topology, _ *metrics.Snapshot, svc *Service) [][]float64 {
 			return spreadWeights(dst, x, svc)
 		}}, nil
 	}
-	return nil, fmt.Errorf("multicloud: unknown baseline %q (want one of %v, or spread:X)", name, Baselines)
+	return nil, fmt.Errorf("multicloud: %s is not a baseline route (%v, spread:away=X)", s, Baselines())
 }
 
 // rule is a baseline: route weights computed from the snapshot, put in

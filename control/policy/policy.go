@@ -73,7 +73,9 @@ type Param struct {
 	Default  string // as a user would write it; "" when the scenario's setting applies
 	Unit     string // "s", "%", "req/s", ... ("" for a plain number)
 	Min, Max float64
+	Above    bool // Min itself is out of range
 	Integer  bool
+	Required bool // the policy cannot run without it
 	Doc      string
 }
 
@@ -87,13 +89,14 @@ func (p Param) Range() string {
 	if p.Unit != "" {
 		unit = " " + p.Unit
 	}
-	switch {
-	case math.IsInf(p.Max, 1):
-		return fmt.Sprintf("%s >= %g%s", what, p.Min, unit)
-	case p.Min == p.Max:
-		return fmt.Sprintf("%g%s", p.Min, unit)
+	lo, op := "[", ">="
+	if p.Above {
+		lo, op = "(", ">"
 	}
-	return fmt.Sprintf("%s in [%g, %g]%s", what, p.Min, p.Max, unit)
+	if math.IsInf(p.Max, 1) {
+		return fmt.Sprintf("%s %s %g%s", what, op, p.Min, unit)
+	}
+	return fmt.Sprintf("%s in %s%g, %g]%s", what, lo, p.Min, p.Max, unit)
 }
 
 // File says whether a policy runs a trained file.
@@ -294,7 +297,7 @@ func parseOne(name string) (Spec, error) {
 		if p.File == NeedsFile {
 			return Spec{}, fmt.Errorf("policy %s: needs a trained file (%s:FILE)", p.Name, p.Name)
 		}
-		return s, nil
+		return s, s.required()
 	}
 	// NAME:FILE and NAME:VALUE (the short parameter) have no '='.
 	if !strings.Contains(rest, "=") {
@@ -329,7 +332,17 @@ func parseOne(name string) (Spec, error) {
 	if p.File == NeedsFile && s.File == "" {
 		return Spec{}, fmt.Errorf("policy %s: needs a trained file (%s:file=FILE)", p.Name, p.Name)
 	}
-	return s, nil
+	return s, s.required()
+}
+
+// required names the first required parameter the spec leaves unset.
+func (s Spec) required() error {
+	for _, q := range s.Policy.Params {
+		if _, set := s.Get(q.Name); q.Required && !set {
+			return fmt.Errorf("policy %s: needs parameter %s, %s (%s:%s=VALUE)", s.Policy.Name, q.Name, q.Range(), s.Policy.Name, q.Name)
+		}
+	}
+	return nil
 }
 
 // value checks one parameter's setting against its range.
@@ -355,7 +368,7 @@ func (p *Policy) value(name, text string) (Value, error) {
 }
 
 func (q Param) holds(x float64) bool {
-	return !math.IsNaN(x) && x >= q.Min && x <= q.Max && (!q.Integer || x == math.Trunc(x))
+	return !math.IsNaN(x) && x >= q.Min && x <= q.Max && !(q.Above && x == q.Min) && (!q.Integer || x == math.Trunc(x))
 }
 
 // Check checks parameter values given as numbers (a proxy file's params)

@@ -56,6 +56,9 @@ func TestParseErrorsNameTheParameter(t *testing.T) {
 		{"drpc", "policy drpc: needs a trained file"},
 		{"hpa:45", `policy hpa: "45" is not NAME=VALUE`},
 		{"hpa+prequal", "only autoscalers run together"},
+		{"spread", "policy spread: needs parameter away, a number in [0, 1] (spread:away=VALUE)"},
+		{"hpa:tolerance=0", "parameter tolerance must be a number in (0, 1]"},
+		{"prequal:probe_rate=0", "parameter probe_rate must be a number > 0"},
 	} {
 		_, err := Parse(c.in)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

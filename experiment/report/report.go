@@ -155,4 +155,9 @@ type Series struct {
 	// beside its points where there is room, followed by Note.
 	Hollow, Connect, Label bool
 	Note                   string
+	// Group, when set, stands for Name in the colours and the legend:
+	// the points of one policy at several settings (hpa:target=30, ...)
+	// share a colour and an entry, and a Connect series named as the
+	// group is their frontier. Labels still show each Name.
+	Group string
 }

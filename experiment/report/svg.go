@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -187,7 +188,7 @@ func resolve(f *Figure, fixed map[string]int) ([]panel, []legendEntry) {
 		p.names = make([]string, len(p.series))
 		p.styles = make([]int, len(p.series))
 		for si, s := range p.series {
-			name := s.Name
+			name := cmp.Or(s.Group, s.Name)
 			if name != "" {
 				named = true
 			} else {
@@ -1180,8 +1181,10 @@ func drawScatter(w svgWriter, p *panel, ax, ay *axis) int {
 				w.str(`H`, num(xs[i]), `V`, num(ys[i]))
 			}
 			stroke := "#666"
-			if slices.ContainsFunc(p.series, func(o Series) bool { return !o.Connect && o.Name == s.Name }) {
-				stroke = color
+			for oi, o := range p.series {
+				if !o.Connect && p.names[oi] == p.names[si] {
+					stroke = color
+				}
 			}
 			w.str(`"`, frontierStroke(stroke), "/>\n")
 			continue
@@ -1189,8 +1192,9 @@ func drawScatter(w svgWriter, p *panel, ax, ay *axis) int {
 		if bars.Len() > 0 {
 			w.str(`<path class="errorbars" d="`, bars.String(), `" stroke="`, color, `" stroke-width="1.2" fill="none"/>`+"\n")
 		}
+		name := cmp.Or(s.Name, p.names[si])
 		w.str(`<g class="series" data-name="`)
-		w.esc(p.names[si])
+		w.esc(name)
 		w.str(`">` + "\n")
 		for i := range xs {
 			marker(w, xs[i], ys[i], color, s.Hollow)
@@ -1198,7 +1202,7 @@ func drawScatter(w svgWriter, p *panel, ax, ay *axis) int {
 		w.str("</g>\n")
 		if s.Label {
 			for i := range xs {
-				text := cut(p.names[si], 28)
+				text := cut(name, 28)
 				if s.Note != "" {
 					text += " (" + s.Note + ")"
 				}
