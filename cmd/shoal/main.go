@@ -125,7 +125,7 @@ func (cl *cli) root() *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
 	root.AddGroup(&cobra.Group{ID: "sim", Title: "Simulate, learn and reproduce:"},
 		&cobra.Group{ID: "real", Title: "The real data plane:"})
-	for _, c := range []*cobra.Command{cl.scenarios(), cl.sim(), cl.train(), cl.experiment(), cl.edgeCmd(), cl.sweepCmd(), cl.runsCmd()} {
+	for _, c := range []*cobra.Command{cl.scenarios(), cl.policies(), cl.sim(), cl.train(), cl.experiment(), cl.edgeCmd(), cl.sweepCmd(), cl.runsCmd()} {
 		c.GroupID = "sim"
 		root.AddCommand(c)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/shoal-project/shoal/cluster"
+	"github.com/shoal-project/shoal/control/policy"
 	"github.com/shoal-project/shoal/scenario"
 	"github.com/shoal-project/shoal/workload"
 	"github.com/spf13/cobra/doc"
@@ -42,6 +43,11 @@ func TestReferenceIsCurrent(t *testing.T) {
 	}
 	pages["scenario.md"] = scenarioReference(t)
 	pages["crds.md"] = crdReference(t)
+	var policies bytes.Buffer
+	if err := writePoliciesMarkdown(&policies, policy.Kinds()); err != nil {
+		t.Fatal(err)
+	}
+	pages["policies.md"] = policies.Bytes()
 	for _, name := range slices.Sorted(maps.Keys(pages)) {
 		path := filepath.Join(referenceDir, name)
 		if *update {
