@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/shoal-project/shoal/control/lb"
+	"github.com/shoal-project/shoal/control/policy"
 )
 
 // Config is a proxy's configuration file (YAML, decoded strictly). Zero
@@ -38,7 +39,9 @@ type Config struct {
 	// Name is this proxy's LB point name: the policy network it runs by
 	// default, and its name on the status page.
 	Name string `yaml:"name"`
-	// Policy names the selector: a classical one (rr, wrr, wcmp, lsq, sed,
+	// Policy names the selector, with its settings if any (prequal:
+	// qrif=0.9, as 'shoal policies selector' lists them, which join
+	// Params): a classical one (rr, wrr, wcmp, lsq, sed,
 	// p2c, ecmp, least-request, peak-ewma) using the configured weights and
 	// this proxy's own in-flight counts (peak-ewma: and its response
 	// times); prequal, which probes the backends' lb.ProbePath; ring-hash
@@ -47,8 +50,8 @@ type Config struct {
 	// corrected by the general policy Shoal ships, or by the one in
 	// Agent.File.
 	Policy string `yaml:"policy"`
-	// Params are the selector's parameters (e.g. prequal's qrif; see
-	// lb.Classical for each one's).
+	// Params are the selector's parameters (e.g. prequal's qrif; 'shoal
+	// policies selector' lists each one's, with its range).
 	Params lb.Params `yaml:"params"`
 	// Seed seeds the selector's random choices (ties, sampling).
 	Seed uint64 `yaml:"seed"`
@@ -210,10 +213,49 @@ func Decode(r io.Reader, name string, known []string) (*Config, error) {
 		return nil, fmt.Errorf("proxy config %s: more than one YAML document", name)
 	}
 	c.ApplyDefaults()
+	if err := c.settingsFromName(); err != nil {
+		return nil, fmt.Errorf("proxy config %s: %w", name, err)
+	}
 	if err := c.Validate(known); err != nil {
 		return nil, fmt.Errorf("proxy config %s: %w", name, err)
 	}
 	return &c, nil
+}
+
+// settingsFromName moves the settings in the policy's name (policy:
+// prequal:qrif=0.9, read by the policy registry) into Params, and a file
+// (distr-lb-general:FILE) into the agent section, leaving the name alone.
+func (c *Config) settingsFromName() error {
+	s, err := policy.Parse(c.Policy)
+	if err != nil || (len(s.Values) == 0 && s.File == "") {
+		return nil // a plain name; Validate checks it
+	}
+	if s.Kind() != policy.Selector {
+		return fmt.Errorf("policy: %s is a %s, not a request selector", s.Name(), s.Kind())
+	}
+	c.Policy = s.Name()
+	for _, v := range s.Values {
+		if _, set := c.Params[v.Name]; set {
+			return fmt.Errorf("params.%s: also set in the policy's name (%s); set it in one place", v.Name, s)
+		}
+		if c.Params == nil {
+			c.Params = lb.Params{}
+		}
+		c.Params[v.Name] = v.Num
+	}
+	if s.File != "" {
+		if c.Agent != nil && c.Agent.File != "" {
+			return fmt.Errorf("agent.file: also given in the policy's name; give it in one place")
+		}
+		if c.Agent == nil {
+			c.Agent = &AgentConfig{}
+		}
+		c.Agent.File = s.File
+		if c.Agent.LB == "" && c.Policy == PolicyDistrLB {
+			c.Agent.LB = c.Name
+		}
+	}
+	return nil
 }
 
 // LoadConfig reads and validates a configuration file.
@@ -324,7 +366,11 @@ func (c *Config) Validate(known []string) error {
 		}
 	default:
 		all := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(known), PolicyDistrLB, PolicyDistrLBGeneral))))
-		bad("policy", "unknown policy %q (known: %s)", c.Policy, strings.Join(all, ", "))
+		if _, err := policy.Parse(c.Policy); err != nil && strings.Contains(c.Policy, ":") {
+			bad("policy", "%v", err) // a setting out of range, say
+		} else {
+			bad("policy", "unknown policy %q (known: %s)", c.Policy, strings.Join(all, ", "))
+		}
 	}
 	if a := c.Agent; a != nil && a.Period < 0 {
 		bad("agent.period", "must be >= 0, got %v", a.Period)

@@ -72,6 +72,17 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
+// A policy's settings in its name join Params, as the registry reads them.
+func TestSettingsInThePolicyName(t *testing.T) {
+	c, err := LoadConfig("testdata/good/settings-in-name.yaml", lb.Classical().Names())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Policy != "prequal" || c.Params["qrif"] != 0.9 || c.Params["max_age"] != 0.5 {
+		t.Errorf("policy %q, params %v; want prequal with qrif 0.9 and max_age 0.5", c.Policy, c.Params)
+	}
+}
+
 // FuzzDecode: any input either decodes to a configuration that validates
 // or gives an error naming the file; it never panics.
 func FuzzDecode(f *testing.F) {
