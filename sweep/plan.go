@@ -51,7 +51,7 @@ func (s *Spec) Jobs() []Job {
 	}
 	for _, sc := range s.Scenarios {
 		for _, l := range s.loads() {
-			for _, p := range s.Policies {
+			for _, p := range s.policies() {
 				add(Job{Scenario: sc, Load: l, Policy: p})
 			}
 		}

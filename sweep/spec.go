@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoal-project/shoal/control/policy"
 	"github.com/shoal-project/shoal/envs/lbenv"
 	"go.yaml.in/yaml/v3"
 )
@@ -29,7 +30,9 @@ type Spec struct {
 	// Loads are offered loads (fractions of capacity); none: each
 	// scenario's own.
 	Loads []float64 `yaml:"loads"`
-	// Policies are the built-in policies every scenario and load runs.
+	// Policies are the built-in policies every scenario and load runs,
+	// with their settings (hpa:target=45); a range runs one policy per
+	// setting (hpa:target=30..90/15; 'shoal policies' lists them).
 	Policies []string `yaml:"policies"`
 	// Seed and Seeds: every run uses seeds Seed, Seed+1, ... (default: the
 	// scenario's).
@@ -124,8 +127,16 @@ func (s *Spec) validate() error {
 		}
 	}
 	for i, p := range s.Policies {
-		if strings.Contains(p, ":") {
-			add(fmt.Sprintf("policies[%d]", i), "%q: a policy file belongs in a train step", p)
+		names, err := policy.Expand(p)
+		if err != nil {
+			add(fmt.Sprintf("policies[%d]", i), "%v", err)
+			continue
+		}
+		for _, n := range names {
+			if spec, _ := policy.Parse(n); spec.File != "" {
+				add(fmt.Sprintf("policies[%d]", i), "%q: a policy file belongs in a train step", p)
+				break
+			}
 		}
 	}
 	if s.Seeds < 0 {
@@ -164,4 +175,14 @@ func (s *Spec) scenarioPath(name string) string {
 		return name
 	}
 	return filepath.Join(s.dir, name)
+}
+
+// policies are Policies with each range expanded (validated by Validate).
+func (s *Spec) policies() []string {
+	var out []string
+	for _, p := range s.Policies {
+		names, _ := policy.Expand(p)
+		out = append(out, names...)
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -13,6 +14,8 @@ func TestDecodeNamesBadFields(t *testing.T) {
 		{"name: a\nscenarios: [x]", "policies: want at least one"},
 		{"name: a\nscenarios: [x]\npolicies: [sed]\nloads: [0.5, 0]", "loads[1]"},
 		{"name: a\nscenarios: [x]\npolicies: [sed:f.slb]", "policies[0]"},
+		{"name: a\nscenarios: [x]\npolicies: [sed, distr-lb:f.slb]", "policies[1]: \"distr-lb:f.slb\": a policy file belongs in a train step"},
+		{"name: a\nscenarios: [x]\npolicies: [hpa:target=0]", "policies[0]: policy hpa: parameter target must be"},
 		{"name: a\nscenarios: [x]\ntrain: [{learner: drpc}]", "train[0].learner"},
 		{"name: a\nscenarios: [x]\ntrain: [{learner: qmix-lb, as: [distr-lb+probing]}]", "train[0].as"},
 		{"name: a\nscenarios: [x]\npolicies: [sed]\nseedz: 3", "seedz"},
@@ -21,6 +24,21 @@ func TestDecodeNamesBadFields(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want one naming %q", c.yaml, err, c.want)
 		}
+	}
+}
+
+// A range in a policy's settings is one job per setting.
+func TestPolicyRangesExpand(t *testing.T) {
+	s, err := Decode([]byte("name: k\nscenarios: [trainticket]\npolicies: [hpa:target=30..90/30, kpa]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, j := range s.Jobs() {
+		got = append(got, j.Policy)
+	}
+	if want := []string{"hpa:target=30", "hpa:target=60", "hpa:target=90", "kpa"}; !slices.Equal(got, want) {
+		t.Errorf("jobs %v, want %v", got, want)
 	}
 }
 
