@@ -21,8 +21,8 @@
 #                  minutes, 2026-11-28)
 #   lb-production  bench/lb/production.sh, 7 scenarios x 5 loads with the
 #                  per-scenario hybrids (trained first) and the general policy
-#   drpc           shoal experiment drpc pareto, and the whole Alibaba half
-#                  (8 trainings of 5-8 minutes, then about an hour of runs)
+#   drpc           shoal experiment drpc pareto at the verdict's points, and the
+#                  whole Alibaba half (4 trainings of 8-11 minutes, then the runs)
 # Outputs already in OUT are reused: delete a section's folder to run it
 # again. Environment: OUT (default out/headlines).
 set -euo pipefail
@@ -66,14 +66,19 @@ for section in $SECTIONS; do
 				bash bench/lb/production.sh >"$OUT/production.log"
 		fi ;;
 	drpc)
+		# The points the verdict compares, as the full study runs them (the
+		# same trained policies, seeds and arrivals; every point and every
+		# budget's policy is independent of the others): DRPC at budgets 45
+		# and 60, the HPA at 45-75%, one setting of each other baseline.
 		[ -f "$OUT/drpc/pareto/pareto.csv" ] ||
-			"$SHOAL" experiment drpc pareto --alibaba-horizon 60m --out "$OUT/drpc/pareto" --no-record >/dev/null
+			"$SHOAL" experiment drpc pareto --workloads steady,steady-30m,surge,mixchange --budgets 45,60 \
+				--hpa-targets 45,60,75 --kpa-factors 1 --slo-factors 1 --out "$OUT/drpc/pareto" --no-record >/dev/null
 		if [ ! -f "$OUT/drpc/alibaba250/pareto.csv" ]; then
 			# the whole held-out half, with the policies the study trained
 			mkdir -p "$OUT/drpc/alibaba250"
 			ln -sfn ../pareto/policies "$OUT/drpc/alibaba250/policies"
-			"$SHOAL" experiment drpc pareto --workloads alibaba --alibaba-horizon 250m --kpa-factors 1 --slo-factors 1 \
-				--out "$OUT/drpc/alibaba250" --no-record >/dev/null
+			"$SHOAL" experiment drpc pareto --workloads alibaba --alibaba-horizon 250m --budgets 60 --hpa-targets 45 \
+				--kpa-factors 1 --slo-factors 1 --out "$OUT/drpc/alibaba250" --no-record >/dev/null
 		fi ;;
 	*) echo "headlines.sh: unknown section $section (known: lb-sim multicloud edge faasconf lb-testbed lb-production drpc)" >&2; exit 2 ;;
 	esac

@@ -15,14 +15,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/shoal-project/shoal/control/autoscale"
 	"github.com/shoal-project/shoal/control/coscal"
 	"github.com/shoal-project/shoal/control/drpc"
 	"github.com/shoal-project/shoal/control/firm"
 	"github.com/shoal-project/shoal/envs/drpcenv"
 	"github.com/shoal-project/shoal/experiment/report"
 	"github.com/shoal-project/shoal/scenario"
-	"go.yaml.in/yaml/v3"
 )
 
 // DRPCPareto judges DRPC against its baselines at equal cost: it sweeps
@@ -384,16 +382,12 @@ func (p DRPCPareto) points(sc *scenario.Scenario, fp *firm.Policy, cp *coscal.Po
 	learned := map[string]Learned{}
 	for _, t := range p.HPATargets {
 		name := fmt.Sprintf("hpa@%g", t)
-		learned[name] = TimedAutoscalers(withHPATarget(sc, t), "hpa")
+		learned[name] = TimedAutoscalers(sc, fmt.Sprintf("hpa:target=%g", t))
 		pts = append(pts, paretoPoint{Method: "hpa", Knob: "target CPU %", Setting: t, Name: name})
 	}
 	for _, f := range p.KPAFactors {
-		kpa, err := withKPAFactor(sc, f)
-		if err != nil {
-			return nil, nil, err
-		}
 		name := fmt.Sprintf("kpa@x%g", f)
-		learned[name] = TimedAutoscalers(kpa, "kpa")
+		learned[name] = TimedAutoscalers(sc, fmt.Sprintf("kpa:scale=%g", f))
 		pts = append(pts, paretoPoint{Method: "kpa", Knob: "target concurrency factor", Setting: f, Name: name})
 	}
 	for _, f := range p.SLOFactors {
@@ -409,45 +403,6 @@ func (p DRPCPareto) points(sc *scenario.Scenario, fp *firm.Policy, cp *coscal.Po
 		}
 	}
 	return pts, learned, nil
-}
-
-// withHPATarget is sc with the HPA's CPU target at target %.
-func withHPATarget(sc *scenario.Scenario, target float64) *scenario.Scenario {
-	cp := *sc
-	cp.Autoscaling.HPA.Metrics = []autoscale.HPAMetric{{Kind: autoscale.MetricCPU, Target: target}}
-	return &cp
-}
-
-// withKPAFactor is sc with every KPA target concurrency (the kind's and
-// the services' overrides) multiplied by f.
-func withKPAFactor(sc *scenario.Scenario, f float64) (*scenario.Scenario, error) {
-	cp := *sc
-	kpa := &cp.Autoscaling.KPA
-	kpa.TargetConcurrency = cmp.Or(kpa.TargetConcurrency, 100) * f // 100: Knative's default (autoscale.NewKPA)
-	cp.Autoscaling.Overrides = slices.Clone(sc.Autoscaling.Overrides)
-	for i := range cp.Autoscaling.Overrides {
-		o := &cp.Autoscaling.Overrides[i]
-		if o.KPA.Kind == 0 {
-			continue
-		}
-		var m map[string]any
-		if err := o.KPA.Decode(&m); err != nil {
-			return nil, fmt.Errorf("overrides[%d].kpa: %w", i, err)
-		}
-		if v, ok := m["target_concurrency"]; ok {
-			x, err := strconv.ParseFloat(fmt.Sprint(v), 64)
-			if err != nil {
-				return nil, fmt.Errorf("overrides[%d].kpa.target_concurrency: %w", i, err)
-			}
-			m["target_concurrency"] = x * f
-		}
-		var n yaml.Node
-		if err := n.Encode(m); err != nil {
-			return nil, err
-		}
-		o.KPA = n
-	}
-	return &cp, nil
 }
 
 // paretoRows summarises every point of a workload; DRPC's training seeds

@@ -11,59 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-project/shoal/control/autoscale"
 	"github.com/shoal-project/shoal/control/drpc"
 	"github.com/shoal-project/shoal/envs/drpcenv"
 	"github.com/shoal-project/shoal/scenario"
 )
-
-// TestKPAFactorScalesEveryTarget: the KPA's knob multiplies the kind's
-// target concurrency and every service's override of it, and leaves the
-// scenario it was given as it was.
-func TestKPAFactorScalesEveryTarget(t *testing.T) {
-	sc, err := scenario.Lookup("trainticket")
-	if err != nil {
-		t.Fatal(err)
-	}
-	targets := func(s *scenario.Scenario) map[string]float64 {
-		m := map[string]float64{"": s.Autoscaling.KPA.TargetConcurrency}
-		for _, o := range s.Autoscaling.Overrides {
-			var k autoscale.KPAConfig
-			if o.KPA.Kind == 0 {
-				continue
-			}
-			if err := o.KPA.Decode(&k); err != nil {
-				t.Fatal(err)
-			}
-			m[o.Service] = k.TargetConcurrency
-		}
-		return m
-	}
-	before := targets(sc)
-	scaled, err := withKPAFactor(sc, 2.5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	after := targets(scaled)
-	if len(before) < 5 || before["ts-ui-dashboard"] != 270 {
-		t.Fatalf("trainticket's KPA targets: %v", before)
-	}
-	for svc, v := range before {
-		if after[svc] != 2.5*v {
-			t.Errorf("%q: target %v, want 2.5 x %v", svc, after[svc], v)
-		}
-	}
-	if again := targets(sc); again["ts-ui-dashboard"] != 270 || again[""] != before[""] {
-		t.Errorf("the scenario given changed: %v", again)
-	}
-	ctls, err := scaled.Autoscalers("kpa")
-	if err != nil || len(ctls) != len(sc.ManagedServices()) {
-		t.Fatalf("the scaled scenario's KPAs: %d, %v", len(ctls), err)
-	}
-	if h := withHPATarget(sc, 45); h.Autoscaling.HPA.Metrics[0].Target != 45 || sc.Autoscaling.HPA.Metrics[0].Target != 75 {
-		t.Errorf("HPA targets: %v and the original's %v", h.Autoscaling.HPA.Metrics, sc.Autoscaling.HPA.Metrics)
-	}
-}
 
 // TestEqualCostInterpolatesDRPCsFrontier: DRPC's quality at a baseline's
 // cost is its frontier's, linear between budgets, held beyond the dearest

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"reflect"
@@ -205,6 +206,9 @@ func (s *Scenario) autoscaler(p policy.Spec, service string) (control.Controller
 			c.Service, c.MinScale, c.MaxScale = service, lo, hi
 			set("concurrency", &c.TargetConcurrency)
 			set("utilization", &c.TargetUtilization)
+			if f, ok := p.Get("scale"); ok {
+				c.TargetConcurrency = cmp.Or(c.TargetConcurrency, 100) * f // 100: Knative's default (autoscale.NewKPA)
+			}
 		})
 	case "keda":
 		return build(a, kind, service, a.KEDA, autoscale.NewKEDA, func(c *autoscale.KEDAConfig) {

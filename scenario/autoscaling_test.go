@@ -122,3 +122,32 @@ func TestSetArrivalsKeepsTheMix(t *testing.T) {
 		t.Error("a trace without a name: no error")
 	}
 }
+
+// kpa:scale=F, the DRPC study's knob of the KPA, multiplies every
+// service's target concurrency: the section's (or Knative's default 100)
+// and each override's.
+func TestKPAScaleMultipliesEveryTarget(t *testing.T) {
+	sc, err := Embedded("trainticket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := sc.Autoscalers("kpa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scaled, err := sc.Autoscalers("kpa:scale=2.5")
+	if err != nil || len(scaled) != len(base) {
+		t.Fatalf("kpa:scale=2.5: %d controllers, %v", len(scaled), err)
+	}
+	seen270 := false
+	for i := range base {
+		b, s := base[i].(*autoscale.KPA).Config(), scaled[i].(*autoscale.KPA).Config()
+		if s.TargetConcurrency != 2.5*b.TargetConcurrency {
+			t.Errorf("%s: target %v, want 2.5 x %v", b.Service, s.TargetConcurrency, b.TargetConcurrency)
+		}
+		seen270 = seen270 || (b.Service == "ts-ui-dashboard" && b.TargetConcurrency == 270)
+	}
+	if !seen270 {
+		t.Error("ts-ui-dashboard's override (270) is not among the KPAs")
+	}
+}

@@ -78,6 +78,7 @@ var registry = []Policy{
 		Source: "knative/serving pkg/autoscaler", Params: []Param{
 			{Name: "concurrency", Min: 0, Above: true, Max: inf, Doc: "target requests in flight per pod (default: the scenario's, else 100)"},
 			{Name: "utilization", Min: 0, Above: true, Max: 1, Doc: "share of the target aimed at (default: the scenario's, else 0.7)"},
+			{Name: "scale", Default: "1", Min: 0, Above: true, Max: inf, Doc: "multiplies every service's target concurrency, the section's and the overrides'"},
 		}},
 	{Name: "keda", Kind: Autoscaler, Runs: Sim, Doc: "KEDA on the request rate per replica", Source: "kedacore/keda, the prometheus scaler", Params: []Param{
 		{Name: "threshold", Unit: "req/s", Min: 0, Above: true, Max: inf, Doc: "requests per second per replica (default: the scenario's)"},
