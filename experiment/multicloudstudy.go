@@ -398,7 +398,7 @@ func (s MultiCloudStudy) Overall(ctx context.Context) ([]OverallRow, error) {
 	var rows []OverallRow
 	err := s.each(ctx, func(sc *scenario.Scenario, p *multicloud.Policy) error {
 		learned := map[string]Learned{}
-		for name, kind := range learnedRoutes {
+		for name, kind := range multicloud.LearnedRoutes {
 			l, err := MultiCloudPolicy(p, kind, s.options())
 			if err != nil {
 				return err
@@ -511,16 +511,12 @@ func (g Gain) String() string {
 		g.Scenario, g.Policy, 1000*g.Mean, 100*(g.Mean/g.BestMean-1), g.Best, 1000*g.BestMean, 1000*g.P99, 1000*g.BestP99)
 }
 
-// learnedRoutes are the overall comparison's learned routes: BO on the
-// network, on the SVR, and on each service's chosen model (the default).
-var learnedRoutes = map[string]string{"multicloud-nn": multicloud.KindNN, "multicloud-svr": multicloud.KindSVR, "multicloud": multicloud.KindChosen}
-
 // Gains compares each learned route with the best of local, even and
 // locality, per benchmark.
 func Gains(rows []OverallRow) []Gain {
 	var out []Gain
 	for _, r := range rows {
-		if _, ok := learnedRoutes[r.Policy]; !ok {
+		if _, ok := multicloud.LearnedRoutes[r.Policy]; !ok {
 			continue
 		}
 		g := Gain{Scenario: r.Scenario, Policy: r.Policy, Mean: float64(r.Mean.Mean), P99: float64(r.P99.Mean), BestMean: math.Inf(1), BestP99: math.Inf(1)}

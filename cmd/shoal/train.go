@@ -371,11 +371,7 @@ func readLearned(kind, path string, sc *scenario.Scenario, fit fitting) (experim
 		if err != nil {
 			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
 		}
-		model := multicloud.KindChosen
-		if kind != "multicloud" {
-			model = strings.TrimPrefix(kind, "multicloud-")
-		}
-		l, err := experiment.MultiCloudPolicy(p, model, fit.route)
+		l, err := experiment.MultiCloudPolicy(p, multicloud.LearnedRoutes[kind], fit.route)
 		if err != nil {
 			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
 		}

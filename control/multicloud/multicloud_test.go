@@ -449,3 +449,25 @@ func TestP95Objective(t *testing.T) {
 		t.Error("objective p99: no error")
 	}
 }
+
+// The learned routes here are the registry's routes that run a file, and
+// the baselines its routes that need neither a file nor a setting.
+func TestRoutesAreTheRegistrys(t *testing.T) {
+	for _, p := range policy.All() {
+		if p.Kind != policy.Route {
+			continue
+		}
+		_, learned := LearnedRoutes[p.Name]
+		if learned != (p.File == policy.NeedsFile) {
+			t.Errorf("%s: in LearnedRoutes %v, runs a file %v", p.Name, learned, p.File == policy.NeedsFile)
+		}
+	}
+	for name := range LearnedRoutes {
+		if p, ok := policy.Lookup(name); !ok || p.Kind != policy.Route {
+			t.Errorf("learned route %s is not a registered route", name)
+		}
+	}
+	if got := Baselines(); !slices.Equal(got, []string{"local", "even", "locality", "bo-system", "random"}) {
+		t.Errorf("baselines %v", got)
+	}
+}

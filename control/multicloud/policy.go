@@ -69,6 +69,11 @@ const (
 	KindP95 = "p95-svr"
 )
 
+// LearnedRoutes are the learned route policies the registry names
+// (control/policy), by the model their BO runs on: each service's chosen
+// model (the default), the network, or the SVR.
+var LearnedRoutes = map[string]string{"multicloud": KindChosen, "multicloud-nn": KindNN, "multicloud-svr": KindSVR}
+
 // Choose picks the kind of lower mean absolute error on the held-out
 // split (the SVR on a tie; the one measured if only one is): the split no
 // sample of the fit saw, and not the online runs the routes are compared
