@@ -322,7 +322,7 @@ func (r *LBStudyResult) WriteTable(w io.Writer) error {
 			if oracle != nil {
 				ratio = fmt.Sprintf("%.3f", float64(p.Summary.Mean.Mean)/float64(oracle.Summary.Mean.Mean))
 			}
-			if best != nil && !lb.IsClassical(p.Policy) && p.Policy != "oracle" {
+			if best != nil && !lb.IsClassical(p.Policy) && !lb.IsBound(p.Policy) {
 				m, h := pairedChange(p, best)
 				vs = fmt.Sprintf("%+.1f%% ± %.1f%% (vs %s)", 100*m, 100*h, best.Policy)
 			}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/shoal-project/shoal/control/lb"
+	"github.com/shoal-project/shoal/control/policy"
 	"github.com/shoal-project/shoal/operator/api/v1alpha1"
 	"github.com/shoal-project/shoal/proxy"
 	"go.yaml.in/yaml/v3"
@@ -155,8 +156,7 @@ func proxyConfig(b *v1alpha1.Balancer, backends []string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	known := lb.Classical()
-	delete(known, "oracle") // as 'shoal proxy': it needs the simulator's knowledge
+	known := lb.Classical().Runs(policy.Proxy) // as 'shoal proxy'
 	if _, err := proxy.Decode(bytes.NewReader(raw), configMapName(b), known.Names()); err != nil {
 		return nil, err
 	}

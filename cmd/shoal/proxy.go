@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shoal-project/shoal/control/lb"
+	"github.com/shoal-project/shoal/control/policy"
 	"github.com/shoal-project/shoal/proxy"
 	"github.com/spf13/cobra"
 )
@@ -66,8 +67,7 @@ func runProxy(ctx context.Context, file, level string, watch time.Duration, stde
 		debug.SetGCPercent(400)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv}))
-	selectors := lb.Classical()
-	delete(selectors, "oracle") // it needs the simulator's perfect knowledge
+	selectors := lb.Classical().Runs(policy.Proxy) // not the oracle: it needs the simulator's knowledge
 	cfg, err := proxy.LoadConfig(file, selectors.Names())
 	if err != nil {
 		return err

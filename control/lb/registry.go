@@ -175,6 +175,19 @@ func Classical() Registry {
 	}
 }
 
+// Runs is the registry's selectors that run at w (control/policy):
+// policy.Proxy leaves out the oracle, which needs the simulator's
+// knowledge.
+func (r Registry) Runs(w policy.Where) Registry {
+	out := Registry{}
+	for name, f := range r {
+		if p, ok := policy.Lookup(name); ok && p.Runs&w != 0 {
+			out[name] = f
+		}
+	}
+	return out
+}
+
 // Hashing reports whether the selector called name routes on Request.Key.
 func Hashing(name string) bool { return name == "ring-hash" || name == "maglev" }
 

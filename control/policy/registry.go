@@ -8,19 +8,19 @@ var inf = math.Inf(1)
 // its package builds it from a Spec (CONTRIBUTING.md, "Adding a policy").
 var registry = []Policy{
 	// Request selectors (control/lb). Durations are seconds.
-	{Name: "ecmp", Kind: Selector, Runs: Sim | Proxy, Doc: "a uniformly random server", Source: "ECMP, RFC 2992"},
-	{Name: "wcmp", Kind: Selector, Runs: Sim | Proxy, Doc: "a random server in proportion to its configured weight", Source: "WCMP (Zhou et al., EuroSys 2014)"},
-	{Name: "rr", Kind: Selector, Runs: Sim | Proxy, Doc: "round robin", Source: "nginx, Envoy ROUND_ROBIN"},
-	{Name: "wrr", Kind: Selector, Runs: Sim | Proxy, Doc: "smooth weighted round robin", Source: "nginx ngx_http_upstream_round_robin.c"},
-	{Name: "lsq", Kind: Selector, Runs: Sim | Proxy, Doc: "the server with the fewest requests in flight from this LB point", Source: "join the shortest queue"},
-	{Name: "sed", Kind: Selector, Runs: Sim | Proxy, Doc: "the smallest (requests in flight + 1) / weight", Source: "Linux IPVS, ip_vs_sed.c"},
-	{Name: "p2c", Kind: Selector, Runs: Sim | Proxy, Doc: "the shorter queue of two random servers", Source: "Mitzenmacher, IEEE TPDS 2001"},
-	{Name: "least-request", Kind: Selector, Runs: Sim | Proxy, Doc: "Envoy's LEAST_REQUEST: the least loaded of choice_count random servers, weighted by active requests",
+	{Name: "ecmp", Kind: Selector, Runs: Sim | Proxy | Operator, Doc: "a uniformly random server", Source: "ECMP, RFC 2992"},
+	{Name: "wcmp", Kind: Selector, Runs: Sim | Proxy | Operator, Doc: "a random server in proportion to its configured weight", Source: "WCMP (Zhou et al., EuroSys 2014)"},
+	{Name: "rr", Kind: Selector, Runs: Sim | Proxy | Operator, Doc: "round robin", Source: "nginx, Envoy ROUND_ROBIN"},
+	{Name: "wrr", Kind: Selector, Runs: Sim | Proxy | Operator, Doc: "smooth weighted round robin", Source: "nginx ngx_http_upstream_round_robin.c"},
+	{Name: "lsq", Kind: Selector, Runs: Sim | Proxy | Operator, Doc: "the server with the fewest requests in flight from this LB point", Source: "join the shortest queue"},
+	{Name: "sed", Kind: Selector, Runs: Sim | Proxy | Operator, Doc: "the smallest (requests in flight + 1) / weight", Source: "Linux IPVS, ip_vs_sed.c"},
+	{Name: "p2c", Kind: Selector, Runs: Sim | Proxy | Operator, Doc: "the shorter queue of two random servers", Source: "Mitzenmacher, IEEE TPDS 2001"},
+	{Name: "least-request", Kind: Selector, Runs: Sim | Proxy | Operator, Doc: "Envoy's LEAST_REQUEST: the least loaded of choice_count random servers, weighted by active requests",
 		Source: "Envoy, source/common/upstream/load_balancer_impl.cc", Params: []Param{
 			{Name: "choice_count", Default: "2", Min: 2, Max: inf, Integer: true, Doc: "servers drawn per request"},
 			{Name: "active_request_bias", Min: 0, Max: inf, Doc: "weight / (active requests + 1)^bias; set, even to 1, it takes Envoy's weighted path with equal weights too (default: unset, bias 1)"},
 		}},
-	{Name: "peak-ewma", Kind: Selector, Runs: Sim | Proxy, Doc: "Linkerd's power of two choices on a peak-sensitive EWMA of response times",
+	{Name: "peak-ewma", Kind: Selector, Runs: Sim | Proxy | Operator, Doc: "Linkerd's power of two choices on a peak-sensitive EWMA of response times",
 		Source: "Finagle PeakEwma, linkerd2-proxy tower-load", Params: []Param{
 			{Name: "default_rtt", Default: "0.03", Unit: "s", Min: 0, Above: true, Max: inf, Doc: "a server's estimate before any response"},
 			{Name: "decay", Default: "10", Unit: "s", Min: 0, Above: true, Max: inf, Doc: "the EWMA's time constant"},
@@ -59,7 +59,7 @@ var registry = []Policy{
 		}},
 	{Name: "distr-lb-general", Kind: Selector, File: OptionalFile, Runs: Sim | Proxy, Doc: "probing-sed with weights a learned network corrects; without a file, the policy Shoal ships",
 		Source: "Shoal, after Distr-LB (Zhou et al.)"},
-	{Name: "distr-lb", Kind: Selector, File: NeedsFile, Runs: Sim | Proxy, Doc: "Distr-LB: SAC + GRU agents set each LB point's server weights", Source: "Distr-LB paper, §4"},
+	{Name: "distr-lb", Kind: Selector, File: NeedsFile, Runs: Sim | Proxy | Operator, Doc: "Distr-LB: SAC + GRU agents set each LB point's server weights", Source: "Distr-LB paper, §4"},
 	{Name: "distr-lb+probing", Kind: Selector, File: NeedsFile, Runs: Sim, Doc: "a Distr-LB policy's weights over the probing data plane", Source: "Shoal"},
 	{Name: "centr-lb", Kind: Selector, File: NeedsFile, Runs: Sim, Doc: "one centralised SAC agent for every LB point", Source: "Distr-LB paper, baseline Centr-LB"},
 	{Name: "qmix-lb", Kind: Selector, File: NeedsFile, Runs: Sim, Doc: "QMIX agents for the LB points", Source: "Distr-LB paper, baseline QMix-LB"},
