@@ -9,7 +9,6 @@ package operator
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/shoal-project/shoal/control"
@@ -19,7 +18,6 @@ import (
 	"github.com/shoal-project/shoal/operator/api/v1alpha1"
 	"github.com/shoal-project/shoal/prom"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
@@ -91,11 +89,9 @@ type AutoscalerReconciler struct {
 // policy file changes.
 type loop struct {
 	fileState
-	period  time.Duration
-	step    int64 // periods decided
+	core
 	obs     *prom.Observer
 	act     *kube.Actuator
-	ctl     control.Controller
 	drpc    *drpc.Controller // the same as ctl, with drpc
 	managed map[string]bool  // the workloads drpc scales
 }
@@ -117,36 +113,20 @@ func (r *AutoscalerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 // again a period later.
 func (r *AutoscalerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var as v1alpha1.Autoscaler
-	if err := r.Client.Get(ctx, req.NamespacedName, &as); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.loops.forget(req.NamespacedName)
-			return ctrl.Result{}, nil
-		}
+	if found, err := fetchObject(ctx, r.Client, req, &as, &r.loops); !found {
 		return ctrl.Result{}, err
 	}
+	rd := round{c: r.Client, rec: r.Recorder, controller: autoscalerController, obj: &as,
+		st: statusRef{&as.Status.Conditions, &as.Status.ObservedGeneration, &as.Status.Policy, &as.Status.Acting}}
 	l, err := r.loop(ctx, req.NamespacedName, &as)
 	if err != nil {
-		r.Recorder.Eventf(&as, nil, corev1.EventTypeWarning, "InvalidSpec", "Configure", "%v", err)
-		setCondition(&as.Status.Conditions, as.Generation, CondReady, false, "InvalidSpec", err.Error())
-		return ctrl.Result{RequeueAfter: time.Minute}, writeStatus(ctx, r.Client, &as)
+		return rd.invalid(ctx, err)
 	}
-	setCondition(&as.Status.Conditions, as.Generation, CondReady, true, "Running", fmt.Sprintf("%s policy every %v", policyOf(&as), l.period))
-	as.Status.ObservedGeneration = as.Generation
-	as.Status.Policy = l.about
-
 	var snap metrics.Snapshot
-	if err := l.obs.Observe(ctx, r.Now(), &snap); err != nil {
-		as.Status.Acting = ActingHolding
-		setCondition(&as.Status.Conditions, as.Generation, CondMetricsAvailable, false, "PrometheusError", err.Error())
-		r.Recorder.Eventf(&as, nil, corev1.EventTypeWarning, "MetricsUnavailable", "Observe", "holding, no action: %v", err)
-		decisions.WithLabelValues(autoscalerController, ActingHolding).Inc()
-		return ctrl.Result{RequeueAfter: l.period}, writeStatus(ctx, r.Client, &as)
+	acts, now, ok, res, err := rd.decide(ctx, &l.core, policyOf(&as), l.about, l.obs, r.Now(), &snap)
+	if !ok {
+		return res, err
 	}
-	setCondition(&as.Status.Conditions, as.Generation, CondMetricsAvailable, true, "Observed", "Prometheus answered")
-	// The controllers' clock counts periods, as the simulator's does.
-	l.step++
-	now := time.Duration(l.step) * l.period
-	acts := l.ctl.Decide(now, &snap)
 	r.report(&as, l, &snap, acts)
 	decisions.WithLabelValues(autoscalerController, as.Status.Acting).Inc()
 	for _, a := range acts {

@@ -130,7 +130,7 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 // build makes a new loop for as's spec and policy file.
 func (r *AutoscalerReconciler) build(ctx context.Context, as *v1alpha1.Autoscaler, version string, raw []byte) (*loop, error) {
 	spec := &as.Spec
-	l := &loop{fileState: fileState{generation: as.Generation, policy: version, about: version}, period: spec.Period.Duration}
+	l := &loop{fileState: fileState{generation: as.Generation, policy: version, about: version}, core: core{period: spec.Period.Duration}}
 	if l.period <= 0 {
 		l.period = 15 * time.Second
 	}

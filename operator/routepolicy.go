@@ -17,7 +17,6 @@ import (
 	"github.com/shoal-project/shoal/operator/api/v1alpha1"
 	"github.com/shoal-project/shoal/prom"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -90,11 +89,9 @@ type RoutePolicyReconciler struct {
 // its model file changes.
 type routeLoop struct {
 	fileState // the model file ("" for locality)
-	period    time.Duration
-	step      int64
-	obs       *prom.RouteObserver
-	act       *kube.Actuator
-	ctl       control.Controller
+	core
+	obs *prom.RouteObserver
+	act *kube.Actuator
 	// fresh makes a new controller of the same policy: after a failed
 	// write, so that every route is decided and written again.
 	fresh func() control.Controller
@@ -115,36 +112,21 @@ func (r *RoutePolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 // again a period later.
 func (r *RoutePolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var rp v1alpha1.RoutePolicy
-	if err := r.Client.Get(ctx, req.NamespacedName, &rp); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.loops.forget(req.NamespacedName)
-			return ctrl.Result{}, nil
-		}
+	if found, err := fetchObject(ctx, r.Client, req, &rp, &r.loops); !found {
 		return ctrl.Result{}, err
 	}
+	rd := round{c: r.Client, rec: r.Recorder, controller: routePolicyController, obj: &rp,
+		st: statusRef{&rp.Status.Conditions, &rp.Status.ObservedGeneration, &rp.Status.Policy, &rp.Status.Acting}}
 	l, err := r.loop(ctx, req.NamespacedName, &rp)
 	if err != nil {
-		r.Recorder.Eventf(&rp, nil, corev1.EventTypeWarning, "InvalidSpec", "Configure", "%v", err)
-		setCondition(&rp.Status.Conditions, rp.Generation, CondReady, false, "InvalidSpec", err.Error())
-		return ctrl.Result{RequeueAfter: time.Minute}, writeStatus(ctx, r.Client, &rp)
+		return rd.invalid(ctx, err)
 	}
-	setCondition(&rp.Status.Conditions, rp.Generation, CondReady, true, "Running", fmt.Sprintf("%s policy every %v", routePolicyOf(&rp), l.period))
-	rp.Status.ObservedGeneration = rp.Generation
-	rp.Status.Policy = l.about
 	pruneRoutes(&rp)
-
 	var snap metrics.Snapshot
-	if err := l.obs.Observe(ctx, r.Now(), &snap); err != nil {
-		rp.Status.Acting = ActingHolding
-		setCondition(&rp.Status.Conditions, rp.Generation, CondMetricsAvailable, false, "PrometheusError", err.Error())
-		r.Recorder.Eventf(&rp, nil, corev1.EventTypeWarning, "MetricsUnavailable", "Observe", "holding, no action: %v", err)
-		decisions.WithLabelValues(routePolicyController, ActingHolding).Inc()
-		return ctrl.Result{RequeueAfter: l.period}, writeStatus(ctx, r.Client, &rp)
+	acts, now, ok, res, err := rd.decide(ctx, &l.core, routePolicyOf(&rp), l.about, l.obs, r.Now(), &snap)
+	if !ok {
+		return res, err
 	}
-	setCondition(&rp.Status.Conditions, rp.Generation, CondMetricsAvailable, true, "Observed", "Prometheus answered")
-	l.step++
-	now := time.Duration(l.step) * l.period // the controllers' clock counts periods
-	acts := l.ctl.Decide(now, &snap)
 	dry := rp.Spec.DryRun || r.DryRun
 	rp.Status.Acting = ActingPolicy
 	if dry {
@@ -291,7 +273,7 @@ func (r *RoutePolicyReconciler) modelFile(ctx context.Context, rp *v1alpha1.Rout
 // build makes a new loop for rp's spec and model file.
 func (r *RoutePolicyReconciler) build(rp *v1alpha1.RoutePolicy, version string, raw []byte) (*routeLoop, error) {
 	spec := &rp.Spec
-	l := &routeLoop{fileState: fileState{generation: rp.Generation, policy: version, about: version}, period: spec.Period.Duration}
+	l := &routeLoop{fileState: fileState{generation: rp.Generation, policy: version, about: version}, core: core{period: spec.Period.Duration}}
 	if l.period <= 0 {
 		l.period = 10 * time.Second
 	}
