@@ -179,6 +179,7 @@ func (c *Comparison) runOne(ctx context.Context, name string, seed uint64, sel l
 	learned, isLearned := c.Learned[name]
 	var selector string
 	var params lb.Params
+	cfg := &sc.Config
 	if isLearned {
 		selector = learned.Selector
 		if learned.Factory != nil {
@@ -194,6 +195,9 @@ func (c *Comparison) runOne(ctx context.Context, name string, seed uint64, sel l
 		case policy.Selector:
 			selector, params = s.Name(), s.Params()
 		case policy.Autoscaler:
+			if cfg, err = sc.ConfigFor(name); err != nil {
+				return nil, err
+			}
 			learned, isLearned = Learned{New: func(*cluster.Cluster) ([]control.Controller, error) { return sc.Autoscalers(name) }}, true
 		case policy.Route:
 			learned, isLearned = Learned{New: func(*cluster.Cluster) ([]control.Controller, error) {
@@ -202,7 +206,7 @@ func (c *Comparison) runOne(ctx context.Context, name string, seed uint64, sel l
 			}}, true
 		}
 	}
-	cl, err := cluster.New(&sc.Config, cluster.Options{
+	cl, err := cluster.New(cfg, cluster.Options{
 		Seed: seed, Selectors: sel, Policy: selector, Params: params, Traces: traces,
 		Horizon: sc.Horizon, Warmup: sc.Warmup, SamplePeriod: sc.SamplePeriod,
 	})

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"regexp"
 	"slices"
@@ -180,6 +181,42 @@ func (s *Scenario) Autoscalers(name string) ([]control.Controller, error) {
 }
 
 // autoscaler builds one kind's controller for one service (nil: static).
+// ConfigFor is the cluster configuration an autoscaler policy runs: the
+// scenario's, or with static:scale=X a copy whose autoscaled services
+// start with X times their replicas (rounded up, within their bounds).
+func (s *Scenario) ConfigFor(name string) (*cluster.Config, error) {
+	spec, err := policy.Parse(name)
+	if err != nil {
+		return nil, err
+	}
+	parts := spec.Parts
+	if parts == nil {
+		parts = []policy.Spec{spec}
+	}
+	for _, p := range parts {
+		x, ok := p.Get("scale")
+		if p.Name() != "static" || !ok {
+			continue
+		}
+		cfg := s.Config
+		cfg.Services = slices.Clone(s.Services)
+		for _, svc := range s.ManagedServices() {
+			sv := &cfg.Services[slices.IndexFunc(cfg.Services, func(c cluster.Service) bool { return c.Name == svc })]
+			if len(sv.Instances) > 0 {
+				return nil, fmt.Errorf("policy %s: service %s lists its instances one by one; static:scale scales replicas", name, sv.Name)
+			}
+			r := int(math.Ceil(float64(max(sv.Replicas, 1)) * x))
+			r = max(r, sv.MinReplicas, 1)
+			if sv.MaxReplicas > 0 {
+				r = min(r, sv.MaxReplicas)
+			}
+			sv.Replicas = r
+		}
+		return &cfg, nil
+	}
+	return &s.Config, nil
+}
+
 // The policy's settings (hpa:target=45) apply after the service's
 // override: they are the policy's, for every service.
 func (s *Scenario) autoscaler(p policy.Spec, service string) (control.Controller, error) {

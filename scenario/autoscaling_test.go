@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -149,5 +150,46 @@ func TestKPAScaleMultipliesEveryTarget(t *testing.T) {
 	}
 	if !seen270 {
 		t.Error("ts-ui-dashboard's override (270) is not among the KPAs")
+	}
+}
+
+// static:scale=X starts every autoscaled service at X times its replicas,
+// rounded up and within its bounds, on a copy of the configuration.
+func TestStaticScale(t *testing.T) {
+	sc, err := Embedded("trainticket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := sc.ConfigFor("hpa"); err != nil || cfg != &sc.Config {
+		t.Fatalf("hpa runs a configuration of its own (%v)", err)
+	}
+	cfg, err := sc.ConfigFor("static:scale=2.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	managed := sc.ManagedServices()
+	changed := 0
+	for i, sv := range sc.Services {
+		got := cfg.Services[i].Replicas
+		want := sv.Replicas
+		if slices.Contains(managed, sv.Name) {
+			want = int(math.Ceil(float64(max(sv.Replicas, 1)) * 2.5))
+			want = max(want, sv.MinReplicas, 1)
+			if sv.MaxReplicas > 0 {
+				want = min(want, sv.MaxReplicas)
+			}
+		}
+		if got != want {
+			t.Errorf("%s: %d replicas, want %d (from %d)", sv.Name, got, want, sv.Replicas)
+		}
+		if got != sv.Replicas {
+			changed++
+		}
+	}
+	if changed == 0 {
+		t.Error("static:scale=2.5 changed no service")
+	}
+	if again, _ := sc.ConfigFor("static"); again != &sc.Config {
+		t.Error("static without a scale runs a copy")
 	}
 }

@@ -68,7 +68,9 @@ var registry = []Policy{
 
 	// Autoscalers (control/autoscale; the scenario's autoscaling section
 	// holds their other settings).
-	{Name: "static", Kind: Autoscaler, Runs: Sim, Doc: "the scenario's own replicas and limits, unchanged"},
+	{Name: "static", Kind: Autoscaler, Runs: Sim, Doc: "the scenario's own replicas and limits, unchanged", Params: []Param{
+		{Name: "scale", Default: "1", Min: 0, Above: true, Max: 100, Doc: "multiplies every autoscaled service's replicas (rounded up, within its bounds): the static configuration's size"},
+	}},
 	{Name: "hpa", Kind: Autoscaler, Runs: Sim | Operator, Doc: "the Kubernetes HPA v2 on CPU utilisation",
 		Source: "kubernetes pkg/controller/podautoscaler", Params: []Param{
 			{Name: "target", Unit: "%", Min: 1, Max: 1000, Doc: "CPU utilisation of the request (default: the scenario's, else 80)"},
