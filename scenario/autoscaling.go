@@ -155,12 +155,8 @@ func (s *Scenario) Autoscalers(name string) ([]control.Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	parts := spec.Parts
-	if parts == nil {
-		parts = []policy.Spec{spec}
-	}
 	var out []control.Controller
-	for _, part := range parts {
+	for _, part := range spec.Members() {
 		if !slices.Contains(builtinAutoscalers(), part.Name()) {
 			return nil, fmt.Errorf("policy %s: not an autoscaler built from the scenario (%s, joined with +)", name, strings.Join(builtinAutoscalers(), ", "))
 		}
@@ -180,7 +176,6 @@ func (s *Scenario) Autoscalers(name string) ([]control.Controller, error) {
 	return out, nil
 }
 
-// autoscaler builds one kind's controller for one service (nil: static).
 // ConfigFor is the cluster configuration an autoscaler policy runs: the
 // scenario's, or with static:scale=X a copy whose autoscaled services
 // start with X times their replicas (rounded up, within their bounds).
@@ -189,11 +184,7 @@ func (s *Scenario) ConfigFor(name string) (*cluster.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	parts := spec.Parts
-	if parts == nil {
-		parts = []policy.Spec{spec}
-	}
-	for _, p := range parts {
+	for _, p := range spec.Members() {
 		x, ok := p.Get("scale")
 		if p.Name() != "static" || !ok {
 			continue
@@ -217,6 +208,7 @@ func (s *Scenario) ConfigFor(name string) (*cluster.Config, error) {
 	return &s.Config, nil
 }
 
+// autoscaler builds one kind's controller for one service (nil: static).
 // The policy's settings (hpa:target=45) apply after the service's
 // override: they are the policy's, for every service.
 func (s *Scenario) autoscaler(p policy.Spec, service string) (control.Controller, error) {
@@ -325,7 +317,7 @@ func (s *Scenario) validateAutoscaling() error {
 func (s *Scenario) autoscalerUsed(kind string) bool {
 	for _, name := range s.Policies {
 		spec, err := policy.Parse(name)
-		if err == nil && (spec.Name() == kind || slices.ContainsFunc(spec.Parts, func(p policy.Spec) bool { return p.Name() == kind })) {
+		if err == nil && slices.ContainsFunc(spec.Members(), func(p policy.Spec) bool { return p.Name() == kind }) {
 			return true
 		}
 	}

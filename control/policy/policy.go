@@ -205,6 +205,15 @@ func (s Spec) Params() map[string]float64 {
 	return m
 }
 
+// Members are the policies that run together: the parts of hpa+vpa, or
+// the spec itself.
+func (s Spec) Members() []Spec {
+	if s.Policy == nil {
+		return s.Parts
+	}
+	return []Spec{s}
+}
+
 // Kind is what the spec's policy decides.
 func (s Spec) Kind() Kind {
 	if s.Policy == nil {
