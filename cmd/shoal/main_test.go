@@ -102,7 +102,7 @@ func TestBadCommandLines(t *testing.T) {
 		{[]string{"sim", "mm1", "--seeds", "-1"}, true, "--seeds, --workers and --horizon must not be negative"},
 		{[]string{"sim", "nope"}, false, `no embedded scenario "nope"`},
 		{[]string{"sim", "./missing.yaml"}, false, "no such file"},
-		{[]string{"sim", "mm1", "--policy", "zzz"}, false, `unknown policy "zzz"`},
+		{[]string{"sim", "mm1", "--policy", "zzz"}, true, `unknown policy "zzz"`}, // a bad flag value: exit 2
 		{[]string{"sim", "mm1", "--load", "20"}, false, "load: must be in (0, 10]"},
 		{[]string{"scenarios", "dump"}, true, "want one scenario name"},
 		{[]string{"operator", "--prometheus", "http://127.0.0.1:9", "--namespaces", "default,Not_A_Namespace"}, true, `--namespaces: "Not_A_Namespace" is not a namespace name`},
