@@ -212,10 +212,12 @@ func Decode(r io.Reader, name string, known []string) (*Config, error) {
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("proxy config %s: more than one YAML document", name)
 	}
-	c.ApplyDefaults()
+	// The name's settings first, so that the defaults see the agent file
+	// a name gives.
 	if err := c.settingsFromName(); err != nil {
 		return nil, fmt.Errorf("proxy config %s: %w", name, err)
 	}
+	c.ApplyDefaults()
 	if err := c.Validate(known); err != nil {
 		return nil, fmt.Errorf("proxy config %s: %w", name, err)
 	}
@@ -251,9 +253,6 @@ func (c *Config) settingsFromName() error {
 			c.Agent = &AgentConfig{}
 		}
 		c.Agent.File = s.File
-		if c.Agent.LB == "" && c.Policy == PolicyDistrLB {
-			c.Agent.LB = c.Name
-		}
 	}
 	return nil
 }

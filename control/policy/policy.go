@@ -223,33 +223,28 @@ func (s Spec) Kind() Kind {
 }
 
 // Name is the registered name (hpa+vpa for a combination).
-func (s Spec) Name() string {
-	if s.Policy == nil {
-		names := make([]string, len(s.Parts))
-		for i, p := range s.Parts {
-			names[i] = p.Name()
-		}
-		return strings.Join(names, "+")
-	}
-	return s.Policy.Name
-}
+func (s Spec) Name() string { return s.joined(func(p Spec) string { return p.Policy.Name }) }
 
 // String is the spec as a result's name: the policy and its settings,
 // without the file, so two settings of one knob are two rows.
 func (s Spec) String() string {
-	if s.Policy == nil {
-		parts := make([]string, len(s.Parts))
-		for i, p := range s.Parts {
-			parts[i] = p.String()
+	return s.joined(func(p Spec) string {
+		var b strings.Builder
+		b.WriteString(p.Policy.Name)
+		for _, v := range p.Values {
+			b.WriteString(":" + v.Name + "=" + v.Text)
 		}
-		return strings.Join(parts, "+")
+		return b.String()
+	})
+}
+
+// joined is f of each member, joined with +.
+func (s Spec) joined(f func(Spec) string) string {
+	var parts []string
+	for _, p := range s.Members() {
+		parts = append(parts, f(p))
 	}
-	var b strings.Builder
-	b.WriteString(s.Policy.Name)
-	for _, v := range s.Values {
-		b.WriteString(":" + v.Name + "=" + v.Text)
-	}
-	return b.String()
+	return strings.Join(parts, "+")
 }
 
 // Parse reads a policy name (see the package comment).

@@ -144,7 +144,7 @@ func (q *Queue[T]) Next() (t time.Duration, ok bool) {
 	if !(r > 0) {
 		return 0, false // no capacity: the jobs wait for some
 	}
-	return q.last + CeilDuration((q.jobs[0].tag-q.v)/r), true
+	return q.last + ceilDuration((q.jobs[0].tag-q.v)/r), true
 }
 
 // vAt is the attained service per job at now (>= the last event), without
@@ -179,19 +179,19 @@ func (q *Queue[T]) SetCapacity(now time.Duration, servers, speed float64) {
 	q.servers, q.speed = servers, speed
 }
 
-// MaxWait caps a computed wait so that it cannot overflow a time.Duration
+// maxWait caps a computed wait so that it cannot overflow a time.Duration
 // (about 73 years).
-const MaxWait = time.Duration(1 << 61)
+const maxWait = time.Duration(1 << 61)
 
-// CeilDuration is dt seconds rounded up to the nanosecond, at least 0 (also
-// for NaN) and at most MaxWait.
-func CeilDuration(dt float64) time.Duration {
+// ceilDuration is dt seconds rounded up to the nanosecond, at least 0 (also
+// for NaN) and at most maxWait.
+func ceilDuration(dt float64) time.Duration {
 	ns := math.Ceil(dt * 1e9)
 	switch {
 	case !(ns > 0):
 		return 0
-	case ns >= float64(MaxWait):
-		return MaxWait
+	case ns >= float64(maxWait):
+		return maxWait
 	}
 	return time.Duration(ns)
 }
