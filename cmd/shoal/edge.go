@@ -7,9 +7,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/shoal-project/shoal/control/edgesched"
+	"github.com/shoal-project/shoal/control/policy"
 	"github.com/shoal-project/shoal/edge"
 	"github.com/shoal-project/shoal/envs/edgeenv"
 	"github.com/spf13/cobra"
@@ -152,12 +154,16 @@ func (cl *cli) edgeEvaluate() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "evaluate [POLICY...]",
 		Short: "Run edge policies in the real world beside the random engine and today's heuristics",
-		Long: `Run each policy file (from 'shoal train edge-policy') in the edge world on a
-month day, in a window from each given hour, beside the random engine and the
+		Long: `Run each trained policy (from 'shoal train edge-policy') in the edge world on
+a month day, in a window from each given hour, beside the random engine and the
 greedy (earliest estimated completion) and threshold offloading heuristics,
 and print each one's mean task completion time, successful offloading ratio
-(offloaded and within the deadline), offloading ratio and deadline misses.`,
-		Example: `  shoal edge evaluate mappo.policy bc.policy --day 30`,
+(offloaded and within the deadline), offloading ratio and deadline misses.
+
+A POLICY is a registered edge policy's name ('shoal policies edge'):
+mappo:FILE or mappo:file=FILE; a bare FILE is mappo:FILE.`,
+		Example: `  shoal edge evaluate mappo.policy bc.policy --day 30
+  shoal edge evaluate mappo:file=mappo.policy --hours 12 --window 2h`,
 	}
 	f := cmd.Flags()
 	f.Float64Var(&day, "day", 0, "month day of the evaluation")
@@ -182,7 +188,11 @@ and print each one's mean task completion time, successful offloading ratio
 			}
 			entries = append(entries, edgeenv.Contender{Name: "engines (" + edge.RuleName(h) + ")", Engine: mix, Heuristic: h})
 		}
-		for _, path := range args {
+		for _, arg := range args {
+			path, err := edgePolicyFile(arg)
+			if err != nil {
+				return err
+			}
 			p, err := readEdgePolicy(path)
 			if err != nil {
 				return err
@@ -201,6 +211,27 @@ and print each one's mean task completion time, successful offloading ratio
 		return nil
 	})
 	return cmd
+}
+
+// edgePolicyFile resolves an argument of 'shoal edge evaluate' through the
+// policy registry to its trained file: mappo:FILE, mappo:file=FILE, or a
+// bare FILE. The heuristics run anyway, beside every policy given.
+func edgePolicyFile(arg string) (string, error) {
+	name, _, _ := strings.Cut(arg, ":")
+	if _, registered := policy.Lookup(name); !registered {
+		return arg, nil // a file
+	}
+	s, err := policy.Parse(arg)
+	if err != nil {
+		return "", usagef("%v", err)
+	}
+	switch {
+	case s.Kind() != policy.Edge:
+		return "", usagef("%s is a %s policy, not an edge one (%s)", s.Name(), s.Kind(), strings.Join(policy.Names(policy.Edge), ", "))
+	case s.File == "":
+		return "", usagef("%s runs beside every policy already; name a trained one (mappo:FILE)", s.Name())
+	}
+	return s.File, nil
 }
 
 func readEdgePolicy(path string) (*edgesched.Policy, error) {

@@ -122,7 +122,8 @@ func TestEdgePipeline(t *testing.T) {
 		}
 	}
 	checkEdgeTrainings(t, db, map[string][2]string{"edge-env": {edgeLogPath(logs), env}, "mappo": {env, mappo}, "bc": {env, bc}})
-	out, err := runCLI(t, "edge", "evaluate", mappo, bc, "--day", "30", "--hours", "12", "--window", "2m")
+	// A bare file, and a file named through the registry.
+	out, err := runCLI(t, "edge", "evaluate", mappo, "mappo:file="+bc, "--day", "30", "--hours", "12", "--window", "2m")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,6 +140,11 @@ func TestEdgePipeline(t *testing.T) {
 	}
 	if _, err := runCLI(t, "edge", "evaluate", env); err == nil {
 		t.Error("an environment file as a policy: no error")
+	}
+	for arg, want := range map[string]string{"hpa": "not an edge one", "greedy": "runs beside every policy", "mappo": "needs a trained file"} {
+		if _, err := runCLI(t, "edge", "evaluate", arg); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("edge evaluate %s: %v, want an error saying %q", arg, err, want)
+		}
 	}
 	// The paper's history: the random engine in the paper's world, whose
 	// policies act through the weights themselves.
