@@ -315,18 +315,14 @@ func (p DRPCPareto) selectSeed(ctx context.Context, train *scenario.Scenario, b 
 		}
 		return all, nil, nil
 	}
+	best, vs, err := drpcenv.Select(ctx, train, pols, b, p.SelectEpisodes)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pareto: selecting at budget %g: %w", b, err)
+	}
 	rows := make([]SelectionRow, len(pols))
-	best, bestV := 0, drpcenv.Episode{}
-	for i, pol := range pols {
-		v, err := drpcenv.Validate(ctx, train, pol, drpcenv.Config{Budget: b, ValidationEpisodes: p.SelectEpisodes})
-		if err != nil {
-			return nil, nil, fmt.Errorf("pareto: selecting at budget %g: %w", b, err)
-		}
+	for i, v := range vs {
 		rows[i] = SelectionRow{Budget: b, Seed: p.TrainSeeds[i], Reward: v.Reward, VCPUs: v.Cost, SLOViolations: v.SLOViolations}
 		p.logf("pareto: budget %g, training seed %d: selection reward %.3f at %.1f vCPUs, SLO violations %.1f%%", b, p.TrainSeeds[i], v.Reward, v.Cost, 100*v.SLOViolations)
-		if i == 0 || drpcenv.Beats(v, bestV, b) {
-			best, bestV = i, v
-		}
 	}
 	rows[best].Kept = true
 	return []int{best}, rows, nil

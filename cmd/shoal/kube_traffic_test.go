@@ -282,7 +282,8 @@ func TestOperatorOnRealTraffic(t *testing.T) {
 	bin := buildShoal(t)
 	pol := filepath.Join(t.TempDir(), "web.policy")
 	if out, err := runCLI(t, "train", "drpc", filepath.Join("testdata", "kube-web.yaml"), "-o", pol, "--episodes", "40",
-		"--episode-length", "2m", "--period", "2s", "--seed", "1", "--quiet"); err != nil {
+		"--episode-length", "2m", "--period", "2s", "--seed", "1", "--quiet",
+		"--seeds", "1", "--forecast=false", "--budget-cpu", "none"); err != nil { // the policy this test was written for (the guide's defaults: TestGettingStarted)
 		t.Fatalf("train: %v\n%s", err, out)
 	}
 	policy, err := os.ReadFile(pol)

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,16 +20,18 @@ import (
 
 func (cl *cli) trainDRPC(short string) *cobra.Command {
 	var (
-		t        autoscalerTraining
-		weight   float64
-		residual bool
-		predict  bool
-		resume   bool
-		budget   float64
-		workers  int
-		hold     bool
-		baseHigh float64
-		initFrom string
+		t              autoscalerTraining
+		weight         float64
+		residual       bool
+		predict        bool
+		resume         bool
+		budgetFlag     string
+		seeds          int
+		selectEpisodes int
+		workers        int
+		hold           bool
+		baseHigh       float64
+		initFrom       string
 	)
 	cmd := &cobra.Command{
 		Use:   "drpc SCENARIO -o FILE",
@@ -42,9 +48,16 @@ guard rails; 'shoal sim SCENARIO --policy drpc:FILE' runs it, with the
 scenario's HPA as the fallback for deployments whose inputs leave the
 trained range.
 
+With no flags it trains the measured recipe: a workload forecast, two
+seeds (--seeds) of which the one that does best on eight selection episodes
+of the training workloads is kept (their seeds are never a training or
+evaluation seed), and the HPA's bill as the budget.
+
 --budget-cpu states the bill: the mean vCPUs the policy may allocate over a
 training episode, memory counted at the scenario's price as vCPUs (a GB at
-the default prices is 0.071 vCPU). A Lagrange multiplier on the cost is
+the default prices is 0.071 vCPU). The default, hpa, runs the scenario's
+HPA on the selection episodes first and takes its mean; hpa:0.8 asks for
+80% of it, a number states it, none sets no budget. A Lagrange multiplier on the cost is
 raised while the episodes spend more and lowered while they spend less
 (constrained RL, as RCPO), and validation keeps the best teacher within the
 budget. --workers episodes run at once, each with the actor as their round
@@ -59,6 +72,7 @@ scenario's episodes, so a fine-tuned teacher is kept only if it beats it.
 --episodes bounds the fine-tuning as it bounds training.`,
 		Example: `  shoal train drpc trainticket -o drpc.policy
   shoal train drpc trainticket -o drpc-40.policy --budget-cpu 40
+  shoal train drpc trainticket -o lean.policy --budget-cpu hpa:0.8 --seeds 1
   shoal train drpc trainticket-buyers --init drpc.policy -o drpc-buyers.policy --episodes 40
   shoal sim trainticket --policy hpa,kpa,drpc:drpc.policy --seeds 5`,
 		Args:              exactArgs(1, "one scenario"),
@@ -67,9 +81,11 @@ scenario's episodes, so a fine-tuned teacher is kept only if it beats it.
 	f := cmd.Flags()
 	t.register(f, 15*time.Minute, "a cap on the teacher's wall time (machine-dependent; --episodes is the reproducible bound)", drpcenv.DefaultConfig().Episodes, "teacher")
 	f.Float64Var(&weight, "util-weight", 0, "weight of equation 2's distance term (the paper's is 1; default: drpc.DefaultReward's)")
-	f.BoolVar(&predict, "forecast", false, "fit a GRU workload predictor on four episodes of the base rule first; the policy reads its forecast")
+	f.BoolVar(&predict, "forecast", true, "fit a GRU workload predictor on four episodes of the base rule first; the policy reads its forecast")
 	f.BoolVar(&resume, "resume", false, "continue the interrupted run whose state FILE.ckpt holds (written after every episode, removed at the end)")
-	f.Float64Var(&budget, "budget-cpu", 0, "the mean vCPUs (memory at its price) a training episode may allocate; 0: no budget")
+	f.StringVar(&budgetFlag, "budget-cpu", "hpa", "the mean vCPUs (memory at its price) a training episode may allocate: `hpa` (the scenario's HPA's mean on the selection episodes), hpa:FACTOR, a number, or none")
+	f.IntVar(&seeds, "seeds", 2, "train this many policies, with seeds from --seed, and keep the best on the selection episodes")
+	f.IntVar(&selectEpisodes, "select-episodes", 8, "episodes of the training workloads, on seeds of their own, that choose the seed and measure the HPA's bill")
 	f.IntVar(&workers, "workers", drpcenv.DefaultConfig().Workers, "training episodes at once")
 	f.Float64Var(&baseHigh, "base-high", drpcenv.DefaultConfig().Base.High, "the base rule adds replicas above this demand utilisation (and the hold lets a deployment grow above it)")
 	f.BoolVar(&hold, "hold", true, "never grow a deployment that shows no reason to (demand or CPU above 75%, errors, slow, a forecast rise), in training and at run time")
@@ -85,8 +101,7 @@ scenario's episodes, so a fine-tuned teacher is kept only if it beats it.
 		}
 		start := time.Now()
 		cfg := drpcenv.DefaultConfig()
-		cfg.Seed, cfg.Episodes, cfg.EpisodeLength, cfg.Period = t.seed, t.episodes, t.length, t.period
-		cfg.Deadline, cfg.Now = start.Add(t.budget), time.Now
+		cfg.Episodes, cfg.EpisodeLength, cfg.Period = t.episodes, t.length, t.period
 		if !(baseHigh > 0 && baseHigh <= 4) {
 			return usagef("--base-high must be in (0, 4]")
 		}
@@ -105,13 +120,19 @@ scenario's episodes, so a fine-tuned teacher is kept only if it beats it.
 		if weight < 0 {
 			return usagef("--util-weight must not be negative")
 		}
-		if budget < 0 || workers < 1 {
-			return usagef("--budget-cpu must not be negative and --workers must be at least 1")
+		if workers < 1 || seeds < 1 || selectEpisodes < 1 {
+			return usagef("--workers, --seeds and --select-episodes must be at least 1")
 		}
-		cfg.Budget, cfg.Workers = budget, workers
+		bill, err := parseBill(budgetFlag)
+		if err != nil {
+			return err
+		}
+		cfg.Workers = workers
 		if initFrom != "" {
-			if predict || cmd.Flags().Changed("base-high") || cmd.Flags().Changed("hold") || cmd.Flags().Changed("residual") || weight > 0 {
-				return usagef("--init: the policy keeps its own predictor, base rule, hold and reward; drop --forecast, --base-high, --hold, --residual and --util-weight")
+			for _, name := range []string{"forecast", "base-high", "hold", "residual", "util-weight"} {
+				if cmd.Flags().Changed(name) {
+					return usagef("--init: the policy keeps its own predictor, base rule, hold and reward; drop --forecast, --base-high, --hold, --residual and --util-weight")
+				}
 			}
 			if cfg.Init, err = readFile(initFrom, drpc.ReadPolicy); err != nil {
 				return err
@@ -121,35 +142,49 @@ scenario's episodes, so a fine-tuned teacher is kept only if it beats it.
 			cfg.Reward = drpc.DefaultReward(sc.SLO)
 			cfg.Reward.UtilWeight = weight
 		}
-		ckpt := t.out + ".ckpt"
-		if _, err := os.Stat(ckpt); err == nil && !resume {
-			return usagef("%s holds an interrupted run: --resume continues it, or delete it to start over", ckpt)
+		if cfg.Budget, err = bill.vCPUs(cmd.Context(), cl, sc, cfg, selectEpisodes, t.quiet); err != nil {
+			return err
 		}
-		cfg.Checkpoint, cfg.Resume = ckpt, resume
-		progress := newTrainingProgress(cl, t.quiet, start, cfg)
-		cfg.Resumed = progress.resumed
-		cfg.Progress = progress.episode
-		tr, err := drpcenv.Train(cmd.Context(), sc, cfg)
-		progress.stop()
-		if err != nil {
-			if _, serr := os.Stat(ckpt); serr == nil {
-				return fmt.Errorf("train drpc: %w (%s keeps the episodes done; run again with --resume to continue)", err, ckpt)
+		runs := make([]*drpcenv.Trained, seeds)
+		for k := range runs {
+			seedCfg := cfg
+			seedCfg.Seed = t.seed + uint64(k)
+			if runs[k], err = cl.trainDRPCSeed(cmd, sc, seedCfg, t, seeds > 1, resume, start); err != nil {
+				return err
 			}
-			return fmt.Errorf("train drpc: %w", err)
 		}
-		tr.Policy.Provenance.WallSeconds = tr.Elapsed.Seconds()
+		kept := 0
+		if seeds > 1 {
+			pols := make([]*drpc.Policy, seeds)
+			for k, r := range runs {
+				pols[k] = r.Policy
+			}
+			var vs []drpcenv.Episode
+			if kept, vs, err = drpcenv.Select(cmd.Context(), sc, pols, cfg.Budget, selectEpisodes); err != nil {
+				return fmt.Errorf("train drpc: selecting the seed: %w", err)
+			}
+			for k, v := range vs {
+				fmt.Fprintf(cl.stdout, "seed %d on %d selection episodes: reward %.3f, SLO violations %.2f%%, %.1f vCPUs%s\n",
+					t.seed+uint64(k), selectEpisodes, v.Reward, 100*v.SLOViolations, v.Cost, map[bool]string{true: " (kept)"}[k == kept])
+			}
+		}
+		tr := runs[kept]
 		if err := modelfile.WriteFile(t.out, tr.Policy.Write); err != nil {
 			return err
 		}
-		if err := os.Remove(ckpt); err != nil {
-			return err
+		for k := range runs {
+			if seeds > 1 {
+				if err := os.Remove(seedFile(t.out, t.seed+uint64(k))); err != nil {
+					return err
+				}
+			}
 		}
 		p := tr.Policy.Provenance
-		fmt.Fprintf(cl.stdout, "trained drpc on %s (seed %d): %d episodes, %d decision periods, %d teacher updates in %.0f s; teacher reward %.3f, students %.3f (imitation MSE %.4f); %d parameters per student; wrote %s\n",
-			sc.Name, t.seed, p.Episodes, p.EnvSteps, p.Updates, p.WallSeconds, p.TeacherScore, p.StudentScore, p.ImitationMSE, tr.Policy.Parameters(), t.out)
-		return cl.recordTraining(cmd, &t.rec, start, sc, "drpc", t.seed, t.out, figures("episodes", p.Episodes, "env_steps", p.EnvSteps,
-			"teacher_reward", p.TeacherScore, "student_reward", p.StudentScore, "imitation_mse", p.ImitationMSE, "budget_cpu", budget,
-			"workers", workers))
+		fmt.Fprintf(cl.stdout, "trained drpc on %s (seed %d of %d): %d episodes, %d decision periods, %d teacher updates in %.0f s; teacher reward %.3f, students %.3f (imitation MSE %.4f); %d parameters per student; wrote %s\n",
+			sc.Name, p.Seed, seeds, p.Episodes, p.EnvSteps, p.Updates, time.Since(start).Seconds(), p.TeacherScore, p.StudentScore, p.ImitationMSE, tr.Policy.Parameters(), t.out)
+		return cl.recordTraining(cmd, &t.rec, start, sc, "drpc", p.Seed, t.out, figures("episodes", p.Episodes, "env_steps", p.EnvSteps,
+			"teacher_reward", p.TeacherScore, "student_reward", p.StudentScore, "imitation_mse", p.ImitationMSE, "budget_cpu", cfg.Budget,
+			"workers", workers, "seeds", seeds))
 	})
 	return cmd
 }
@@ -210,7 +245,7 @@ func (p *trainingProgress) episode(e drpcenv.Episode) {
 	p.mu.Unlock()
 	line := fmt.Sprintf("episode %3d %-10s reward %.3f  SLO violations %5.1f%%  %5.1f vCPUs", e.Index, e.Phase, e.Reward, 100*e.SLOViolations, e.Cost)
 	if p.cfg.Budget > 0 {
-		line += fmt.Sprintf(" (budget %g, λ %.2f)", p.cfg.Budget, e.Lambda)
+		line += fmt.Sprintf(" (budget %.1f, λ %.2f)", p.cfg.Budget, e.Lambda)
 	}
 	p.println(fmt.Sprintf("%s  %d steps  %d updates  %s", line, e.Steps, e.Updates, time.Since(p.start).Round(time.Second)))
 }
@@ -270,4 +305,102 @@ func readFile[T any](path string, read func(io.Reader) (T, error)) (T, error) {
 		return v, fmt.Errorf("%s: %w", path, err)
 	}
 	return v, nil
+}
+
+// trainDRPCSeed trains one seed's policy (cfg.Seed) with its own
+// checkpoint. Of several seeds (multi), each finished policy is kept in
+// seedFile until the seed is chosen, and --resume reads it back.
+func (cl *cli) trainDRPCSeed(cmd *cobra.Command, sc *scenario.Scenario, cfg drpcenv.Config, t autoscalerTraining, multi, resume bool, start time.Time) (*drpcenv.Trained, error) {
+	ckpt, done := t.out+".ckpt", ""
+	if multi {
+		done = seedFile(t.out, cfg.Seed)
+		ckpt = done + ".ckpt"
+		if _, err := os.Stat(done); err == nil {
+			if !resume {
+				return nil, usagef("%s holds seed %d's policy from an interrupted run: --resume uses it, or delete it to start over", done, cfg.Seed)
+			}
+			p, err := readFile(done, drpc.ReadPolicy)
+			if err != nil {
+				return nil, err
+			}
+			return &drpcenv.Trained{Policy: p}, nil
+		}
+	}
+	if _, err := os.Stat(ckpt); err == nil && !resume {
+		return nil, usagef("%s holds an interrupted run: --resume continues it, or delete it to start over", ckpt)
+	}
+	cfg.Deadline, cfg.Now = time.Now().Add(t.budget), time.Now
+	cfg.Checkpoint, cfg.Resume = ckpt, resume
+	progress := newTrainingProgress(cl, t.quiet, start, cfg)
+	cfg.Resumed = progress.resumed
+	cfg.Progress = progress.episode
+	if multi {
+		progress.println(fmt.Sprintf("training seed %d", cfg.Seed))
+	}
+	tr, err := drpcenv.Train(cmd.Context(), sc, cfg)
+	progress.stop()
+	if err != nil {
+		if _, serr := os.Stat(ckpt); serr == nil {
+			return nil, fmt.Errorf("train drpc: %w (%s keeps the episodes done; run again with --resume to continue)", err, ckpt)
+		}
+		return nil, fmt.Errorf("train drpc: %w", err)
+	}
+	tr.Policy.Provenance.WallSeconds = tr.Elapsed.Seconds()
+	if multi {
+		if err := modelfile.WriteFile(done, tr.Policy.Write); err != nil {
+			return nil, err
+		}
+	}
+	return tr, os.Remove(ckpt)
+}
+
+// seedFile holds one seed's finished policy while others train.
+func seedFile(out string, seed uint64) string { return fmt.Sprintf("%s.seed%d", out, seed) }
+
+// bill is --budget-cpu: a number of vCPUs (0: none), or a factor of the
+// scenario's HPA's mean.
+type bill struct {
+	vcpus  float64
+	factor float64 // of the HPA's mean, when > 0
+}
+
+func parseBill(s string) (bill, error) {
+	if s == "none" {
+		return bill{}, nil
+	}
+	if x, err := strconv.ParseFloat(s, 64); err == nil {
+		if x < 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+			return bill{}, usagef("--budget-cpu: %s vCPUs must be a finite number, not negative", s)
+		}
+		return bill{vcpus: x}, nil
+	}
+	name, factor, scaled := strings.Cut(s, ":")
+	if name == "hpa" {
+		if !scaled {
+			return bill{factor: 1}, nil
+		}
+		if f, err := strconv.ParseFloat(factor, 64); err == nil && f > 0 && !math.IsInf(f, 0) {
+			return bill{factor: f}, nil
+		}
+	}
+	return bill{}, usagef("--budget-cpu: %q is not hpa, hpa:FACTOR (a positive factor), a number of vCPUs or none", s)
+}
+
+// vCPUs is the budget: with hpa, the scenario's HPA runs the selection
+// episodes first and the budget is its mean times the factor.
+func (b bill) vCPUs(ctx context.Context, cl *cli, sc *scenario.Scenario, cfg drpcenv.Config, episodes int, quiet bool) (float64, error) {
+	if b.factor == 0 {
+		return b.vcpus, nil
+	}
+	cfg.ValidationEpisodes = episodes
+	v, err := drpcenv.Baseline(ctx, sc, "hpa", cfg)
+	if err != nil {
+		return 0, fmt.Errorf("--budget-cpu hpa: %w", err)
+	}
+	budget := b.factor * v.Cost
+	if !quiet {
+		fmt.Fprintf(cl.stderr, "budget %.1f vCPUs: %g times the HPA's mean %.1f vCPUs on %d selection episodes (its SLO violations %.2f%%)\n",
+			budget, b.factor, v.Cost, episodes, 100*v.SLOViolations)
+	}
+	return budget, nil
 }

@@ -6,26 +6,30 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/shoal-project/shoal/control/drpc"
 	"github.com/shoal-project/shoal/scenario"
 )
 
-// cancelOn is a stderr that cancels the run once a line contains what.
+// cancelOn is a stderr that cancels the run once a line contains what
+// (after a line that contains after, if set).
 type cancelOn struct {
-	mu     sync.Mutex
-	buf    bytes.Buffer
-	what   string
-	cancel context.CancelFunc
+	mu          sync.Mutex
+	buf         bytes.Buffer
+	what, after string
+	cancel      context.CancelFunc
 }
 
 func (c *cancelOn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.buf.Write(p)
-	if c.what != "" && strings.Contains(c.buf.String(), c.what) {
+	_, rest, found := strings.Cut(c.buf.String(), c.after)
+	if c.what != "" && found && strings.Contains(rest, c.what) {
 		c.cancel()
 	}
 	return len(p), nil
@@ -34,11 +38,13 @@ func (c *cancelOn) Write(p []byte) (int, error) {
 // TestTrainDRPCResumesAfterAnInterruption: 'shoal train drpc' stopped after
 // its first teacher episode keeps a checkpoint (of the round of two it was in), refuses to start over it unasked,
 // continues from it with --resume, removes it at the end, and the policy it
-// writes runs in 'shoal sim'.
+// writes runs in 'shoal sim'. One seed, no forecast and no budget: a
+// checkpoint's mechanics (TestTrainDRPCDefaults runs the default recipe).
 func TestTrainDRPCResumesAfterAnInterruption(t *testing.T) {
 	dir := t.TempDir()
 	pol := filepath.Join(dir, "drpc.policy")
-	args := []string{"train", "drpc", "trainticket", "-o", pol, "--episodes", "2", "--episode-length", "1m", "--seed", "2"}
+	args := []string{"train", "drpc", "trainticket", "-o", pol, "--episodes", "2", "--episode-length", "1m", "--seed", "2",
+		"--seeds", "1", "--forecast=false", "--budget-cpu", "none"}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stderr := &cancelOn{what: "episode   2 teacher", cancel: cancel} // after the base rule's validation
@@ -101,7 +107,7 @@ func TestTrainDRPCResumesAfterAnInterruption(t *testing.T) {
 	// The policy fine-tuned on another mix; --init keeps its own predictor
 	// and rules, and a missing file is named.
 	tuned := filepath.Join(dir, "buyers.policy")
-	ftArgs := []string{"train", "drpc", "trainticket-buyers", "--init", pol, "-o", tuned, "--episodes", "1", "--episode-length", "1m", "--seed", "3"}
+	ftArgs := []string{"train", "drpc", "trainticket-buyers", "--init", pol, "-o", tuned, "--episodes", "1", "--episode-length", "1m", "--seed", "3", "--seeds", "1"}
 	if res, err := runCLI(t, ftArgs...); err != nil || !strings.Contains(res, "wrote "+tuned) {
 		t.Fatalf("fine-tuning: %v\n%s", err, res)
 	}
@@ -111,5 +117,60 @@ func TestTrainDRPCResumesAfterAnInterruption(t *testing.T) {
 	missing := filepath.Join(dir, "missing.policy")
 	if _, err := runCLI(t, "train", "drpc", "trainticket-buyers", "--init", missing, "-o", tuned); err == nil || !strings.Contains(err.Error(), missing) {
 		t.Errorf("--init with a missing file: %v", err)
+	}
+}
+
+// TestTrainDRPCDefaults: with no flags but short episodes, 'shoal train
+// drpc' runs the measured recipe: the HPA's bill as the budget, a forecast,
+// two seeds of which the better on the selection episodes is kept. Stopped
+// while the second seed trains, it keeps the first seed's policy, refuses
+// to start over it unasked and, with --resume, trains only the second; the
+// seeds' files are gone at the end.
+func TestTrainDRPCDefaults(t *testing.T) {
+	dir := t.TempDir()
+	pol := filepath.Join(dir, "drpc.policy")
+	args := []string{"train", "drpc", "trainticket", "-o", pol, "--episodes", "1", "--episode-length", "1m", "--select-episodes", "1"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stderr := &cancelOn{what: "episode   2 forecast", after: "training seed 2", cancel: cancel}
+	var out bytes.Buffer
+	if err := run(ctx, args, &out, stderr); err == nil || !strings.Contains(err.Error(), "--resume") {
+		t.Fatalf("interrupted run: error %v; stderr:\n%s", err, stderr.buf.String())
+	}
+	if !regexp.MustCompile(`budget \d+\.\d vCPUs: 1 times the HPA's mean \d+\.\d vCPUs on 1 selection episodes`).MatchString(stderr.buf.String()) {
+		t.Errorf("no line of the HPA's bill:\n%s", stderr.buf.String())
+	}
+	if _, err := runCLI(t, args...); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), pol+".seed1") {
+		t.Fatalf("a new run over seed 1's policy: %v", err)
+	}
+	stderr = &cancelOn{}
+	out.Reset()
+	if err := run(context.Background(), append(args, "--resume"), &out, stderr); err != nil {
+		t.Fatalf("resumed run: %v\n%s", err, stderr.buf.String())
+	}
+	log, res := stderr.buf.String(), out.String()
+	if strings.Contains(log, "training seed 1") || !strings.Contains(log, "resuming after episode 2 (forecast)") {
+		t.Errorf("the resumed run trained seed 1 again, or not seed 2 from its checkpoint:\n%s", log)
+	}
+	kept := regexp.MustCompile(`(?m)^seed [12] on 1 selection episodes: .* vCPUs \(kept\)$`).FindAllString(res, -1)
+	if len(kept) != 1 || strings.Count(res, "on 1 selection episodes") != 2 || !strings.Contains(res, "of 2)") {
+		t.Errorf("not one seed kept of two:\n%s", res)
+	}
+	for _, f := range []string{pol + ".seed1", pol + ".seed2", pol + ".seed2.ckpt"} {
+		if _, err := os.Stat(f); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s left after the run: %v", f, err)
+		}
+	}
+	p, err := readFile(pol, drpc.ReadPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Forecaster() == nil || p.Provenance.Seed != uint64(kept[0][5]-'0') {
+		t.Errorf("policy: forecaster %v, seed %d; want a forecast and the kept seed (%s)", p.Forecaster() != nil, p.Provenance.Seed, kept[0])
+	}
+	for _, bad := range []string{"hpa:0", "hpa:x", "kpa", "-3"} {
+		if _, err := runCLI(t, "train", "drpc", "trainticket", "-o", pol, "--budget-cpu", bad); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--budget-cpu") {
+			t.Errorf("--budget-cpu %s: %v", bad, err)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-project/shoal/cluster"
 	"github.com/shoal-project/shoal/control/drpc"
 	"github.com/shoal-project/shoal/scenario"
 )
@@ -291,5 +292,48 @@ func TestValidateJudgesEverySeedAlike(t *testing.T) {
 	within, over, cheaper := Episode{Reward: 0.2, Cost: 40}, Episode{Reward: 0.9, Cost: 60}, Episode{Reward: 0.1, Cost: 50}
 	if !Beats(within, over, 45) || Beats(over, within, 45) || !Beats(cheaper, over, 45) || !Beats(over, within, 0) {
 		t.Error("Beats: want within the budget first, then the cheaper, and without a budget the higher reward")
+	}
+}
+
+// TestBaselineCountsTheScenariosResources: a static policy never scales,
+// so its bill is the scenario file's own: each autoscaled deployment's
+// replicas times its CPU limit and memory limit at the prices, doubled
+// (within max_replicas) by static:scale=2.
+func TestBaselineCountsTheScenariosResources(t *testing.T) {
+	sc, err := scenario.Lookup("trainticket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{EpisodeLength: time.Minute, ValidationEpisodes: 1}
+	deps, err := Deployments(sc, DefaultConfig().Period)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := func(scale float64) float64 {
+		var c float64
+		for _, d := range deps {
+			sv := sc.Services[slices.IndexFunc(sc.Services, func(s cluster.Service) bool { return s.Name == d.Name })]
+			r := math.Ceil(float64(max(sv.Replicas, 1)) * scale)
+			if sv.MaxReplicas > 0 {
+				r = min(r, float64(sv.MaxReplicas))
+			}
+			c += r * (sv.CPU + sv.MemoryMB/1024*gbInCPU(sc))
+		}
+		return c
+	}
+	for _, s := range []struct {
+		policy string
+		scale  float64
+	}{{"static", 1}, {"static:scale=2", 2}} {
+		v, err := Baseline(context.Background(), sc, s.policy, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := want(s.scale); math.Abs(v.Cost-w) > 1e-9*w {
+			t.Errorf("%s: %.6f vCPUs, the scenario's deployments hold %.6f", s.policy, v.Cost, w)
+		}
+	}
+	if _, err := Baseline(context.Background(), sc, "drpc:x.policy", cfg); err == nil {
+		t.Error("a learned policy as the baseline: no error")
 	}
 }

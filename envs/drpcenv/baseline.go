@@ -1,0 +1,113 @@
+package drpcenv
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/shoal-project/shoal/control/drpc"
+	"github.com/shoal-project/shoal/metrics"
+	"github.com/shoal-project/shoal/scenario"
+)
+
+// Baseline runs one of the scenario's autoscaler policies (a registry
+// name: "hpa", "hpa:target=45") on the episodes Validate runs (drawn from
+// cfg.Arrivals with the selection seeds, never a training or evaluation
+// seed), deciding every control period of the scenario as shoal sim does,
+// and returns their mean cost (vCPUs with memory at its price, measured
+// each decision period as a training episode measures it) and SLO
+// violations. With "hpa" it is what --budget-cpu hpa states: the bill of
+// the scenario's HPA on the training workloads.
+func Baseline(ctx context.Context, sc *scenario.Scenario, policy string, cfg Config) (Episode, error) {
+	cfg = withDefaults(cfg, sc)
+	deps, err := Deployments(sc, cfg.Period)
+	if err != nil {
+		return Episode{}, err
+	}
+	if _, err := sc.Autoscalers(policy); err != nil {
+		return Episode{}, fmt.Errorf("drpcenv: %w", err)
+	}
+	world := *sc // static:scale=2 starts from other replicas
+	c, err := sc.ConfigFor(policy)
+	if err != nil {
+		return Episode{}, fmt.Errorf("drpcenv: %w", err)
+	}
+	world.Config = *c
+	gb := gbInCPU(sc)
+	step := sc.ControlPeriod
+	if step <= 0 || cfg.Period%step != 0 {
+		step = cfg.Period
+	}
+	var v Episode
+	n := float64(cfg.ValidationEpisodes)
+	for k := range cfg.ValidationEpisodes {
+		rng := rand.New(rand.NewPCG(selectionSeed, uint64(k)))
+		seed, spec := rng.Uint64()|1<<63, cfg.Arrivals(rng)
+		w, err := newWorld(&world, spec, seed, cfg)
+		if err != nil {
+			return Episode{}, err
+		}
+		ctls, _ := sc.Autoscalers(policy)
+		var snap metrics.Snapshot
+		var cost float64
+		periods := int(cfg.EpisodeLength / cfg.Period)
+		for now := time.Duration(0); now <= time.Duration(periods+1)*cfg.Period; now += step {
+			if err := ctx.Err(); err != nil {
+				return Episode{}, err
+			}
+			w.cl.RunUntil(now)
+			w.cl.Observe(&snap)
+			if now >= 2*cfg.Period && now%cfg.Period == 0 { // as run() counts: after each of its periods
+				cost += allocated(&snap, deps, gb)
+			}
+			for _, c := range ctls {
+				for _, a := range c.Decide(now, &snap) {
+					if err := w.cl.Apply(now, a); err != nil {
+						return Episode{}, fmt.Errorf("drpcenv: %w", err)
+					}
+				}
+			}
+		}
+		w.cl.Drain(time.Minute)
+		v.Cost += cost / float64(periods) / n
+		v.SLOViolations += sloViolations(w.cl.Results()) / n
+	}
+	v.Phase = policy
+	return v, nil
+}
+
+// allocated is the deployments' resources in the snapshot, in vCPUs.
+func allocated(snap *metrics.Snapshot, deps []drpc.Deployment, gbInCPU float64) float64 {
+	var c float64
+	for i := range snap.Services {
+		s := &snap.Services[i]
+		for _, d := range deps {
+			if d.Name == s.Name {
+				c += drpc.Allocated(s, gbInCPU)
+				break
+			}
+		}
+	}
+	return c
+}
+
+// Select returns the index of the policy, of several trained with
+// different seeds, that does best on episodes selection episodes
+// (Validate's) as Beats judges under the budget, and each one's
+// validation: choosing the seed without an evaluation seed's help.
+func Select(ctx context.Context, sc *scenario.Scenario, pols []*drpc.Policy, budget float64, episodes int) (int, []Episode, error) {
+	vs := make([]Episode, len(pols))
+	best := 0
+	for i, pol := range pols {
+		v, err := Validate(ctx, sc, pol, Config{ValidationEpisodes: episodes})
+		if err != nil {
+			return 0, nil, err
+		}
+		vs[i] = v
+		if i > 0 && Beats(v, vs[best], budget) {
+			best = i
+		}
+	}
+	return best, vs, nil
+}
