@@ -217,12 +217,11 @@ mappo:FILE or mappo:file=FILE; a bare FILE is mappo:FILE.`,
 // policy registry to its trained file: mappo:FILE, mappo:file=FILE, or a
 // bare FILE. The heuristics run anyway, beside every policy given.
 func edgePolicyFile(arg string) (string, error) {
-	name, _, _ := strings.Cut(arg, ":")
-	if _, registered := policy.Lookup(name); !registered {
-		return arg, nil // a file
-	}
 	s, err := policy.Parse(arg)
-	if err != nil {
+	switch {
+	case errors.Is(err, policy.ErrUnknown):
+		return arg, nil // a file
+	case err != nil:
 		return "", usagef("%v", err)
 	}
 	switch {

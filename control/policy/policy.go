@@ -247,6 +247,9 @@ func (s Spec) joined(f func(Spec) string) string {
 	return strings.Join(parts, "+")
 }
 
+// ErrUnknown is Parse's error for a name no policy registered.
+var ErrUnknown = errors.New("policy: unknown policy")
+
 // Parse reads a policy name (see the package comment).
 func Parse(name string) (Spec, error) {
 	if name == "" {
@@ -294,7 +297,7 @@ func parseOne(name string) (Spec, error) {
 	head, rest, hasRest := strings.Cut(name, ":")
 	p, ok := Lookup(head)
 	if !ok {
-		return Spec{}, fmt.Errorf("policy: unknown policy %q (%s)", head, known())
+		return Spec{}, fmt.Errorf("%w %q (%s)", ErrUnknown, head, known())
 	}
 	s := Spec{Policy: p}
 	if !hasRest {
