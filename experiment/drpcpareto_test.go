@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -111,5 +112,75 @@ func TestSelectionKeepsTheBetterSeed(t *testing.T) {
 	csv, err := os.ReadFile(filepath.Join(p.Dir, "selection.csv"))
 	if err != nil || strings.Count(string(csv), "\n") != 3 || !strings.Contains(out.String(), "kept") {
 		t.Fatalf("selection.csv %q (%v); printed %q", csv, err, out.String())
+	}
+}
+
+// TestUnseenWorkloadsAreWhatTheySay: the unseen and validation workloads
+// hold the rates and trace windows their descriptions state, the unseen
+// segment lies in the held-out half and the validation one in the first,
+// and only the validation workloads stay out of the default list.
+func TestUnseenWorkloadsAreWhatTheySay(t *testing.T) {
+	p := DefaultDRPCPareto()
+	byName := map[string]DRPCParetoWorkload{}
+	for _, w := range DRPCParetoWorkloads() {
+		byName[w.Name] = w
+	}
+	share := func(name, class string, step int) (float64, float64) {
+		sc, err := byName[name].scenario(&p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var total, mine float64
+		for _, src := range sc.Sources {
+			total += src.Arrivals.Rates[step]
+			if src.Class == class {
+				mine += src.Arrivals.Rates[step]
+			}
+		}
+		if sc.Horizon != 30*time.Minute {
+			t.Errorf("%s: horizon %v", name, sc.Horizon)
+		}
+		return mine / total, total
+	}
+	for _, c := range []struct {
+		name, class  string
+		from, to, rq float64
+	}{{"mixshift", "cancel", 0.10, 0.35, 240}, {"mixshift", "query", 0.60, 0.35, 240}, {"mixshift-validation", "admin", 0.05, 0.20, 220}, {"mixshift-validation", "buy", 0.25, 0.10, 220}} {
+		f, r0 := share(c.name, c.class, 0)
+		l, r3 := share(c.name, c.class, 3)
+		if math.Abs(f-c.from) > 1e-9 || math.Abs(l-c.to) > 1e-9 || r0 != c.rq || r3 != c.rq {
+			t.Errorf("%s: %s %.3f -> %.3f of %g -> %g req/s, want %.2f -> %.2f of %g", c.name, c.class, f, l, r0, r3, c.from, c.to, c.rq)
+		}
+	}
+	for name, half := range map[string][2]time.Duration{"alibaba-segment": {2500 * time.Minute, 5000 * time.Minute}, "alibaba-validation": {0, 2500 * time.Minute}} {
+		sc, err := byName[name].scenario(&p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, src := range sc.Sources {
+			a := src.Arrivals
+			if a.Start < half[0] || a.Start+a.Window > half[1] || a.Window/time.Duration(a.Speedup) != sc.Horizon {
+				t.Errorf("%s: trace minutes %v-%v at %gx for %v, outside %v-%v", name, a.Start, a.Start+a.Window, a.Speedup, sc.Horizon, half[0], half[1])
+			}
+		}
+	}
+	// Each runs: a minute under the HPA serves the stated rate.
+	for name, rate := range map[string]float64{"mixshift": 240, "mixshift-validation": 220, "alibaba-segment": 0, "alibaba-validation": 0} {
+		sc, err := byName[name].scenario(&p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc.SetHorizon(time.Minute)
+		res, err := (&Comparison{Scenario: sc, Policies: []string{"hpa"}, Seeds: 1, Workers: 1}).Run(context.Background())
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got := float64(res.Policies[0].Summary.Throughput.Mean)
+		if !(got > 100) || rate > 0 && math.Abs(got/rate-1) > 0.1 {
+			t.Errorf("%s: %.0f successful req/s in its first minute, want %g", name, got, rate)
+		}
+	}
+	if def := p.Workloads; !slices.Contains(def, "mixshift") || !slices.Contains(def, "alibaba-segment") || slices.ContainsFunc(def, func(w string) bool { return strings.HasSuffix(w, "validation") }) {
+		t.Errorf("default workloads %v: want the unseen ones and no validation one", def)
 	}
 }
