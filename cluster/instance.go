@@ -51,9 +51,10 @@ type instance struct {
 	latency lb.LatencyByRIF // recent latencies by RIF, when an LB point reads load
 
 	readyEv  sim.Event
-	busyAt   float64 // cpu.busy at the last sample
-	busyObs  float64 // cpu.busy at the last Observe
-	busyWarm float64 // cpu.busy at the end of the warm-up
+	busyAt   float64  // cpu.busy at the last sample
+	busyObs  float64  // cpu.busy at the last Observe
+	cfsObs   [2]int64 // the CPU's CFS periods and throttled periods at the last Observe
+	busyWarm float64  // cpu.busy at the end of the warm-up
 }
 
 func (in *instance) k() *sim.Kernel { return &in.svc.cl.k }

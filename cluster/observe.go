@@ -35,6 +35,9 @@ func (cl *Cluster) Observe(snap *metrics.Snapshot) {
 				use = (busy - in.busyObs) / dt
 			}
 			in.busyObs = busy
+			p, th := in.cpu.Throttling(now)
+			periods, throttled := p-in.cfsObs[0], th-in.cfsObs[1]
+			in.cfsObs = [2]int64{p, th}
 			mem := 0.0
 			if allocated(in.state) && in.state != stRestarting {
 				mem = in.memory()
@@ -42,7 +45,10 @@ func (cl *Cluster) Observe(snap *metrics.Snapshot) {
 			insts = append(insts, metrics.InstanceStats{
 				ID: in.id, Ready: in.state == stReady, InFlight: in.admitted, Queued: in.queued(),
 				CPUUse: use, Utilisation: use / in.cpuLimit, MemoryUse: mem, Remaining: in.remainingTime(),
+				CFSPeriods: periods, CFSThrottled: throttled,
 			})
+			st.CFSPeriods += periods
+			st.CFSThrottled += throttled
 			st.InFlight += in.admitted
 			st.Queued += in.queued()
 			st.CPUUse += use
@@ -55,6 +61,9 @@ func (cl *Cluster) Observe(snap *metrics.Snapshot) {
 			st.CPUUse += s.goneBusy / dt
 		}
 		s.goneBusy = 0
+		st.CFSPeriods += s.goneCFS[0]
+		st.CFSThrottled += s.goneCFS[1]
+		s.goneCFS = [2]int64{}
 		st.Instances = insts
 		cost := s.cost(now, cl.prices)
 		st.Cost = cost - s.costShown

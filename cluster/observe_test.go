@@ -45,6 +45,46 @@ func TestObserveCountersAndCPU(t *testing.T) {
 	}
 }
 
+// TestObserveThrottling checks the CFS counters of a snapshot: one thread
+// of 1 s on half a core wants twice its quota in each of the 20 periods it
+// runs; on two cores, two such threads never want more than the quota. The
+// counters of an instance removed during the period stay in its service's.
+func TestObserveThrottling(t *testing.T) {
+	for _, c := range []struct {
+		cpu                float64
+		replicas           int
+		at                 []time.Duration
+		periods, throttled [2]int64 // at 1 s and at 3 s
+	}{
+		{0.5, 1, []time.Duration{0}, [2]int64{10, 10}, [2]int64{10, 10}},
+		{2, 1, []time.Duration{0, 0}, [2]int64{10, 0}, [2]int64{0, 0}},
+		{0.5, 2, []time.Duration{0, 0}, [2]int64{20, 20}, [2]int64{20, 20}}, // one instance removed at 1.5 s
+	} {
+		cfg := &Config{
+			Services: []Service{{Name: "s", CPU: c.cpu, Replicas: c.replicas}},
+			Classes:  []Class{{Name: "c", Call: Call{Service: "s", CPU: det(1)}}},
+			Sources:  []Source{{Name: "src", Class: "c", Arrivals: poisson(1)}},
+		}
+		cl := build(t, cfg, Options{Seed: 1})
+		feed(cl, 0, c.at...)
+		for k, at := range []time.Duration{sec(1), sec(3)} {
+			if c.replicas == 2 && k == 1 {
+				cl.RunUntil(sec(1.5))
+				apply(t, cl, control.SetReplicas{Service: "s", Replicas: 1})
+			}
+			st := svcStats(t, observe(cl, at), "s")
+			var p, th int64
+			for _, in := range st.Instances {
+				p, th = p+in.CFSPeriods, th+in.CFSThrottled
+			}
+			if st.CFSPeriods != c.periods[k] || st.CFSThrottled != c.throttled[k] || k == 0 && (p != st.CFSPeriods || th != st.CFSThrottled) {
+				t.Errorf("cpu %g x %d at %v: %d periods, %d throttled (instances: %d, %d); want %d, %d",
+					c.cpu, c.replicas, at, st.CFSPeriods, st.CFSThrottled, p, th, c.periods[k], c.throttled[k])
+			}
+		}
+	}
+}
+
 // TestObserveCost checks cost against allocated cores and GB times seconds
 // times the default prices, through a scale-down.
 func TestObserveCost(t *testing.T) {

@@ -39,6 +39,7 @@ type service struct {
 
 	period        metrics.ServiceStats // counters of the current period
 	goneBusy      float64              // busy core-seconds this period of instances now gone
+	goneCFS       [2]int64             // CFS periods and throttled periods this period of instances now gone
 	allocCPU      metrics.TimeAverage  // cores allocated
 	allocMem      metrics.TimeAverage  // MB allocated
 	costShown     float64              // cost already reported
@@ -201,6 +202,9 @@ func (s *service) setState(in *instance, st int) {
 		}
 		// Keep its busy time of the period for Observe.
 		s.goneBusy += in.cpu.BusyUntil(now) - in.busyObs
+		p, th := in.cpu.Throttling(now)
+		s.goneCFS[0] += p - in.cfsObs[0]
+		s.goneCFS[1] += th - in.cfsObs[1]
 		s.goneBusyTotal += in.cpu.BusyUntil(now)
 		s.slots[in.slot] = nil
 		for _, p := range s.lbs {

@@ -106,12 +106,15 @@ type ServiceStats struct {
 	Arrivals    int64 // calls that reached the service
 	Completions int64 // calls the service answered
 	Failures    Failures
-	InFlight    int        // calls in progress at the end of the period (admitted)
-	Queued      int        // calls waiting for a concurrency slot at the end of the period
-	CPUUse      float64    // mean cores busy over the period, all instances
-	MemoryUse   float64    // memory in use at the end of the period, MB, all instances
-	Cost        float64    // price of the resources allocated during the period
-	Latency     LatencySum // response time of the calls completed in the period, seconds
+	InFlight    int     // calls in progress at the end of the period (admitted)
+	Queued      int     // calls waiting for a concurrency slot at the end of the period
+	CPUUse      float64 // mean cores busy over the period, all instances
+	// CFSPeriods and CFSThrottled sum the instances' (those gone during
+	// the period included).
+	CFSPeriods, CFSThrottled int64
+	MemoryUse                float64    // memory in use at the end of the period, MB, all instances
+	Cost                     float64    // price of the resources allocated during the period
+	Latency                  LatencySum // response time of the calls completed in the period, seconds
 	// LatencyHist is the distribution of those response times (Istio's
 	// istio_request_duration_milliseconds per destination service), and
 	// P50 and P95 are its quantiles, seconds (0 when none completed).
@@ -179,6 +182,11 @@ type InstanceStats struct {
 	Utilisation float64 // CPUUse / CPU limit
 	MemoryUse   float64 // MB at the end of the period
 	Remaining   float64 // seconds to finish the work in progress at true speed, if nothing else arrived
+	// CFSPeriods are the 100 ms CPU bandwidth periods of the period that
+	// had work, and CFSThrottled those in which its threads wanted more
+	// than the CPU limit (cAdvisor's container_cpu_cfs_periods_total and
+	// container_cpu_cfs_throttled_periods_total, increased over the period).
+	CFSPeriods, CFSThrottled int64
 }
 
 // LBStats is what one load-balancing point saw of its own traffic over the

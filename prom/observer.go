@@ -54,6 +54,10 @@ type Queries struct {
 	// seconds (histogram_quantile over the histogram's increase).
 	P50 string `json:"p50"`
 	P95 string `json:"p95"`
+	// CFSPeriods and CFSThrottled are the CPU bandwidth periods of the
+	// period that had work, and those throttled, all instances.
+	CFSPeriods   string `json:"cfs_periods"`
+	CFSThrottled string `json:"cfs_throttled"`
 	// SampleTime is when the newest sample the observation reads was
 	// scraped, Unix seconds (PromQL's timestamp()): the start of the
 	// operator's action latency. Optional.
@@ -90,6 +94,8 @@ func DefaultQueries() Queries {
 		Completions:  `sum(increase(istio_request_duration_milliseconds_count{` + istioSel + `}[{{.Period}}]))`,
 		P50:          `histogram_quantile(0.5, sum by (le) (increase(istio_request_duration_milliseconds_bucket{` + istioSel + `}[{{.Period}}]))) / 1000`,
 		P95:          `histogram_quantile(0.95, sum by (le) (increase(istio_request_duration_milliseconds_bucket{` + istioSel + `}[{{.Period}}]))) / 1000`,
+		CFSPeriods:   `sum(increase(container_cpu_cfs_periods_total{` + containerSel + `}[{{.Period}}]))`,
+		CFSThrottled: `sum(increase(container_cpu_cfs_throttled_periods_total{` + containerSel + `}[{{.Period}}]))`,
 		SampleTime:   `max(timestamp(kube_deployment_status_replicas{namespace="{{.Namespace}}",deployment="{{.Name}}"}))`,
 		PodReady:     `max by (pod) (kube_pod_status_ready{` + podSel + `,condition="true"})`,
 		PodCPUUse:    `sum by (pod) (rate(container_cpu_usage_seconds_total{` + containerSel + `}[{{.Period}}]))`,
@@ -179,6 +185,8 @@ const (
 	fCompletions
 	fP50
 	fP95
+	fCFSPeriods
+	fCFSThrottled
 	fSampleTime
 	fPodReady
 	fPodCPUUse
@@ -187,10 +195,10 @@ const (
 )
 
 func (q Queries) list() [numFields]string {
-	return [numFields]string{q.Replicas, q.Ready, q.CPULimit, q.MemoryLimit, q.CPUUse, q.MemoryUse, q.Arrivals, q.Failures, q.LatencySum, q.Completions, q.P50, q.P95, q.SampleTime, q.PodReady, q.PodCPUUse, q.PodMemoryUse}
+	return [numFields]string{q.Replicas, q.Ready, q.CPULimit, q.MemoryLimit, q.CPUUse, q.MemoryUse, q.Arrivals, q.Failures, q.LatencySum, q.Completions, q.P50, q.P95, q.CFSPeriods, q.CFSThrottled, q.SampleTime, q.PodReady, q.PodCPUUse, q.PodMemoryUse}
 }
 
-var fieldNames = [numFields]string{"replicas", "ready", "cpu_limit", "memory_limit", "cpu_use", "memory_use", "arrivals", "failures", "latency_sum", "completions", "p50", "p95", "sample_time", "pod_ready", "pod_cpu_use", "pod_memory_use"}
+var fieldNames = [numFields]string{"replicas", "ready", "cpu_limit", "memory_limit", "cpu_use", "memory_use", "arrivals", "failures", "latency_sum", "completions", "p50", "p95", "cfs_periods", "cfs_throttled", "sample_time", "pod_ready", "pod_cpu_use", "pod_memory_use"}
 
 // New returns an observer of the Prometheus server at url for the
 // workloads, over control periods of period.
@@ -289,6 +297,7 @@ func (o *Observer) Observe(ctx context.Context, now time.Time, snap *metrics.Sna
 		s.Failures.Rejected = int64(math.Round(scale * vals[fFailures]))
 		s.Latency = metrics.LatencySum{Sum: scale * vals[fLatencySum], Count: s.Completions}
 		s.P50, s.P95 = vals[fP50], vals[fP95]
+		s.CFSPeriods, s.CFSThrottled = int64(math.Round(scale*vals[fCFSPeriods])), int64(math.Round(scale*vals[fCFSThrottled]))
 		if t := vals[fSampleTime]; t > 0 {
 			at := time.Unix(0, int64(t*1e9))
 			if sampled.IsZero() || at.Before(sampled) {

@@ -47,15 +47,21 @@ func cluster(t *testing.T) string {
 		gauge("kube_pod_status_ready", prometheus.Labels{"namespace": "default", "pod": p, "condition": "true"}, ready)
 	}
 	cpu := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "container_cpu_usage_seconds_total"}, []string{"namespace", "pod", "container"})
+	periods := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "container_cpu_cfs_periods_total"}, []string{"namespace", "pod", "container"})
+	throttled := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "container_cpu_cfs_throttled_periods_total"}, []string{"namespace", "pod", "container"})
 	istio := prometheus.Labels{"reporter": "destination", "destination_workload": "front", "destination_workload_namespace": "default"}
 	reqs := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "istio_requests_total", ConstLabels: istio}, []string{"response_code"})
 	dur := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "istio_request_duration_milliseconds", ConstLabels: istio,
 		Buckets: []float64{1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000}})
-	reg.MustRegister(cpu, reqs, dur)
+	reg.MustRegister(cpu, periods, throttled, reqs, dur)
 	// One 100 ms unit of work per 100 ms of wall time.
 	promtest.Paced(t, 100*time.Millisecond, func(n int) {
 		for _, p := range []string{"front-6b9f7c-x2x4k", "front-6b9f7c-9qz7d", "frontend-7c5d9-abcde"} {
 			cpu.WithLabelValues("default", p, "app").Add(0.0125) // 0.125 cores each: 0.25 for front
+			periods.WithLabelValues("default", p, "app").Inc()   // a CFS period with work each 100 ms
+			if p == "front-6b9f7c-x2x4k" && n%2 == 0 {
+				throttled.WithLabelValues("default", p, "app").Inc() // throttled in every other one
+			}
 		}
 		for i := range 2 { // 20 requests/s
 			code := "200"
@@ -111,6 +117,8 @@ func TestObserverReadsARealPrometheus(t *testing.T) {
 	// rate() and increase() extrapolate to the window's edges.
 	near("cpu use (cores)", s.CPUUse, 0.25, 0.1)
 	near("arrivals (5 s at 20/s)", float64(s.Arrivals), 100, 0.1)
+	near("CFS periods (5 s of 100 ms, two pods)", float64(s.CFSPeriods), 100, 0.1)
+	near("CFS periods throttled (one pod, every other)", float64(s.CFSThrottled), 25, 0.15)
 	near("failures", float64(s.Failures.Total()), float64(s.Arrivals)/10, 0.35)
 	near("mean response time (s)", s.Latency.Mean(), 0.076, 0.1)
 	if !(s.P50 > 0.025 && s.P50 <= 0.05) || !(s.P95 > 0.25 && s.P95 <= 0.5) {

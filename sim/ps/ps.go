@@ -42,11 +42,12 @@ type Queue[T any] struct {
 	busy    float64       // integral of units in use, unit-seconds
 	sumTag  float64       // Σ tag over jobs, for the remaining work in O(1)
 	sumWork float64       // Σ work over jobs
+	cfs     cfs           // CFS bandwidth periods and throttling
 }
 
 // New is a queue of servers units at speed, starting at now.
 func New[T any](servers, speed float64, now time.Duration) Queue[T] {
-	return Queue[T]{servers: servers, speed: speed, last: now}
+	return Queue[T]{servers: servers, speed: speed, last: now, cfs: cfs{start: now - now%CFSPeriod}}
 }
 
 // Len is the number of jobs in service.
@@ -74,7 +75,8 @@ func (q *Queue[T]) Advance(now time.Duration) {
 	if now <= q.last {
 		return
 	}
-	if n := len(q.jobs); n > 0 {
+	n := len(q.jobs)
+	if n > 0 {
 		dt := secs(now - q.last)
 		used := float64(n) // units in use: min(n, servers), without math.Min's call
 		if used > q.servers {
@@ -82,8 +84,25 @@ func (q *Queue[T]) Advance(now time.Duration) {
 		}
 		q.v += q.rate() * dt
 		q.busy += used * dt
+		if now < q.cfs.start+CFSPeriod { // within the open CFS window: the common case
+			q.cfs.demand += float64(n) * dt
+			q.last = now
+			return
+		}
 	}
+	q.cfs.accrue(q.last, now, n, q.servers)
 	q.last = now
+}
+
+// Throttling is the CFS bandwidth counters up to now, without advancing
+// the queue: the periods that had work and those throttled in them
+// (cgroup cpu.stat nr_periods and nr_throttled; see cfs).
+func (q *Queue[T]) Throttling(now time.Duration) (periods, throttled int64) {
+	c := q.cfs
+	if now > q.last {
+		c.accrue(q.last, now, len(q.jobs), q.servers)
+	}
+	return c.periods, c.throttled
 }
 
 // BusyUntil is the busy integral up to now (unit-seconds) without advancing

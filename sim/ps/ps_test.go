@@ -234,3 +234,52 @@ func BenchmarkAddPop(b *testing.B) {
 		q.Add(t, &it.ps, rng.ExpFloat64())
 	}
 }
+
+// TestThrottlingCountsCFSPeriods checks the CFS counters against the
+// kernel's rule (Documentation/scheduler/sched-bwc.rst: a period is
+// throttled when the group's threads would use more than its quota in it),
+// each job a thread that could use one unit.
+func TestThrottlingCountsCFSPeriods(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		name               string
+		servers            float64
+		at                 []time.Duration
+		work               []float64
+		periods, throttled int64
+	}{
+		// One thread of 1 s on half a core runs 2 s, over its quota in every period.
+		{"half a core", 0.5, []time.Duration{0}, []float64{1}, 20, 20},
+		// One thread cannot exceed one core's quota: 10 periods, none throttled.
+		{"one core", 1, []time.Duration{0}, []float64{1}, 10, 0},
+		// Four 10 ms threads on two cores: 40 ms of a 200 ms quota.
+		{"a burst within the quota", 2, []time.Duration{0, 0, 0, 0}, []float64{0.01, 0.01, 0.01, 0.01}, 1, 0},
+		// Four 30 ms threads at 50 ms on one core exceed its 100 ms quota;
+		// processor sharing stretches them into the next period, which
+		// counts as throttled too (the kernel would have run 80 ms of them
+		// in the first).
+		{"a burst over the quota", 1, []time.Duration{50 * ms, 50 * ms, 50 * ms, 50 * ms}, []float64{0.03, 0.03, 0.03, 0.03}, 2, 2},
+		// Idle periods between two short jobs are not periods.
+		{"idle between", 1, []time.Duration{0, 1000 * ms}, []float64{0.05, 0.05}, 2, 0},
+	} {
+		s := newStation(c.servers, 1)
+		for i, at := range c.at {
+			s.admitAt(at, newItem(uint64(i)), c.work[i])
+		}
+		s.k.RunUntil(5 * time.Second)
+		before := s.q.Queue
+		p, th := s.q.Throttling(10 * time.Second)
+		if p != c.periods || th != c.throttled {
+			t.Errorf("%s: %d periods, %d throttled; want %d, %d", c.name, p, th, c.periods, c.throttled)
+		}
+		if s.q.cfs != before.cfs || s.q.last != before.last {
+			t.Errorf("%s: reading the counters moved the queue", c.name)
+		}
+	}
+	// Read mid-run, the counters hold the periods that have ended.
+	s := newStation(0.5, 1)
+	s.admitAt(0, newItem(1), 1)
+	if p, th := s.q.Throttling(450 * ms); p != 4 || th != 4 {
+		t.Errorf("at 450 ms: %d periods, %d throttled; want 4 and 4", p, th)
+	}
+}

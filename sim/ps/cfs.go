@@ -1,0 +1,61 @@
+package ps
+
+import "time"
+
+// CFSPeriod is the bandwidth period of the throttling counters: the
+// kernel's default cpu.cfs_period_us (100 ms).
+const CFSPeriod = 100 * time.Millisecond
+
+// cfs counts a queue's CFS bandwidth periods as a cgroup's cpu.stat does
+// (Documentation/scheduler/sched-bwc.rst): windows of CFSPeriod aligned to
+// time zero, of which those that had work are periods, and of those the
+// ones whose demand exceeded the quota, servers x CFSPeriod, are
+// throttled. Each job in service is a runnable thread that could use one
+// unit, so the window's demand is the integral of the number of jobs: the
+// fluid counterpart of threads running ahead until the quota is spent.
+// (Processor sharing stretches a job that waits, so a burst that spills
+// into the next window counts there too, where the kernel would have run
+// it in the first.) The quota is the servers at the window's end.
+type cfs struct {
+	start              time.Duration // the open window's start
+	demand             float64       // integral of the jobs in service over the open window, job-seconds
+	periods, throttled int64
+}
+
+// accrue advances c over [from, to) with n jobs in service on servers
+// units.
+func (c *cfs) accrue(from, to time.Duration, n int, servers float64) {
+	for from < to {
+		end := c.start + CFSPeriod
+		if n == 0 || to < end {
+			if n > 0 {
+				c.demand += float64(n) * secs(to-from)
+			} else if to >= end {
+				c.close(servers, to-to%CFSPeriod)
+			}
+			return
+		}
+		c.demand += float64(n) * secs(end-from)
+		c.close(servers, end)
+		from = end
+		if k := int64((to - from) / CFSPeriod); k > 0 { // whole windows at n jobs
+			c.periods += k
+			if float64(n) > servers*(1+1e-9) {
+				c.throttled += k
+			}
+			from += time.Duration(k) * CFSPeriod
+			c.start = from
+		}
+	}
+}
+
+// close ends the open window and opens the one at next.
+func (c *cfs) close(servers float64, next time.Duration) {
+	if c.demand > 0 {
+		c.periods++
+		if c.demand > servers*secs(CFSPeriod)*(1+1e-9) {
+			c.throttled++
+		}
+	}
+	c.demand, c.start = 0, next
+}
