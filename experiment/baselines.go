@@ -12,6 +12,7 @@ import (
 
 	"github.com/shoal-project/shoal/cluster"
 	"github.com/shoal-project/shoal/control"
+	"github.com/shoal-project/shoal/control/autothrottle"
 	"github.com/shoal-project/shoal/control/coscal"
 	"github.com/shoal-project/shoal/control/firm"
 	"github.com/shoal-project/shoal/envs/coscalenv"
@@ -137,4 +138,19 @@ func reuseOrTrain(file string, logf func(string, ...any), read func(io.Reader) e
 		return err
 	}
 	return modelfile.WriteFile(file, write)
+}
+
+// AutothrottlePolicy runs a warmed-up Autothrottle-like policy, its Tower
+// aiming at slo seconds of p99 (0: the file's) and exploring with chance
+// explore, timing its decisions (one per service per period). Every run
+// starts from the file's samples and learns from its own.
+func AutothrottlePolicy(p *autothrottle.Policy, slo, explore float64) Learned {
+	q := *p
+	if slo > 0 {
+		q.Tower.SLO = slo
+	}
+	return Learned{Write: p.Write, New: func(*cluster.Cluster) ([]control.Controller, error) {
+		c := autothrottle.NewController(&q, explore, q.Seed)
+		return []control.Controller{&timed{Controller: c, per: func() int { return len(q.Clusters) }}}, nil
+	}}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoal-project/shoal/control/autothrottle"
 	"github.com/shoal-project/shoal/control/coscal"
 	"github.com/shoal-project/shoal/control/drpc"
 	"github.com/shoal-project/shoal/control/faasconf"
@@ -34,6 +35,7 @@ var learners = []struct{ name, short string }{
 	{"drpc", "DRPC: a TD3 teacher and per-deployment students scale replicas, CPU, memory and brownout"},
 	{"firm", "FIRM-like: critical path, an SVM culprit and one DDPG action per period (DRPC's baseline)"},
 	{"coscal", "CoScal-like: a Q-table over utilisation quarter and GRU-forecast trend scales every deployment (DRPC's baseline)"},
+	{"autothrottle", "Autothrottle-like: per-service captains hold CPU throttle targets a contextual bandit sets (warmed up here)"},
 	{"faasconf", "FaaSConf: attention mean-field MADDPG agents set each function's CPU, memory, instances and concurrency"},
 	{"multicloud", "Multi-cloud routing: per-service performance models (SVR and a neural network) for BO on route weights"},
 	{"edge-env", "Edge scheduling: a virtual environment learned from the edge world's logs alone (MAIL-MMSG)"},
@@ -69,6 +71,8 @@ file, which 'shoal sim --policy LEARNER:FILE' and 'shoal proxy' load.`,
 			cmd.AddCommand(cl.trainFIRM(l.short))
 		case "coscal":
 			cmd.AddCommand(cl.trainCoScal(l.short))
+		case "autothrottle":
+			cmd.AddCommand(cl.trainAutothrottle(l.short))
 		case "faasconf":
 			cmd.AddCommand(cl.trainFaaSConf(l.short))
 		case "multicloud":
@@ -303,11 +307,12 @@ func learnedPolicies(specs []string, sc *scenario.Scenario, fit fitting) ([]stri
 			names[i] = s
 			continue
 		}
-		l, err := readLearned(kind, file, sc, fit)
+		spec, _ := policy.Parse(s) // policyFile parsed it
+		l, err := readLearned(kind, file, spec.Params(), sc, fit)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--policy %s: %w", s, err)
 		}
-		names[i] = kind
+		names[i] = spec.String() // the kind and its settings
 		if kinds[kind] > 1 {
 			names[i] = s
 		}
@@ -333,8 +338,9 @@ type fitting struct {
 	route multicloud.Options
 }
 
-// readLearned reads the policy file of a KIND:FILE entry of --policy.
-func readLearned(kind, path string, sc *scenario.Scenario, fit fitting) (experiment.Learned, error) {
+// readLearned reads the policy file of a KIND:FILE entry of --policy,
+// with the entry's settings.
+func readLearned(kind, path string, params map[string]float64, sc *scenario.Scenario, fit fitting) (experiment.Learned, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return experiment.Learned{}, err
@@ -366,6 +372,12 @@ func readLearned(kind, path string, sc *scenario.Scenario, fit fitting) (experim
 			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
 		}
 		return experiment.CoScalPolicy(p, sc), nil
+	case "autothrottle":
+		p, err := autothrottle.ReadPolicy(f)
+		if err != nil {
+			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
+		}
+		return experiment.AutothrottlePolicy(p, params["slo"], params["explore"]), nil
 	case "multicloud", "multicloud-nn", "multicloud-svr":
 		p, err := multicloud.ReadPolicy(f)
 		if err != nil {

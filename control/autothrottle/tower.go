@@ -70,7 +70,16 @@ type Tower struct {
 	hasAction bool
 	done      int // samples completed in this run
 	next      time.Duration
+	// leastTried makes it the release's ExploreTower: each action drawn
+	// among the least tried and held two minutes, the second a sample.
+	leastTried bool
+	held       bool // the pending action's first minute is over
 }
+
+// ExploreLeastTried makes the Tower explore as the release's warm-up
+// (ExploreTower, §A.7): every action is drawn uniformly among those tried
+// least, held for two minutes, and only the second minute is a sample.
+func (t *Tower) ExploreLeastTried() { t.leastTried = true }
 
 // NewTower returns a Tower that starts from samples, drawing its models
 // and explorations from seed.
@@ -114,6 +123,9 @@ func (t *Tower) observe(snap *metrics.Snapshot, managed func(name string) bool) 
 // from every sample again, and returns the next action.
 func (t *Tower) decide(now time.Duration) int {
 	rps := float64(t.arrivals) / max(t.elapsed.Seconds(), 1e-9)
+	if t.leastTried {
+		return t.exploreLeastTried(now, rps)
+	}
 	if t.hasAction {
 		t.pending.P99 = t.hist.Quantile(0.99)
 		t.pending.Alloc = t.alloc / max(t.elapsed.Seconds(), 1e-9)
@@ -123,6 +135,40 @@ func (t *Tower) decide(now time.Duration) int {
 	}
 	t.learn()
 	a := t.explore(t.nets.Best(rps / t.cfg.RPSScale))
+	t.pending, t.hasAction = Sample{RPS: rps, Action: a}, true
+	t.arrivals, t.alloc, t.elapsed = 0, 0, 0
+	t.hist.Reset()
+	t.next = now + t.cfg.Period
+	return a
+}
+
+func (t *Tower) exploreLeastTried(now time.Duration, rps float64) int {
+	a := t.pending.Action
+	if t.hasAction {
+		t.done++
+	}
+	switch {
+	case t.hasAction && !t.held: // the first minute: not a sample
+		t.held = true
+	default:
+		if t.hasAction && t.done > t.cfg.Warmup {
+			t.pending.P99 = t.hist.Quantile(0.99)
+			t.pending.Alloc = t.alloc / max(t.elapsed.Seconds(), 1e-9)
+			t.Samples = append(t.Samples, t.pending)
+		}
+		tried := make([]int, len(t.cfg.Targets)*len(t.cfg.Targets))
+		for _, s := range t.Samples {
+			tried[s.Action]++
+		}
+		least := slices.Min(tried)
+		var pick []int
+		for i, n := range tried {
+			if n == least {
+				pick = append(pick, i)
+			}
+		}
+		a, t.held = pick[t.rng.IntN(len(pick))], false
+	}
 	t.pending, t.hasAction = Sample{RPS: rps, Action: a}, true
 	t.arrivals, t.alloc, t.elapsed = 0, 0, 0
 	t.hist.Reset()

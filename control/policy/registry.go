@@ -92,6 +92,11 @@ var registry = []Policy{
 	{Name: "drpc", Kind: Autoscaler, File: NeedsFile, Runs: Sim | Operator, Doc: "DRPC's per-deployment students, trained by a TD3 teacher", Source: "DRPC paper, Algorithms 1-4"},
 	{Name: "firm", Kind: Autoscaler, File: NeedsFile, Runs: Sim, Doc: "a FIRM-like baseline: critical paths, a culprit classifier, DDPG", Source: "FIRM (Qiu et al., OSDI 2020)"},
 	{Name: "coscal", Kind: Autoscaler, File: NeedsFile, Runs: Sim, Doc: "a CoScal-like baseline: Q-learning over utilisation and a GRU forecast", Source: "CoScal (Xu et al., TNSM 2022)"},
+	{Name: "autothrottle", Kind: Autoscaler, File: NeedsFile, Runs: Sim, Doc: "an Autothrottle-like baseline: captains hold CPU throttle targets by resizing limits, a contextual bandit sets the targets",
+		Source: "Autothrottle (Wang et al., NSDI 2024), from the authors' release", Params: []Param{
+			{Name: "slo", Unit: "s", Min: 0, Above: true, Max: inf, Doc: "the p99 latency the tower aims at (default: the file's, the scenario's SLO)"},
+			{Name: "explore", Default: "0", Min: 0, Max: 1, Doc: "the tower's chance of trying a neighbouring action (the release measured with 0, after its warm-up)"},
+		}},
 
 	// Multi-cloud routes (control/multicloud).
 	{Name: "local", Kind: Route, Runs: Sim, Doc: "every call stays in its caller's cloud", Source: "multi-cloud routing paper, III-D"},
