@@ -15,6 +15,7 @@ import (
 	"github.com/shoal-project/shoal/control/autothrottle"
 	"github.com/shoal-project/shoal/control/coscal"
 	"github.com/shoal-project/shoal/control/firm"
+	"github.com/shoal-project/shoal/envs/autothrottleenv"
 	"github.com/shoal-project/shoal/envs/coscalenv"
 	"github.com/shoal-project/shoal/envs/firmenv"
 	"github.com/shoal-project/shoal/learn/modelfile"
@@ -138,6 +139,27 @@ func reuseOrTrain(file string, logf func(string, ...any), read func(io.Reader) e
 		return err
 	}
 	return modelfile.WriteFile(file, write)
+}
+
+// autothrottlePolicy is the Autothrottle-like baseline's warmed-up
+// policy, loaded from PolicyDir or warmed up on train and saved there.
+func (s DRPCStudy) autothrottlePolicy(ctx context.Context, train *scenario.Scenario) (*autothrottle.Policy, error) {
+	file := filepath.Join(s.PolicyDir, fmt.Sprintf("autothrottle-seed%d.policy", s.TrainSeed))
+	var p *autothrottle.Policy
+	err := reuseOrTrain(file, s.logf, func(r io.Reader) (err error) { p, err = autothrottle.ReadPolicy(r); return err },
+		func() (func(io.Writer) error, error) {
+			cfg := autothrottleenv.DefaultConfig(train)
+			cfg.Seed = s.TrainSeed
+			cfg.Progress = func(ep, samples int, v float64) {
+				s.logf("autothrottle warm-up: episode %d, %d samples, SLO violations %.1f%%", ep, samples, 100*v)
+			}
+			var err error
+			if p, err = autothrottleenv.Train(ctx, train, cfg); err != nil {
+				return nil, err
+			}
+			return p.Write, nil
+		})
+	return p, err
 }
 
 // AutothrottlePolicy runs a warmed-up Autothrottle-like policy, its Tower

@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/shoal-project/shoal/control/autothrottle"
 	"github.com/shoal-project/shoal/control/coscal"
 	"github.com/shoal-project/shoal/control/drpc"
 	"github.com/shoal-project/shoal/control/firm"
@@ -48,6 +49,9 @@ type DRPCPareto struct {
 	// SLOFactors multiply the SLO that FIRM-like and CoScal-like are told
 	// at run time (the one they were trained with).
 	SLOFactors []float64
+	// AutothrottleP99s are the p99 latencies the Autothrottle-like
+	// baseline's tower aims at, as factors of the scenario's SLO.
+	AutothrottleP99s []float64
 	// Budgets are DRPC's training budgets (vCPUs per training episode,
 	// drpcenv.Config.Budget) and TrainSeeds its training seeds.
 	Budgets    []float64
@@ -86,7 +90,7 @@ type DRPCPareto struct {
 // selection were chosen).
 func DefaultDRPCPareto() DRPCPareto {
 	return DRPCPareto{Workloads: DRPCParetoWorkloadNames(false), HPATargets: []float64{30, 45, 60, 75, 90},
-		KPAFactors: []float64{0.5, 1, 2, 4}, SLOFactors: []float64{0.5, 1, 2},
+		KPAFactors: []float64{0.5, 1, 2, 4}, SLOFactors: []float64{0.5, 1, 2}, AutothrottleP99s: []float64{0.5, 1, 2, 4},
 		Budgets: []float64{45, 60, 75, 95}, TrainSeeds: []uint64{1, 2}, Forecast: true, SelectEpisodes: 8, Seed: 401, Seeds: 3,
 		AlibabaHorizon: 250 * time.Minute, BaselineBudget: 4 * time.Minute}
 }
@@ -263,6 +267,12 @@ func (p DRPCPareto) Run(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var ap *autothrottle.Policy
+	if len(p.AutothrottleP99s) > 0 {
+		if ap, err = study.autothrottlePolicy(ctx, train); err != nil {
+			return err
+		}
+	}
 	var drpcs []*drpc.Policy
 	var drpcPoints []paretoPoint
 	var selection []SelectionRow
@@ -303,7 +313,7 @@ func (p DRPCPareto) Run(ctx context.Context, w io.Writer) error {
 			return fmt.Errorf("pareto %s: %w", wl.Name, err)
 		}
 		sc.Seed = p.Seed
-		points, learned, err := p.points(sc, fp, cp)
+		points, learned, err := p.points(sc, fp, cp, ap)
 		if err != nil {
 			return fmt.Errorf("pareto %s: %w", wl.Name, err)
 		}
@@ -426,11 +436,12 @@ func (p DRPCPareto) meta() []report.KV {
 		{Key: "HPA targets (% CPU)", Value: fmt.Sprint(p.HPATargets)},
 		{Key: "KPA target concurrency factors", Value: fmt.Sprint(p.KPAFactors)},
 		{Key: "FIRM-like and CoScal-like SLO factors", Value: fmt.Sprint(p.SLOFactors)},
+		{Key: "Autothrottle-like p99 targets (x SLO)", Value: fmt.Sprint(p.AutothrottleP99s)},
 		{Key: "how settings were chosen", Value: "fixed before any evaluation run; DRPC's teachers validated on seeds of their own"}}
 }
 
 // points are the baselines' points on sc and their policies.
-func (p DRPCPareto) points(sc *scenario.Scenario, fp *firm.Policy, cp *coscal.Policy) ([]paretoPoint, map[string]Learned, error) {
+func (p DRPCPareto) points(sc *scenario.Scenario, fp *firm.Policy, cp *coscal.Policy, ap *autothrottle.Policy) ([]paretoPoint, map[string]Learned, error) {
 	var pts []paretoPoint
 	learned := map[string]Learned{}
 	for _, t := range p.HPATargets {
@@ -454,6 +465,11 @@ func (p DRPCPareto) points(sc *scenario.Scenario, fp *firm.Policy, cp *coscal.Po
 			learned[name] = m.l
 			pts = append(pts, paretoPoint{Method: m.method, Knob: "SLO factor", Setting: f, Name: name})
 		}
+	}
+	for _, f := range p.AutothrottleP99s {
+		name := fmt.Sprintf("autothrottle@p99-x%g", f)
+		learned[name] = AutothrottlePolicy(ap, f*sc.SLO.Seconds(), 0)
+		pts = append(pts, paretoPoint{Method: "autothrottle", Knob: "p99 target, x SLO", Setting: f, Name: name})
 	}
 	return pts, learned, nil
 }
@@ -562,7 +578,7 @@ func paretoFigures(wl DRPCParetoWorkload, rows []ParetoRow) []report.Figure {
 		f := report.Figure{Title: wl.Name + ": " + wl.Description, XLabel: axis.label, YLabel: "SLO violations or degraded (%)", Kind: report.KindScatter,
 			Caption: "Each method at every setting of its knob; a line joins the settings that no cheaper setting of the same method beats. Bars: 95% intervals over the evaluation seeds (DRPC: over both training seeds' runs)."}
 		var ys, xsAll []float64
-		for _, method := range []string{"hpa", "kpa", "firm", "coscal", "drpc"} {
+		for _, method := range []string{"hpa", "kpa", "firm", "coscal", "autothrottle", "drpc"} {
 			var pts, line report.Series
 			pts.Name, line.Name, line.Connect = method, method, true
 			var xs, qs []float64

@@ -126,7 +126,9 @@ func (cl *cli) experimentDRPCPareto() *cobra.Command {
 		Short: "DRPC against its baselines at equal cost: every method's quality-cost frontier",
 		Long: `Judge DRPC on frontiers, not single points. Each baseline runs at every setting
 of its own knob: the HPA's CPU target, the KPA's target concurrency (a factor on
-every service's), and the SLO FIRM-like and CoScal-like are told (a factor).
+every service's), the SLO FIRM-like and CoScal-like are told (a factor), and
+the p99 the Autothrottle-like baseline aims at (a factor of the SLO; warmed up
+once, as 'shoal train autothrottle' does, and kept in DIR/policies).
 DRPC is trained at several cost budgets (train drpc --budget-cpu) with several
 training seeds, or reused from DIR/policies; at each budget the seed whose
 policy does best on selection episodes of its own is kept (--select-episodes;
@@ -164,6 +166,7 @@ evaluation runs; DRPC's teachers are validated on seeds of their own.`,
 	f.Float64SliceVar(&p.HPATargets, "hpa-targets", p.HPATargets, "the HPA's CPU targets (%)")
 	f.Float64SliceVar(&p.KPAFactors, "kpa-factors", p.KPAFactors, "factors on the KPA's target concurrency")
 	f.Float64SliceVar(&p.SLOFactors, "slo-factors", p.SLOFactors, "factors on the SLO FIRM-like and CoScal-like are told")
+	f.Float64SliceVar(&p.AutothrottleP99s, "autothrottle-p99s", p.AutothrottleP99s, "the p99 latencies the Autothrottle-like baseline aims at, as factors of the SLO")
 	f.Float64SliceVar(&p.Budgets, "budgets", p.Budgets, "DRPC's training budgets (vCPUs, memory at its price)")
 	trainSeeds := f.UintSlice("train-seeds", []uint{1, 2}, "DRPC's training seeds")
 	f.BoolVar(&p.Forecast, "forecast", p.Forecast, "train DRPC with the GRU workload predictor (train drpc --forecast; --forecast=false: without)")
