@@ -12,13 +12,10 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"time"
 
-	"github.com/shoal-project/shoal/cluster"
 	"github.com/shoal-project/shoal/control"
 	"github.com/shoal-project/shoal/control/autothrottle"
-	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/envs/drpcenv"
 	"github.com/shoal-project/shoal/metrics"
 	"github.com/shoal-project/shoal/scenario"
@@ -112,13 +109,8 @@ func (r recorder) Decide(_ time.Duration, snap *metrics.Snapshot) []control.Acti
 // episode runs one training workload under the controller, deciding every
 // control period of the scenario, and returns its SLO violations.
 func episode(ctx context.Context, sc *scenario.Scenario, cfg Config, rng *rand.Rand, ctl control.Controller) (float64, error) {
-	cp := *sc
-	cp.Sources = slices.Clone(sc.Sources)
-	if err := cp.SetArrivals(cfg.Arrivals(rng)); err != nil {
-		return 0, fmt.Errorf("autothrottleenv: arrivals: %w", err)
-	}
-	cl, err := cluster.New(&cp.Config, cluster.Options{Seed: rng.Uint64() | 1<<63, Selectors: lb.Classical(), Traces: sc.Traces(),
-		Horizon: cfg.EpisodeLength, SamplePeriod: 10 * time.Second})
+	spec := cfg.Arrivals(rng)
+	cl, err := drpcenv.EpisodeCluster(sc, spec, rng.Uint64()|1<<63, cfg.EpisodeLength)
 	if err != nil {
 		return 0, fmt.Errorf("autothrottleenv: %w", err)
 	}

@@ -21,14 +21,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/shoal-project/shoal/cluster"
 	"github.com/shoal-project/shoal/control"
 	"github.com/shoal-project/shoal/control/coscal"
 	"github.com/shoal-project/shoal/control/drpc"
-	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/envs/drpcenv"
 	"github.com/shoal-project/shoal/learn/forecast"
 	"github.com/shoal-project/shoal/metrics"
@@ -223,13 +221,7 @@ func fitForecaster(cfg Config, rng *rand.Rand) (*forecast.GRUForecaster, float64
 // and learns from the next period's reward.
 func episode(ctx context.Context, sc *scenario.Scenario, cfg Config, pol *coscal.Policy, fc *forecast.GRUForecaster, eps float64, rng *rand.Rand) (Episode, error) {
 	seed := rng.Uint64() | 1<<63
-	cp := *sc
-	cp.Sources = slices.Clone(sc.Sources)
-	if err := cp.SetArrivals(cfg.Arrivals(rng)); err != nil {
-		return Episode{}, fmt.Errorf("coscalenv: arrivals: %w", err)
-	}
-	cl, err := cluster.New(&cp.Config, cluster.Options{Seed: seed, Selectors: lb.Classical(), Traces: sc.Traces(),
-		Horizon: cfg.EpisodeLength + cfg.Period, SamplePeriod: 10 * time.Second})
+	cl, err := drpcenv.EpisodeCluster(sc, cfg.Arrivals(rng), seed, cfg.EpisodeLength+cfg.Period)
 	if err != nil {
 		return Episode{}, fmt.Errorf("coscalenv: %w", err)
 	}

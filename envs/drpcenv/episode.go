@@ -363,15 +363,26 @@ func (t *trainer) inputs(obs *drpc.Observer) [][]float64 {
 type world struct{ cl *cluster.Cluster }
 
 func newWorld(sc *scenario.Scenario, spec workload.ProcessSpec, seed uint64, cfg Config) (*world, error) {
+	cl, err := EpisodeCluster(sc, spec, seed, cfg.EpisodeLength+cfg.Period)
+	if err != nil {
+		return nil, err
+	}
+	return &world{cl: cl}, nil
+}
+
+// EpisodeCluster is one training episode's simulated system, for every
+// autoscaler's training: the scenario with the spec's arrivals (its mix
+// kept), the classical selectors and 10 s samples, up to horizon.
+func EpisodeCluster(sc *scenario.Scenario, spec workload.ProcessSpec, seed uint64, horizon time.Duration) (*cluster.Cluster, error) {
 	cp := *sc
 	cp.Sources = slices.Clone(sc.Sources)
 	if err := cp.SetArrivals(spec); err != nil {
-		return nil, fmt.Errorf("drpcenv: arrivals: %w", err)
+		return nil, fmt.Errorf("training arrivals: %w", err)
 	}
 	cl, err := cluster.New(&cp.Config, cluster.Options{Seed: seed, Selectors: lb.Classical(), Traces: sc.Traces(),
-		Horizon: cfg.EpisodeLength + cfg.Period, SamplePeriod: 10 * time.Second})
+		Horizon: horizon, SamplePeriod: 10 * time.Second})
 	if err != nil {
-		return nil, fmt.Errorf("drpcenv: %w", err)
+		return nil, fmt.Errorf("training cluster: %w", err)
 	}
-	return &world{cl: cl}, nil
+	return cl, nil
 }

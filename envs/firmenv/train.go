@@ -28,7 +28,6 @@ import (
 	"github.com/shoal-project/shoal/control/callgraph"
 	"github.com/shoal-project/shoal/control/drpc"
 	"github.com/shoal-project/shoal/control/firm"
-	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/envs/drpcenv"
 	"github.com/shoal-project/shoal/learn/bo/svr"
 	"github.com/shoal-project/shoal/learn/rl"
@@ -218,13 +217,7 @@ type trainer struct {
 // newCluster builds one episode's system on a drawn workload.
 func (t *trainer) newCluster() (*cluster.Cluster, error) {
 	seed := t.rng.Uint64() | 1<<63
-	cp := *t.sc
-	cp.Sources = slices.Clone(t.sc.Sources)
-	if err := cp.SetArrivals(t.cfg.Arrivals(t.rng)); err != nil {
-		return nil, fmt.Errorf("firmenv: arrivals: %w", err)
-	}
-	cl, err := cluster.New(&cp.Config, cluster.Options{Seed: seed, Selectors: lb.Classical(), Traces: t.sc.Traces(),
-		Horizon: t.cfg.EpisodeLength + t.cfg.Period, SamplePeriod: 10 * time.Second})
+	cl, err := drpcenv.EpisodeCluster(t.sc, t.cfg.Arrivals(t.rng), seed, t.cfg.EpisodeLength+t.cfg.Period)
 	if err != nil {
 		return nil, fmt.Errorf("firmenv: %w", err)
 	}
