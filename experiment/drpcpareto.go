@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -52,6 +53,10 @@ type DRPCPareto struct {
 	// AutothrottleP99s are the p99 latencies the Autothrottle-like
 	// baseline's tower aims at, as factors of the scenario's SLO.
 	AutothrottleP99s []float64
+	// Policies are trained DRPC policy files run as points of their own
+	// (a user's, 'shoal train drpc' with no flags), each set against every
+	// other method's frontier at its cost (AtItsCost).
+	Policies []string
 	// Budgets are DRPC's training budgets (vCPUs per training episode,
 	// drpcenv.Config.Budget) and TrainSeeds its training seeds.
 	Budgets    []float64
@@ -297,8 +302,13 @@ func (p DRPCPareto) Run(ctx context.Context, w io.Writer) error {
 	if err := p.writeSelection(w, selection); err != nil {
 		return err
 	}
+	files, filePoints, err := p.policyFiles()
+	if err != nil {
+		return err
+	}
 	var rows []ParetoRow
 	var equal []EqualCost
+	var atCost []AtCost
 	rep := &report.Report{Title: "DRPC at equal cost", Subtitle: "Every method's frontier of SLO violations (a degraded request counted as one) against cost",
 		Meta: p.meta()}
 	all := DRPCParetoWorkloads()
@@ -321,6 +331,10 @@ func (p DRPCPareto) Run(ctx context.Context, w io.Writer) error {
 			learned[pt.Name] = drpcLearned(drpcs[i], sc, drpc.Options{})
 			points = append(points, pt)
 		}
+		for i, pt := range filePoints {
+			learned[pt.Name] = drpcLearned(files[i], sc, drpc.Options{})
+			points = append(points, pt)
+		}
 		var names []string
 		for _, pt := range points {
 			names = append(names, pt.Name)
@@ -337,16 +351,16 @@ func (p DRPCPareto) Run(ctx context.Context, w io.Writer) error {
 		}
 		wrows := paretoRows(wl.Name, points, res)
 		weq := equalCost(wl.Name, wrows)
-		rows, equal = append(rows, wrows...), append(equal, weq...)
+		rows, equal, atCost = append(rows, wrows...), append(equal, weq...), append(atCost, atItsCost(wl.Name, wrows)...)
 		rep.Figures = append(rep.Figures, paretoFigures(wl, wrows)...)
 		rep.Tables = append(rep.Tables, equalCostTable(wl, weq))
 		fmt.Fprintf(w, "drpc pareto %s: %s\n", wl.Name, res.Header())
-		if err := writeParetoText(w, wrows, weq); err != nil {
+		if err := writeParetoText(w, wrows, weq, atItsCost(wl.Name, wrows)); err != nil {
 			return err
 		}
 		// The files so far after every workload: a long study cut off
 		// keeps what it measured.
-		if err := p.write(rows, equal, rep); err != nil {
+		if err := p.write(rows, equal, atCost, rep); err != nil {
 			return err
 		}
 	}
@@ -539,7 +553,7 @@ func equalCost(workload string, rows []ParetoRow) []EqualCost {
 	}
 	var out []EqualCost
 	for _, r := range rows {
-		if r.Method == "drpc" {
+		if r.Method == "drpc" || r.Method == "policy" {
 			continue
 		}
 		e := EqualCost{Workload: workload, Baseline: fmt.Sprintf("%s %s %g", r.Method, r.Knob, r.Setting),
@@ -549,6 +563,74 @@ func equalCost(workload string, rows []ParetoRow) []EqualCost {
 		out = append(out, e)
 	}
 	return out
+}
+
+// AtCost is a policy file's point against one method's frontier at its
+// vCPU-seconds.
+type AtCost struct {
+	Workload  string `json:"workload"`
+	Policy    string `json:"policy"`
+	Cost      Num    `json:"vcpu_seconds"`
+	Quality   Num    `json:"slo_violations_or_degraded"`
+	Method    string `json:"method"`
+	Frontier  Num    `json:"frontier_slo_violations_or_degraded"` // interpolated; NaN below its cheapest point
+	Reduction Num    `json:"reduction"`                           // 1 - policy / frontier
+}
+
+// atItsCost sets every policy file's point against each other method's
+// frontier (DRPC's budgets' included), interpolated at its cost.
+func atItsCost(workload string, rows []ParetoRow) []AtCost {
+	var out []AtCost
+	for _, r := range rows {
+		if r.Method != "policy" {
+			continue
+		}
+		for _, method := range []string{"hpa", "kpa", "firm", "coscal", "autothrottle", "drpc"} {
+			var xs, ys []float64
+			for _, b := range rows {
+				if b.Method == method {
+					xs, ys = append(xs, float64(b.VCPUSeconds.Mean)), append(ys, float64(b.SLOOrDegraded.Mean))
+				}
+			}
+			if len(xs) == 0 {
+				continue
+			}
+			var fx, fy []float64
+			for _, i := range Frontier(xs, ys) {
+				fx, fy = append(fx, xs[i]), append(fy, ys[i])
+			}
+			a := AtCost{Workload: workload, Policy: r.Knob, Cost: r.VCPUSeconds.Mean, Quality: r.SLOOrDegraded.Mean, Method: method}
+			a.Frontier = Num(interpolate(fx, fy, float64(a.Cost)))
+			a.Reduction = 1 - a.Quality/a.Frontier
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// policyFiles reads Policies and names their points by file (the base
+// name, or the path where two share one).
+func (p DRPCPareto) policyFiles() ([]*drpc.Policy, []paretoPoint, error) {
+	var pols []*drpc.Policy
+	var pts []paretoPoint
+	for i, path := range p.Policies {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		pol, err := drpc.ReadPolicy(f)
+		f.Close()
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
+		}
+		name := filepath.Base(path)
+		if slices.ContainsFunc(p.Policies, func(q string) bool { return q != path && filepath.Base(q) == name }) {
+			name = path
+		}
+		pols = append(pols, pol)
+		pts = append(pts, paretoPoint{Method: "policy", Knob: name, Setting: float64(i), Name: "policy:" + name})
+	}
+	return pols, pts, nil
 }
 
 // interpolate is the frontier (xs increasing) at x, linearly between its
@@ -578,7 +660,7 @@ func paretoFigures(wl DRPCParetoWorkload, rows []ParetoRow) []report.Figure {
 		f := report.Figure{Title: wl.Name + ": " + wl.Description, XLabel: axis.label, YLabel: "SLO violations or degraded (%)", Kind: report.KindScatter,
 			Caption: "Each method at every setting of its knob; a line joins the settings that no cheaper setting of the same method beats. Bars: 95% intervals over the evaluation seeds (DRPC: over both training seeds' runs)."}
 		var ys, xsAll []float64
-		for _, method := range []string{"hpa", "kpa", "firm", "coscal", "autothrottle", "drpc"} {
+		for _, method := range []string{"hpa", "kpa", "firm", "coscal", "autothrottle", "drpc", "policy"} {
 			var pts, line report.Series
 			pts.Name, line.Name, line.Connect = method, method, true
 			var xs, qs []float64
@@ -601,7 +683,7 @@ func paretoFigures(wl DRPCParetoWorkload, rows []ParetoRow) []report.Figure {
 				line.X, line.Y = append(line.X, xs[i]), append(line.Y, qs[i])
 			}
 			f.Series = append(f.Series, pts)
-			if len(line.X) > 1 {
+			if len(line.X) > 1 && method != "policy" { // policy files are not one method's settings
 				f.Series = append(f.Series, line)
 			}
 		}
@@ -637,7 +719,7 @@ func reductionOrBlank(v float64) string {
 
 // writeParetoText prints a workload's points and the equal-cost
 // comparison.
-func writeParetoText(w io.Writer, rows []ParetoRow, eq []EqualCost) error {
+func writeParetoText(w io.Writer, rows []ParetoRow, eq []EqualCost, at []AtCost) error {
 	fmt.Fprintf(w, "%-8s %-26s %8s %22s %10s %10s %14s %10s %s\n", "method", "knob", "setting", "SLO viol.+degraded %", "SLO viol.%", "degraded%", "vCPU-s", "cost $", "frontier")
 	for _, r := range rows {
 		mark := ""
@@ -653,19 +735,27 @@ func writeParetoText(w io.Writer, rows []ParetoRow, eq []EqualCost) error {
 		fmt.Fprintf(w, "  %-34s %14s  baseline %6s%%  drpc %6s%%  reduction %s\n", e.Baseline, grouped(math.Round(float64(e.Cost))), sig3(100*float64(e.Quality)),
 			pctOrBlank(float64(e.DRPC)), reductionOrBlank(float64(e.Reduction)))
 	}
+	if len(at) > 0 {
+		fmt.Fprintln(w, "each policy file against every method's frontier at its vCPU-seconds:")
+	}
+	for _, a := range at {
+		fmt.Fprintf(w, "  %-20s %14s  %6s%%  %-12s frontier %6s%%  reduction %s\n", a.Policy, grouped(math.Round(float64(a.Cost))), sig3(100*float64(a.Quality)),
+			a.Method, pctOrBlank(float64(a.Frontier)), reductionOrBlank(float64(a.Reduction)))
+	}
 	fmt.Fprintln(w)
 	return nil
 }
 
 // write saves pareto.csv, pareto.json, equal-cost.csv and report.html.
-func (p DRPCPareto) write(rows []ParetoRow, equal []EqualCost, rep *report.Report) error {
+func (p DRPCPareto) write(rows []ParetoRow, equal []EqualCost, atCost []AtCost, rep *report.Report) error {
 	if err := writeFile(filepath.Join(p.Dir, "pareto.json"), func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
 			Points    []ParetoRow `json:"points"`
 			EqualCost []EqualCost `json:"equal_cost"`
-		}{rows, equal})
+			AtItsCost []AtCost    `json:"at_its_cost,omitempty"`
+		}{rows, equal, atCost})
 	}); err != nil {
 		return err
 	}
@@ -687,6 +777,20 @@ func (p DRPCPareto) write(rows []ParetoRow, equal []EqualCost, rep *report.Repor
 		return cw.Error()
 	}); err != nil {
 		return err
+	}
+	if len(atCost) > 0 {
+		if err := writeFile(filepath.Join(p.Dir, "at-its-cost.csv"), func(w io.Writer) error {
+			cw := csv.NewWriter(w)
+			cw.Write([]string{"workload", "policy", "vcpu_s", "slo_violations_or_degraded", "method", "frontier_slo_violations_or_degraded", "reduction"})
+			g := func(v Num) string { return strconv.FormatFloat(float64(v), 'g', -1, 64) }
+			for _, a := range atCost {
+				cw.Write([]string{a.Workload, a.Policy, g(a.Cost), g(a.Quality), a.Method, g(a.Frontier), g(a.Reduction)})
+			}
+			cw.Flush()
+			return cw.Error()
+		}); err != nil {
+			return err
+		}
 	}
 	if err := writeFile(filepath.Join(p.Dir, "equal-cost.csv"), func(w io.Writer) error {
 		cw := csv.NewWriter(w)

@@ -184,3 +184,25 @@ func TestUnseenWorkloadsAreWhatTheySay(t *testing.T) {
 		t.Errorf("default workloads %v: want the unseen ones and no validation one", def)
 	}
 }
+
+// TestAtItsCostInterpolatesEachFrontier: a policy file's point is set
+// against each method's frontier at its vCPU-seconds, linear between the
+// frontier's points (a dominated setting left out), and against nothing
+// cheaper than a frontier's cheapest point.
+func TestAtItsCostInterpolatesEachFrontier(t *testing.T) {
+	row := func(method string, cost, q float64) ParetoRow {
+		return ParetoRow{Method: method, Knob: "file.policy", VCPUSeconds: Stat{Mean: Num(cost)}, SLOOrDegraded: Stat{Mean: Num(q)}}
+	}
+	rows := []ParetoRow{row("hpa", 10, 0.3), row("hpa", 20, 0.1), row("hpa", 22, 0.2), row("hpa", 30, 0.05),
+		row("autothrottle", 26, 0.02), row("policy", 25, 0.06)}
+	got := atItsCost("w", rows)
+	if len(got) != 2 || got[0].Method != "hpa" || got[1].Method != "autothrottle" {
+		t.Fatalf("rows %+v, want hpa's and autothrottle's", got)
+	}
+	if f, r := float64(got[0].Frontier), float64(got[0].Reduction); math.Abs(f-0.075) > 1e-12 || math.Abs(r-0.2) > 1e-12 {
+		t.Errorf("hpa's frontier at 25: %g (reduction %g), want 0.075 (0.2)", f, r)
+	}
+	if f := float64(got[1].Frontier); !math.IsNaN(f) {
+		t.Errorf("autothrottle's frontier below its cheapest point: %g, want NaN", f)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -157,7 +158,8 @@ baseline point's vCPU-seconds), report.html with the frontier charts, and each
 workload's full comparison in DIR/WORKLOAD. Every setting is fixed before the
 evaluation runs; DRPC's teachers are validated on seeds of their own.`,
 		Example: `  shoal experiment drpc pareto --workloads steady,surge --seeds 3
-  shoal experiment drpc pareto --budgets 40,60 --train-seeds 1 --alibaba-horizon 60m`,
+  shoal experiment drpc pareto --budgets 40,60 --train-seeds 1 --alibaba-horizon 60m
+  shoal experiment drpc pareto --budgets none --policies drpc.policy --workloads mixshift,alibaba-segment`,
 		Args: exactArgs(0, "no arguments"),
 	}
 	f := cmd.Flags()
@@ -167,7 +169,8 @@ evaluation runs; DRPC's teachers are validated on seeds of their own.`,
 	f.Float64SliceVar(&p.KPAFactors, "kpa-factors", p.KPAFactors, "factors on the KPA's target concurrency")
 	f.Float64SliceVar(&p.SLOFactors, "slo-factors", p.SLOFactors, "factors on the SLO FIRM-like and CoScal-like are told")
 	f.Float64SliceVar(&p.AutothrottleP99s, "autothrottle-p99s", p.AutothrottleP99s, "the p99 latencies the Autothrottle-like baseline aims at, as factors of the SLO")
-	f.Float64SliceVar(&p.Budgets, "budgets", p.Budgets, "DRPC's training budgets (vCPUs, memory at its price)")
+	budgets := f.StringSlice("budgets", []string{"45", "60", "75", "95"}, "DRPC's training budgets (vCPUs, memory at its price), or none")
+	f.StringSliceVar(&p.Policies, "policies", nil, "trained DRPC policy `FILES` to run as points of their own, each against every method's frontier at its cost")
 	trainSeeds := f.UintSlice("train-seeds", []uint{1, 2}, "DRPC's training seeds")
 	f.BoolVar(&p.Forecast, "forecast", p.Forecast, "train DRPC with the GRU workload predictor (train drpc --forecast; --forecast=false: without)")
 	f.IntVar(&p.SelectEpisodes, "select-episodes", p.SelectEpisodes, "keep at each budget the training seed whose policy does best on this many selection episodes (never an evaluation seed); 0: keep every seed, pooled")
@@ -181,17 +184,26 @@ evaluation runs; DRPC's teachers are validated on seeds of their own.`,
 				return usagef("--workloads: unknown workload %q (known: %s)", w, strings.Join(experiment.DRPCParetoWorkloadNames(true), ", "))
 			}
 		}
+		p.Budgets = p.Budgets[:0]
+		for _, b := range *budgets {
+			if b == "none" && len(*budgets) == 1 {
+				break
+			}
+			x, err := strconv.ParseFloat(b, 64)
+			if err != nil || !(x > 0) {
+				return usagef("--budgets: %q is not a positive number of vCPUs (or none)", b)
+			}
+			p.Budgets = append(p.Budgets, x)
+		}
 		p.TrainSeeds = p.TrainSeeds[:0]
 		for _, s := range *trainSeeds {
 			p.TrainSeeds = append(p.TrainSeeds, uint64(s))
 		}
-		if p.Seeds <= 0 || len(p.Budgets) == 0 || len(p.TrainSeeds) == 0 || p.AlibabaHorizon <= 0 || p.SelectEpisodes < 0 {
-			return usagef("--seeds and --alibaba-horizon must be positive, --select-episodes not negative, and --budgets and --train-seeds not empty")
+		if p.Seeds <= 0 || len(p.TrainSeeds) == 0 || p.AlibabaHorizon <= 0 || p.SelectEpisodes < 0 {
+			return usagef("--seeds and --alibaba-horizon must be positive, --select-episodes not negative, and --train-seeds not empty")
 		}
-		for _, b := range p.Budgets {
-			if !(b > 0) {
-				return usagef("--budgets: %g is not a positive number of vCPUs", b)
-			}
+		if len(p.Budgets) == 0 && len(p.Policies) == 0 {
+			return usagef("--budgets none: then name the DRPC policies to judge (--policies FILE,...)")
 		}
 		p.Dir, p.PolicyDir, p.Now = out, filepath.Join(out, "policies"), time.Now
 		if !quiet {
