@@ -51,13 +51,13 @@ trained range.
 With no flags it trains the measured recipe: a workload forecast, two
 seeds (--seeds) of which the one that does best on eight selection episodes
 of the training workloads is kept (their seeds are never a training or
-evaluation seed), and the HPA's bill as the budget.
+evaluation seed), and one and a half times the HPA's bill as the budget.
 
 --budget-cpu states the bill: the mean vCPUs the policy may allocate over a
 training episode, memory counted at the scenario's price as vCPUs (a GB at
-the default prices is 0.071 vCPU). The default, hpa, runs the scenario's
-HPA on the selection episodes first and takes its mean; hpa:0.8 asks for
-80% of it, a number states it, none sets no budget. A Lagrange multiplier on the cost is
+the default prices is 0.071 vCPU). hpa:FACTOR runs the scenario's HPA on
+the selection episodes first and takes FACTOR times its mean (the default,
+hpa:1.5; hpa is hpa:1), a number states it, none sets no budget. A Lagrange multiplier on the cost is
 raised while the episodes spend more and lowered while they spend less
 (constrained RL, as RCPO), and validation keeps the best teacher within the
 budget. --workers episodes run at once, each with the actor as their round
@@ -83,7 +83,7 @@ scenario's episodes, so a fine-tuned teacher is kept only if it beats it.
 	f.Float64Var(&weight, "util-weight", 0, "weight of equation 2's distance term (the paper's is 1; default: drpc.DefaultReward's)")
 	f.BoolVar(&predict, "forecast", true, "fit a GRU workload predictor on four episodes of the base rule first; the policy reads its forecast")
 	f.BoolVar(&resume, "resume", false, "continue the interrupted run whose state FILE.ckpt holds (written after every episode, removed at the end)")
-	f.StringVar(&budgetFlag, "budget-cpu", "hpa", "the mean vCPUs (memory at its price) a training episode may allocate: `hpa` (the scenario's HPA's mean on the selection episodes), hpa:FACTOR, a number, or none")
+	f.StringVar(&budgetFlag, "budget-cpu", defaultBill, "the mean vCPUs (memory at its price) a training episode may allocate: hpa:FACTOR (FACTOR times the scenario's HPA's mean on the selection episodes; hpa is hpa:1), a number, or none")
 	f.IntVar(&seeds, "seeds", 2, "train this many policies, with seeds from --seed, and keep the best on the selection episodes")
 	f.IntVar(&selectEpisodes, "select-episodes", 8, "episodes of the training workloads, on seeds of their own, that choose the seed and measure the HPA's bill")
 	f.IntVar(&workers, "workers", drpcenv.DefaultConfig().Workers, "training episodes at once")
@@ -353,6 +353,15 @@ func (cl *cli) trainDRPCSeed(cmd *cobra.Command, sc *scenario.Scenario, cfg drpc
 	}
 	return tr, os.Remove(ckpt)
 }
+
+// defaultBill is the default budget: one and a half times the HPA's bill.
+// At the HPA's bill itself (hpa:1, 38.7 vCPUs on TrainTicket's selection
+// episodes, where the HPA missed the SLO for 27.9% of the requests) the
+// kept seed was the one within it, with 58.4% (the other spent 57.1 vCPUs
+// for 25.1%): a bill the learner cannot meet at the HPA's quality picks a
+// cheap, bad policy. 1.5 times it is about the budget of 60 vCPUs the
+// frontier study's recipe uses on TrainTicket (docs/results/drpc.md).
+const defaultBill = "hpa:1.5"
 
 // seedFile holds one seed's finished policy while others train.
 func seedFile(out string, seed uint64) string { return fmt.Sprintf("%s.seed%d", out, seed) }
