@@ -540,17 +540,7 @@ func paretoRows(workload string, points []paretoPoint, res *Result) []ParetoRow 
 // equalCost compares DRPC, interpolated between its budgets, with every
 // baseline point at that point's vCPU-seconds.
 func equalCost(workload string, rows []ParetoRow) []EqualCost {
-	var xs, ys []float64
-	for _, r := range rows {
-		if r.Method == "drpc" {
-			xs, ys = append(xs, float64(r.VCPUSeconds.Mean)), append(ys, float64(r.SLOOrDegraded.Mean))
-		}
-	}
-	// DRPC's own frontier: its points that no cheaper budget beats.
-	var fx, fy []float64
-	for _, i := range Frontier(xs, ys) {
-		fx, fy = append(fx, xs[i]), append(fy, ys[i])
-	}
+	fx, fy := methodFrontier(rows, "drpc")
 	var out []EqualCost
 	for _, r := range rows {
 		if r.Method == "drpc" || r.Method == "policy" {
@@ -585,19 +575,10 @@ func atItsCost(workload string, rows []ParetoRow) []AtCost {
 		if r.Method != "policy" {
 			continue
 		}
-		for _, method := range []string{"hpa", "kpa", "firm", "coscal", "autothrottle", "drpc"} {
-			var xs, ys []float64
-			for _, b := range rows {
-				if b.Method == method {
-					xs, ys = append(xs, float64(b.VCPUSeconds.Mean)), append(ys, float64(b.SLOOrDegraded.Mean))
-				}
-			}
-			if len(xs) == 0 {
+		for _, method := range paretoMethods[:len(paretoMethods)-1] { // not the policy files
+			fx, fy := methodFrontier(rows, method)
+			if len(fx) == 0 {
 				continue
-			}
-			var fx, fy []float64
-			for _, i := range Frontier(xs, ys) {
-				fx, fy = append(fx, xs[i]), append(fy, ys[i])
 			}
 			a := AtCost{Workload: workload, Policy: r.Knob, Cost: r.VCPUSeconds.Mean, Quality: r.SLOOrDegraded.Mean, Method: method}
 			a.Frontier = Num(interpolate(fx, fy, float64(a.Cost)))
@@ -606,6 +587,25 @@ func atItsCost(workload string, rows []ParetoRow) []AtCost {
 		}
 	}
 	return out
+}
+
+// paretoMethods are the study's methods, in the charts' order; the
+// policy files come last.
+var paretoMethods = []string{"hpa", "kpa", "firm", "coscal", "autothrottle", "drpc", "policy"}
+
+// methodFrontier is a method's own frontier: its points, by cost, that
+// no cheaper setting beats.
+func methodFrontier(rows []ParetoRow, method string) (cost, quality []float64) {
+	var xs, ys []float64
+	for _, r := range rows {
+		if r.Method == method {
+			xs, ys = append(xs, float64(r.VCPUSeconds.Mean)), append(ys, float64(r.SLOOrDegraded.Mean))
+		}
+	}
+	for _, i := range Frontier(xs, ys) {
+		cost, quality = append(cost, xs[i]), append(quality, ys[i])
+	}
+	return cost, quality
 }
 
 // policyFiles reads Policies and names their points by file (the base
@@ -660,7 +660,7 @@ func paretoFigures(wl DRPCParetoWorkload, rows []ParetoRow) []report.Figure {
 		f := report.Figure{Title: wl.Name + ": " + wl.Description, XLabel: axis.label, YLabel: "SLO violations or degraded (%)", Kind: report.KindScatter,
 			Caption: "Each method at every setting of its knob; a line joins the settings that no cheaper setting of the same method beats. Bars: 95% intervals over the evaluation seeds (DRPC: over both training seeds' runs)."}
 		var ys, xsAll []float64
-		for _, method := range []string{"hpa", "kpa", "firm", "coscal", "autothrottle", "drpc", "policy"} {
+		for _, method := range paretoMethods {
 			var pts, line report.Series
 			pts.Name, line.Name, line.Connect = method, method, true
 			var xs, qs []float64

@@ -205,6 +205,10 @@ type BackendStats struct {
 	Weight      float64    // the weight in force at the end of the period
 }
 
+// CFSPeriod is the CPU bandwidth period the CFS counters count in: the
+// kernel's default cpu.cfs_period_us (100 ms), cAdvisor's periods.
+const CFSPeriod = 100 * time.Millisecond
+
 // ServiceIndex returns the index of service name in s.Services, trying hint
 // (the index it had last period) first, or -1 when it is missing.
 func (s *Snapshot) ServiceIndex(name string, hint int) int {

@@ -164,16 +164,20 @@ scenario's episodes, so a fine-tuned teacher is kept only if it beats it.
 				return fmt.Errorf("train drpc: selecting the seed: %w", err)
 			}
 			for k, v := range vs {
+				mark := ""
+				if k == kept {
+					mark = " (kept)"
+				}
 				fmt.Fprintf(cl.stdout, "seed %d on %d selection episodes: reward %.3f, SLO violations %.2f%%, %.1f vCPUs%s\n",
-					t.seed+uint64(k), selectEpisodes, v.Reward, 100*v.SLOViolations, v.Cost, map[bool]string{true: " (kept)"}[k == kept])
+					t.seed+uint64(k), selectEpisodes, v.Reward, 100*v.SLOViolations, v.Cost, mark)
 			}
 		}
 		tr := runs[kept]
 		if err := modelfile.WriteFile(t.out, tr.Policy.Write); err != nil {
 			return err
 		}
-		for k := range runs {
-			if seeds > 1 {
+		if seeds > 1 {
+			for k := range runs {
 				if err := os.Remove(seedFile(t.out, t.seed+uint64(k))); err != nil {
 					return err
 				}

@@ -16,6 +16,7 @@
 package autothrottle
 
 import (
+	"cmp"
 	"math"
 	"time"
 
@@ -68,20 +69,12 @@ type sample struct {
 // cores. The usage window starts full of zeros, as the release's.
 func NewCaptain(service string, limit float64, cfg CaptainConfig) *Captain {
 	d := DefaultCaptain()
-	cfg.Decision = cmpOr(cfg.Decision, d.Decision)
-	cfg.ThrottleWindow = cmpOr(cfg.ThrottleWindow, d.ThrottleWindow)
-	cfg.UsageWindow = cmpOr(cfg.UsageWindow, d.UsageWindow)
-	cfg.Margin, cfg.Band, cfg.Saving = cmpOr(cfg.Margin, d.Margin), cmpOr(cfg.Band, d.Band), cmpOr(cfg.Saving, d.Saving)
-	cfg.MaxCut, cfg.MinLimit, cfg.MaxLimit = cmpOr(cfg.MaxCut, d.MaxCut), cmpOr(cfg.MinLimit, d.MinLimit), cmpOr(cfg.MaxLimit, d.MaxLimit)
+	cfg.Decision = cmp.Or(cfg.Decision, d.Decision)
+	cfg.ThrottleWindow = cmp.Or(cfg.ThrottleWindow, d.ThrottleWindow)
+	cfg.UsageWindow = cmp.Or(cfg.UsageWindow, d.UsageWindow)
+	cfg.Margin, cfg.Band, cfg.Saving = cmp.Or(cfg.Margin, d.Margin), cmp.Or(cfg.Band, d.Band), cmp.Or(cfg.Saving, d.Saving)
+	cfg.MaxCut, cfg.MinLimit, cfg.MaxLimit = cmp.Or(cfg.MaxCut, d.MaxCut), cmp.Or(cfg.MinLimit, d.MinLimit), cmp.Or(cfg.MaxLimit, d.MaxLimit)
 	return &Captain{Service: service, cfg: cfg, limit: limit, prev: limit, margin: cfg.Margin, next: cfg.Decision, hint: -1}
-}
-
-func cmpOr[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // Limit is the CPU limit the Captain holds, cores.
@@ -132,7 +125,7 @@ func (c *Captain) ratio(instances int) float64 {
 	for _, s := range c.thr {
 		n += s.x
 	}
-	return n / (float64(instances) * float64(c.cfg.ThrottleWindow/cfsPeriod))
+	return n / (float64(instances) * float64(c.cfg.ThrottleWindow/metrics.CFSPeriod))
 }
 
 // decide is worker-daemon.py's scaler: the margin integrates the error;
@@ -177,6 +170,3 @@ func trim(s []sample, from time.Duration) []sample {
 	}
 	return append(s[:0], s[i:]...)
 }
-
-// cfsPeriod is the kernel's CFS period, the throttle ratio's unit.
-const cfsPeriod = 100 * time.Millisecond

@@ -83,7 +83,10 @@ func Clusters(use map[string]float64) map[string]int {
 	}
 	out := make(map[string]int, len(names))
 	for i, n := range names {
-		out[n] = map[bool]int{true: 0, false: 1}[i < cut]
+		out[n] = 0
+		if i >= cut {
+			out[n] = 1
+		}
 	}
 	return out
 }
@@ -115,7 +118,7 @@ func (c *Controller) Decide(now time.Duration, snap *metrics.Snapshot) []control
 	if c.captains == nil {
 		c.start(snap)
 	}
-	c.tower.observe(snap, func(name string) bool { _, ok := c.pol.Clusters[name]; return ok })
+	c.tower.observe(snap, c.pol.Clusters)
 	if now >= c.tower.next {
 		first, second := c.tower.Targets(c.tower.decide(now))
 		for i, cp := range c.captains {

@@ -1,6 +1,7 @@
 package autothrottle
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -85,9 +86,9 @@ func (t *Tower) ExploreLeastTried() { t.leastTried = true }
 // and explorations from seed.
 func NewTower(cfg TowerConfig, samples []Sample, seed uint64) *Tower {
 	d := DefaultTower()
-	cfg.Period, cfg.SLO, cfg.Bucket = cmpOr(cfg.Period, d.Period), cmpOr(cfg.SLO, d.SLO), cmpOr(cfg.Bucket, d.Bucket)
-	cfg.Resamples, cfg.Hidden, cfg.Rate = cmpOr(cfg.Resamples, d.Resamples), cmpOr(cfg.Hidden, d.Hidden), cmpOr(cfg.Rate, d.Rate)
-	cfg.RPSScale = cmpOr(cfg.RPSScale, d.RPSScale)
+	cfg.Period, cfg.SLO, cfg.Bucket = cmp.Or(cfg.Period, d.Period), cmp.Or(cfg.SLO, d.SLO), cmp.Or(cfg.Bucket, d.Bucket)
+	cfg.Resamples, cfg.Hidden, cfg.Rate = cmp.Or(cfg.Resamples, d.Resamples), cmp.Or(cfg.Hidden, d.Hidden), cmp.Or(cfg.Rate, d.Rate)
+	cfg.RPSScale = cmp.Or(cfg.RPSScale, d.RPSScale)
 	if len(cfg.Targets) == 0 {
 		cfg.Targets = d.Targets
 	}
@@ -104,7 +105,7 @@ func (t *Tower) Targets(a int) (first, second float64) {
 
 // observe adds a period to the minute: the requests that entered, their
 // latencies, and the managed services' CPU allocated.
-func (t *Tower) observe(snap *metrics.Snapshot, managed func(name string) bool) {
+func (t *Tower) observe(snap *metrics.Snapshot, managed map[string]int) {
 	for i := range snap.Classes {
 		c := &snap.Classes[i]
 		t.arrivals += c.Arrivals
@@ -112,7 +113,7 @@ func (t *Tower) observe(snap *metrics.Snapshot, managed func(name string) bool) 
 	}
 	for i := range snap.Services {
 		s := &snap.Services[i]
-		if managed(s.Name) {
+		if _, ok := managed[s.Name]; ok {
 			t.alloc += float64(s.Replicas) * s.CPULimit * snap.Period.Seconds()
 		}
 	}
@@ -120,21 +121,24 @@ func (t *Tower) observe(snap *metrics.Snapshot, managed func(name string) bool) 
 }
 
 // decide ends the minute: it completes the last decision's sample, learns
-// from every sample again, and returns the next action.
+// from every sample again, and returns the next action. Exploring the
+// least tried (the warm-up), it holds each action two minutes and learns
+// nothing.
 func (t *Tower) decide(now time.Duration) int {
 	rps := float64(t.arrivals) / max(t.elapsed.Seconds(), 1e-9)
-	if t.leastTried {
-		return t.exploreLeastTried(now, rps)
+	var a int
+	switch {
+	case t.leastTried && t.hasAction && !t.held: // the hold's first minute: not a sample
+		t.done++
+		a, t.held = t.pending.Action, true
+	case t.leastTried:
+		t.complete()
+		a, t.held = t.leastTriedAction(), false
+	default:
+		t.complete()
+		t.learn()
+		a = t.explore(t.nets.Best(rps / t.cfg.RPSScale))
 	}
-	if t.hasAction {
-		t.pending.P99 = t.hist.Quantile(0.99)
-		t.pending.Alloc = t.alloc / max(t.elapsed.Seconds(), 1e-9)
-		if t.done++; t.done > t.cfg.Warmup {
-			t.Samples = append(t.Samples, t.pending)
-		}
-	}
-	t.learn()
-	a := t.explore(t.nets.Best(rps / t.cfg.RPSScale))
 	t.pending, t.hasAction = Sample{RPS: rps, Action: a}, true
 	t.arrivals, t.alloc, t.elapsed = 0, 0, 0
 	t.hist.Reset()
@@ -142,38 +146,33 @@ func (t *Tower) decide(now time.Duration) int {
 	return a
 }
 
-func (t *Tower) exploreLeastTried(now time.Duration, rps float64) int {
-	a := t.pending.Action
-	if t.hasAction {
-		t.done++
+// complete ends the pending action's minute, a sample once the run's
+// first Warmup minutes are over.
+func (t *Tower) complete() {
+	if !t.hasAction {
+		return
 	}
-	switch {
-	case t.hasAction && !t.held: // the first minute: not a sample
-		t.held = true
-	default:
-		if t.hasAction && t.done > t.cfg.Warmup {
-			t.pending.P99 = t.hist.Quantile(0.99)
-			t.pending.Alloc = t.alloc / max(t.elapsed.Seconds(), 1e-9)
-			t.Samples = append(t.Samples, t.pending)
-		}
-		tried := make([]int, len(t.cfg.Targets)*len(t.cfg.Targets))
-		for _, s := range t.Samples {
-			tried[s.Action]++
-		}
-		least := slices.Min(tried)
-		var pick []int
-		for i, n := range tried {
-			if n == least {
-				pick = append(pick, i)
-			}
-		}
-		a, t.held = pick[t.rng.IntN(len(pick))], false
+	if t.done++; t.done > t.cfg.Warmup {
+		t.pending.P99 = t.hist.Quantile(0.99)
+		t.pending.Alloc = t.alloc / max(t.elapsed.Seconds(), 1e-9)
+		t.Samples = append(t.Samples, t.pending)
 	}
-	t.pending, t.hasAction = Sample{RPS: rps, Action: a}, true
-	t.arrivals, t.alloc, t.elapsed = 0, 0, 0
-	t.hist.Reset()
-	t.next = now + t.cfg.Period
-	return a
+}
+
+// leastTriedAction draws uniformly among the actions of fewest samples.
+func (t *Tower) leastTriedAction() int {
+	tried := make([]int, len(t.cfg.Targets)*len(t.cfg.Targets))
+	for _, s := range t.Samples {
+		tried[s.Action]++
+	}
+	least := slices.Min(tried)
+	var pick []int
+	for i, n := range tried {
+		if n == least {
+			pick = append(pick, i)
+		}
+	}
+	return pick[t.rng.IntN(len(pick))]
 }
 
 // learn trains fresh models on Resamples examples drawn uniformly from

@@ -62,7 +62,7 @@ func TestTowerPicksTheCheapestTargetsThatMeetTheSLO(t *testing.T) {
 		Services: []metrics.ServiceStats{{Name: "s", Replicas: 2, CPULimit: 1.5}}}
 	snap.Classes[0].LatencyHist.Record(0.25)
 	for m := 1; m <= 5; m++ {
-		tw.observe(snap, func(string) bool { return true })
+		tw.observe(snap, map[string]int{"s": 0})
 		tw.decide(time.Duration(m) * time.Minute)
 	}
 	if len(tw.Samples) != 1 || tw.Samples[0].RPS != 200 || tw.Samples[0].Alloc != 3 || math.Abs(tw.Samples[0].P99-0.25) > 0.25*metrics.LatencyHistRelativeWidth {

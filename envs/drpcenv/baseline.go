@@ -3,7 +3,6 @@ package drpcenv
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/shoal-project/shoal/control/drpc"
@@ -25,9 +24,6 @@ func Baseline(ctx context.Context, sc *scenario.Scenario, policy string, cfg Con
 	if err != nil {
 		return Episode{}, err
 	}
-	if _, err := sc.Autoscalers(policy); err != nil {
-		return Episode{}, fmt.Errorf("drpcenv: %w", err)
-	}
 	world := *sc // static:scale=2 starts from other replicas
 	c, err := sc.ConfigFor(policy)
 	if err != nil {
@@ -42,13 +38,15 @@ func Baseline(ctx context.Context, sc *scenario.Scenario, policy string, cfg Con
 	var v Episode
 	n := float64(cfg.ValidationEpisodes)
 	for k := range cfg.ValidationEpisodes {
-		rng := rand.New(rand.NewPCG(selectionSeed, uint64(k)))
-		seed, spec := rng.Uint64()|1<<63, cfg.Arrivals(rng)
+		ctls, err := sc.Autoscalers(policy)
+		if err != nil {
+			return Episode{}, fmt.Errorf("drpcenv: %w", err)
+		}
+		seed, spec := selectionEpisode(cfg, k)
 		w, err := newWorld(&world, spec, seed, cfg)
 		if err != nil {
 			return Episode{}, err
 		}
-		ctls, _ := sc.Autoscalers(policy)
 		var snap metrics.Snapshot
 		var cost float64
 		periods := int(cfg.EpisodeLength / cfg.Period)

@@ -343,6 +343,14 @@ const (
 // own.
 const selectionSeed = 0x73656c656374 // "select"
 
+// selectionEpisode is the k-th selection episode's system seed and
+// arrivals.
+func selectionEpisode(cfg Config, k int) (uint64, workload.ProcessSpec) {
+	rng := rand.New(rand.NewPCG(selectionSeed, uint64(k)))
+	seed := rng.Uint64() | 1<<63
+	return seed, cfg.Arrivals(rng)
+}
+
 // Validate runs a trained policy's students, as deployed (deterministic,
 // over its base rule and hold), on cfg.ValidationEpisodes episodes drawn
 // from cfg.Arrivals with seeds of their own, the same whatever the
@@ -358,8 +366,8 @@ func Validate(ctx context.Context, sc *scenario.Scenario, pol *drpc.Policy, cfg 
 	t := &trainer{ctx: ctx, sc: sc, cfg: cfg, pol: pol, gbInCPU: gbInCPU(sc)}
 	jobs := make([]job, cfg.ValidationEpisodes)
 	for k := range jobs {
-		rng := rand.New(rand.NewPCG(selectionSeed, uint64(k)))
-		jobs[k] = job{phase: phaseStudents, seed: rng.Uint64() | 1<<63, spec: cfg.Arrivals(rng)}
+		jobs[k] = job{phase: phaseStudents}
+		jobs[k].seed, jobs[k].spec = selectionEpisode(cfg, k)
 	}
 	v, err := t.meanOf(jobs, nil)
 	v.Phase = phaseStudents

@@ -1,10 +1,14 @@
 package ps
 
-import "time"
+import (
+	"time"
 
-// CFSPeriod is the bandwidth period of the throttling counters: the
-// kernel's default cpu.cfs_period_us (100 ms).
-const CFSPeriod = 100 * time.Millisecond
+	"github.com/shoal-project/shoal/metrics"
+)
+
+// CFSPeriod is the bandwidth period of the throttling counters, the
+// snapshot's (the kernel's default cpu.cfs_period_us).
+const CFSPeriod = metrics.CFSPeriod
 
 // cfs counts a queue's CFS bandwidth periods as a cgroup's cpu.stat does
 // (Documentation/scheduler/sched-bwc.rst): windows of CFSPeriod aligned to
