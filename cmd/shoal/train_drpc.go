@@ -32,6 +32,7 @@ func (cl *cli) trainDRPC(short string) *cobra.Command {
 		hold           bool
 		baseHigh       float64
 		initFrom       string
+		overHPA        float64
 	)
 	cmd := &cobra.Command{
 		Use:   "drpc SCENARIO -o FILE",
@@ -91,6 +92,7 @@ scenario's episodes, so a fine-tuned teacher is kept only if it beats it.
 	f.BoolVar(&hold, "hold", true, "never grow a deployment that shows no reason to (demand or CPU above 75%, errors, slow, a forecast rise), in training and at run time")
 	f.StringVar(&initFrom, "init", "", "fine-tune the policy in `FILE` (its guard rails, base rule, reward and predictor) instead of training from scratch")
 	f.BoolVar(&residual, "residual", true, "learn a residual over a 30%/75% CPU threshold rule (false: the paper's plain TD3)")
+	f.Float64Var(&overHPA, "over-hpa", 0, "act over an HPA per deployment at this CPU target in percent: the replicas action moves its target up to 2x either way, so an untrained policy is that HPA (0: off; replaces --residual's rule)")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if err := t.check(); err != nil {
 			return err
@@ -111,6 +113,12 @@ scenario's episodes, so a fine-tuned teacher is kept only if it beats it.
 		if !residual {
 			cfg.Base = nil
 		}
+		if overHPA != 0 {
+			if !(overHPA >= 1 && overHPA <= 1000) || cmd.Flags().Changed("residual") {
+				return usagef("--over-hpa must be a CPU target in [1, 1000] %%, without --residual")
+			}
+			cfg.Base, cfg.OverHPA = nil, &drpc.OverHPA{Target: overHPA, Range: 1}
+		}
 		if !hold {
 			cfg.Hold = nil
 		}
@@ -129,9 +137,9 @@ scenario's episodes, so a fine-tuned teacher is kept only if it beats it.
 		}
 		cfg.Workers = workers
 		if initFrom != "" {
-			for _, name := range []string{"forecast", "base-high", "hold", "residual", "util-weight"} {
+			for _, name := range []string{"forecast", "base-high", "hold", "residual", "over-hpa", "util-weight"} {
 				if cmd.Flags().Changed(name) {
-					return usagef("--init: the policy keeps its own predictor, base rule, hold and reward; drop --forecast, --base-high, --hold, --residual and --util-weight")
+					return usagef("--init: the policy keeps its own predictor, base rule, hold and reward; drop --forecast, --base-high, --hold, --residual, --over-hpa and --util-weight")
 				}
 			}
 			if cfg.Init, err = readFile(initFrom, drpc.ReadPolicy); err != nil {

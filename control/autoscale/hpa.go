@@ -316,6 +316,10 @@ func (c *HPAConfig) Validate() error {
 // Config returns the configuration with defaults applied.
 func (h *HPA) Config() HPAConfig { return h.cfg }
 
+// SetTarget changes metric k's target, as editing the
+// HorizontalPodAutoscaler's spec does: the next sync computes with it.
+func (h *HPA) SetTarget(k int, target float64) { h.cfg.Metrics[k].Target = target }
+
 // Decide implements control.Controller: it records the period's samples
 // and, at every sync, returns a SetReplicas if the desired count differs
 // from the current one.

@@ -79,6 +79,7 @@ type Controller struct {
 	raw, act []float64 // the network's output; the action after the base rule
 	low      []int     // per deployment: periods in a row below the base rule's Low
 	fallback []bool
+	hpas     *HPAs // the HPAs the policy acts over, if it does
 	acts     []control.Action
 	stats    Stats
 	reward   float64
@@ -106,8 +107,11 @@ func NewController(pol *Policy, opt Options) (*Controller, error) {
 	for i := range c.preds {
 		c.preds[i] = pol.students[i].NewPredictor()
 	}
+	var err error
+	if c.hpas, err = pol.NewHPAs(); err != nil {
+		return nil, err
+	}
 	if opt.Retrain > 0 {
-		var err error
 		if c.retrain, err = newRetrainer(pol, opt); err != nil {
 			return nil, err
 		}
@@ -151,6 +155,10 @@ func (c *Controller) Decide(now time.Duration, snap *metrics.Snapshot) []control
 	ok := c.obs.Observe(snap, c.opt.Forecast)
 	for i := range c.fallback {
 		c.fallback[i] = !ok
+		if !ok && c.hpas != nil {
+			clear(c.act)
+			c.hpas.Steer(i, c.act)
+		}
 	}
 	if ok {
 		if b := c.pol.Base; b != nil {
@@ -193,8 +201,7 @@ func (c *Controller) decideAll(now time.Duration, snap *metrics.Snapshot) {
 	for i := range c.pol.Deployments {
 		d := &c.pol.Deployments[i]
 		if d.handover { // Fit left it to the fallback, every period
-			c.fallback[i] = true
-			c.stats.Fallbacks++
+			c.fallBack(i)
 			continue
 		}
 		teacher := c.opt.Teacher || c.teaching > 0
@@ -202,11 +209,13 @@ func (c *Controller) decideAll(now time.Duration, snap *metrics.Snapshot) {
 			continue
 		}
 		if !c.inRange(i) {
-			c.fallback[i] = true
-			c.stats.Fallbacks++
+			c.fallBack(i)
 			continue
 		}
 		c.policyAction(i, teacher)
+		if c.hpas != nil {
+			c.hpas.Steer(i, c.act)
+		}
 		s := c.obs.Service(snap, i)
 		dec := Guard(d, c.pol.Steps, s, c.obs.brownout[i], c.act)
 		c.stats.Decisions++
@@ -215,6 +224,17 @@ func (c *Controller) decideAll(now time.Duration, snap *metrics.Snapshot) {
 		}
 		c.obs.SetBrownout(i, dec.Brownout)
 		c.acts = dec.Actions(c.acts, d.Name, s)
+	}
+}
+
+// fallBack leaves deployment i to the fallback: the scenario's HPA, or
+// the HPA the policy acts over, at its own target.
+func (c *Controller) fallBack(i int) {
+	c.fallback[i] = true
+	c.stats.Fallbacks++
+	if c.hpas != nil {
+		clear(c.act)
+		c.hpas.Steer(i, c.act)
 	}
 }
 
@@ -257,8 +277,12 @@ func (c *Controller) inRange(i int) bool {
 }
 
 // applyFallback runs the fallback controllers and keeps their actions for
-// the deployments in fallback.
+// the deployments in fallback; a policy over the HPA runs its HPAs, which
+// scale every deployment.
 func (c *Controller) applyFallback(now time.Duration, snap *metrics.Snapshot) []control.Action {
+	if c.hpas != nil {
+		return c.hpas.Decide(c.acts, now, snap)
+	}
 	for _, f := range c.opt.Fallback {
 		for _, a := range f.Decide(now, snap) {
 			if i := c.deployment(serviceOf(a)); i >= 0 && c.fallback[i] {

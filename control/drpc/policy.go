@@ -48,6 +48,10 @@ type Policy struct {
 	// Base, if set, makes the policy residual: the networks' outputs are
 	// added to the base rule's action.
 	Base *Base `json:"base,omitempty"`
+	// OverHPA, if set, makes the policy act over an HPA per deployment:
+	// the replicas component moves the HPA's target (see OverHPA). A
+	// policy has a Base or an OverHPA, not both.
+	OverHPA *OverHPA `json:"over_hpa,omitempty"`
 	// Forecast is whether a workload predictor (learn/forecast's GRU over
 	// the ingress rate) follows the weights in the file; its forecast is
 	// the students' and teacher's forecast feature.
@@ -150,6 +154,13 @@ func (p *Policy) init(rng *rand.Rand) error {
 		return errors.New("student_hidden, teacher_hidden: need at least one hidden layer each")
 	case p.Period <= 0:
 		return errors.New("period: must be > 0")
+	case p.Base != nil && p.OverHPA != nil:
+		return errors.New("base, over_hpa: a policy acts over one of them, not both")
+	}
+	if p.OverHPA != nil {
+		if err := p.OverHPA.validate(); err != nil {
+			return err
+		}
 	}
 	if len(p.Low) != LocalFeatures || len(p.High) != LocalFeatures {
 		p.Low, p.High = nil, nil // no range recorded: no range check

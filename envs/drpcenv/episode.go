@@ -179,6 +179,10 @@ func (t *trainer) run(j *job) (*outcome, error) {
 		return nil, err
 	}
 	n := len(t.pol.Deployments)
+	hpas, err := t.pol.NewHPAs()
+	if err != nil {
+		return nil, err
+	}
 	obs := drpc.NewObserver(t.pol.Deployments, t.pol.Ingress, time.Duration(t.cfg.Reward.RTMax))
 	var fc drpc.Forecaster
 	if f := t.pol.Forecaster(); f != nil {
@@ -239,11 +243,17 @@ func (t *trainer) run(j *job) (*outcome, error) {
 				low[i] = b.Below(low[i], obs.Local(i))
 			}
 			t.pol.Compose(final, a, obs.Local(i), i, low[i])
+			if hpas != nil {
+				hpas.Steer(i, final)
+			}
 			s := obs.Service(&snap, i)
 			dec := drpc.Guard(&t.pol.Deployments[i], t.cfg.Steps, s, brown[i], final)
 			brown[i] = dec.Brownout
 			obs.SetBrownout(i, dec.Brownout)
 			buf = dec.Actions(buf, t.pol.Deployments[i].Name, s)
+		}
+		if hpas != nil {
+			buf = hpas.Decide(buf, now, &snap)
 		}
 		for _, a := range buf {
 			if err := w.cl.Apply(now, a); err != nil {

@@ -85,6 +85,10 @@ type Config struct {
 	Reward drpc.Reward
 	// Base, if set, makes the policy residual over this rule (drpc.Base).
 	Base *drpc.Base
+	// OverHPA, if set instead, makes the policy act over an HPA per
+	// deployment, its replicas action moving the HPA's target
+	// (drpc.OverHPA).
+	OverHPA *drpc.OverHPA
 	// Hold, if set, keeps the policy from growing a calm deployment
 	// (drpc.Hold), in training as at run time.
 	Hold *drpc.Hold
@@ -211,7 +215,7 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg Config) (*Trained, er
 	}
 	for t.count(phaseImitation) == 0 {
 		n := t.count(phaseTeacher)
-		if t.pol.Base != nil && cfg.ValidateEvery > 0 && t.count(phaseValidation) == 0 {
+		if (t.pol.Base != nil || t.pol.OverHPA != nil) && cfg.ValidateEvery > 0 && t.count(phaseValidation) == 0 {
 			if err := t.validateBase(done); err != nil {
 				return nil, err
 			}
@@ -315,7 +319,7 @@ func withDefaults(cfg Config, sc *scenario.Scenario) Config {
 		cfg.Now = time.Now
 	}
 	if in := cfg.Init; in != nil {
-		cfg.ForecastEpisodes, cfg.Base, cfg.Hold, cfg.Steps, cfg.Reward = 0, in.Base, in.Hold, in.Steps, in.Reward
+		cfg.ForecastEpisodes, cfg.Base, cfg.OverHPA, cfg.Hold, cfg.Steps, cfg.Reward = 0, in.Base, in.OverHPA, in.Hold, in.Steps, in.Reward
 		cfg.TD3.Hidden = in.TeacherHidden
 		if in.FineTune != nil {
 			cfg.TD3.Critics = in.FineTune.Critics
@@ -422,7 +426,7 @@ func newTrainer(ctx context.Context, sc *scenario.Scenario, cfg Config) (*traine
 	rng := rand.New(src)
 	pol, err := drpc.NewPolicy(drpc.Policy{Period: drpc.Duration(cfg.Period), Deployments: deps, Ingress: Ingress(sc),
 		Steps: cfg.Steps, Reward: cfg.Reward, StudentHidden: cfg.StudentHidden, TeacherHidden: cfg.TD3.Hidden,
-		Notifier: drpc.NotifierConfig{NPR: 60, Relative: 0.9}, Base: cfg.Base, Hold: cfg.Hold, // Algorithm 4: see drpc.Notifier
+		Notifier: drpc.NotifierConfig{NPR: 60, Relative: 0.9}, Base: cfg.Base, OverHPA: cfg.OverHPA, Hold: cfg.Hold, // Algorithm 4: see drpc.Notifier
 		Provenance: drpc.Provenance{Scenario: sc.Name, Seed: cfg.Seed}}, rng)
 	if err != nil {
 		return nil, fmt.Errorf("drpcenv: %w", err)
