@@ -47,6 +47,8 @@ type trainerState struct {
 	// none yet) and BestScore its reward there.
 	Best                []byte
 	BestScore, BestCost float64
+	BestViolations      float64
+	KeepBudget          float64 // trainer.keepBudget
 	// Pending are the teacher's updates owed, Lambda the budget's
 	// multiplier.
 	Pending int
@@ -61,6 +63,9 @@ func settings(sc string, cfg Config) string {
 	base := "none"
 	if cfg.Base != nil {
 		base = fmt.Sprintf("%+v", *cfg.Base)
+	}
+	if cfg.OverHPA != nil {
+		base = fmt.Sprintf("over hpa %+v", *cfg.OverHPA)
 	}
 	if cfg.Hold != nil {
 		base += fmt.Sprintf(" hold %+v", *cfg.Hold)
@@ -82,6 +87,7 @@ func (t *trainer) save(elapsed time.Duration) error {
 	}
 	st := trainerState{RNG: rng, Elapsed: elapsed, Steps: t.steps, Curve: t.curve, Low: t.low, High: t.high,
 		DataObs: t.dataObs, DataAct: t.dataAct, Rates: t.rates, BestScore: t.bestScore, BestCost: t.bestCost,
+		BestViolations: t.bestViolations, KeepBudget: t.keepBudget,
 		Pending: t.pending, Lambda: t.lambda}
 	if t.best != nil {
 		var b bytes.Buffer
@@ -150,6 +156,7 @@ func (t *trainer) restore() (elapsed time.Duration, ok bool, err error) {
 	}
 	t.pol, t.steps, t.curve, t.low, t.high = pol, st.Steps, st.Curve, st.Low, st.High
 	t.dataObs, t.dataAct, t.rates, t.bestScore, t.bestCost = st.DataObs, st.DataAct, st.Rates, st.BestScore, st.BestCost
+	t.bestViolations, t.keepBudget = st.BestViolations, st.KeepBudget
 	t.pending, t.lambda = st.Pending, st.Lambda
 	t.td3.Replay().SetPenalty(t.lambda)
 	if len(st.Best) > 0 {

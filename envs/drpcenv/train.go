@@ -16,6 +16,7 @@
 package drpcenv
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -400,6 +401,10 @@ type trainer struct {
 	// mean reward and cost there.
 	best                *nn.MLP[float32]
 	bestScore, bestCost float64
+	bestViolations      float64
+	// keepBudget is the budget validation judges by (Beats): the larger
+	// of the budget and the base rule's cost on the validation episodes.
+	keepBudget float64
 	// pending are the teacher's updates owed by the episodes taken in;
 	// lambda is the budget's Lagrange multiplier.
 	pending int
@@ -611,7 +616,7 @@ func (t *trainer) validationDue(n int) bool {
 // made beside the first of them, and keeps that teacher if it did best so
 // far.
 func (t *trainer) validate(after func() error) error {
-	return t.validateActor(t.actorCopy(), after)
+	return t.validateActor(t.actorCopy(), false, after)
 }
 
 // actorCopy is a copy of the teacher's actor as it is now.
@@ -628,12 +633,12 @@ func (t *trainer) validateBase(after func() error) error {
 	for _, p := range zero.Params() {
 		clear(p.Value.Data)
 	}
-	return t.validateActor(zero, after)
+	return t.validateActor(zero, true, after)
 }
 
-// validateActor runs actor on the validation episodes and keeps it if it
-// did best so far.
-func (t *trainer) validateActor(actor *nn.MLP[float32], after func() error) error {
+// validateActor runs actor (the base rule alone, if base) on the
+// validation episodes and keeps it if it did best so far.
+func (t *trainer) validateActor(actor *nn.MLP[float32], base bool, after func() error) error {
 	jobs := make([]job, t.cfg.ValidationEpisodes)
 	for k := range jobs {
 		rng := rand.New(rand.NewPCG(t.cfg.Seed, 0x76616c69+uint64(k))) // "vali"
@@ -644,9 +649,16 @@ func (t *trainer) validateActor(actor *nn.MLP[float32], after func() error) erro
 		return err
 	}
 	v.Phase, v.Steps, v.Updates, v.Lambda = phaseValidation, t.steps, t.td3.Updates, t.lambda
+	if base && t.cfg.Budget > 0 {
+		// The base rule alone comes first: a teacher is judged within
+		// the budget or the base rule's cost, whichever is higher, so
+		// that one cheaper than a base over the budget, but worse, does
+		// not replace it.
+		t.keepBudget = max(t.cfg.Budget, v.Cost)
+	}
 	if t.better(v) {
 		t.best = actor
-		t.bestScore, t.bestCost = v.Reward, v.Cost
+		t.bestScore, t.bestCost, t.bestViolations = v.Reward, v.Cost, v.SLOViolations
 	}
 	return t.ended(v, []func() error{after})
 }
@@ -677,20 +689,25 @@ func (t *trainer) meanOf(jobs []job, beside func()) (Episode, error) {
 // budget a teacher within it beats one over it, and of two over it the
 // cheaper wins; otherwise the higher reward wins.
 func (t *trainer) better(v Episode) bool {
-	return t.best == nil || Beats(v, Episode{Reward: t.bestScore, Cost: t.bestCost}, t.cfg.Budget)
+	budget := cmp.Or(t.keepBudget, t.cfg.Budget)
+	return t.best == nil || Beats(v, Episode{Reward: t.bestScore, Cost: t.bestCost, SLOViolations: t.bestViolations}, budget)
 }
 
 // Beats reports whether validation v beats validation best: under a budget
-// (> 0) one within it beats one over it, and of two over it the cheaper
-// wins; otherwise the higher mean reward.
+// (> 0) one within it beats one over it, of two over it the cheaper wins,
+// and of two within it the one with fewer SLO violations (what a budget's
+// user asks for: the fewest violations at the bill; at a tie, the higher
+// reward); without a budget, the higher mean reward.
 func Beats(v, best Episode, budget float64) bool {
 	if budget > 0 {
 		in, bestIn := v.Cost <= budget, best.Cost <= budget
-		if in != bestIn {
+		switch {
+		case in != bestIn:
 			return in
-		}
-		if !in {
+		case !in:
 			return v.Cost < best.Cost
+		case v.SLOViolations != best.SLOViolations:
+			return v.SLOViolations < best.SLOViolations
 		}
 	}
 	return v.Reward > best.Reward

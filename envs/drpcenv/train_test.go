@@ -273,7 +273,8 @@ func TestFineTuneStartsFromThePolicy(t *testing.T) {
 // TestValidateJudgesEverySeedAlike: a trained policy's students are
 // validated on the same episodes whatever the training seed in the
 // configuration, deterministically, and Beats prefers a policy within the
-// budget, then the cheaper one over it, then the higher reward.
+// budget, then the cheaper one over it, then the one with fewer SLO
+// violations within it; without a budget, the higher reward.
 func TestValidateJudgesEverySeedAlike(t *testing.T) {
 	sc, cfg, pol := shortPolicy(t, 7, 1, 0)
 	cfg.ValidationEpisodes = 2
@@ -289,9 +290,11 @@ func TestValidateJudgesEverySeedAlike(t *testing.T) {
 	if a != b || !(a.Reward > 0) || !(a.Cost > 0) || a.Phase != phaseStudents {
 		t.Fatalf("validation with training seed 7: %+v; with 8: %+v", a, b)
 	}
-	within, over, cheaper := Episode{Reward: 0.2, Cost: 40}, Episode{Reward: 0.9, Cost: 60}, Episode{Reward: 0.1, Cost: 50}
-	if !Beats(within, over, 45) || Beats(over, within, 45) || !Beats(cheaper, over, 45) || !Beats(over, within, 0) {
-		t.Error("Beats: want within the budget first, then the cheaper, and without a budget the higher reward")
+	within, over, cheaper := Episode{Reward: 0.2, Cost: 40, SLOViolations: 0.1}, Episode{Reward: 0.9, Cost: 60}, Episode{Reward: 0.1, Cost: 50}
+	safer := Episode{Reward: 0.1, Cost: 44, SLOViolations: 0.05}
+	if !Beats(within, over, 45) || Beats(over, within, 45) || !Beats(cheaper, over, 45) || !Beats(over, within, 0) ||
+		!Beats(safer, within, 45) || Beats(safer, within, 0) {
+		t.Error("Beats: want within the budget first, then the cheaper, then the fewer violations, and without a budget the higher reward")
 	}
 }
 
