@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -83,25 +82,3 @@ func TestDRPCComparison(t *testing.T) {
 	}
 }
 
-// TestAlibabaFirstHalfStaysInTheFirstHalf: training segments never reach
-// the trace half the paper study evaluates on, and they are valid arrivals.
-func TestAlibabaFirstHalfStaysInTheFirstHalf(t *testing.T) {
-	sc, err := scenario.Lookup("trainticket")
-	if err != nil {
-		t.Fatal(err)
-	}
-	draw := AlibabaFirstHalf(10 * time.Minute)
-	rng := rand.New(rand.NewPCG(1, 2))
-	for range 200 {
-		spec := draw(rng)
-		if spec.Start < 0 || spec.Start+spec.Window > 2500*time.Minute || spec.Window != 100*time.Minute {
-			t.Fatalf("segment %v + %v leaves the first half", spec.Start, spec.Window)
-		}
-	}
-	if err := sc.SetArrivals(draw(rng)); err != nil {
-		t.Fatal(err)
-	}
-	if err := sc.Validate(); err != nil {
-		t.Fatal(err)
-	}
-}

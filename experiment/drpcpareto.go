@@ -396,7 +396,7 @@ func (p DRPCPareto) selectSeed(ctx context.Context, train *scenario.Scenario, b 
 		}
 		return all, nil, nil
 	}
-	best, vs, err := drpcenv.Select(ctx, train, pols, b, p.SelectEpisodes)
+	best, vs, err := drpcenv.Select(ctx, train, pols, b, p.SelectEpisodes, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("pareto: selecting at budget %g: %w", b, err)
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -288,7 +287,7 @@ func (tr drpcTraining) policy(ctx context.Context, sc *scenario.Scenario, dir st
 			switch cmp.Or(tr.Training, "surges") {
 			case "surges":
 			case "alibaba-first-half":
-				cfg.Arrivals = AlibabaFirstHalf(cfg.EpisodeLength)
+				cfg.Arrivals = drpcenv.Totals(drpcenv.AlibabaFirstHalf(cfg.EpisodeLength))
 			default:
 				return nil, fmt.Errorf("drpc: unknown training workloads %q", tr.Training)
 			}
@@ -318,21 +317,6 @@ func (tr drpcTraining) policy(ctx context.Context, sc *scenario.Scenario, dir st
 		return nil, err
 	}
 	return p, nil
-}
-
-// AlibabaFirstHalf draws training episodes from the first half of the
-// paper's workload (scenario trainticket-alibaba: the Alibaba 2018 CPU
-// trace at 1.2 requests/s per % after the 10x compression, the shares of
-// the four user types kept): an episode of simulated length d starts at a
-// random offset in trace minutes 0 to 2500 - 10d.
-func AlibabaFirstHalf(d time.Duration) func(rng *rand.Rand) workload.ProcessSpec {
-	const speedup, half = 10, 2500 * time.Minute
-	return func(rng *rand.Rand) workload.ProcessSpec {
-		span := speedup * d
-		start := time.Duration(rng.Int64N(int64(half-span)/int64(time.Minute))) * time.Minute
-		return workload.ProcessSpec{Kind: workload.KindTrace, Trace: "alibaba", Column: "cpu_util_percent",
-			Start: start, Window: span, Speedup: speedup, Scale: 1.2}
-	}
 }
 
 func (s DRPCStudy) logf(format string, a ...any) {

@@ -33,6 +33,9 @@ func (cl *cli) trainDRPC(short string) *cobra.Command {
 		baseHigh       float64
 		initFrom       string
 		overHPA        float64
+		horizon        time.Duration
+		traceShare     float64
+		mixShare       float64
 	)
 	cmd := &cobra.Command{
 		Use:   "drpc SCENARIO -o FILE",
@@ -83,6 +86,9 @@ scenario's episodes, so a fine-tuned teacher is kept only if it beats it.
 	t.register(f, 15*time.Minute, "a cap on the teacher's wall time (machine-dependent; --episodes is the reproducible bound)", drpcenv.DefaultConfig().Episodes, "teacher")
 	f.Float64Var(&weight, "util-weight", 0, "weight of equation 2's distance term (the paper's is 1; default: drpc.DefaultReward's)")
 	f.BoolVar(&predict, "forecast", true, "fit a GRU workload predictor on four episodes of the base rule first; the policy reads its forecast")
+	f.DurationVar(&horizon, "forecast-horizon", time.Duration(drpcenv.DefaultConfig().Forecast.Horizon)*drpcenv.DefaultConfig().Period, "how far ahead the workload predictor forecasts the ingress rate (a multiple of --period)")
+	f.Float64Var(&traceShare, "trace-share", 0, "the share of training episodes drawn from the Alibaba trace's first half (its slow swings, at trainticket-alibaba's rate)")
+	f.Float64Var(&mixShare, "mix-share", 0, "the share of training episodes whose request mix shifts (one user type gains 10-25 points from another); the rest are generated surges and drifts")
 	f.BoolVar(&resume, "resume", false, "continue the interrupted run whose state FILE.ckpt holds (written after every episode, removed at the end)")
 	f.StringVar(&budgetFlag, "budget-cpu", defaultBill, "the mean vCPUs (memory at its price) a training episode may allocate: hpa:FACTOR (FACTOR times the scenario's HPA's mean on the selection episodes; hpa is hpa:1), a number, or none")
 	f.IntVar(&seeds, "seeds", 2, "train this many policies, with seeds from --seed, and keep the best on the selection episodes")
@@ -124,7 +130,15 @@ scenario's episodes, so a fine-tuned teacher is kept only if it beats it.
 		}
 		if predict {
 			cfg.ForecastEpisodes = 4
+			if horizon <= 0 || horizon%cfg.Period != 0 {
+				return usagef("--forecast-horizon must be a positive multiple of --period %v", cfg.Period)
+			}
+			cfg.Forecast.Horizon = int(horizon / cfg.Period)
 		}
+		if !(traceShare >= 0 && mixShare >= 0 && traceShare+mixShare <= 1) {
+			return usagef("--trace-share and --mix-share must be shares, together at most 1")
+		}
+		cfg.Arrivals = drpcenv.Training(sc, cfg.EpisodeLength, traceShare, mixShare)
 		if weight < 0 {
 			return usagef("--util-weight must not be negative")
 		}
@@ -168,7 +182,7 @@ scenario's episodes, so a fine-tuned teacher is kept only if it beats it.
 				pols[k] = r.Policy
 			}
 			var vs []drpcenv.Episode
-			if kept, vs, err = drpcenv.Select(cmd.Context(), sc, pols, cfg.Budget, selectEpisodes); err != nil {
+			if kept, vs, err = drpcenv.Select(cmd.Context(), sc, pols, cfg.Budget, selectEpisodes, cfg.Arrivals); err != nil {
 				return fmt.Errorf("train drpc: selecting the seed: %w", err)
 			}
 			for k, v := range vs {

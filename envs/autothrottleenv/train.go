@@ -110,7 +110,7 @@ func (r recorder) Decide(_ time.Duration, snap *metrics.Snapshot) []control.Acti
 // control period of the scenario, and returns its SLO violations.
 func episode(ctx context.Context, sc *scenario.Scenario, cfg Config, rng *rand.Rand, ctl control.Controller) (float64, error) {
 	spec := cfg.Arrivals(rng)
-	cl, err := drpcenv.EpisodeCluster(sc, spec, rng.Uint64()|1<<63, cfg.EpisodeLength)
+	cl, err := drpcenv.EpisodeCluster(sc, drpcenv.Traffic{Total: spec}, rng.Uint64()|1<<63, cfg.EpisodeLength)
 	if err != nil {
 		return 0, fmt.Errorf("autothrottleenv: %w", err)
 	}

@@ -221,7 +221,7 @@ func fitForecaster(cfg Config, rng *rand.Rand) (*forecast.GRUForecaster, float64
 // and learns from the next period's reward.
 func episode(ctx context.Context, sc *scenario.Scenario, cfg Config, pol *coscal.Policy, fc *forecast.GRUForecaster, eps float64, rng *rand.Rand) (Episode, error) {
 	seed := rng.Uint64() | 1<<63
-	cl, err := drpcenv.EpisodeCluster(sc, cfg.Arrivals(rng), seed, cfg.EpisodeLength+cfg.Period)
+	cl, err := drpcenv.EpisodeCluster(sc, drpcenv.Traffic{Total: cfg.Arrivals(rng)}, seed, cfg.EpisodeLength+cfg.Period)
 	if err != nil {
 		return Episode{}, fmt.Errorf("coscalenv: %w", err)
 	}

@@ -3,6 +3,7 @@ package drpcenv
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/shoal-project/shoal/control/drpc"
@@ -91,14 +92,15 @@ func allocated(snap *metrics.Snapshot, deps []drpc.Deployment, gbInCPU float64) 
 }
 
 // Select returns the index of the policy, of several trained with
-// different seeds, that does best on episodes selection episodes
-// (Validate's) as Beats judges under the budget, and each one's
+// different seeds, that does best on episodes selection episodes drawn
+// from arrivals, the training's (nil: the default), as Beats judges under
+// the budget (Validate's), and each one's
 // validation: choosing the seed without an evaluation seed's help.
-func Select(ctx context.Context, sc *scenario.Scenario, pols []*drpc.Policy, budget float64, episodes int) (int, []Episode, error) {
+func Select(ctx context.Context, sc *scenario.Scenario, pols []*drpc.Policy, budget float64, episodes int, arrivals func(*rand.Rand) Traffic) (int, []Episode, error) {
 	vs := make([]Episode, len(pols))
 	best := 0
 	for i, pol := range pols {
-		v, err := Validate(ctx, sc, pol, Config{ValidationEpisodes: episodes})
+		v, err := Validate(ctx, sc, pol, Config{ValidationEpisodes: episodes, Arrivals: arrivals})
 		if err != nil {
 			return 0, nil, err
 		}

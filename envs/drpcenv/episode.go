@@ -16,7 +16,6 @@ import (
 	"github.com/shoal-project/shoal/learn/nn"
 	"github.com/shoal-project/shoal/metrics"
 	"github.com/shoal-project/shoal/scenario"
-	"github.com/shoal-project/shoal/workload"
 )
 
 // job is one episode to simulate. Everything it reads is its own or is
@@ -24,7 +23,7 @@ import (
 type job struct {
 	phase string
 	seed  uint64
-	spec  workload.ProcessSpec
+	spec  Traffic
 	// actor is the teacher's actor: it acts (teacher, validation,
 	// imitation) and labels the states for the students (imitation,
 	// dagger). In the teacher phase it is a copy taken as the round began.
@@ -372,7 +371,7 @@ func (t *trainer) inputs(obs *drpc.Observer) [][]float64 {
 // world is one episode's simulated cluster.
 type world struct{ cl *cluster.Cluster }
 
-func newWorld(sc *scenario.Scenario, spec workload.ProcessSpec, seed uint64, cfg Config) (*world, error) {
+func newWorld(sc *scenario.Scenario, spec Traffic, seed uint64, cfg Config) (*world, error) {
 	cl, err := EpisodeCluster(sc, spec, seed, cfg.EpisodeLength+cfg.Period)
 	if err != nil {
 		return nil, err
@@ -381,12 +380,12 @@ func newWorld(sc *scenario.Scenario, spec workload.ProcessSpec, seed uint64, cfg
 }
 
 // EpisodeCluster is one training episode's simulated system, for every
-// autoscaler's training: the scenario with the spec's arrivals (its mix
-// kept), the classical selectors and 10 s samples, up to horizon.
-func EpisodeCluster(sc *scenario.Scenario, spec workload.ProcessSpec, seed uint64, horizon time.Duration) (*cluster.Cluster, error) {
+// autoscaler's training: the scenario with the traffic's arrivals, the
+// classical selectors and 10 s samples, up to horizon.
+func EpisodeCluster(sc *scenario.Scenario, tr Traffic, seed uint64, horizon time.Duration) (*cluster.Cluster, error) {
 	cp := *sc
 	cp.Sources = slices.Clone(sc.Sources)
-	if err := cp.SetArrivals(spec); err != nil {
+	if err := tr.apply(&cp); err != nil {
 		return nil, fmt.Errorf("training arrivals: %w", err)
 	}
 	cl, err := cluster.New(&cp.Config, cluster.Options{Seed: seed, Selectors: lb.Classical(), Traces: sc.Traces(),

@@ -34,7 +34,6 @@ import (
 	"github.com/shoal-project/shoal/learn/rl"
 	"github.com/shoal-project/shoal/metrics"
 	"github.com/shoal-project/shoal/scenario"
-	"github.com/shoal-project/shoal/workload"
 )
 
 // Config sets a training run. Zero fields take the defaults of
@@ -56,7 +55,7 @@ type Config struct {
 	Period time.Duration
 	// Arrivals draws each episode's arrival process (every source's, keeping
 	// the scenario's mix); default: Surges.
-	Arrivals func(rng *rand.Rand) workload.ProcessSpec
+	Arrivals func(rng *rand.Rand) Traffic
 	// ValidateEvery, if > 0, runs the deterministic teacher on
 	// ValidationEpisodes episodes drawn from Arrivals with seeds of their
 	// own (the same ones every time, never a training or evaluation seed)
@@ -305,7 +304,7 @@ func withDefaults(cfg Config, sc *scenario.Scenario) Config {
 		cfg.Reward = drpc.DefaultReward(sc.SLO)
 	}
 	if cfg.Arrivals == nil {
-		cfg.Arrivals = Surges(sc)
+		cfg.Arrivals = Training(sc, cfg.EpisodeLength, 0, 0)
 	}
 	if cfg.ValidationEpisodes <= 0 {
 		cfg.ValidationEpisodes = def.ValidationEpisodes
@@ -350,7 +349,7 @@ const selectionSeed = 0x73656c656374 // "select"
 
 // selectionEpisode is the k-th selection episode's system seed and
 // arrivals.
-func selectionEpisode(cfg Config, k int) (uint64, workload.ProcessSpec) {
+func selectionEpisode(cfg Config, k int) (uint64, Traffic) {
 	rng := rand.New(rand.NewPCG(selectionSeed, uint64(k)))
 	seed := rng.Uint64() | 1<<63
 	return seed, cfg.Arrivals(rng)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/shoal-project/shoal/cluster"
 	"github.com/shoal-project/shoal/control/drpc"
 	"github.com/shoal-project/shoal/scenario"
+	"github.com/shoal-project/shoal/workload"
 )
 
 // TestTrainWritesARunnablePolicy trains for a few short episodes and checks
@@ -339,4 +341,88 @@ func TestBaselineCountsTheScenariosResources(t *testing.T) {
 	if _, err := Baseline(context.Background(), sc, "drpc:x.policy", cfg); err == nil {
 		t.Error("a learned policy as the baseline: no error")
 	}
+}
+
+// TestTrainingWorkloadsAvoidTheEvaluation: trace windows come from the
+// Alibaba trace's first half, an episode long, and the default draw keeps
+// away from the validation segment (1200-1400); mix shifts move one class's
+// share to another in four steps at a constant total, never in the
+// frontier study's pairs; and every draw replays on the scenario.
+func TestTrainingWorkloadsAvoidTheEvaluation(t *testing.T) {
+	sc, err := scenario.Lookup("trainticket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	draw := Training(sc, 10*time.Minute, 0.4, 0.4)
+	rng := rand.New(rand.NewPCG(1, 2))
+	counts := map[string]int{}
+	for range 3000 {
+		tr := draw(rng)
+		switch {
+		case tr.Sources != nil:
+			counts["mix"]++
+			checkMixShift(t, sc, tr)
+		case tr.Total.Kind == workload.KindTrace:
+			counts["trace"]++
+			s, end := tr.Total.Start, tr.Total.Start+tr.Total.Window
+			if s < 0 || end > 2500*time.Minute || end > 1100*time.Minute && s < 1500*time.Minute || tr.Total.Window != 100*time.Minute {
+				t.Fatalf("trace window %v-%v: outside the first half's training part, or not an episode long", s, end)
+			}
+		default:
+			counts["surge"]++
+		}
+		if counts["surge"]+counts["mix"]+counts["trace"] < 20 {
+			cp := *sc
+			cp.Sources = slices.Clone(sc.Sources)
+			if err := tr.apply(&cp); err != nil {
+				t.Fatal(err)
+			}
+			if err := cp.Validate(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for kind, want := range map[string]int{"trace": 1200, "mix": 1200, "surge": 600} {
+		if n := counts[kind]; n < want*9/10 || n > want*11/10 {
+			t.Errorf("%d %s draws of 3000, want about %d", n, kind, want)
+		}
+	}
+}
+
+// checkMixShift checks one mix shift: four steps, a constant total, one
+// class rising by what another loses, not a pair the study evaluates.
+func checkMixShift(t *testing.T, sc *scenario.Scenario, tr Traffic) {
+	t.Helper()
+	var up, down []string
+	for k := range 4 {
+		total := 0.0
+		for _, a := range tr.Sources {
+			if len(a.Rates) != 4 || a.Step != 150*time.Second {
+				t.Fatalf("mix shift %+v: want four steps of 150 s", a)
+			}
+			total += a.Rates[k]
+		}
+		if first := sumFirst(tr); math.Abs(total-first) > 1e-6*first {
+			t.Fatalf("step %d: total %v, first step %v", k, total, first)
+		}
+	}
+	for i, a := range tr.Sources {
+		switch {
+		case a.Rates[3] > a.Rates[0]*1.0001:
+			up = append(up, sc.Sources[i].Class)
+		case a.Rates[3] < a.Rates[0]*0.9999:
+			down = append(down, sc.Sources[i].Class)
+		}
+	}
+	if len(up) != 1 || len(down) != 1 || up[0] == "cancel" && down[0] == "query" || up[0] == "admin" && down[0] == "buy" {
+		t.Fatalf("mix shift raises %v and lowers %v: want one pair, not the study's", up, down)
+	}
+}
+
+func sumFirst(tr Traffic) float64 {
+	s := 0.0
+	for _, a := range tr.Sources {
+		s += a.Rates[0]
+	}
+	return s
 }

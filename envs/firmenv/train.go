@@ -217,7 +217,7 @@ type trainer struct {
 // newCluster builds one episode's system on a drawn workload.
 func (t *trainer) newCluster() (*cluster.Cluster, error) {
 	seed := t.rng.Uint64() | 1<<63
-	cl, err := drpcenv.EpisodeCluster(t.sc, t.cfg.Arrivals(t.rng), seed, t.cfg.EpisodeLength+t.cfg.Period)
+	cl, err := drpcenv.EpisodeCluster(t.sc, drpcenv.Traffic{Total: t.cfg.Arrivals(t.rng)}, seed, t.cfg.EpisodeLength+t.cfg.Period)
 	if err != nil {
 		return nil, fmt.Errorf("firmenv: %w", err)
 	}
