@@ -81,4 +81,3 @@ func TestDRPCComparison(t *testing.T) {
 		}
 	}
 }
-
