@@ -14,8 +14,9 @@ import (
 // place (not in the DRPC paper; issue 48's "acting over a tuned HPA"):
 // every deployment keeps an HPA on CPU utilisation, upstream's algorithm
 // (control/autoscale), and the network's replicas component a, instead of
-// adding replicas, moves that HPA's target to Target x 2^(-Range x a): a
-// positive action asks for more replicas by lowering the target. CPU,
+// adding replicas, moves that HPA's target to Target x 2^(-Range x a), at
+// most 95% (or Target): a positive action asks for more replicas by
+// lowering the target. CPU,
 // memory and brownout stay the network's. An action of 0 (an untrained
 // network, a deployment outside the trained range) is the HPA at Target.
 type OverHPA struct {
@@ -34,9 +35,14 @@ func (o *OverHPA) validate() error {
 	return nil
 }
 
+// maxTarget bounds the targets a policy moves to: a pod's CPU utilisation
+// cannot pass 100% of a request equal to its limit, so an HPA aiming
+// higher would never scale up.
+const maxTarget = 95
+
 // target is the HPA target for replicas action a.
 func (o *OverHPA) target(a float64) float64 {
-	return o.Target * math.Exp2(-o.Range*clip(a, -1, 1))
+	return math.Min(o.Target*math.Exp2(-o.Range*clip(a, -1, 1)), math.Max(o.Target, maxTarget))
 }
 
 // HPAs are the HPAs a policy with OverHPA acts through, one per
