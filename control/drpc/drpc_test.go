@@ -223,36 +223,52 @@ func TestControllerPeriodsAndFallback(t *testing.T) {
 // TestControllerDecisionAllocatesNothing: a period of decisions by the
 // students allocates nothing once warm.
 func TestControllerDecisionAllocatesNothing(t *testing.T) {
-	c, err := NewController(testPolicy(t), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap := testSnapshot(2*time.Second, 100)
-	c.Decide(2*time.Second, snap)
-	if n := testing.AllocsPerRun(100, func() { c.Decide(2*time.Second, snap) }); n != 0 {
-		t.Errorf("%v allocations per period, want 0", n)
+	for _, over := range []*OverHPA{nil, {Target: 75, Range: 1}} {
+		p := testPolicy(t)
+		p.OverHPA = over
+		c, err := NewController(p, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap := overSnapshot(2*time.Second, [2]int{2, 3}, 0.5)
+		c.Decide(2*time.Second, snap)
+		now := 2 * time.Second
+		if n := testing.AllocsPerRun(100, func() { now += time.Second; c.Decide(now, snap) }); n != 0 {
+			t.Errorf("over the HPA %v: %v allocations per period, want 0", over != nil, n)
+		}
 	}
 }
 
 // BenchmarkStudentDecision is one deployment's decision: features, the
-// student network, the base rule, the hold and the guard rails (the
-// paper's 6e-5 s of CPU).
+// student network, the base rule or the HPA's new target, the hold and the
+// guard rails (the paper's 6e-5 s of CPU).
 func BenchmarkStudentDecision(b *testing.B) {
-	p := testPolicy(b)
-	p.Base, p.Hold = &Base{Low: 0.3, High: 0.75, Stabilize: 12}, &Hold{High: 0.75} // as trained by default
-	c, err := NewController(p, Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	snap := testSnapshot(time.Second, 100)
-	c.Decide(time.Second, snap)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		c.policyAction(0, false)
-		s := c.obs.Service(snap, 0)
-		dec := Guard(&c.pol.Deployments[0], c.pol.Steps, s, false, c.act)
-		c.acts = dec.Actions(c.acts[:0], "front", s)
+	for _, over := range []bool{false, true} {
+		name := "base"
+		p := testPolicy(b)
+		p.Base, p.Hold = &Base{Low: 0.3, High: 0.75, Stabilize: 12}, &Hold{High: 0.75} // as trained with --residual
+		if over {
+			name, p.Base, p.OverHPA = "over-hpa", nil, &OverHPA{Target: 75, Range: 1}
+		}
+		b.Run(name, func(b *testing.B) {
+			c, err := NewController(p, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			snap := testSnapshot(time.Second, 100)
+			c.Decide(time.Second, snap)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				c.policyAction(0, false)
+				if c.hpas != nil {
+					c.hpas.Steer(0, c.act)
+				}
+				s := c.obs.Service(snap, 0)
+				dec := Guard(&c.pol.Deployments[0], c.pol.Steps, s, false, c.act)
+				c.acts = dec.Actions(c.acts[:0], "front", s)
+			}
+		})
 	}
 }
 
