@@ -32,7 +32,8 @@ func (cl *cli) trainDRPC(short string) *cobra.Command {
 		hold           bool
 		baseHigh       float64
 		initFrom       string
-		overHPA        float64
+		overHPA        string
+		overCap        float64
 		horizon        time.Duration
 		traceShare     float64
 		mixShare       float64
@@ -97,8 +98,9 @@ scenario's episodes, so a fine-tuned teacher is kept only if it beats it.
 	f.Float64Var(&baseHigh, "base-high", drpcenv.DefaultConfig().Base.High, "the base rule adds replicas above this demand utilisation (and the hold lets a deployment grow above it)")
 	f.BoolVar(&hold, "hold", true, "never grow a deployment that shows no reason to (demand or CPU above 75%, errors, slow, a forecast rise), in training and at run time")
 	f.StringVar(&initFrom, "init", "", "fine-tune the policy in `FILE` (its guard rails, base rule, reward and predictor) instead of training from scratch")
-	f.BoolVar(&residual, "residual", true, "learn a residual over a 30%/75% CPU threshold rule (false: the paper's plain TD3)")
-	f.Float64Var(&overHPA, "over-hpa", 0, "act over an HPA per deployment at this CPU target in percent: the replicas action moves its target up to 2x either way, so an untrained policy is that HPA (0: off; replaces --residual's rule)")
+	f.Float64Var(&overCap, "over-hpa-cap", 0, "the highest CPU target (percent) the policy may move the HPA's to (0: 95, or the HPA's if higher); the HPA's own target makes a policy that never has fewer replicas than the HPA")
+	f.BoolVar(&residual, "residual", true, "with --over-hpa none: learn a residual over a 30%/75% CPU threshold rule (false: the paper's plain TD3)")
+	f.StringVar(&overHPA, "over-hpa", defaultOver, "act over an HPA per deployment: hpa (at the scenario's HPA's CPU target), a CPU target in percent, or none (no HPA under the policy: --residual's rule); the replicas action moves the HPA's target up to 2x either way, so an untrained policy is that HPA")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if err := t.check(); err != nil {
 			return err
@@ -119,11 +121,22 @@ scenario's episodes, so a fine-tuned teacher is kept only if it beats it.
 		if !residual {
 			cfg.Base = nil
 		}
-		if overHPA != 0 {
-			if !(overHPA >= 1 && overHPA <= 1000) || cmd.Flags().Changed("residual") {
-				return usagef("--over-hpa must be a CPU target in [1, 1000] %%, without --residual")
+		if initFrom == "" { // a fine-tuning keeps its policy's
+			if cfg.OverHPA, err = parseOver(overHPA, sc); err != nil {
+				return err
 			}
-			cfg.Base, cfg.OverHPA = nil, &drpc.OverHPA{Target: overHPA, Range: 1}
+		}
+		if cfg.OverHPA != nil && overCap != 0 {
+			if !(overCap >= cfg.OverHPA.Target && overCap <= 1000) {
+				return usagef("--over-hpa-cap: %g is not a CPU target from the HPA's %g to 1000 %%", overCap, cfg.OverHPA.Target)
+			}
+			cfg.OverHPA.Cap = overCap
+		}
+		if cfg.OverHPA != nil {
+			if cmd.Flags().Changed("residual") || cmd.Flags().Changed("base-high") {
+				return usagef("--residual and --base-high set the rule under a policy with --over-hpa none")
+			}
+			cfg.Base = nil
 		}
 		if !hold {
 			cfg.Hold = nil
@@ -151,9 +164,9 @@ scenario's episodes, so a fine-tuned teacher is kept only if it beats it.
 		}
 		cfg.Workers = workers
 		if initFrom != "" {
-			for _, name := range []string{"forecast", "base-high", "hold", "residual", "over-hpa", "util-weight"} {
+			for _, name := range []string{"forecast", "base-high", "hold", "residual", "over-hpa", "over-hpa-cap", "util-weight"} {
 				if cmd.Flags().Changed(name) {
-					return usagef("--init: the policy keeps its own predictor, base rule, hold and reward; drop --forecast, --base-high, --hold, --residual, --over-hpa and --util-weight")
+					return usagef("--init: the policy keeps its own predictor, base rule, hold and reward; drop --forecast, --base-high, --hold, --residual, --over-hpa, --over-hpa-cap and --util-weight")
 				}
 			}
 			if cfg.Init, err = readFile(initFrom, drpc.ReadPolicy); err != nil {
@@ -388,6 +401,32 @@ func (cl *cli) trainDRPCSeed(cmd *cobra.Command, sc *scenario.Scenario, cfg drpc
 // cheap, bad policy. 1.5 times it is about the budget of 60 vCPUs the
 // frontier study's recipe uses on TrainTicket (docs/results/drpc.md).
 const defaultBill = "hpa:1.5"
+
+// defaultOver is the default of --over-hpa: the policy acts over the
+// scenario's own HPA.
+const defaultOver = "hpa"
+
+// parseOver is --over-hpa: hpa (the scenario's HPA's CPU target), a
+// target in percent, or none.
+func parseOver(s string, sc *scenario.Scenario) (*drpc.OverHPA, error) {
+	var target float64
+	switch s {
+	case "none":
+		return nil, nil
+	case "hpa":
+		var err error
+		if target, err = drpcenv.HPATarget(sc); err != nil {
+			return nil, usagef("--over-hpa hpa: %v", err)
+		}
+	default:
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(x >= 1 && x <= 1000) {
+			return nil, usagef("--over-hpa: %q is not hpa, none or a CPU target in [1, 1000] %%", s)
+		}
+		target = x
+	}
+	return &drpc.OverHPA{Target: target, Range: 1}, nil
+}
 
 // seedFile holds one seed's finished policy while others train.
 func seedFile(out string, seed uint64) string { return fmt.Sprintf("%s.seed%d", out, seed) }

@@ -168,6 +168,14 @@ func TestTrainDRPCDefaults(t *testing.T) {
 	if p.Forecaster() == nil || p.Provenance.Seed != uint64(kept[0][5]-'0') {
 		t.Errorf("policy: forecaster %v, seed %d; want a forecast and the kept seed (%s)", p.Forecaster() != nil, p.Provenance.Seed, kept[0])
 	}
+	if p.OverHPA == nil || p.OverHPA.Target != 75 || p.Base != nil {
+		t.Errorf("policy: over_hpa %+v, base %+v; want it over trainticket's HPA at 75%% CPU, with no base rule", p.OverHPA, p.Base)
+	}
+	for _, bad := range [][]string{{"--over-hpa", "0"}, {"--over-hpa", "kpa"}, {"--residual=false"}} {
+		if _, err := runCLI(t, append([]string{"train", "drpc", "trainticket", "-o", pol}, bad...)...); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), bad[0][:10]) {
+			t.Errorf("%v: %v", bad, err)
+		}
+	}
 	for _, bad := range []string{"hpa:0", "hpa:x", "kpa", "-3"} {
 		if _, err := runCLI(t, "train", "drpc", "trainticket", "-o", pol, "--budget-cpu", bad); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--budget-cpu") {
 			t.Errorf("--budget-cpu %s: %v", bad, err)

@@ -15,13 +15,17 @@ import (
 // every deployment keeps an HPA on CPU utilisation, upstream's algorithm
 // (control/autoscale), and the network's replicas component a, instead of
 // adding replicas, moves that HPA's target to Target x 2^(-Range x a), at
-// most 95% (or Target): a positive action asks for more replicas by
-// lowering the target. CPU,
+// most Cap: a positive action asks for more replicas by lowering the
+// target. CPU,
 // memory and brownout stay the network's. An action of 0 (an untrained
 // network, a deployment outside the trained range) is the HPA at Target.
 type OverHPA struct {
 	Target float64 `json:"target"` // percent CPU utilisation
 	Range  float64 `json:"range"`  // log2 of the largest factor the target moves by
+	// Cap is the highest target the policy may move to (0: 95%, or
+	// Target if higher). At Target, the policy never has fewer replicas
+	// than the HPA would: it only adds capacity.
+	Cap float64 `json:"cap,omitempty"`
 }
 
 // validate checks the setting.
@@ -31,18 +35,24 @@ func (o *OverHPA) validate() error {
 		return fmt.Errorf("over_hpa.target: %v is not a CPU utilisation in [1, 1000] %%", o.Target)
 	case !(o.Range >= 0 && o.Range <= 4):
 		return fmt.Errorf("over_hpa.range: %v is not in [0, 4]", o.Range)
+	case o.Cap != 0 && !(o.Cap >= o.Target && o.Cap <= 1000):
+		return fmt.Errorf("over_hpa.cap: %v is not a CPU target from over_hpa.target (%v) to 1000 %%", o.Cap, o.Target)
 	}
 	return nil
 }
 
-// maxTarget bounds the targets a policy moves to: a pod's CPU utilisation
-// cannot pass 100% of a request equal to its limit, so an HPA aiming
-// higher would never scale up.
+// maxTarget bounds the targets a policy moves to by default: a pod's CPU
+// utilisation cannot pass 100% of a request equal to its limit, so an HPA
+// aiming higher would never scale up.
 const maxTarget = 95
 
 // target is the HPA target for replicas action a.
 func (o *OverHPA) target(a float64) float64 {
-	return math.Min(o.Target*math.Exp2(-o.Range*clip(a, -1, 1)), math.Max(o.Target, maxTarget))
+	ceiling := o.Cap
+	if ceiling == 0 {
+		ceiling = math.Max(o.Target, maxTarget)
+	}
+	return math.Min(o.Target*math.Exp2(-o.Range*clip(a, -1, 1)), ceiling)
 }
 
 // HPAs are the HPAs a policy with OverHPA acts through, one per

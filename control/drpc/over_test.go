@@ -27,12 +27,13 @@ func overSnapshot(at time.Duration, replicas [2]int, u float64) *metrics.Snapsho
 	return s
 }
 
-// replicaTrace runs ctl over two minutes of snapshots, busy (90% CPU)
-// then quiet (20%), applying its replica changes, and returns them.
+// replicaTrace runs ctl over eight minutes of snapshots, busy (90% CPU)
+// for one minute then quiet (20%), applying its replica changes, and
+// returns them.
 func replicaTrace(ctl control.Controller) []string {
 	replicas := [2]int{2, 3}
 	var out []string
-	for sec := 1; sec <= 120; sec++ {
+	for sec := 1; sec <= 480; sec++ {
 		u := 0.9
 		if sec > 60 {
 			u = 0.2
@@ -76,14 +77,16 @@ func (hs hpas) Decide(now time.Duration, snap *metrics.Snapshot) []control.Actio
 
 // TestOverHPAIsTheHPAItSteers: a policy over the HPA whose networks output
 // 0 scales exactly as the HPA at its target does; one whose replicas
-// output is 1 scales as the HPA at half the target.
+// output is 1 scales as the HPA at half the target, and one whose output
+// is -1 as the HPA at its cap (95%, or the one set).
 func TestOverHPAIsTheHPAItSteers(t *testing.T) {
 	for _, tc := range []struct {
 		bias   float32 // every student's replicas output is tanh(bias)
+		cap    float64
 		target float64
-	}{{0, 60}, {20, 30}} {
+	}{{0, 0, 60}, {20, 0, 30}, {-20, 0, 95}, {-20, 60, 60}} {
 		p := testPolicy(t)
-		p.OverHPA = &OverHPA{Target: 60, Range: 1}
+		p.OverHPA = &OverHPA{Target: 60, Range: 1, Cap: tc.cap}
 		for i := range p.Deployments {
 			params := p.Student(i).Params()
 			for _, w := range params {
@@ -97,7 +100,7 @@ func TestOverHPAIsTheHPAItSteers(t *testing.T) {
 		}
 		got, want := replicaTrace(ctl), replicaTrace(newHPAs(t, tc.target))
 		if len(want) < 2 || !slices.Equal(got, want) {
-			t.Errorf("replicas output tanh(%v): the policy scaled %v; the HPA at %v%% scaled %v", tc.bias, got, tc.target, want)
+			t.Errorf("replicas output tanh(%v), cap %v: the policy scaled %v; the HPA at %v%% scaled %v", tc.bias, tc.cap, got, tc.target, want)
 		}
 	}
 }
@@ -105,7 +108,7 @@ func TestOverHPAIsTheHPAItSteers(t *testing.T) {
 // TestOverHPASettingIsChecked: a policy file's over_hpa is validated, and
 // a policy acts over a base rule or an HPA, not both.
 func TestOverHPASettingIsChecked(t *testing.T) {
-	for _, o := range []*OverHPA{{Target: 0, Range: 1}, {Target: 60, Range: -1}} {
+	for _, o := range []*OverHPA{{Target: 0, Range: 1}, {Target: 60, Range: -1}, {Target: 60, Range: 1, Cap: 50}} {
 		p := testPolicy(t)
 		p.OverHPA = o
 		if err := p.init(nil); err == nil {

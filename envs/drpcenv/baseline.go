@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/shoal-project/shoal/control/autoscale"
 	"github.com/shoal-project/shoal/control/drpc"
 	"github.com/shoal-project/shoal/metrics"
 	"github.com/shoal-project/shoal/scenario"
@@ -110,4 +111,34 @@ func Select(ctx context.Context, sc *scenario.Scenario, pols []*drpc.Policy, bud
 		}
 	}
 	return best, vs, nil
+}
+
+// HPATarget is the CPU utilisation target (percent) of the scenario's HPA,
+// the one a policy acts over by default (drpc.OverHPA). Every autoscaled
+// service's HPA must aim at the same CPU target.
+func HPATarget(sc *scenario.Scenario) (float64, error) {
+	ctls, err := sc.Autoscalers("hpa")
+	if err != nil {
+		return 0, fmt.Errorf("drpcenv: %w", err)
+	}
+	target := 0.0
+	for _, c := range ctls {
+		h, ok := c.(*autoscale.HPA)
+		if !ok {
+			continue
+		}
+		for _, m := range h.Config().Metrics {
+			switch {
+			case m.Kind != autoscale.MetricCPU:
+				return 0, fmt.Errorf("the HPA of %s scales on %s, not CPU: give a CPU target", h.Config().Service, m.Kind)
+			case target != 0 && m.Target != target:
+				return 0, fmt.Errorf("the scenario's HPAs aim at %g%% and %g%% CPU: give one target", target, m.Target)
+			}
+			target = m.Target
+		}
+	}
+	if target == 0 {
+		return 0, fmt.Errorf("scenario %s has no HPA", sc.Name)
+	}
+	return target, nil
 }
