@@ -65,7 +65,7 @@ func settings(sc string, cfg Config) string {
 		base = fmt.Sprintf("%+v", *cfg.Base)
 	}
 	if cfg.OverHPA != nil {
-		base = fmt.Sprintf("over hpa %+v", *cfg.OverHPA)
+		base = fmt.Sprintf("over hpa %+v add-only %v", *cfg.OverHPA, cfg.AddOnly)
 	}
 	if cfg.Hold != nil {
 		base += fmt.Sprintf(" hold %+v", *cfg.Hold)

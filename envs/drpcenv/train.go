@@ -92,6 +92,10 @@ type Config struct {
 	// Hold, if set, keeps the policy from growing a calm deployment
 	// (drpc.Hold), in training as at run time.
 	Hold *drpc.Hold
+	// AddOnly keeps a policy over the HPA from taking away what the HPA
+	// and the scenario give: the HPA's target may only fall (OverHPA.Cap
+	// at its target) and no CPU limit goes below the scenario's.
+	AddOnly bool
 	// Budget, if > 0, constrains the teacher's cost: the mean resources a
 	// training episode allocates, in vCPUs with memory at its price
 	// (drpc.Budget). A Lagrange multiplier on the cost is raised while the
@@ -417,6 +421,16 @@ func newTrainer(ctx context.Context, sc *scenario.Scenario, cfg Config) (*traine
 	deps, err := Deployments(sc, cfg.Period)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.AddOnly && cfg.Init == nil {
+		if cfg.OverHPA == nil {
+			return nil, errors.New("drpcenv: AddOnly needs a policy over the HPA (OverHPA)")
+		}
+		over := *cfg.OverHPA
+		over.Cap, cfg.OverHPA = over.Target, &over
+		for i := range deps {
+			deps[i].CPUMin = deps[i].CPUMax / 2 // the scenario's limit (Deployments' rails are half and twice it)
+		}
 	}
 	if cfg.Init != nil {
 		err = keepDeployments(deps, cfg.Init)
