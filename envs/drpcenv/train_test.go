@@ -426,3 +426,29 @@ func sumFirst(tr Traffic) float64 {
 	}
 	return s
 }
+
+// TestAddOnlyTakesNothingFromTheHPA: a policy trained over the HPA with
+// AddOnly may not raise the HPA's target above its own nor set a CPU limit
+// below the scenario's; AddOnly needs a policy over the HPA.
+func TestAddOnlyTakesNothingFromTheHPA(t *testing.T) {
+	sc, cfg := shortRun(t, 3, 1, 0)
+	cfg.Base, cfg.OverHPA, cfg.AddOnly = nil, &drpc.OverHPA{Target: 75, Range: 1}, true
+	tr, err := Train(context.Background(), sc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := tr.Policy
+	if p.OverHPA == nil || p.OverHPA.Cap != 75 || cfg.OverHPA.Cap != 0 {
+		t.Fatalf("over_hpa %+v, the caller's %+v: want the cap at the target, the caller's setting untouched", p.OverHPA, cfg.OverHPA)
+	}
+	for _, d := range p.Deployments {
+		i := slices.IndexFunc(sc.Services, func(s cluster.Service) bool { return s.Name == d.Name })
+		if d.CPUMin != sc.Services[i].CPU {
+			t.Errorf("%s: CPU floor %g, want the scenario's limit %g", d.Name, d.CPUMin, sc.Services[i].CPU)
+		}
+	}
+	cfg.OverHPA = nil
+	if _, err := Train(context.Background(), sc, cfg); err == nil {
+		t.Error("AddOnly without a policy over the HPA trained")
+	}
+}
