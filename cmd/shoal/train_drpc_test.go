@@ -137,7 +137,7 @@ func TestTrainDRPCDefaults(t *testing.T) {
 	if err := run(ctx, args, &out, stderr); err == nil || !strings.Contains(err.Error(), "--resume") {
 		t.Fatalf("interrupted run: error %v; stderr:\n%s", err, stderr.buf.String())
 	}
-	if !regexp.MustCompile(`budget \d+\.\d vCPUs: 1.5 times the HPA's mean \d+\.\d vCPUs on 1 selection episodes`).MatchString(stderr.buf.String()) {
+	if !regexp.MustCompile(`budget \d+\.\d vCPUs: 2 times the HPA's mean \d+\.\d vCPUs on 1 selection episodes`).MatchString(stderr.buf.String()) {
 		t.Errorf("no line of the HPA's bill:\n%s", stderr.buf.String())
 	}
 	if _, err := runCLI(t, args...); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), pol+".seed1") {
