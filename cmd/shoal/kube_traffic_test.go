@@ -283,7 +283,7 @@ func TestOperatorOnRealTraffic(t *testing.T) {
 	pol := filepath.Join(t.TempDir(), "web.policy")
 	if out, err := runCLI(t, "train", "drpc", filepath.Join("testdata", "kube-web.yaml"), "-o", pol, "--episodes", "40",
 		"--episode-length", "2m", "--period", "2s", "--seed", "1", "--quiet",
-		"--seeds", "1", "--forecast=false", "--budget-cpu", "none"); err != nil { // the policy this test was written for (the guide's defaults: TestGettingStarted)
+		"--seeds", "1", "--forecast=false", "--budget-cpu", "none", "--over-hpa", "none"); err != nil { // the policy this test was written for, its fallback the Autoscaler's HPA (the guide's defaults: TestGettingStarted)
 		t.Fatalf("train: %v\n%s", err, out)
 	}
 	policy, err := os.ReadFile(pol)
