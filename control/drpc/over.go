@@ -16,9 +16,9 @@ import (
 // (control/autoscale), and the network's replicas component a, instead of
 // adding replicas, moves that HPA's target to Target x 2^(-Range x a), at
 // most Cap: a positive action asks for more replicas by lowering the
-// target. CPU,
-// memory and brownout stay the network's. An action of 0 (an untrained
-// network, a deployment outside the trained range) is the HPA at Target.
+// target. CPU, memory and brownout stay the network's. An action of 0 (an
+// untrained network, a deployment outside the trained range) is the HPA at
+// Target.
 type OverHPA struct {
 	Target float64 `json:"target"` // percent CPU utilisation
 	Range  float64 `json:"range"`  // log2 of the largest factor the target moves by
