@@ -408,9 +408,9 @@ func (cl *cli) trainDRPCSeed(cmd *cobra.Command, sc *scenario.Scenario, cfg drpc
 // load and the mix shift (15% above it on the trace segment).
 const defaultBill = "hpa:2"
 
-// defaultEpisodes bounds the teacher's episodes: over the HPA, two seeds
-// of 60 took 13 min 44 s alone on two cores (at 1.5 times the bill,
-// docs/results/drpc.md), inside the 15 minutes aimed at; 120 took 20 min
+// defaultEpisodes bounds the teacher's episodes: with the default flags
+// two seeds of 60 took 14 min 33 s alone on two cores
+// (docs/results/drpc.md), inside the 15 minutes aimed at; 120 took 20 min
 // 46 s.
 const defaultEpisodes = 60
 
