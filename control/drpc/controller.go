@@ -156,8 +156,7 @@ func (c *Controller) Decide(now time.Duration, snap *metrics.Snapshot) []control
 	for i := range c.fallback {
 		c.fallback[i] = !ok
 		if !ok && c.hpas != nil {
-			clear(c.act)
-			c.hpas.Steer(i, c.act)
+			c.hpas.AtTarget(i)
 		}
 	}
 	if ok {
@@ -233,8 +232,7 @@ func (c *Controller) fallBack(i int) {
 	c.fallback[i] = true
 	c.stats.Fallbacks++
 	if c.hpas != nil {
-		clear(c.act)
-		c.hpas.Steer(i, c.act)
+		c.hpas.AtTarget(i)
 	}
 }
 

@@ -88,6 +88,10 @@ func (h *HPAs) Steer(i int, a []float64) {
 	a[aReplicas] = 0
 }
 
+// AtTarget puts deployment i's HPA back at the policy's own target, as
+// an action of 0 does: for a deployment the policy does not decide.
+func (h *HPAs) AtTarget(i int) { h.hpas[i].SetTarget(0, h.over.Target) }
+
 // Decide runs every HPA on the period's snapshot (each keeps its own
 // history and syncs on its own clock) and appends their replica changes
 // to dst. A browned-out deployment's HPA sees no load and scales it down
