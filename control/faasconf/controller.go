@@ -127,13 +127,15 @@ func (a *Agent) Record(level float64, met bool) {
 // doubles the gap.
 func (a *Agent) settle(level, price float64, met bool) {
 	l := a.ladder(level)
-	before := l.held()
+	// The held price is taken before record, which may shift the ladder
+	// in place under a pointer into it.
+	heldPrice, held := l.heldPrice()
 	l.record(a.action, price, met, a.changed)
-	if after := l.held(); !a.opt.Frozen && after != nil && (before == nil || after.price != before.price) {
+	if after, ok := l.heldPrice(); !a.opt.Frozen && ok && (!held || after != heldPrice) {
 		a.fineTune()
 	}
 	switch {
-	case a.proposed && (!met || (before != nil && price >= before.price)):
+	case a.proposed && (!met || (held && price >= heldPrice)):
 		l.calm, l.gap = 0, min(lastGap, 2*l.gap)
 	case met:
 		l.calm++

@@ -2,6 +2,7 @@ package faasconf
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -129,5 +130,45 @@ func TestControllerLevelHysteresis(t *testing.T) {
 		if got := c.Level(testSnapshot(step.rate)); got != step.want {
 			t.Fatalf("rate %d/s: level %v, want %v", step.rate, got, step.want)
 		}
+	}
+}
+
+// A proposal that met the QoS cheaper than the held configuration is held
+// from then on: the actors are fine-tuned toward it and the gap stays, as
+// it would not for a proposal no cheaper (the held price is read before
+// the ladder shifts to make room for the new one).
+func TestAgentCheaperProposalKeepsTheGap(t *testing.T) {
+	a := NewAgent(testPolicy(t), Options{NoSES: true})
+	obs := [][]float64{make([]float64, Features), make([]float64, Features)}
+	dear := []Config{{CPU: 2, MemoryMB: 1024, Instances: 4, Concurrency: 4}, {CPU: 2, MemoryMB: 1024, Instances: 4, Concurrency: 4}}
+	cheap := []Config{{CPU: 0.5, MemoryMB: 512, Instances: 1, Concurrency: 1}, {CPU: 0.5, MemoryMB: 512, Instances: 1, Concurrency: 1}}
+	for _, cpu := range []float64{4, 3, 2} { // three known: the ladder has room to shift in place
+		cs := slices.Clone(dear)
+		cs[0].CPU = cpu
+		a.RecordRunning(1, cs, true)
+	}
+	a.Propose(1, obs)
+	for range firstGap {
+		a.Record(1, true)
+		a.Propose(1, obs)
+	}
+	if a.Stats().Explored != 1 {
+		t.Fatalf("the actors did not propose after the gap: %+v", a.Stats())
+	}
+	for j, c := range cheap { // the actors proposed the cheap configuration
+		a.configs[j] = c
+		a.pol.Space.Encode(a.action[j], c)
+	}
+	tunes := a.Stats().FineTunes
+	a.Record(1, true)
+	l := a.levels[1]
+	if h := l.held(); h == nil || h.price != Price(cheap) {
+		t.Fatalf("held %+v, want the cheap configuration at %v", h, Price(cheap))
+	}
+	if l.gap != firstGap || l.calm != 1 {
+		t.Errorf("after a cheaper proposal that met the QoS: gap %d, calm %d; want %d and 1", l.gap, l.calm, firstGap)
+	}
+	if a.Stats().FineTunes != tunes+1 {
+		t.Errorf("fine-tunes %d, want %d: the held configuration changed", a.Stats().FineTunes, tunes+1)
 	}
 }

@@ -47,6 +47,14 @@ func (l *ladder) held() *known {
 	return nil
 }
 
+// heldPrice is the held configuration's price; ok is false without one.
+func (l *ladder) heldPrice() (price float64, ok bool) {
+	if k := l.held(); k != nil {
+		return k.price, true
+	}
+	return 0, false
+}
+
 // record counts an outcome of the action at its price; changed says the
 // window began with the change to it.
 func (l *ladder) record(action [][]float64, price float64, met, changed bool) {
