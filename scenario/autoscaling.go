@@ -178,15 +178,20 @@ func (s *Scenario) Autoscalers(name string) ([]control.Controller, error) {
 
 // ConfigFor is the cluster configuration an autoscaler policy runs: the
 // scenario's, or with static:scale=X a copy whose autoscaled services
-// start with X times their replicas (rounded up, within their bounds).
+// start with X times their replicas (rounded up, within their bounds), and
+// with static:resources=Y, Y times their CPU and memory limits.
 func (s *Scenario) ConfigFor(name string) (*cluster.Config, error) {
 	spec, err := policy.Parse(name)
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range spec.Members() {
-		x, ok := p.Get("scale")
-		if p.Name() != "static" || !ok {
+		if p.Name() != "static" {
+			continue
+		}
+		scale, scaled := p.Get("scale")
+		res, sized := p.Get("resources")
+		if !scaled && !sized {
 			continue
 		}
 		cfg := s.Config
@@ -194,14 +199,20 @@ func (s *Scenario) ConfigFor(name string) (*cluster.Config, error) {
 		for _, svc := range s.ManagedServices() {
 			sv := &cfg.Services[slices.IndexFunc(cfg.Services, func(c cluster.Service) bool { return c.Name == svc })]
 			if len(sv.Instances) > 0 {
-				return nil, fmt.Errorf("policy %s: service %s lists its instances one by one; static:scale scales replicas", name, sv.Name)
+				return nil, fmt.Errorf("policy %s: service %s lists its instances one by one; static:scale and resources scale its replicas' template", name, sv.Name)
 			}
-			r := int(math.Ceil(float64(max(sv.Replicas, 1)) * x))
-			r = max(r, sv.MinReplicas, 1)
-			if sv.MaxReplicas > 0 {
-				r = min(r, sv.MaxReplicas)
+			if scaled {
+				r := int(math.Ceil(float64(max(sv.Replicas, 1)) * scale))
+				r = max(r, sv.MinReplicas, 1)
+				if sv.MaxReplicas > 0 {
+					r = min(r, sv.MaxReplicas)
+				}
+				sv.Replicas = r
 			}
-			sv.Replicas = r
+			if sized {
+				sv.CPU *= res
+				sv.MemoryMB *= res
+			}
 		}
 		return &cfg, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-project/shoal/cluster"
 	"github.com/shoal-project/shoal/control/autoscale"
 	"github.com/shoal-project/shoal/workload"
 )
@@ -191,5 +192,31 @@ func TestStaticScale(t *testing.T) {
 	}
 	if again, _ := sc.ConfigFor("static"); again != &sc.Config {
 		t.Error("static without a scale runs a copy")
+	}
+}
+
+// static:resources=Y multiplies every autoscaled service's CPU and memory
+// limits, and only theirs, keeping the replicas.
+func TestStaticResources(t *testing.T) {
+	sc, err := Embedded("faas-sequential")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := sc.ConfigFor("static:resources=0.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	managed := sc.ManagedServices()
+	for i, sv := range sc.Services {
+		got, want := cfg.Services[i], sv
+		if slices.Contains(managed, sv.Name) {
+			want.CPU, want.MemoryMB = sv.CPU/2, sv.MemoryMB/2
+		}
+		if got.CPU != want.CPU || got.MemoryMB != want.MemoryMB || got.Replicas != sv.Replicas {
+			t.Errorf("%s: cpu %v, memory %v MB, %d replicas; want %v, %v and %d", sv.Name, got.CPU, got.MemoryMB, got.Replicas, want.CPU, want.MemoryMB, sv.Replicas)
+		}
+	}
+	if sc.Services[slices.IndexFunc(sc.Services, func(s cluster.Service) bool { return s.Name == managed[0] })].CPU == 0 {
+		t.Fatal("the first function has no CPU limit to scale")
 	}
 }

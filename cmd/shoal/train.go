@@ -399,6 +399,9 @@ func readLearned(kind, path string, params map[string]float64, sc *scenario.Scen
 		if err != nil {
 			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
 		}
+		if x := params["qos"]; x > 0 {
+			p.QoS.Latency = time.Duration(float64(p.QoS.Latency) * x)
+		}
 		return experiment.FaaSConfPolicy(p, faasconf.Options{}), nil
 	}
 	p, err := lb.ReadPolicy(f)

@@ -4,12 +4,16 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/shoal-project/shoal/control/faasconf"
 	"github.com/shoal-project/shoal/envs/faasconfenv"
 	"github.com/shoal-project/shoal/learn/modelfile"
 	"github.com/shoal-project/shoal/learn/rl"
 	"github.com/shoal-project/shoal/scenario"
 	"github.com/spf13/cobra"
 )
+
+// qosDefaults says how a QoS without a latency gets one.
+var qosDefaults = fmt.Sprintf("a mean may be %g times the workflow's own configuration's, a percentile %g times its own", faasconfenv.QoSSlack, faasconfenv.TailSlack)
 
 func (cl *cli) trainFaaSConf(short string) *cobra.Command {
 	var (
@@ -23,6 +27,7 @@ func (cl *cli) trainFaaSConf(short string) *cobra.Command {
 		hardwareOnly        bool
 		gamma, anchorWeight float64
 		verify              int
+		qos                 string
 		rec                 recording
 	)
 	def := faasconfenv.DefaultTrainConfig()
@@ -57,6 +62,7 @@ faasconf:FILE' serves the policy, one decision per window.`,
 	f.Float64Var(&gamma, "gamma", def.Learner.Gamma, "discount of the critics' targets, in [0, 1]")
 	f.Float64Var(&anchorWeight, "anchor-weight", def.Learner.AnchorWeight, "weight of the actors' behaviour-cloning term toward each level's cheapest verified QoS-meeting configuration (0: none)")
 	f.IntVar(&verify, "verify", def.Verify, "seeds of their own a configuration must meet the QoS on to anchor the actors")
+	f.StringVar(&qos, "qos", "", "the workflow's QoS in a window: mean or pNN (p99, p95: that percentile of the requests, refused ones counted over it), optionally with a latency, as in p99:3s; without one, "+qosDefaults+" (default "+faasconfenv.DefaultQoS.Kind()+")")
 	f.BoolVar(&hardwareOnly, "hardware-only", false, "tune CPU, memory and instances only, with no concurrency limit (the ablation of Fig. 11)")
 	rec.register(f)
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
@@ -85,6 +91,11 @@ faasconf:FILE' serves the policy, one decision per window.`,
 		}
 		start := time.Now()
 		cfg := def
+		if qos != "" {
+			if cfg.Env.QoS, err = faasconf.ParseQoS(qos); err != nil {
+				return usagef("--qos: %v", err)
+			}
+		}
 		cfg.Seed, cfg.Logged, cfg.OfflineUpdates, cfg.Online, cfg.Learner.Variant, cfg.Learner.Gamma = seed, logged, offline, online, v, gamma
 		cfg.Learner.AnchorWeight, cfg.Verify = anchorWeight, verify
 		cfg.Deadline, cfg.Now = start.Add(budget), time.Now
@@ -106,8 +117,8 @@ faasconf:FILE' serves the policy, one decision per window.`,
 			return err
 		}
 		p := tr.Policy.Provenance
-		fmt.Fprintf(cl.stdout, "trained faasconf (%s) on %s (seed %d): %d logged measurements, %d offline updates, %d online measurements, %d updates in %.0f s; wrote %s\n",
-			v, sc.Name, seed, p.Logged, p.Offline, p.Online, p.Updates, p.WallSeconds, out)
+		fmt.Fprintf(cl.stdout, "trained faasconf (%s) on %s (seed %d, QoS %v): %d logged measurements, %d offline updates, %d online measurements, %d updates in %.0f s; wrote %s\n",
+			v, sc.Name, seed, tr.Policy.QoS, p.Logged, p.Offline, p.Online, p.Updates, p.WallSeconds, out)
 		return cl.recordTraining(cmd, &rec, start, sc, "faasconf", seed, out, figures("logged", p.Logged, "offline_updates", p.Offline,
 			"online", p.Online, "updates", p.Updates))
 	})

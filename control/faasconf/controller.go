@@ -53,8 +53,10 @@ type Stats struct {
 // the QoS or is no cheaper, so a stable load is explored less and less. A
 // level change runs the new level's held configuration, a violation falls
 // back to it (or to the next dearer one, when the held one lost the
-// agent's trust); a level with none is explored. The configuration running
-// when the agent starts counts as one that met the QoS if it did.
+// agent's trust); a level with none is explored. A level starts with the
+// configurations training verified there (the policy's history), and the
+// configuration running when the agent starts counts as one that met the
+// QoS if it did.
 //
 // Unless Frozen, the actors learn while the agent serves (the paper's Fig.
 // 4, step 7): they propose with Gaussian exploration noise, and whenever
@@ -100,6 +102,9 @@ func NewAgent(pol *Policy, opt Options) *Agent {
 	}
 	for _, r := range pol.History {
 		a.ses.Add(r)
+		if r.Met {
+			a.ladder(r.Workload).verified(r.Action, r.Price)
+		}
 	}
 	return a
 }

@@ -208,3 +208,38 @@ func TestPolicyAndController(t *testing.T) {
 		t.Fatalf("history %+v, want the running configuration (%v $/h, met) after the policy's", rs, want)
 	}
 }
+
+// A percentile QoS counts the unserved requests as over its latency: with
+// 100 requests, p99 is the 99th latency, and two refusals make it +Inf; it
+// reads as it prints.
+func TestPercentileQoS(t *testing.T) {
+	var w Window
+	for i := 1; i <= 99; i++ {
+		w.Hist.Record(float64(i) / 100) // 0.01 .. 0.99 s
+	}
+	w.Requests, w.Served = 100, 99
+	q, err := ParseQoS("p99:1s")
+	if err != nil || q.Percentile != 0.99 || q.Latency != time.Second || q.MinServed != 0.99 {
+		t.Fatalf("ParseQoS(p99:1s) = %+v, %v", q, err)
+	}
+	if got := q.Measure(w); math.Abs(got-0.99) > 0.99*metrics.LatencyHistRelativeWidth || !q.Met(w) {
+		t.Fatalf("p99 of 0.01..0.99 s and one refusal: %v, met %v", got, q.Met(w))
+	}
+	w.Requests = 101 // two unserved of 101: the 100th request is one of them
+	if got := q.Measure(w); !math.IsInf(got, 1) || q.Met(w) {
+		t.Fatalf("two unserved of 101: p99 %v, met %v", got, q.Met(w))
+	}
+	if p95, _ := ParseQoS("p95:1s"); p95.Measure(w) > 1 {
+		t.Errorf("p95 with two unserved of 101: %v", p95.Measure(w))
+	}
+	for _, s := range []string{"p99:1s", "p95:250ms", "mean:2.7s"} {
+		if q, err := ParseQoS(s); err != nil || q.String() != s {
+			t.Errorf("ParseQoS(%q) = %v, %v", s, q, err)
+		}
+	}
+	for _, s := range []string{"p100", "p0:1s", "max", "p99:-1s", "mean:fast"} {
+		if _, err := ParseQoS(s); err == nil {
+			t.Errorf("ParseQoS(%q) took it", s)
+		}
+	}
+}

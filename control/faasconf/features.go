@@ -1,19 +1,105 @@
 package faasconf
 
 import (
+	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/shoal-project/shoal/metrics"
 )
 
-// QoS is a workflow's target over a time window (section 5.1.3: "average
-// latency and throughput in one time window"): a mean end-to-end latency
-// of at most Latency, with at least MinServed of the requests served (the
-// rest, refused by a concurrency limit or failed, cost throughput).
+// QoS is a workflow's target over a time window. The paper's (section
+// 5.1.3: "average latency and throughput in one time window") is a mean
+// end-to-end latency of at most Latency, with at least MinServed of the
+// requests served (the rest, refused by a concurrency limit or failed,
+// cost throughput). With Percentile set (e.g. 0.99) Latency bounds that
+// percentile of the window's requests instead, refused and failed ones
+// counted as over it: at least Percentile of the requests served within
+// Latency, the measured form of Jolteon's chance constraint P(latency ≤
+// SLO) ≥ 1 − δ (Zhang et al., NSDI '24, section 3) with δ = 1 − Percentile.
 type QoS struct {
-	Latency   time.Duration `json:"latency"`
-	MinServed float64       `json:"min_served"`
+	Latency    time.Duration `json:"latency"`
+	MinServed  float64       `json:"min_served"`
+	Percentile float64       `json:"percentile,omitempty"`
+}
+
+// Validate reports a QoS that cannot be met or checked.
+func (q QoS) Validate() error {
+	switch {
+	case q.Latency <= 0:
+		return fmt.Errorf("latency %v: must be positive", q.Latency)
+	case !(q.MinServed >= 0 && q.MinServed <= 1):
+		return fmt.Errorf("min_served %v: must be in [0, 1]", q.MinServed)
+	case !(q.Percentile >= 0 && q.Percentile < 1):
+		return fmt.Errorf("percentile %v: must be in [0, 1) (0: the mean)", q.Percentile)
+	}
+	return nil
+}
+
+// String is the QoS as a user writes it (ParseQoS).
+func (q QoS) String() string {
+	return q.Kind() + ":" + q.Latency.String()
+}
+
+// Kind is the QoS without its latency: "mean" or "p99".
+func (q QoS) Kind() string {
+	if q.Percentile > 0 {
+		return "p" + strconv.FormatFloat(100*q.Percentile, 'f', -1, 64)
+	}
+	return "mean"
+}
+
+// ParseQoS reads a QoS as a user writes it: "mean" or "mean:2.7s" (the
+// paper's: the mean latency, with 99% of the requests served), or "p99",
+// "p95:3s" (that percentile of the requests, unserved ones counted over
+// it). Without a latency the QoS's Latency is 0, for the caller to set
+// from the workflow's own configuration.
+func ParseQoS(s string) (QoS, error) {
+	kind, lat, timed := strings.Cut(s, ":")
+	q := QoS{MinServed: 0.99}
+	switch {
+	case kind == "mean":
+	case strings.HasPrefix(kind, "p"):
+		p, err := strconv.ParseFloat(kind[1:], 64)
+		if err != nil || !(p > 0 && p < 100) {
+			return QoS{}, fmt.Errorf("qos %q: the percentile %q must be a number in (0, 100), as in p99", s, kind[1:])
+		}
+		q.Percentile = p / 100
+	default:
+		return QoS{}, fmt.Errorf("qos %q: want mean or a percentile (p99, p95), optionally with a latency (p99:3s)", s)
+	}
+	if timed {
+		d, err := time.ParseDuration(lat)
+		if err != nil || d <= 0 {
+			return QoS{}, fmt.Errorf("qos %q: the latency %q must be a positive duration, as in 3s", s, lat)
+		}
+		q.Latency = d
+	}
+	return q, nil
+}
+
+// Measure is what the QoS bounds by Latency in a window, seconds: the
+// served requests' mean latency, or the Percentile of all the requests
+// with the unserved ones counted as +Inf (+Inf when none was served).
+func (q QoS) Measure(w Window) float64 {
+	if q.Percentile <= 0 {
+		return w.MeanLatency()
+	}
+	if w.Requests == 0 {
+		return 0
+	}
+	rank := math.Ceil(q.Percentile * float64(w.Requests) * (1 - 1e-15))
+	if rank > float64(w.Served) {
+		return math.Inf(1)
+	}
+	return w.Hist.Quantile(rank / float64(w.Served))
+}
+
+// Met reports whether the window met the target.
+func (q QoS) Met(w Window) bool {
+	return q.Measure(w) <= q.Latency.Seconds() && w.ServedShare() >= q.MinServed
 }
 
 // Window is what a time window showed of the workflow at its entrance:
@@ -21,25 +107,29 @@ type QoS struct {
 // progress at its end count in a later one).
 type Window struct {
 	Requests, Served int64
-	LatencySum       float64 // seconds, over the served requests
+	LatencySum       float64            // seconds, over the served requests
+	Hist             metrics.LatencyHist // the served requests' latencies
 }
 
 // WindowOf sums the snapshot's request classes.
 func WindowOf(snap *metrics.Snapshot) Window {
 	var w Window
-	for _, c := range snap.Classes {
+	for i := range snap.Classes {
+		c := &snap.Classes[i]
 		w.Requests += c.Completions + c.Failures.Total()
 		w.Served += c.Completions
 		w.LatencySum += c.Latency.Sum
+		w.Hist.Merge(&c.LatencyHist)
 	}
 	return w
 }
 
 // Add accumulates another window's counts.
-func (w *Window) Add(o Window) {
+func (w *Window) Add(o *Window) {
 	w.Requests += o.Requests
 	w.Served += o.Served
 	w.LatencySum += o.LatencySum
+	w.Hist.Merge(&o.Hist)
 }
 
 // MeanLatency is the mean end-to-end latency of the served requests,
@@ -57,11 +147,6 @@ func (w Window) ServedShare() float64 {
 		return 1
 	}
 	return math.Min(1, float64(w.Served)/float64(w.Requests))
-}
-
-// Met reports whether the window met the target.
-func (q QoS) Met(w Window) bool {
-	return w.MeanLatency() <= q.Latency.Seconds() && w.ServedShare() >= q.MinServed
 }
 
 // Features is the width of an agent's state (Table 2): resource
@@ -83,7 +168,8 @@ const Features = 12
 //	  concurrency ready (instances x limit)
 //	5 share of the calls that arrived and failed (429s included)
 //	6-9 the configuration as its action in [-1, 1] (Space.Encode)
-//	10 the workflow's mean latency over the QoS latency (capped at 10)
+//	10 the workflow's QoS measure (its mean latency, or the QoS's
+//	   percentile) over the QoS latency (capped at 10)
 //	11 the share of the workflow's requests not served
 func Observe(dst []float64, s *metrics.ServiceStats, period time.Duration, space Space, w Window, q QoS) {
 	ready := float64(max(s.Ready, 1))
@@ -104,7 +190,7 @@ func Observe(dst []float64, s *metrics.ServiceStats, period time.Duration, space
 	}
 	dst[5] = ratio(float64(s.Failures.Total()), float64(s.Arrivals))
 	space.Encode(dst[6:10], Config{CPU: s.CPULimit, MemoryMB: s.MemoryLimit, Instances: s.Replicas, Concurrency: s.Concurrency})
-	dst[10] = math.Min(10, ratio(w.MeanLatency(), q.Latency.Seconds()))
+	dst[10] = math.Min(10, ratio(q.Measure(w), q.Latency.Seconds()))
 	dst[11] = 1 - w.ServedShare()
 }
 

@@ -51,7 +51,8 @@ type Policy struct {
 	// the training scenario.
 	Footprint Footprint `json:"footprint"`
 	// History is the safe exploration's record of the configurations tried
-	// in training (the paper's Data Store).
+	// in training (the paper's Data Store); those that met the QoS were
+	// verified on seeds of their own, and a serving agent starts from them.
 	History    []Record   `json:"history"`
 	Provenance Provenance `json:"provenance"`
 

@@ -172,3 +172,32 @@ func TestAgentCheaperProposalKeepsTheGap(t *testing.T) {
 		t.Errorf("fine-tunes %d, want %d: the held configuration changed", a.Stats().FineTunes, tunes+1)
 	}
 }
+
+// A serving agent starts each level from the cheapest configuration
+// training verified there, without exploring, and falls back to the next
+// dearer verified one when the cheapest loses its trust.
+func TestAgentStartsFromVerified(t *testing.T) {
+	p := testPolicy(t)
+	enc := func(cs []Config) Record {
+		return Record{Workload: 1, Action: p.Space.EncodeAll(cs), Price: Price(cs), Met: true}
+	}
+	cheap := []Config{{CPU: 0.5, MemoryMB: 512, Instances: 1, Concurrency: 1}, {CPU: 0.5, MemoryMB: 512, Instances: 1, Concurrency: 1}}
+	dear := []Config{{CPU: 1, MemoryMB: 1024, Instances: 2, Concurrency: 2}, {CPU: 1, MemoryMB: 1024, Instances: 2, Concurrency: 2}}
+	cheaper := []Config{{CPU: 0.25, MemoryMB: 512, Instances: 1, Concurrency: 1}, {CPU: 0.25, MemoryMB: 512, Instances: 1, Concurrency: 1}}
+	missed := enc(cheaper)
+	missed.Met = false
+	p.History = []Record{enc(dear), enc(cheap), missed}
+	a := NewAgent(p, Options{NoSES: true})
+	obs := [][]float64{make([]float64, Features), make([]float64, Features)}
+	if cs := a.Propose(1, obs); cs[0] != cheap[0] || a.Stats().Explored != 0 {
+		t.Fatalf("ran %+v (%+v), want the cheapest verified %+v", cs, a.Stats(), cheap[0])
+	}
+	a.Record(1, false) // the change's window: does not count
+	for range 2 {
+		a.Propose(1, obs)
+		a.Record(1, false)
+	}
+	if cs := a.Propose(1, obs); cs[0] != dear[0] || a.Stats().Explored != 0 {
+		t.Fatalf("after two misses ran %+v (%+v), want the dearer verified %+v", cs, a.Stats(), dear[0])
+	}
+}

@@ -55,6 +55,22 @@ func (l *ladder) heldPrice() (price float64, ok bool) {
 	return 0, false
 }
 
+// verified adds a configuration training verified at the level (on
+// seeds of its own), trusted as if it had met the QoS in verifiedMet
+// windows.
+func (l *ladder) verified(action [][]float64, price float64) {
+	l.record(action, price, true, false)
+	i := slices.IndexFunc(l.known, func(k known) bool { return k.price == price && equalJoint(k.action, action) })
+	if i >= 0 {
+		l.known[i].met = max(l.known[i].met, verifiedMet)
+	}
+}
+
+// verifiedMet is how many windows a verified configuration counts as
+// having met the QoS in: with three, two misses in serving (and no new
+// meets) take the agent's trust.
+const verifiedMet = 3
+
 // record counts an outcome of the action at its price; changed says the
 // window began with the change to it.
 func (l *ladder) record(action [][]float64, price float64, met, changed bool) {

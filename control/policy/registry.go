@@ -70,6 +70,7 @@ var registry = []Policy{
 	// holds their other settings).
 	{Name: "static", Kind: Autoscaler, Runs: Sim, Doc: "the scenario's own replicas and limits, unchanged", Params: []Param{
 		{Name: "scale", Default: "1", Min: 0, Above: true, Max: 100, Doc: "multiplies every autoscaled service's replicas (rounded up, within its bounds): the static configuration's size"},
+		{Name: "resources", Default: "1", Min: 0, Above: true, Max: 100, Doc: "multiplies every autoscaled service's CPU and memory limits: its instances' size"},
 	}},
 	{Name: "hpa", Kind: Autoscaler, Runs: Sim | Operator, Doc: "the Kubernetes HPA v2 on CPU utilisation",
 		Source: "kubernetes pkg/controller/podautoscaler", Params: []Param{
@@ -115,7 +116,9 @@ var registry = []Policy{
 
 	// Serverless configurations (control/faasconf).
 	{Name: "faasconf", Kind: Serverless, File: NeedsFile, Runs: Sim, Doc: "attention mean-field MADDPG with safe exploration: CPU, memory, instances and concurrency per function",
-		Source: "FaaSConf paper, §4"},
+		Source: "FaaSConf paper, §4", Params: []Param{
+			{Name: "qos", Default: "1", Min: 0, Above: true, Max: 10, Doc: "multiplies the policy's QoS latency: a tighter (< 1) or looser (> 1) target, the policy's frontier"},
+		}},
 
 	// Edge schedulers (edge, control/edgesched).
 	{Name: "greedy", Kind: Edge, Runs: EdgeWorld, Doc: "each task where its estimated completion is earliest", Source: "edge scheduling paper, baseline"},

@@ -134,19 +134,57 @@ func New(sc *scenario.Scenario, cfg Config) (*Env, error) {
 		e.obs[j] = make([]float64, faasconf.Features)
 	}
 	if e.cfg.QoS == (faasconf.QoS{}) {
-		e.cfg.QoS = faasconf.QoS{Latency: 1, MinServed: 0.99}             // for the measurement that sets it
-		m, _ := e.Measure(1, e.own(), rand.New(rand.NewPCG(0x716f73, 1))) // "qos"
-		e.cfg.QoS.Latency = time.Duration(QoSSlack * m.Window.MeanLatency() * float64(time.Second)).Round(time.Millisecond)
+		e.cfg.QoS = DefaultQoS
+	}
+	if e.cfg.QoS.Latency == 0 {
+		e.cfg.QoS.Latency = e.ownLatency()
+	}
+	if err := e.cfg.QoS.Validate(); err != nil {
+		return nil, fmt.Errorf("faasconfenv: qos: %w", err)
 	}
 	return e, nil
 }
 
-// QoSSlack sets a workflow's QoS target when none is given: the paper does
-// not publish its targets, so the mean latency may be at most QoSSlack
-// times what the scenario's own configuration (its concurrency limits
-// included, whatever the space) achieves at its own rate (a seed of its
-// own), with 99% of the requests served.
-const QoSSlack = 1.5
+// DefaultQoS is the QoS of a workflow when none is given: the paper's, a
+// mean latency (its bound set by ownLatency) with 99% of the requests
+// served.
+var DefaultQoS = faasconf.QoS{MinServed: 0.99}
+
+// QoSSlack and TailSlack set a QoS's latency when none is given, as
+// multiples of what the scenario's own configuration (its concurrency
+// limits included, whatever the space) achieves at its own rate: the
+// paper does not publish its targets, so a mean latency may be at most
+// QoSSlack times the own configuration's in a window (a seed of its own),
+// and a percentile TailSlack times its percentile over tailWindows windows
+// (seeds of their own), so that a policy's tail stays near the tail its
+// user runs today.
+const (
+	QoSSlack    = 1.5
+	TailSlack   = 1.1
+	tailWindows = 8
+)
+
+// ownLatency is the QoS latency of the own configuration, QoSSlack or
+// TailSlack times its measure.
+func (e *Env) ownLatency() time.Duration {
+	q := e.cfg.QoS
+	if q.Percentile <= 0 {
+		e.cfg.QoS.Latency = 1                                             // for the measurement that sets it
+		m, _ := e.Measure(1, e.own(), rand.New(rand.NewPCG(0x716f73, 1))) // "qos"
+		return time.Duration(QoSSlack * m.Window.MeanLatency() * float64(time.Second)).Round(time.Millisecond)
+	}
+	e.cfg.QoS.Latency = 1
+	var pooled faasconf.Window
+	for i := range tailWindows {
+		m, _ := e.Measure(1, e.own(), rand.New(rand.NewPCG(0x716f73, 1+uint64(i))))
+		pooled.Add(&m.Window)
+	}
+	x := q.Measure(pooled)
+	if math.IsInf(x, 1) { // the own configuration serves less than the percentile: its served requests'
+		x = pooled.Hist.Quantile(q.Percentile)
+	}
+	return time.Duration(TailSlack * x * float64(time.Second)).Round(time.Millisecond)
+}
 
 // SpaceOf is the workflow's hybrid configuration space: the web service's
 // for TcktApp, the ML workflows' for the others.
