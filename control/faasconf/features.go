@@ -107,7 +107,7 @@ func (q QoS) Met(w Window) bool {
 // progress at its end count in a later one).
 type Window struct {
 	Requests, Served int64
-	LatencySum       float64            // seconds, over the served requests
+	LatencySum       float64             // seconds, over the served requests
 	Hist             metrics.LatencyHist // the served requests' latencies
 }
 
