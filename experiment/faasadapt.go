@@ -73,7 +73,7 @@ type FaaSWindow struct {
 	Window  int     `json:"window"`
 	Level   float64 `json:"level"`
 	Met     bool    `json:"met"`
-	Latency float64 `json:"latency_s"` // the window's mean latency (capped at ten times the QoS)
+	Latency float64 `json:"latency_s"` // what the QoS bounds in the window (its mean latency or percentile), capped at ten times the QoS
 	Price   float64 `json:"price_per_hour"`
 	// SafeLow and SafeHigh are the safe price range FaaSConf's proposal
 	// was last checked against when the window's configuration was chosen

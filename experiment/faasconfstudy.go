@@ -245,6 +245,8 @@ func (s FaaSConfStudy) tuner(m string, st *faasSetup, level float64, seed uint64
 	case "aquatope":
 		t, err := NewAquatopeTuner(env.Space(), n, env.QoS(), s.warm(env, level, seed), rand.New(rand.NewPCG(seed, 0x6171)))
 		return env, t, err
+	case "jolteon":
+		return env, NewJolteonTuner(env, s.warm(env, level, seed), seed), nil
 	case "rambo":
 		return env, NewRAMBOTuner(env.Space(), n, env.QoS(), s.warm(env, level, seed), rand.New(rand.NewPCG(seed, 0x72616d))), nil
 	}

@@ -152,10 +152,11 @@ func (b boSpace) configs(x []float64) []faasconf.Config {
 	return out
 }
 
-// cappedLatency is a window's mean latency in seconds, capped at ten times
-// the QoS target (and at the cap when nothing was served).
+// cappedLatency is what the QoS bounds in a window (its mean latency, or
+// its percentile), in seconds, capped at ten times the QoS target (and at
+// the cap when nothing was served).
 func cappedLatency(w faasconf.Window, q faasconf.QoS) float64 {
-	return math.Min(w.MeanLatency(), 10*q.Latency.Seconds())
+	return math.Min(q.Measure(w), 10*q.Latency.Seconds())
 }
 
 // AquatopeTuner is Aquatope-like Bayesian optimisation (Zhou et al.,

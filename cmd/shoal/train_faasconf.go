@@ -26,6 +26,7 @@ func (cl *cli) trainFaaSConf(short string) *cobra.Command {
 		variant             string
 		hardwareOnly        bool
 		gamma, anchorWeight float64
+		margin              float64
 		verify              int
 		qos                 string
 		rec                 recording
@@ -63,6 +64,7 @@ faasconf:FILE' serves the policy, one decision per window.`,
 	f.Float64Var(&anchorWeight, "anchor-weight", def.Learner.AnchorWeight, "weight of the actors' behaviour-cloning term toward each level's cheapest verified QoS-meeting configuration (0: none)")
 	f.IntVar(&verify, "verify", def.Verify, "seeds of their own a configuration must meet the QoS on to anchor the actors")
 	f.StringVar(&qos, "qos", "", "the workflow's QoS in a window: mean or pNN (p99, p95: that percentile of the requests, refused ones counted over it), optionally with a latency, as in p99:3s; without one, "+qosDefaults+" (default "+faasconfenv.DefaultQoS.Kind()+")")
+	f.Float64Var(&margin, "margin", def.Margin, "share in [0, 1) by which that verification tightens the QoS latency")
 	f.BoolVar(&hardwareOnly, "hardware-only", false, "tune CPU, memory and instances only, with no concurrency limit (the ablation of Fig. 11)")
 	rec.register(f)
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
@@ -71,6 +73,9 @@ faasconf:FILE' serves the policy, one decision per window.`,
 		}
 		if budget <= 0 || logged < 0 || offline < 0 || online < 0 {
 			return usagef("--budget must be positive; --logged, --offline-updates and --online not negative")
+		}
+		if !(margin >= 0 && margin < 1) {
+			return usagef("--margin must be in [0, 1), got %v", margin)
 		}
 		if verify < 1 {
 			return usagef("--verify must be >= 1, got %d", verify)
@@ -97,7 +102,7 @@ faasconf:FILE' serves the policy, one decision per window.`,
 			}
 		}
 		cfg.Seed, cfg.Logged, cfg.OfflineUpdates, cfg.Online, cfg.Learner.Variant, cfg.Learner.Gamma = seed, logged, offline, online, v, gamma
-		cfg.Learner.AnchorWeight, cfg.Verify = anchorWeight, verify
+		cfg.Learner.AnchorWeight, cfg.Verify, cfg.Margin = anchorWeight, verify, margin
 		cfg.Deadline, cfg.Now = start.Add(budget), time.Now
 		if hardwareOnly {
 			cfg.Env.Space = faasconfenv.SpaceOf(sc).HardwareOnly()

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"time"
 
 	"github.com/shoal-project/shoal/control/faasconf"
 	"github.com/shoal-project/shoal/learn/rl"
@@ -20,6 +21,7 @@ type anchor struct {
 	env    *Env
 	verify int
 	seed   uint64
+	qos    faasconf.QoS // the QoS with the margin: what verification checks
 	best   map[float64]anchored
 	obs    map[float64][][][]float64
 	// verified are the configurations that passed, in order.
@@ -39,8 +41,10 @@ const anchorObs = 300
 // level are verified at most in one improve.
 const anchorTries = 6
 
-func newAnchor(env *Env, verify int, seed uint64) *anchor {
-	return &anchor{env: env, verify: max(verify, 1), seed: seed, best: map[float64]anchored{}, obs: map[float64][][][]float64{}, tried: map[string]bool{}}
+func newAnchor(env *Env, verify int, margin float64, seed uint64) *anchor {
+	q := env.QoS()
+	q.Latency = time.Duration(float64(q.Latency) * (1 - margin))
+	return &anchor{env: env, verify: max(verify, 1), qos: q, seed: seed, best: map[float64]anchored{}, obs: map[float64][][][]float64{}, tried: map[string]bool{}}
 }
 
 // seen keeps a joint observation at the level.
@@ -142,14 +146,15 @@ func (a *anchor) history(records []faasconf.Record, k int) []faasconf.Record {
 	return out
 }
 
-// meets measures the action at the level on the verify seeds.
+// meets measures the action at the level on the verify seeds: each must
+// meet the QoS with the margin.
 func (a *anchor) meets(level float64, action [][]float64) bool {
 	cs := make([]faasconf.Config, len(action))
 	for j, x := range action {
 		cs[j] = a.env.cfg.Space.Decode(x)
 	}
 	for k := range a.verify {
-		if m, _ := a.env.Measure(level, cs, rand.New(rand.NewPCG(a.seed+uint64(k), 0x616e6368))); !m.Met { // "anch"
+		if m, _ := a.env.Measure(level, cs, rand.New(rand.NewPCG(a.seed+uint64(k), 0x616e6368))); !a.qos.Met(m.Window) { // "anch"
 			return false
 		}
 	}

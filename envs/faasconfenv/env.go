@@ -11,6 +11,7 @@
 package faasconfenv
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -85,6 +86,12 @@ type Measurement struct {
 	Window  faasconf.Window
 	Met     bool
 	Price   float64 // equation 2, per hour
+	// Services are the functions' telemetry over the window (without
+	// their instances), Classes the request classes': what a profiler
+	// reads (jolteon.Sample).
+	Services []metrics.ServiceStats
+	Classes  []metrics.ClassStats
+	Period   time.Duration
 }
 
 // New returns the environment for the scenario's tuned functions (its
@@ -139,6 +146,7 @@ func New(sc *scenario.Scenario, cfg Config) (*Env, error) {
 	if e.cfg.QoS.Latency == 0 {
 		e.cfg.QoS.Latency = e.ownLatency()
 	}
+	e.cfg.QoS.Slack = 0
 	if err := e.cfg.QoS.Validate(); err != nil {
 		return nil, fmt.Errorf("faasconfenv: qos: %w", err)
 	}
@@ -171,7 +179,7 @@ func (e *Env) ownLatency() time.Duration {
 	if q.Percentile <= 0 {
 		e.cfg.QoS.Latency = 1                                             // for the measurement that sets it
 		m, _ := e.Measure(1, e.own(), rand.New(rand.NewPCG(0x716f73, 1))) // "qos"
-		return time.Duration(QoSSlack * m.Window.MeanLatency() * float64(time.Second)).Round(time.Millisecond)
+		return time.Duration(cmp.Or(q.Slack, QoSSlack) * m.Window.MeanLatency() * float64(time.Second)).Round(time.Millisecond)
 	}
 	e.cfg.QoS.Latency = 1
 	var pooled faasconf.Window
@@ -183,7 +191,7 @@ func (e *Env) ownLatency() time.Duration {
 	if math.IsInf(x, 1) { // the own configuration serves less than the percentile: its served requests'
 		x = pooled.Hist.Quantile(q.Percentile)
 	}
-	return time.Duration(TailSlack * x * float64(time.Second)).Round(time.Millisecond)
+	return time.Duration(cmp.Or(q.Slack, TailSlack) * x * float64(time.Second)).Round(time.Millisecond)
 }
 
 // SpaceOf is the workflow's hybrid configuration space: the web service's
@@ -205,6 +213,15 @@ func (e *Env) Spec() rl.MultiSpec { return e.spec }
 
 // Functions are the agents' functions, in agent order.
 func (e *Env) Functions() []string { return e.funcs }
+
+// Rate is the workflow's request rate at a workload level, per second.
+func (e *Env) Rate(level float64) float64 { return level * baseRate(e.sc) }
+
+// Window is the measurement window, the QoS's.
+func (e *Env) Window() time.Duration { return e.cfg.Window }
+
+// Scenario is the environment's scenario.
+func (e *Env) Scenario() *scenario.Scenario { return e.sc }
 
 // Adjacency is the workflow's topology as the agents' adjacency matrix:
 // A[j][k] = 1 when one of the two functions calls the other, directly or
@@ -307,7 +324,12 @@ func (e *Env) measure() float64 {
 	}
 	met := e.cfg.QoS.Met(w)
 	price := faasconf.Price(e.configs)
-	e.Last = Measurement{Level: e.level, Configs: slices.Clone(e.configs), Window: w, Met: met, Price: price}
+	e.Last = Measurement{Level: e.level, Configs: slices.Clone(e.configs), Window: w, Met: met, Price: price,
+		Services: make([]metrics.ServiceStats, len(e.funcs)), Classes: slices.Clone(e.snap.Classes), Period: e.cfg.Window}
+	for j, f := range e.funcs {
+		e.Last.Services[j] = e.snap.Services[e.snap.ServiceIndex(f, e.idx[j])]
+		e.Last.Services[j].Instances = nil
+	}
 	r := e.alpha * price
 	if met {
 		r += e.cfg.Beta

@@ -36,6 +36,10 @@ type TrainConfig struct {
 	// the cheapest logged configuration that does, replaced during the
 	// online episodes by any cheaper one that does.
 	Verify int
+	// Margin tightens the QoS latency of that verification by its share
+	// (0.1: 10% under the QoS), so that what the actors learn and a
+	// serving agent starts from holds the QoS beyond the verify seeds.
+	Margin float64
 }
 
 // DefaultTrainConfig returns AttMF with 64-64 networks, 16-wide attention,
@@ -102,7 +106,7 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg TrainConfig) (*Traine
 		l := env.Last
 		ses.Add(faasconf.Record{Workload: l.Level, Action: env.cfg.Space.EncodeAll(l.Configs), Price: l.Price, Met: l.Met})
 	}
-	anc := newAnchor(env, cfg.Verify, cfg.Seed)
+	anc := newAnchor(env, cfg.Verify, cfg.Margin, cfg.Seed)
 	for range cfg.Logged {
 		obs := rl.CloneJoint(env.Reset(rng))
 		for done := false; !done; {

@@ -1,0 +1,184 @@
+package jolteon
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/shoal-project/shoal/control/callgraph"
+	"github.com/shoal-project/shoal/control/faasconf"
+	"github.com/shoal-project/shoal/metrics"
+)
+
+// Sample is one profiling window, as a cluster's metrics show it: the
+// configuration that ran, and the telemetry of every configured function
+// (in the model's order) and of the workflow's request classes.
+type Sample struct {
+	Configs  []faasconf.Config
+	Period   time.Duration
+	Services []metrics.ServiceStats
+	Classes  []metrics.ClassStats
+}
+
+// requests is the workflow's requests that arrived in the window.
+func (s *Sample) requests() int64 {
+	var n int64
+	for _, c := range s.Classes {
+		n += c.Arrivals
+	}
+	return n
+}
+
+// rate is the workflow's request rate, per second.
+func (s *Sample) rate() float64 { return float64(s.requests()) / s.Period.Seconds() }
+
+// residualPoints is how many quantiles the black box keeps; perSample how
+// many each window's histogram contributes.
+const (
+	residualPoints = 400
+	perSample      = 400
+)
+
+// Fit fits the model of the functions from profiling windows: each
+// function's visits per request and CPU work per call as measured (calls
+// over requests, CPU seconds over completions), its time off the CPU by
+// least squares of the white box's mean against the measured means, and
+// its black box from the measured latencies over the white box's mean;
+// then the untuned services' time per request from the workflow's means.
+func Fit(functions []string, memory []faasconf.MemoryModel, graph callgraph.Graph, samples []Sample) (*Model, error) {
+	if len(samples) == 0 {
+		return nil, fmt.Errorf("jolteon: no profiling samples")
+	}
+	m := &Model{Graph: graph, Shares: shares(len(graph.Roots), samples)}
+	var requests int64
+	for i := range samples {
+		requests += samples[i].requests()
+	}
+	if requests == 0 {
+		return nil, fmt.Errorf("jolteon: no requests in %d profiling samples", len(samples))
+	}
+	for j, name := range functions {
+		f := Function{Name: name, Memory: memory[j]}
+		var calls, done int64
+		var cpu float64
+		for i := range samples {
+			s := &samples[i].Services[j]
+			calls, done, cpu = calls+s.Arrivals, done+s.Completions, cpu+s.CPUUse*samples[i].Period.Seconds()
+		}
+		if done == 0 {
+			return nil, fmt.Errorf("jolteon: function %s completed no call in %d profiling samples", name, len(samples))
+		}
+		f.Visits, f.Work = float64(calls)/float64(requests), cpu/float64(done)
+		f.Delay = delay(&f, j, samples)
+		f.Residual = residuals(&f, j, samples)
+		m.Functions = append(m.Functions, f)
+	}
+	m.Offset = offset(m, samples)
+	return m, nil
+}
+
+// shares are the request classes' shares of the requests.
+func shares(roots int, samples []Sample) []float64 {
+	out := make([]float64, roots)
+	total := 0.0
+	for i := range samples {
+		for k, c := range samples[i].Classes {
+			if k < roots {
+				out[k] += float64(c.Arrivals)
+				total += float64(c.Arrivals)
+			}
+		}
+	}
+	for k := range out {
+		out[k] /= max(total, 1)
+	}
+	return out
+}
+
+// stable is whether the white box keeps up with a window (under 90%
+// utilisation), so that its mean says something of the function.
+func stable(f *Function, s *Sample, j int) bool {
+	return s.Services[j].Latency.Count > 0 && f.Utilisation(s.Configs[j], s.rate()) < 0.9
+}
+
+// delay is the least-squares time off the CPU: the mean, over the stable
+// windows, of the measured mean less the white box's without it (at least
+// 0), weighted by completions.
+func delay(f *Function, j int, samples []Sample) float64 {
+	f.Delay = 0
+	var sum, w float64
+	for i := range samples {
+		s := &samples[i]
+		if !stable(f, s, j) {
+			continue
+		}
+		n := float64(s.Services[j].Latency.Count)
+		sum += n * (s.Services[j].Latency.Mean() - f.Mean(s.Configs[j], s.rate()))
+		w += n
+	}
+	if w == 0 {
+		return 0
+	}
+	return math.Max(0, sum/w)
+}
+
+// residuals are the black box: quantiles of the measured latencies over
+// the white box's mean, pooled over the stable windows.
+func residuals(f *Function, j int, samples []Sample) []float64 {
+	var pooled []float64
+	for i := range samples {
+		s := &samples[i]
+		if !stable(f, s, j) {
+			continue
+		}
+		mean := f.Mean(s.Configs[j], s.rate())
+		h := &s.Services[j].LatencyHist
+		for k := range perSample {
+			pooled = append(pooled, h.Quantile((float64(k)+0.5)/perSample)/mean)
+		}
+	}
+	if len(pooled) == 0 {
+		return nil
+	}
+	slices.Sort(pooled)
+	out := make([]float64, residualPoints)
+	for k := range out {
+		out[k] = pooled[min(len(pooled)-1, int((float64(k)+0.5)/residualPoints*float64(len(pooled))))]
+	}
+	return out
+}
+
+// offset is the services' time per request that the functions do not
+// explain: the mean, over the windows the model can compose, of the
+// workflow's measured mean latency less the model's mean.
+func offset(m *Model, samples []Sample) float64 {
+	sv := &Solver{Model: m, QoS: faasconf.QoS{Latency: time.Hour}, Samples: 500, Seed: 1}
+	var sum, w float64
+	for i := range samples {
+		s := &samples[i]
+		var lat metrics.LatencySum
+		for _, c := range s.Classes {
+			lat.Count += c.Latency.Count
+			lat.Sum += c.Latency.Sum
+		}
+		ok := lat.Count > 0
+		for j := range m.Functions {
+			ok = ok && stable(&m.Functions[j], s, j)
+		}
+		if !ok {
+			continue
+		}
+		cs := slices.Clone(s.Configs)
+		for j := range cs {
+			cs[j].MemoryMB = 0 // the means, whatever the memory held
+		}
+		_, mean := sv.Check(cs, s.rate())
+		sum += float64(lat.Count) * (lat.Mean() - mean)
+		w += float64(lat.Count)
+	}
+	if w == 0 {
+		return 0
+	}
+	return math.Max(0, sum/w)
+}

@@ -1,0 +1,66 @@
+package jolteon
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/shoal-project/shoal/control/callgraph"
+	"github.com/shoal-project/shoal/control/faasconf"
+)
+
+// The white box is processor sharing of the instance's cores, one core per
+// call: with one core it is M/M/1-PS, Work/(1 − ρ); with two, the M/M/2
+// queue's mean response time, Work·(1 + C(2, a)/(2 − a)) with Erlang C's
+// C(2, a) = a²/(2 + a) at offered load a (Kleinrock, Queueing Systems I,
+// eq. 3.39 and 3.42).
+func TestMeanIsProcessorSharing(t *testing.T) {
+	f := Function{Visits: 1, Work: 0.1, Delay: 0.02}
+	if got, want := f.Mean(faasconf.Config{CPU: 1, Instances: 2}, 12), 0.02+0.1/(1-0.6); math.Abs(got-want) > 1e-9 {
+		t.Errorf("one core at ρ = 0.6: %v, want %v", got, want)
+	}
+	a := 12 * 0.1 // one instance of two cores at 12 calls/s of 0.1 s
+	if got, want := f.Mean(faasconf.Config{CPU: 2, Instances: 1}, 12), 0.02+0.1*(1+a*a/(2+a)/(2-a)); math.Abs(got-want) > 1e-9 {
+		t.Errorf("two cores at a = %v: %v, want %v", a, got, want)
+	}
+	if got := f.Mean(faasconf.Config{CPU: 0.5, Instances: 1}, 5); !math.IsInf(got, 1) {
+		t.Errorf("half a core at 5 calls/s of 0.1 s: %v, want +Inf", got)
+	}
+}
+
+// A window of 150 requests meets a p99 QoS, with 95% probability, when a
+// request misses with probability q such that P(Binomial(150, q) ≤ 1) =
+// 0.95: about 0.00237 (Poisson: P(N ≤ 1) = 0.95 at mean 0.3554).
+func TestWindowShare(t *testing.T) {
+	if q := windowShare(150, 0.01, 0.05); math.Abs(q-0.3554/150) > 0.0001 {
+		t.Errorf("windowShare(150, 1%%, 5%%) = %v, want about %v", q, 0.3554/150)
+	}
+}
+
+// One function in a chain, no variability: the solver finds the cheapest
+// grid point whose white-box mean meets the QoS, which the descent reaches
+// by trading instances for CPU.
+func TestSolveFindsTheCheapestPoint(t *testing.T) {
+	m := &Model{Functions: []Function{{Name: "f", Visits: 1, Work: 0.1, Residual: []float64{1}}},
+		Graph: callgraph.Graph{Roots: []callgraph.Call{{Service: "f"}}}}
+	space := faasconf.Space{CPU: [2]float64{0.25, 2}, MemoryMB: [2]float64{128, 2048}, Instances: [2]int{1, 8}}
+	s := Solver{Model: m, Space: space, QoS: faasconf.QoS{Latency: 150 * time.Millisecond}, Samples: 10, CPUStep: 0.25}
+	cs, ok := s.Solve(5)
+	if !ok {
+		t.Fatal("no configuration met 150 ms")
+	}
+	// Brute force over the grid.
+	best := math.Inf(1)
+	var want faasconf.Config
+	for cpu := 0.25; cpu <= 2; cpu += 0.25 {
+		for k := 1; k <= 8; k++ {
+			c := faasconf.Config{CPU: cpu, Instances: k, MemoryMB: 128}
+			if p := faasconf.Price([]faasconf.Config{c}); m.Functions[0].Mean(c, 5) <= 0.15 && p < best {
+				best, want = p, c
+			}
+		}
+	}
+	if got := faasconf.Price(cs); got > best+1e-9 {
+		t.Errorf("solved %+v at %v $/h; the grid's cheapest is %+v at %v", cs[0], got, want, best)
+	}
+}

@@ -1,0 +1,334 @@
+package jolteon
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/shoal-project/shoal/control/callgraph"
+	"github.com/shoal-project/shoal/control/faasconf"
+)
+
+// Solver finds a workflow's cheapest configuration that meets a QoS on the
+// model's samples.
+type Solver struct {
+	Model *Model
+	Space faasconf.Space // CPU, memory and instance bounds (no concurrency limit)
+	QoS   faasconf.QoS
+	// Samples are the requests drawn per check (the sample average
+	// approximation of the chance constraint); Seed seeds them, the same
+	// for every check (common random numbers).
+	Samples int
+	Seed    uint64
+	// CPUStep is the grid's CPU step, cores.
+	CPUStep float64
+	// Window is the QoS's time window: the QoS is met with probability at
+	// least 1 − Risk in a window of the rate's requests (0: per request,
+	// Jolteon's own constraint).
+	Window time.Duration
+	Risk   float64
+
+	pcg   *rand.PCG
+	rng   *rand.Rand
+	means []float64
+	lat   []float64
+}
+
+// DefaultSamples is the sample count of a check: Jolteon's bound
+// (Luedtke and Ahmed) N = ⌈ln(|X|/δ) / (2ε²)⌉ with ε = 0.05 and δ = 0.001
+// gives 2,715 for its four-stage workflows; 2,000 here keeps a twelve-
+// function descent within seconds.
+const DefaultSamples = 2000
+
+// OOMRisk is the chance, per instance, that its memory does not hold the
+// calls in progress (Function.InFlight).
+const OOMRisk = 0.001
+
+// Check reports whether cs meets the QoS at rate workflow requests per
+// second, and the QoS's measure on the samples (seconds; +Inf when an
+// instance saturates or the memory cannot hold its calls).
+func (s *Solver) Check(cs []faasconf.Config, rate float64) (bool, float64) {
+	m := s.Model
+	if s.rng == nil {
+		s.pcg = rand.NewPCG(s.Seed, 0)
+		s.rng = rand.New(s.pcg)
+	}
+	s.means = s.means[:0]
+	for j := range m.Functions {
+		f := &m.Functions[j]
+		mean := f.Mean(cs[j], rate)
+		if math.IsInf(mean, 1) || (cs[j].MemoryMB > 0 && f.Memory.Floor(f.InFlight(cs[j], rate, OOMRisk)) > cs[j].MemoryMB) {
+			return false, math.Inf(1)
+		}
+		s.means = append(s.means, mean)
+	}
+	n := max(s.Samples, 1)
+	s.lat = slices.Grow(s.lat[:0], n)
+	for i := range n {
+		s.pcg.Seed(s.Seed, uint64(i))
+		root := s.pick(m.Shares)
+		s.lat = append(s.lat, m.Offset+s.call(&m.Graph.Roots[root]))
+	}
+	requests := rate * s.Window.Seconds()
+	var measure float64
+	if p := s.QoS.Percentile; p > 0 {
+		// The window meets the QoS when at most (1 − p) of its requests
+		// exceed the latency: a request may exceed it with the
+		// probability that leaves that so with 1 − Risk (windowShare).
+		if requests >= 1 {
+			p = 1 - windowShare(int(requests), 1-p, s.risk())
+		}
+		slices.Sort(s.lat)
+		measure = s.lat[min(n-1, max(0, int(math.Ceil(p*float64(n)))-1))]
+	} else {
+		// A window's mean: the requests' mean plus its one-sided
+		// 1 − Risk normal quantile over the window's requests.
+		mean, sq := 0.0, 0.0
+		for _, v := range s.lat {
+			mean += v
+		}
+		mean /= float64(n)
+		for _, v := range s.lat {
+			sq += (v - mean) * (v - mean)
+		}
+		measure = mean
+		if requests >= 1 {
+			measure += math.Sqrt2 * math.Erfinv(1-2*s.risk()) * math.Sqrt(sq/float64(n)/requests)
+		}
+	}
+	return measure <= s.QoS.Latency.Seconds(), measure
+}
+
+// DefaultRisk is the chance a window may miss the QoS.
+const DefaultRisk = 0.05
+
+func (s *Solver) risk() float64 {
+	if s.Risk > 0 {
+		return s.Risk
+	}
+	return DefaultRisk
+}
+
+// windowShare is the largest chance q that a request exceeds the latency
+// such that, of n requests, at most share·n do with probability at least
+// 1 − risk (the binomial's distribution, by bisection).
+func windowShare(n int, share, risk float64) float64 {
+	k := int(math.Floor(share * float64(n)))
+	lo, hi := 0.0, share
+	for range 50 {
+		q := (lo + hi) / 2
+		if binomialCDF(k, n, q) >= 1-risk {
+			lo = q
+		} else {
+			hi = q
+		}
+	}
+	return lo
+}
+
+// binomialCDF is P(X ≤ k) for X ~ Binomial(n, q).
+func binomialCDF(k, n int, q float64) float64 {
+	if q <= 0 {
+		return 1
+	}
+	lq, lp := math.Log(q), math.Log1p(-q)
+	ln, _ := math.Lgamma(float64(n + 1))
+	cdf := 0.0
+	for i := 0; i <= k && i <= n; i++ {
+		li, _ := math.Lgamma(float64(i + 1))
+		lr, _ := math.Lgamma(float64(n - i + 1))
+		cdf += math.Exp(ln - li - lr + float64(i)*lq + float64(n-i)*lp)
+	}
+	return cdf
+}
+
+// call draws one call's latency: the function's own (its white-box mean
+// times a black-box draw; 0 for a service not configured) plus its stages,
+// one after the other, each the slowest of its calls made in parallel, or
+// the one call a choice stage makes.
+func (s *Solver) call(c *callgraph.Call) float64 {
+	t := 0.0
+	if j := s.Model.index(c.Service); j >= 0 {
+		t = s.means[j] * s.Model.Functions[j].residual(s.rng.Float64())
+	}
+	for k := range c.Stages {
+		st := &c.Stages[k]
+		if st.Choice {
+			t += s.call(&st.Calls[s.choose(st.Calls)])
+			continue
+		}
+		slowest := 0.0
+		for i := range st.Calls {
+			if p := st.Calls[i].Prob; p > 0 && p < 1 && s.rng.Float64() >= p {
+				continue
+			}
+			slowest = math.Max(slowest, s.call(&st.Calls[i]))
+		}
+		t += slowest
+	}
+	return t
+}
+
+// choose draws a choice stage's call by weight (0 weighs 1).
+func (s *Solver) choose(calls []callgraph.Call) int {
+	total := 0.0
+	for _, c := range calls {
+		total += weight(c.Prob)
+	}
+	u := s.rng.Float64() * total
+	for i, c := range calls {
+		if u -= weight(c.Prob); u < 0 {
+			return i
+		}
+	}
+	return len(calls) - 1
+}
+
+func weight(p float64) float64 {
+	if p <= 0 {
+		return 1
+	}
+	return p
+}
+
+// pick draws a request class by share.
+func (s *Solver) pick(shares []float64) int {
+	if len(shares) < 2 {
+		return 0
+	}
+	u := s.rng.Float64()
+	for i, w := range shares {
+		if u -= w; u < 0 {
+			return i
+		}
+	}
+	return len(shares) - 1
+}
+
+// Solve returns the cheapest configuration found that meets the QoS at
+// the rate, and whether one does: from every function at its largest, a
+// descent that takes, each step, the cheapest single move down (one CPU
+// step or one instance less) that still meets it, then a probe of pairs of
+// moves (one function down, another up) while one is cheaper and meets it
+// (Jolteon's probe, release: PCPSolver.probe). Each configuration's memory
+// is the least that holds its calls in flight (Function.InFlight).
+func (s *Solver) Solve(rate float64) ([]faasconf.Config, bool) {
+	n := len(s.Model.Functions)
+	cs := make([]faasconf.Config, n)
+	for j := range cs {
+		cs[j] = faasconf.Config{CPU: s.Space.CPU[1], Instances: s.Space.Instances[1]}
+	}
+	if !s.sized(cs, rate) {
+		return cs, false
+	}
+	for {
+		best, price := -1, faasconf.Price(cs)
+		var bestMove move
+		for j := range n {
+			for _, mv := range s.moves(cs[j], -1) {
+				if p, ok := s.try(cs, j, mv, rate); ok && p < price {
+					best, price, bestMove = j, p, mv
+				}
+			}
+		}
+		if best < 0 {
+			break
+		}
+		cs[best] = bestMove.apply(cs[best])
+		s.sized(cs, rate)
+	}
+	for improved := true; improved; {
+		improved = false
+		price := faasconf.Price(cs)
+		for j := range n {
+			for _, down := range s.moves(cs[j], -1) {
+				for k := range n {
+					if k == j {
+						continue
+					}
+					for _, up := range s.moves(cs[k], +1) {
+						next := slices.Clone(cs)
+						next[j], next[k] = down.apply(next[j]), up.apply(next[k])
+						if ok := s.sized(next, rate); ok && faasconf.Price(next) < price {
+							if met, _ := s.Check(next, rate); met {
+								cs, price, improved = next, faasconf.Price(next), true
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return cs, true
+}
+
+// try prices cs with function j moved, and reports whether that meets the
+// QoS.
+func (s *Solver) try(cs []faasconf.Config, j int, mv move, rate float64) (float64, bool) {
+	old := cs[j]
+	defer func() { cs[j] = old }()
+	cs[j] = mv.apply(old)
+	if !s.size(cs, j, rate) {
+		return 0, false
+	}
+	p := faasconf.Price(cs)
+	met, _ := s.Check(cs, rate)
+	return p, met
+}
+
+// sized sets every function's memory (size) and reports whether all fit
+// the space and the configuration meets the QoS.
+func (s *Solver) sized(cs []faasconf.Config, rate float64) bool {
+	for j := range cs {
+		if !s.size(cs, j, rate) {
+			return false
+		}
+	}
+	met, _ := s.Check(cs, rate)
+	return met
+}
+
+// size sets function j's memory to the least that holds its calls in
+// flight, within the space; false when the space's largest does not.
+func (s *Solver) size(cs []faasconf.Config, j int, rate float64) bool {
+	f := &s.Model.Functions[j]
+	if math.IsInf(f.Mean(cs[j], rate), 1) {
+		return false
+	}
+	mem := math.Max(s.Space.MemoryMB[0], math.Ceil(f.Memory.Floor(f.InFlight(cs[j], rate, OOMRisk))))
+	if mem > s.Space.MemoryMB[1] {
+		return false
+	}
+	cs[j].MemoryMB = mem
+	return true
+}
+
+// move is one grid step of a function's configuration.
+type move struct {
+	cpu       float64
+	instances int
+}
+
+func (m move) apply(c faasconf.Config) faasconf.Config {
+	c.CPU += m.cpu
+	c.Instances += m.instances
+	return c
+}
+
+// moves are the steps of c in direction dir (-1 down, +1 up) that stay in
+// the space.
+func (s *Solver) moves(c faasconf.Config, dir int) []move {
+	step := s.CPUStep
+	if step <= 0 {
+		step = 0.125
+	}
+	var out []move
+	if cpu := c.CPU + float64(dir)*step; cpu >= s.Space.CPU[0]-1e-9 && cpu <= s.Space.CPU[1]+1e-9 {
+		out = append(out, move{cpu: float64(dir) * step})
+	}
+	if k := c.Instances + dir; k >= s.Space.Instances[0] && k <= s.Space.Instances[1] {
+		out = append(out, move{instances: dir})
+	}
+	return out
+}
