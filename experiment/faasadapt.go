@@ -20,7 +20,7 @@ import (
 
 // FaaSAdaptive are the methods of the adaptability study (section 5.2.2,
 // Fig. 9), followed there by the oracle.
-var FaaSAdaptive = []string{"faasconf", "firm", "rambo", "aquatope"}
+var FaaSAdaptive = []string{"faasconf", "firm", "rambo", "aquatope", "jolteon"}
 
 // FaaSDynamicLevels returns the workload level of each 30 s window of the
 // adaptability study's dynamic workload. The paper replays 85 minutes of

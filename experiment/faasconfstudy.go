@@ -73,17 +73,18 @@ type FaaSConfCell struct {
 // actors alone (no safe exploration, no noise, no fine-tuning). Baselines,
 // in the hardware-only space as the paper runs them (section 5.2.1: they
 // neglect the concurrency): firm (FirmTuner), rambo (RAMBOTuner), aquatope
-// (AquatopeTuner), random; and beyond the paper, given the hybrid space:
+// (AquatopeTuner), random; beyond the paper, jolteon (JolteonTuner, the
+// 2024 state of the art, in the same space), and given the hybrid space:
 // firm-hybrid (Fig. 12), aquatope-hybrid and random-hybrid.
 var (
-	FaaSEffectiveness = []string{"faasconf", "firm", "rambo", "aquatope", "random", "aquatope-hybrid", "random-hybrid"}
+	FaaSEffectiveness = []string{"faasconf", "firm", "rambo", "aquatope", "random", "jolteon", "aquatope-hybrid", "random-hybrid"}
 	FaaSAblation      = []string{"faasconf", "faasconf-mf", "faasconf-maddpg", "faasconf-ddpg", "faasconf-hw", "faasconf-noses", "firm", "firm-hybrid"}
 	// FaaSValidation are the methods of the validation sessions: FaaSConf,
 	// and its trained actors alone (no safe exploration, no noise, no
 	// fine-tuning).
 	FaaSValidation = []string{"faasconf", "faasconf-actors"}
-	// FaaSBaselines are the paper's four baselines.
-	FaaSBaselines = []string{"firm", "rambo", "aquatope", "random"}
+	// FaaSBaselines are the paper's four baselines and the Jolteon-like.
+	FaaSBaselines = []string{"firm", "rambo", "aquatope", "random", "jolteon"}
 )
 
 // faasLearner is the policy a learning method needs.

@@ -27,6 +27,7 @@ func (cl *cli) trainFaaSConf(short string) *cobra.Command {
 		hardwareOnly        bool
 		gamma, anchorWeight float64
 		margin              float64
+		descend             bool
 		verify              int
 		qos                 string
 		rec                 recording
@@ -65,6 +66,7 @@ faasconf:FILE' serves the policy, one decision per window.`,
 	f.IntVar(&verify, "verify", def.Verify, "seeds of their own a configuration must meet the QoS on to anchor the actors")
 	f.StringVar(&qos, "qos", "", "the workflow's QoS in a window: mean or pNN (p99, p95: that percentile of the requests, refused ones counted over it), optionally with a latency, as in p99:3s; without one, "+qosDefaults+" (default "+faasconfenv.DefaultQoS.Kind()+")")
 	f.Float64Var(&margin, "margin", def.Margin, "share in [0, 1) by which that verification tightens the QoS latency")
+	f.BoolVar(&descend, "descend", def.Descend, "lower each level's verified configuration function by function, as the oracle searches, after the logged episodes and at the end")
 	f.BoolVar(&hardwareOnly, "hardware-only", false, "tune CPU, memory and instances only, with no concurrency limit (the ablation of Fig. 11)")
 	rec.register(f)
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
@@ -102,7 +104,7 @@ faasconf:FILE' serves the policy, one decision per window.`,
 			}
 		}
 		cfg.Seed, cfg.Logged, cfg.OfflineUpdates, cfg.Online, cfg.Learner.Variant, cfg.Learner.Gamma = seed, logged, offline, online, v, gamma
-		cfg.Learner.AnchorWeight, cfg.Verify, cfg.Margin = anchorWeight, verify, margin
+		cfg.Learner.AnchorWeight, cfg.Verify, cfg.Margin, cfg.Descend = anchorWeight, verify, margin, descend
 		cfg.Deadline, cfg.Now = start.Add(budget), time.Now
 		if hardwareOnly {
 			cfg.Env.Space = faasconfenv.SpaceOf(sc).HardwareOnly()

@@ -174,3 +174,73 @@ func (a *anchor) set(m *rl.MADDPG) {
 	}
 	m.SetAnchor(obs, acts)
 }
+
+// descentChecks bounds the verifications of one level's descent.
+const descentChecks = 40
+
+// descend lowers every level's anchor function by function, as the
+// oracle searches (experiment.FaaSOracle), on measurements: from the
+// anchored configuration, each step tries one function one grid step
+// cheaper (an eighth of a core, an instance, or a concurrency slot with
+// the memory it no longer needs), in turn, and keeps the first that passes
+// verification; it stops when no step passes or after descentChecks
+// verifications. It reports whether an anchor moved.
+func (a *anchor) descend() bool {
+	moved := false
+	for _, level := range slices.Sorted(maps.Keys(a.best)) {
+		b := a.best[level]
+		cs := make([]faasconf.Config, len(b.action))
+		for j, x := range b.action {
+			cs[j] = a.env.cfg.Space.Decode(x)
+		}
+		for checks, stepped := 0, true; stepped && checks < descentChecks; {
+			stepped = false
+			for j := range cs {
+				for _, next := range a.steps(j, cs[j]) {
+					if checks >= descentChecks {
+						break
+					}
+					try := slices.Clone(cs)
+					try[j] = next
+					r := faasconf.Record{Workload: level, Action: a.env.cfg.Space.EncodeAll(try), Price: faasconf.Price(try), Met: true}
+					if r.Price >= faasconf.Price(cs) || a.tried[fmt.Sprint(r.Workload, r.Action)] {
+						continue
+					}
+					checks++
+					if a.check(r) {
+						cs, stepped, moved = try, true, true
+						a.best[level] = anchored{action: r.Action, price: r.Price}
+						break
+					}
+				}
+			}
+		}
+	}
+	return moved
+}
+
+// steps are function j's configurations one grid step cheaper than c.
+func (a *anchor) steps(j int, c faasconf.Config) []faasconf.Config {
+	sp := a.env.cfg.Space
+	var out []faasconf.Config
+	if c.CPU-cpuStep >= sp.CPU[0]-1e-9 {
+		d := c
+		d.CPU -= cpuStep
+		out = append(out, d)
+	}
+	if c.Instances > sp.Instances[0] {
+		d := c
+		d.Instances--
+		out = append(out, d)
+	}
+	if sp.Hybrid() && c.Concurrency > sp.Concurrency[0] {
+		d := c
+		d.Concurrency--
+		d.MemoryMB = min(d.MemoryMB, max(sp.MemoryMB[0], a.env.MemoryFloor(j, d.Concurrency)))
+		out = append(out, d)
+	}
+	return out
+}
+
+// cpuStep is the descent's CPU step, cores (the oracle's).
+const cpuStep = 0.125

@@ -40,6 +40,10 @@ type TrainConfig struct {
 	// (0.1: 10% under the QoS), so that what the actors learn and a
 	// serving agent starts from holds the QoS beyond the verify seeds.
 	Margin float64
+	// Descend lowers each level's anchor function by function on
+	// measurements (verified as above), after the logged episodes and at
+	// the end, as the oracle searches.
+	Descend bool
 }
 
 // DefaultTrainConfig returns AttMF with 64-64 networks, 16-wide attention,
@@ -125,6 +129,9 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg TrainConfig) (*Traine
 	}
 	if lc.AnchorWeight > 0 {
 		anc.improve(ses.Records())
+		if cfg.Descend {
+			anc.descend()
+		}
 		anc.set(m)
 	}
 	if m.Replay().Len() >= lc.BatchSize {
@@ -182,6 +189,9 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg TrainConfig) (*Traine
 		if cfg.Progress != nil {
 			cfg.Progress(e)
 		}
+	}
+	if lc.AnchorWeight > 0 && cfg.Descend {
+		anc.descend() // what serving starts from (the history), after the actors learned
 	}
 	pol, err := faasconf.NewPolicy(faasconf.Policy{Variant: lc.Variant, Functions: env.Functions(), Adjacency: lc.Adjacency,
 		Space: env.cfg.Space, QoS: env.cfg.QoS, Window: modelfile.Duration(env.cfg.Window), BaseRate: baseRate(sc),
