@@ -1,10 +1,19 @@
 package experiment
 
 import (
+	"cmp"
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/shoal-project/shoal/cluster"
+	"github.com/shoal-project/shoal/control"
 	"github.com/shoal-project/shoal/control/faasconf"
 	"github.com/shoal-project/shoal/control/jolteon"
 	"github.com/shoal-project/shoal/envs/faasconfenv"
 	"github.com/shoal-project/shoal/envs/firmenv"
+	"github.com/shoal-project/shoal/learn/modelfile"
+	"github.com/shoal-project/shoal/scenario"
 )
 
 // JolteonTuner is the Jolteon-like configurator (control/jolteon) in a
@@ -50,7 +59,68 @@ func JolteonSolve(env *faasconfenv.Env, samples []jolteon.Sample, level float64,
 	if err != nil {
 		return env.Defaults(), false
 	}
+	fp := faasconfenv.Footprint(sc, funcs)
 	s := jolteon.Solver{Model: m, Space: env.Space(), QoS: env.QoS(), Samples: jolteon.DefaultSamples, Seed: seed, CPUStep: 0.125,
-		Window: env.Window()}
+		Window: env.Window(), Fitter: faasconf.NewFitter(fp, env.Space())}
 	return s.Solve(env.Rate(level))
+}
+
+// JolteonTraining sets TrainJolteon: the workflow's QoS (zero: the
+// default), the profiling seed, and a progress callback per level.
+type JolteonTraining struct {
+	QoS      faasconf.QoS
+	Seed     uint64
+	Warm     int // random configurations profiled per level (the BO baselines' warm-up)
+	Rounds   int // solve, run and refit rounds per level
+	Progress func(level float64, price float64, met int)
+}
+
+// TrainJolteon profiles the workflow as the study's sessions do, at every
+// workload level (Warm random configurations, then Rounds of solving the
+// model refitted to everything measured and running the solution), fits
+// the model to all of it and solves every level: a policy the
+// jolteon.Controller serves.
+func TrainJolteon(ctx context.Context, sc *scenario.Scenario, cfg JolteonTraining) (*jolteon.Policy, error) {
+	hy, err := faasconfenv.New(sc, faasconfenv.Config{QoS: cfg.QoS})
+	if err != nil {
+		return nil, err
+	}
+	env, err := faasconfenv.New(sc, faasconfenv.Config{Space: hy.Space().HardwareOnly(), QoS: hy.QoS()})
+	if err != nil {
+		return nil, err
+	}
+	study := FaaSConfStudy{Warm: cmp.Or(cfg.Warm, 20)}
+	levels := faasconfenv.DefaultConfig().Levels
+	var samples []jolteon.Sample
+	for li, level := range levels {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		seed := cfg.Seed + uint64(li)<<32
+		t := NewJolteonTuner(env, study.warm(env, level, seed), seed)
+		r := RunFaaSSession(env, level, t, cmp.Or(cfg.Rounds, 15), rand.New(rand.NewPCG(seed, 0x70726f66))) // "prof"
+		samples = append(samples, t.samples...)
+		samples = append(samples, SampleOf(r.Measurements[len(r.Measurements)-1]))
+		if cfg.Progress != nil {
+			cfg.Progress(level, r.Best, r.Met)
+		}
+	}
+	p := &jolteon.Policy{Functions: env.Functions(), QoS: env.QoS(), Window: modelfile.Duration(env.Window()), BaseRate: env.Rate(1),
+		Levels: levels, Provenance: jolteon.Provenance{Scenario: sc.Name, Seed: cfg.Seed, Profiled: len(samples)}}
+	for _, level := range levels {
+		cs, _ := JolteonSolve(env, samples, level, cfg.Seed)
+		p.Configs = append(p.Configs, cs)
+	}
+	funcs := env.Functions()
+	if p.Model, err = jolteon.Fit(funcs, faasconfenv.Footprint(sc, funcs).Memory, *firmenv.CallGraph(sc), samples); err != nil {
+		return nil, err
+	}
+	return p, p.Validate()
+}
+
+// JolteonPolicy serves a Jolteon-like policy: one decision per window.
+func JolteonPolicy(p *jolteon.Policy) Learned {
+	return Learned{Period: time.Duration(p.Window), Write: p.Write, New: func(*cluster.Cluster) ([]control.Controller, error) {
+		return []control.Controller{jolteon.NewController(p)}, nil
+	}}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/shoal-project/shoal/control/drpc"
 	"github.com/shoal-project/shoal/control/faasconf"
 	"github.com/shoal-project/shoal/control/firm"
+	"github.com/shoal-project/shoal/control/jolteon"
 	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/control/multicloud"
 	"github.com/shoal-project/shoal/control/policy"
@@ -37,6 +38,7 @@ var learners = []struct{ name, short string }{
 	{"coscal", "CoScal-like: a Q-table over utilisation quarter and GRU-forecast trend scales every deployment (DRPC's baseline)"},
 	{"autothrottle", "Autothrottle-like: per-service captains hold CPU throttle targets a contextual bandit sets (warmed up here)"},
 	{"faasconf", "FaaSConf: attention mean-field MADDPG agents set each function's CPU, memory, instances and concurrency"},
+	{"jolteon", "Jolteon-like: per-function stochastic performance models and a chance-constrained configuration (FaaSConf's 2024 comparison)"},
 	{"multicloud", "Multi-cloud routing: per-service performance models (SVR and a neural network) for BO on route weights"},
 	{"edge-env", "Edge scheduling: a virtual environment learned from the edge world's logs alone (MAIL-MMSG)"},
 	{"edge-policy", "Edge scheduling: MA-PPO (or BC) trained only in a learned virtual environment"},
@@ -75,6 +77,8 @@ file, which 'shoal sim --policy LEARNER:FILE' and 'shoal proxy' load.`,
 			cmd.AddCommand(cl.trainAutothrottle(l.short))
 		case "faasconf":
 			cmd.AddCommand(cl.trainFaaSConf(l.short))
+		case "jolteon":
+			cmd.AddCommand(cl.trainJolteon(l.short))
 		case "multicloud":
 			cmd.AddCommand(cl.trainMultiCloud(l.short))
 		case "edge-env":
@@ -394,6 +398,12 @@ func readLearned(kind, path string, params map[string]float64, sc *scenario.Scen
 			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
 		}
 		return experiment.LBGeneral(p), nil
+	case "jolteon":
+		p, err := jolteon.ReadPolicy(f)
+		if err != nil {
+			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
+		}
+		return experiment.JolteonPolicy(p), nil
 	case "faasconf":
 		p, err := faasconf.ReadPolicy(f)
 		if err != nil {

@@ -219,15 +219,17 @@ func (a *Agent) Propose(level float64, obs [][]float64) []Config {
 // rate, rounded up to the lowest level trained on at or above it (the
 // highest beyond them), so that a configuration found for a level holds
 // the rates below it.
-func (p *Policy) Level(rate float64) float64 { return p.ceil(rate / p.BaseRate) }
+func (p *Policy) Level(rate float64) float64 { return Ceil(p.Levels, rate/p.BaseRate) }
 
-func (p *Policy) ceil(x float64) float64 {
-	for _, l := range p.Levels {
+// Ceil is the lowest of the levels (in increasing order) at or above x,
+// the highest when x is beyond them.
+func Ceil(levels []float64, x float64) float64 {
+	for _, l := range levels {
 		if l >= x-1e-9 {
 			return l
 		}
 	}
-	return p.Levels[len(p.Levels)-1]
+	return levels[len(levels)-1]
 }
 
 // levelSlack is how far over its level a window's rate may be before the
@@ -235,6 +237,29 @@ func (p *Policy) ceil(x float64) float64 {
 // window of 30 s by 8% (one standard deviation), and every level change
 // reconfigures.
 const levelSlack = 0.15
+
+// Leveller is the workload level of successive windows, with hysteresis:
+// the level stays while the rate is at most levelSlack over it and above
+// the level below; else it is the rate's level (Ceil) with the same slack.
+type Leveller struct {
+	Levels   []float64 // in increasing order, multiples of BaseRate
+	BaseRate float64   // requests per second at level 1
+	level    float64   // the last window's (0: none yet)
+}
+
+// Of is the level of a window of the snapshot's length.
+func (l *Leveller) Of(snap *metrics.Snapshot) float64 {
+	var arrivals int64
+	for _, cl := range snap.Classes {
+		arrivals += cl.Arrivals
+	}
+	x := float64(arrivals) / snap.Period.Seconds() / l.BaseRate
+	if l.level > 0 && x <= l.level*(1+levelSlack) && Ceil(l.Levels, x) >= l.level {
+		return l.level
+	}
+	l.level = Ceil(l.Levels, x/(1+levelSlack))
+	return l.level
+}
 
 // Policy is the agent's policy.
 func (a *Agent) Policy() *Policy { return a.pol }
@@ -245,38 +270,25 @@ func (a *Agent) Policy() *Policy { return a.pol }
 // control.Controller; call it once per window (Policy.Window).
 type Controller struct {
 	*Agent
-	obs   [][]float64
-	idx   []int
-	ran   bool    // the agent's configurations ran in the window that just ended
-	level float64 // the last window's level (0: none yet)
-	acts  []control.Action
+	obs  [][]float64
+	idx  []int
+	ran  bool // the agent's configurations ran in the window that just ended
+	lev  Leveller
+	acts []control.Action
 }
 
 // NewController returns a controller serving pol.
 func NewController(pol *Policy, opt Options) (*Controller, error) {
 	n := len(pol.Functions)
-	c := &Controller{Agent: NewAgent(pol, opt), obs: make([][]float64, n), idx: make([]int, n)}
+	c := &Controller{Agent: NewAgent(pol, opt), obs: make([][]float64, n), idx: make([]int, n), lev: Leveller{Levels: pol.Levels, BaseRate: pol.BaseRate}}
 	for j := range n {
 		c.obs[j], c.idx[j] = make([]float64, Features), -1
 	}
 	return c, nil
 }
 
-// Level is the workload level of a window, with hysteresis: the level
-// stays while the rate is at most levelSlack over it and above the level
-// below; else it is the rate's level (Policy.Level) with the same slack.
-func (c *Controller) Level(snap *metrics.Snapshot) float64 {
-	var arrivals int64
-	for _, cl := range snap.Classes {
-		arrivals += cl.Arrivals
-	}
-	x := float64(arrivals) / snap.Period.Seconds() / c.pol.BaseRate
-	if c.level > 0 && x <= c.level*(1+levelSlack) && c.pol.ceil(x) >= c.level {
-		return c.level
-	}
-	c.level = c.pol.ceil(x / (1 + levelSlack))
-	return c.level
-}
+// Level is the workload level of a window (Leveller).
+func (c *Controller) Level(snap *metrics.Snapshot) float64 { return c.lev.Of(snap) }
 
 // Decide implements control.Controller.
 func (c *Controller) Decide(_ time.Duration, snap *metrics.Snapshot) []control.Action {

@@ -23,6 +23,9 @@ type QoS struct {
 	Latency    time.Duration `json:"latency"`
 	MinServed  float64       `json:"min_served"`
 	Percentile float64       `json:"percentile,omitempty"`
+	// Slack, with no Latency, asks for Latency to be set at Slack times
+	// what the workflow's own configuration achieves (0: the default).
+	Slack float64 `json:"-"`
 }
 
 // Validate reports a QoS that cannot be met or checked.
@@ -54,8 +57,9 @@ func (q QoS) Kind() string {
 // ParseQoS reads a QoS as a user writes it: "mean" or "mean:2.7s" (the
 // paper's: the mean latency, with 99% of the requests served), or "p99",
 // "p95:3s" (that percentile of the requests, unserved ones counted over
-// it). Without a latency the QoS's Latency is 0, for the caller to set
-// from the workflow's own configuration.
+// it). A latency of "1.2x" sets Slack instead; without a latency or with
+// one, Latency is 0, for the caller to set from the workflow's own
+// configuration.
 func ParseQoS(s string) (QoS, error) {
 	kind, lat, timed := strings.Cut(s, ":")
 	q := QoS{MinServed: 0.99}
@@ -70,7 +74,13 @@ func ParseQoS(s string) (QoS, error) {
 	default:
 		return QoS{}, fmt.Errorf("qos %q: want mean or a percentile (p99, p95), optionally with a latency (p99:3s)", s)
 	}
-	if timed {
+	if x, ok := strings.CutSuffix(lat, "x"); timed && ok {
+		f, err := strconv.ParseFloat(x, 64)
+		if err != nil || !(f > 0) {
+			return QoS{}, fmt.Errorf("qos %q: the slack %q must be a positive multiple, as in 1.2x", s, lat)
+		}
+		q.Slack = f
+	} else if timed {
 		d, err := time.ParseDuration(lat)
 		if err != nil || d <= 0 {
 			return QoS{}, fmt.Errorf("qos %q: the latency %q must be a positive duration, as in 3s", s, lat)

@@ -105,6 +105,10 @@ func (f *Fitter) Safe(cs []Config) {
 	}
 }
 
+// Fits reports whether the configurations' instances fit the nodes
+// (always, without a footprint's nodes).
+func (f *Fitter) Fits(cs []Config) bool { return len(f.free) == 0 || f.fits(cs) }
+
 // fits places the other services' instances, then every function's, first
 // fit in order as the cluster's scheduler does, and reports whether all
 // found room.

@@ -123,28 +123,37 @@ func delay(f *Function, j int, samples []Sample) float64 {
 	return math.Max(0, sum/w)
 }
 
-// residuals are the black box: quantiles of the measured latencies over
-// the white box's mean, pooled over the stable windows.
-func residuals(f *Function, j int, samples []Sample) []float64 {
-	var pooled []float64
+// residuals are the black box: per utilisation band, quantiles of the
+// measured latencies over the white box's mean, pooled over the band's
+// stable windows.
+func residuals(f *Function, j int, samples []Sample) [][]float64 {
+	pooled := make([][]float64, len(ResidualBands))
 	for i := range samples {
 		s := &samples[i]
 		if !stable(f, s, j) {
 			continue
 		}
+		rho := f.Utilisation(s.Configs[j], s.rate())
+		b := 0
+		for b < len(ResidualBands)-1 && rho >= ResidualBands[b] {
+			b++
+		}
 		mean := f.Mean(s.Configs[j], s.rate())
 		h := &s.Services[j].LatencyHist
 		for k := range perSample {
-			pooled = append(pooled, h.Quantile((float64(k)+0.5)/perSample)/mean)
+			pooled[b] = append(pooled[b], h.Quantile((float64(k)+0.5)/perSample)/mean)
 		}
 	}
-	if len(pooled) == 0 {
-		return nil
-	}
-	slices.Sort(pooled)
-	out := make([]float64, residualPoints)
-	for k := range out {
-		out[k] = pooled[min(len(pooled)-1, int((float64(k)+0.5)/residualPoints*float64(len(pooled))))]
+	out := make([][]float64, len(pooled))
+	for b, p := range pooled {
+		if len(p) == 0 {
+			continue
+		}
+		slices.Sort(p)
+		out[b] = make([]float64, residualPoints)
+		for k := range out[b] {
+			out[b][k] = p[min(len(p)-1, int((float64(k)+0.5)/residualPoints*float64(len(p))))]
+		}
 	}
 	return out
 }

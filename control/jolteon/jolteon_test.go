@@ -1,12 +1,17 @@
 package jolteon
 
 import (
+	"bytes"
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
+	"github.com/shoal-project/shoal/control"
 	"github.com/shoal-project/shoal/control/callgraph"
 	"github.com/shoal-project/shoal/control/faasconf"
+	"github.com/shoal-project/shoal/learn/modelfile"
+	"github.com/shoal-project/shoal/metrics"
 )
 
 // The white box is processor sharing of the instance's cores, one core per
@@ -41,7 +46,7 @@ func TestWindowShare(t *testing.T) {
 // grid point whose white-box mean meets the QoS, which the descent reaches
 // by trading instances for CPU.
 func TestSolveFindsTheCheapestPoint(t *testing.T) {
-	m := &Model{Functions: []Function{{Name: "f", Visits: 1, Work: 0.1, Residual: []float64{1}}},
+	m := &Model{Functions: []Function{{Name: "f", Visits: 1, Work: 0.1, Residual: [][]float64{{1}}}},
 		Graph: callgraph.Graph{Roots: []callgraph.Call{{Service: "f"}}}}
 	space := faasconf.Space{CPU: [2]float64{0.25, 2}, MemoryMB: [2]float64{128, 2048}, Instances: [2]int{1, 8}}
 	s := Solver{Model: m, Space: space, QoS: faasconf.QoS{Latency: 150 * time.Millisecond}, Samples: 10, CPUStep: 0.25}
@@ -62,5 +67,39 @@ func TestSolveFindsTheCheapestPoint(t *testing.T) {
 	}
 	if got := faasconf.Price(cs); got > best+1e-9 {
 		t.Errorf("solved %+v at %v $/h; the grid's cheapest is %+v at %v", cs[0], got, want, best)
+	}
+}
+
+// A policy file reads back as written, and its controller runs the
+// configuration of the window's level: at 8 requests/s over a base of 10,
+// level 1's, and nothing more once it runs.
+func TestPolicyServesTheWindowsLevel(t *testing.T) {
+	low := []faasconf.Config{{CPU: 0.5, MemoryMB: 256, Instances: 1, Concurrency: 2}}
+	high := []faasconf.Config{{CPU: 1, MemoryMB: 512, Instances: 3, Concurrency: 4}}
+	p := &Policy{Functions: []string{"f"}, QoS: faasconf.QoS{Latency: time.Second, MinServed: 0.99}, Window: modelfile.Duration(30 * time.Second),
+		BaseRate: 10, Levels: []float64{0.5, 1}, Configs: [][]faasconf.Config{low, high}}
+	var b bytes.Buffer
+	if err := p.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	q, err := ReadPolicy(&b)
+	if err != nil || !reflect.DeepEqual(q, p) {
+		t.Fatalf("read back %+v, %v", q, err)
+	}
+	snap := &metrics.Snapshot{Period: 30 * time.Second, Classes: []metrics.ClassStats{{Arrivals: 240}},
+		Services: []metrics.ServiceStats{{Name: "f", Replicas: 1, CPULimit: 0.5, MemoryLimit: 256, Concurrency: 2}}}
+	c := NewController(q)
+	acts := c.Decide(30*time.Second, snap)
+	want := []control.Action{control.SetResources{Service: "f", CPU: 1, MemoryMB: 512}, control.SetReplicas{Service: "f", Replicas: 3}, control.SetConcurrency{Service: "f", Limit: 4}}
+	if !reflect.DeepEqual(acts, want) {
+		t.Fatalf("at 8 requests/s: %+v, want %+v", acts, want)
+	}
+	snap.Services[0] = metrics.ServiceStats{Name: "f", Replicas: 3, CPULimit: 1, MemoryLimit: 512, Concurrency: 4}
+	if acts := c.Decide(60*time.Second, snap); len(acts) != 0 {
+		t.Errorf("at the level's configuration: %+v", acts)
+	}
+	p.Configs = p.Configs[:1]
+	if err := p.Validate(); err == nil {
+		t.Error("a level without its configuration passed validation")
 	}
 }

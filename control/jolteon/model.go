@@ -57,8 +57,10 @@ type Function struct {
 	Work  float64 `json:"work_s"`
 	Delay float64 `json:"delay_s"`
 	// Residual are quantiles of a call's latency over the white box's
-	// mean, evenly spaced (the black box).
-	Residual []float64 `json:"residual"`
+	// mean, evenly spaced (the black box), for each band of the
+	// instances' utilisation (ResidualBands): processor sharing spreads a
+	// call's latency more the busier its instance.
+	Residual [][]float64 `json:"residual"`
 	// Memory is the function's memory model (what its instances use).
 	Memory faasconf.MemoryModel `json:"memory"`
 }
@@ -120,12 +122,33 @@ func (f *Function) InFlight(c faasconf.Config, rate, delta float64) int {
 	return max(k, 1)
 }
 
-// residual is the black box's draw at u in [0, 1).
-func (f *Function) residual(u float64) float64 {
-	if len(f.Residual) == 0 {
+// ResidualBands are the upper bounds of the utilisation bands of the
+// black box.
+var ResidualBands = []float64{0.3, 0.6, 1}
+
+// band is the black box's band at utilisation rho: its own, or the
+// nearest one measured.
+func (f *Function) band(rho float64) []float64 {
+	b := 0
+	for b < len(ResidualBands)-1 && rho >= ResidualBands[b] {
+		b++
+	}
+	for d := 0; d < len(ResidualBands); d++ {
+		for _, k := range []int{b - d, b + d} {
+			if k >= 0 && k < len(f.Residual) && len(f.Residual[k]) > 0 {
+				return f.Residual[k]
+			}
+		}
+	}
+	return nil
+}
+
+// residual is the band's draw at u in [0, 1) (1 without measurements).
+func residual(band []float64, u float64) float64 {
+	if len(band) == 0 {
 		return 1
 	}
-	return f.Residual[min(int(u*float64(len(f.Residual))), len(f.Residual)-1)]
+	return band[min(int(u*float64(len(band))), len(band)-1)]
 }
 
 // index is the function's position, -1 for a service not configured.

@@ -120,6 +120,9 @@ var registry = []Policy{
 			{Name: "qos", Default: "1", Min: 0, Above: true, Max: 10, Doc: "multiplies the policy's QoS latency: a tighter (< 1) or looser (> 1) target, the policy's frontier"},
 		}},
 
+	{Name: "jolteon", Kind: Serverless, File: NeedsFile, Runs: Sim, Doc: "a Jolteon-like configurator: per-function stochastic models, the chance-constrained cheapest configuration per level",
+		Source: "Jolteon (Zhang et al., NSDI '24), reimplemented from the paper and its release"},
+
 	// Edge schedulers (edge, control/edgesched).
 	{Name: "greedy", Kind: Edge, Runs: EdgeWorld, Doc: "each task where its estimated completion is earliest", Source: "edge scheduling paper, baseline"},
 	{Name: "threshold", Kind: Edge, Runs: EdgeWorld, Doc: "on the device while its backlog is under half the deadline, else the nearest edge node", Source: "edge scheduling paper, baseline"},
