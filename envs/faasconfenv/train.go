@@ -36,9 +36,11 @@ type TrainConfig struct {
 	// the cheapest logged configuration that does, replaced during the
 	// online episodes by any cheaper one that does.
 	Verify int
-	// Margin tightens the QoS latency of that verification by its share
-	// (0.1: 10% under the QoS), so that what the actors learn and a
-	// serving agent starts from holds the QoS beyond the verify seeds.
+	// Margin tightens the QoS of that verification by its share: the
+	// latency, and the requests it may miss (0.1: 10% under the QoS's
+	// latency, and 0.9% of the requests unserved or late where it allows
+	// 1%), so that what the actors learn and a serving agent starts from
+	// holds the QoS beyond the verify seeds.
 	Margin float64
 	// Descend lowers each level's anchor function by function on
 	// measurements (verified as above), after the logged episodes and at
