@@ -182,7 +182,7 @@ func (s FaaSConfStudy) workflow(ctx context.Context, name string) ([]FaaSConfCel
 			return nil, err
 		}
 	}
-	s.logf("%s: %d functions, QoS %v mean latency with %.0f%% served", name, len(hybrid.Functions()), hybrid.QoS().Latency, 100*hybrid.QoS().MinServed)
+	s.logf("%s: %d functions, QoS %v with %.0f%% served", name, len(hybrid.Functions()), hybrid.QoS(), 100*hybrid.QoS().MinServed)
 	var cells []FaaSConfCell
 	for li, level := range faasconfenv.DefaultConfig().Levels {
 		runs := map[string][]FaaSSession{}
@@ -448,7 +448,7 @@ func (s FaaSConfStudy) policy(ctx context.Context, sc *scenario.Scenario, l faas
 			}
 			start := time.Now()
 			s.logf("training faasconf%s on %s", tag, sc.Name)
-			tr, err := faasconfenv.Train(ctx, sc, cfg)
+			tr, err := faasconfenv.TrainBest(ctx, sc, cfg, faasconfenv.DefaultSeeds)
 			if err != nil {
 				return nil, err
 			}

@@ -28,6 +28,7 @@ func (cl *cli) trainFaaSConf(short string) *cobra.Command {
 		gamma, anchorWeight float64
 		margin              float64
 		descend             bool
+		seeds               int
 		verify              int
 		qos                 string
 		rec                 recording
@@ -58,7 +59,8 @@ faasconf:FILE' serves the policy, one decision per window.`,
 	f.IntVar(&logged, "logged", def.Logged, "episodes of random configurations logged first (15 measurements each)")
 	f.IntVar(&offline, "offline-updates", def.OfflineUpdates, "updates on the logged data before the online episodes")
 	f.IntVar(&online, "online", def.Online, "online episodes at most")
-	f.Uint64Var(&seed, "seed", 1, "training seed")
+	f.Uint64Var(&seed, "seed", 1, "training seed (the first of --seeds)")
+	f.IntVar(&seeds, "seeds", faasconfenv.DefaultSeeds, "training seeds, two at a time; the policy kept is the one that serves best on validation windows of their own")
 	f.BoolVar(&quiet, "quiet", false, "no per-episode progress")
 	f.StringVar(&variant, "variant", string(rl.AttMF), "what critics and actors see: attmf (the paper's), mf, maddpg or ddpg (the ablations)")
 	f.Float64Var(&gamma, "gamma", def.Learner.Gamma, "discount of the critics' targets, in [0, 1]")
@@ -78,6 +80,9 @@ faasconf:FILE' serves the policy, one decision per window.`,
 		}
 		if !(margin >= 0 && margin < 1) {
 			return usagef("--margin must be in [0, 1), got %v", margin)
+		}
+		if seeds < 1 {
+			return usagef("--seeds must be >= 1, got %d", seeds)
 		}
 		if verify < 1 {
 			return usagef("--verify must be >= 1, got %d", verify)
@@ -111,11 +116,11 @@ faasconf:FILE' serves the policy, one decision per window.`,
 		}
 		if !quiet {
 			cfg.Progress = func(e faasconfenv.Episode) {
-				fmt.Fprintf(cl.stderr, "episode %3d level %.1f reward %6.3f  QoS met %2d/15  replaced %2d  best %.3f $/h  %d updates  %s\n",
-					e.Index, e.Level, e.Reward, e.Met, e.Replaced, e.Best, e.Updates, time.Since(start).Round(time.Second))
+				fmt.Fprintf(cl.stderr, "seed %d episode %3d level %.1f reward %6.3f  QoS met %2d/15  replaced %2d  best %.3f $/h  %d updates  %s\n",
+					e.Seed, e.Index, e.Level, e.Reward, e.Met, e.Replaced, e.Best, e.Updates, time.Since(start).Round(time.Second))
 			}
 		}
-		tr, err := faasconfenv.Train(cmd.Context(), sc, cfg)
+		tr, err := faasconfenv.TrainBest(cmd.Context(), sc, cfg, seeds)
 		if err != nil {
 			return fmt.Errorf("train faasconf: %w", err)
 		}
@@ -125,8 +130,11 @@ faasconf:FILE' serves the policy, one decision per window.`,
 		}
 		p := tr.Policy.Provenance
 		fmt.Fprintf(cl.stdout, "trained faasconf (%s) on %s (seed %d, QoS %v): %d logged measurements, %d offline updates, %d online measurements, %d updates in %.0f s; wrote %s\n",
-			v, sc.Name, seed, tr.Policy.QoS, p.Logged, p.Offline, p.Online, p.Updates, p.WallSeconds, out)
-		return cl.recordTraining(cmd, &rec, start, sc, "faasconf", seed, out, figures("logged", p.Logged, "offline_updates", p.Offline,
+			v, sc.Name, p.Seed, tr.Policy.QoS, p.Logged, p.Offline, p.Online, p.Updates, p.WallSeconds, out)
+		if p.Candidates > 1 {
+			fmt.Fprintf(cl.stdout, "kept seed %d of %d: validation reward %.3f (the others': %.3f)\n", p.Seed, p.Candidates, p.Validation[0], p.Validation[1:])
+		}
+		return cl.recordTraining(cmd, &rec, start, sc, "faasconf", p.Seed, out, figures("logged", p.Logged, "offline_updates", p.Offline,
 			"online", p.Online, "updates", p.Updates))
 	})
 	return cmd

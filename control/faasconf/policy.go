@@ -68,6 +68,10 @@ type Provenance struct {
 	Online      int     `json:"online"`  // measurements of the agents' own configurations
 	Updates     int     `json:"updates"` // updates in all
 	WallSeconds float64 `json:"wall_seconds"`
+	// Candidates are the seeds trained when the best was chosen on
+	// validation windows, Validation their scores (this policy's first).
+	Candidates int       `json:"candidates,omitempty"`
+	Validation []float64 `json:"validation,omitempty"`
 }
 
 // NewPolicy returns a policy with freshly initialised actors.

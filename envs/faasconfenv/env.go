@@ -153,10 +153,14 @@ func New(sc *scenario.Scenario, cfg Config) (*Env, error) {
 	return e, nil
 }
 
-// DefaultQoS is the QoS of a workflow when none is given: the paper's, a
-// mean latency (its bound set by ownLatency) with 99% of the requests
-// served.
-var DefaultQoS = faasconf.QoS{MinServed: 0.99}
+// DefaultQoS is the QoS of a workflow when none is given: the 99th
+// percentile of its requests, unserved ones counted over it, at most
+// TailSlack times its own configuration's (ownLatency), with 99% served.
+// The paper's QoS bounds the mean latency and lets the tail go: policies
+// trained for it served with a p99 28-39% above the workflow's own
+// configuration's (docs/results/faasconf.md); it stays available as
+// "mean".
+var DefaultQoS = faasconf.QoS{Percentile: 0.99, MinServed: 0.99}
 
 // QoSSlack and TailSlack set a QoS's latency when none is given, as
 // multiples of what the scenario's own configuration (its concurrency
@@ -168,7 +172,7 @@ var DefaultQoS = faasconf.QoS{MinServed: 0.99}
 // user runs today.
 const (
 	QoSSlack    = 1.5
-	TailSlack   = 1.1
+	TailSlack   = 1.15
 	tailWindows = 8
 )
 
