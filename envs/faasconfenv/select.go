@@ -74,7 +74,7 @@ func Validate(env *Env, pol *faasconf.Policy, windows int) float64 {
 	total, n := 0.0, 0
 	for li, level := range env.cfg.Levels {
 		a := faasconf.NewAgent(pol, faasconf.Options{Seed: 0x76616c + uint64(li)}) // "val"
-		rng := rand.New(rand.NewPCG(0x76616c69, uint64(li)))                      // "vali"
+		rng := rand.New(rand.NewPCG(0x76616c69, uint64(li)))                       // "vali"
 		own, obs := env.Measure(level, env.own(), rng)
 		a.RecordRunning(level, own.Configs, own.Met)
 		for range windows {
