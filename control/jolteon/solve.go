@@ -34,6 +34,7 @@ type Solver struct {
 
 	pcg   *rand.PCG
 	rng   *rand.Rand
+	roots []node // the graph with every call's function index
 	means []float64
 	bands [][]float64
 	lat   []float64
@@ -58,6 +59,9 @@ func (s *Solver) Check(cs []faasconf.Config, rate float64) (bool, float64) {
 	if s.rng == nil {
 		s.pcg = rand.NewPCG(s.Seed, 0)
 		s.rng = rand.New(s.pcg)
+		for i := range m.Graph.Roots {
+			s.roots = append(s.roots, compile(m, &m.Graph.Roots[i]))
+		}
 	}
 	s.means, s.bands = s.means[:0], s.bands[:0]
 	for j := range m.Functions {
@@ -74,7 +78,7 @@ func (s *Solver) Check(cs []faasconf.Config, rate float64) (bool, float64) {
 	for i := range n {
 		s.pcg.Seed(s.Seed, uint64(i))
 		root := s.pick(m.Shares)
-		s.lat = append(s.lat, m.Offset+s.call(&m.Graph.Roots[root]))
+		s.lat = append(s.lat, m.Offset+s.call(&s.roots[root]))
 	}
 	requests := rate * s.Window.Seconds()
 	var measure float64
@@ -151,27 +155,49 @@ func binomialCDF(k, n int, q float64) float64 {
 	return cdf
 }
 
+// node is a call of the graph with its function's index (-1: a service
+// not configured).
+type node struct {
+	fn     int
+	prob   float64
+	choice []bool
+	stages [][]node
+}
+
+func compile(m *Model, c *callgraph.Call) node {
+	n := node{fn: m.index(c.Service), prob: c.Prob}
+	for _, st := range c.Stages {
+		calls := make([]node, len(st.Calls))
+		for i := range st.Calls {
+			calls[i] = compile(m, &st.Calls[i])
+		}
+		n.stages, n.choice = append(n.stages, calls), append(n.choice, st.Choice)
+	}
+	return n
+}
+
 // call draws one call's latency: the function's own (its white-box mean
 // times a black-box draw; 0 for a service not configured) plus its stages,
 // one after the other, each the slowest of its calls made in parallel, or
 // the one call a choice stage makes.
-func (s *Solver) call(c *callgraph.Call) float64 {
+func (s *Solver) call(c *node) float64 {
 	t := 0.0
-	if j := s.Model.index(c.Service); j >= 0 {
-		t = s.means[j] * residual(s.bands[j], s.rng.Float64())
+	if c.fn >= 0 {
+		t = s.means[c.fn] * residual(s.bands[c.fn], s.rng.Float64())
 	}
-	for k := range c.Stages {
-		st := &c.Stages[k]
-		if st.Choice {
-			t += s.call(&st.Calls[s.choose(st.Calls)])
+	for k, calls := range c.stages {
+		if c.choice[k] {
+			t += s.call(&calls[s.choose(calls)])
 			continue
 		}
 		slowest := 0.0
-		for i := range st.Calls {
-			if p := st.Calls[i].Prob; p > 0 && p < 1 && s.rng.Float64() >= p {
+		for i := range calls {
+			if p := calls[i].prob; p > 0 && p < 1 && s.rng.Float64() >= p {
 				continue
 			}
-			slowest = math.Max(slowest, s.call(&st.Calls[i]))
+			if d := s.call(&calls[i]); d > slowest {
+				slowest = d
+			}
 		}
 		t += slowest
 	}
@@ -179,14 +205,14 @@ func (s *Solver) call(c *callgraph.Call) float64 {
 }
 
 // choose draws a choice stage's call by weight (0 weighs 1).
-func (s *Solver) choose(calls []callgraph.Call) int {
+func (s *Solver) choose(calls []node) int {
 	total := 0.0
 	for _, c := range calls {
-		total += weight(c.Prob)
+		total += weight(c.prob)
 	}
 	u := s.rng.Float64() * total
 	for i, c := range calls {
-		if u -= weight(c.Prob); u < 0 {
+		if u -= weight(c.prob); u < 0 {
 			return i
 		}
 	}
