@@ -29,7 +29,8 @@ func (cl *cli) experimentFaaSConf(rec *experimentRecorder) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "faasconf effectiveness|adaptability|ablation|validation|all",
 		Short: "FaaSConf paper: effectiveness, adaptability and ablations",
-		Long: `Train FaaSConf on each serverless workflow (or reuse DIR/policies), then let it
+		Long: `Train FaaSConf on each serverless workflow as 'shoal train faasconf' does with
+its defaults (or reuse DIR/policies), then let it
 and the other methods tune every workflow for --iterations rounds at each of
 five workload levels, --seeds sessions each, on the same measurement seeds, as
 the FaaSConf paper's Fig. 8 does: the price per hour of the cheapest
@@ -38,11 +39,12 @@ again on the oracle's three seeds: verified), with 95% intervals over the
 sessions, and how many found one.
 
 effectiveness (Fig. 8): faasconf against the paper's four baselines in the
-  hardware-only space (firm, rambo, aquatope, random), the Aquatope-like and
+  hardware-only space (firm, rambo, aquatope, random) and the Jolteon-like
+  configurator (jolteon, NSDI '24) in the same space, the Aquatope-like and
   random searches given the hybrid space too, and the exhaustive oracle
   (searched once per workflow, kept in DIR/policies/oracle-WORKFLOW.json).
-adaptability (Figs. 9-10, Parallel): faasconf, firm, rambo, aquatope and the
-  oracle configure the workflow every 30 s window of an 85-minute dynamic
+adaptability (Figs. 9-10, Parallel): faasconf, firm, rambo, aquatope, jolteon
+  and the oracle configure the workflow every 30 s window of an 85-minute dynamic
   workload (--windows) with the Azure Functions trace's shape, learning
   online: QoS violations, latency and price, and the low, middle and high
   windows.
