@@ -44,10 +44,6 @@ const anchorTries = 6
 func newAnchor(env *Env, verify int, margin float64, seed uint64) *anchor {
 	q := env.QoS()
 	q.Latency = time.Duration(float64(q.Latency) * (1 - margin))
-	q.MinServed = 1 - (1-q.MinServed)*(1-margin)
-	if q.Percentile > 0 {
-		q.Percentile = 1 - (1-q.Percentile)*(1-margin)
-	}
 	return &anchor{env: env, verify: max(verify, 1), qos: q, seed: seed, best: map[float64]anchored{}, obs: map[float64][][][]float64{}, tried: map[string]bool{}}
 }
 

@@ -172,7 +172,7 @@ var DefaultQoS = faasconf.QoS{Percentile: 0.99, MinServed: 0.99}
 // user runs today.
 const (
 	QoSSlack    = 1.5
-	TailSlack   = 1.15
+	TailSlack   = 1.1
 	tailWindows = 8
 )
 

@@ -36,11 +36,9 @@ type TrainConfig struct {
 	// the cheapest logged configuration that does, replaced during the
 	// online episodes by any cheaper one that does.
 	Verify int
-	// Margin tightens the QoS of that verification by its share: the
-	// latency, and the requests it may miss (0.1: 10% under the QoS's
-	// latency, and 0.9% of the requests unserved or late where it allows
-	// 1%), so that what the actors learn and a serving agent starts from
-	// holds the QoS beyond the verify seeds.
+	// Margin tightens the QoS latency of that verification by its share
+	// (0.1: 10% under the QoS), so that what the actors learn and a
+	// serving agent starts from holds the QoS beyond the verify seeds.
 	Margin float64
 	// Descend lowers each level's anchor function by function on
 	// measurements (verified as above), after the logged episodes and at
@@ -55,9 +53,9 @@ type TrainConfig struct {
 // online episodes; the actors anchored with weight 100 to configurations
 // verified on 5 seeds (chosen on validation sessions of Sequential,
 // seeds 1001-1003, against weights 0, 1, 10 and 3 and 8 seeds), with a
-// margin of 0.1 under the QoS and each level's anchor descended function
-// by function (chosen on served validation runs, seeds 201-205, against
-// no margin, 0.2, and no descent: docs/results/faasconf.md).
+// margin of 0.1 under the QoS latency and each level's anchor descended
+// function by function (chosen on served validation runs, seeds 201-205:
+// docs/results/faasconf.md).
 func DefaultTrainConfig() TrainConfig {
 	l := rl.DefaultMADDPGConfig()
 	l.ActorLR, l.CriticLR, l.BatchSize, l.BufferSize, l.Gamma, l.LearningStarts = 1e-3, 1e-3, 256, 100_000, 0.9, 0
