@@ -232,12 +232,15 @@ func TestPercentileQoS(t *testing.T) {
 	if p95, _ := ParseQoS("p95:1s"); p95.Measure(w) > 1 {
 		t.Errorf("p95 with two unserved of 101: %v", p95.Measure(w))
 	}
-	for _, s := range []string{"p99:1s", "p95:250ms", "mean:2.7s"} {
+	if q, err := ParseQoS("p99:1.1x,served:99.5%"); err != nil || q.MinServed != 0.995 || q.Slack != 1.1 || q.Percentile != 0.99 {
+		t.Errorf("ParseQoS(p99:1.1x,served:99.5%%) = %+v, %v", q, err)
+	}
+	for _, s := range []string{"p99:1s", "p95:250ms", "mean:2.7s", "p99:3s,served:99.5%"} {
 		if q, err := ParseQoS(s); err != nil || q.String() != s {
 			t.Errorf("ParseQoS(%q) = %v, %v", s, q, err)
 		}
 	}
-	for _, s := range []string{"p100", "p0:1s", "max", "p99:-1s", "mean:fast"} {
+	for _, s := range []string{"p100", "p0:1s", "max", "p99:-1s", "mean:fast", "p99,served:101%", "mean,served:all"} {
 		if _, err := ParseQoS(s); err == nil {
 			t.Errorf("ParseQoS(%q) took it", s)
 		}

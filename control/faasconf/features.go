@@ -43,7 +43,11 @@ func (q QoS) Validate() error {
 
 // String is the QoS as a user writes it (ParseQoS).
 func (q QoS) String() string {
-	return q.Kind() + ":" + q.Latency.String()
+	s := q.Kind() + ":" + q.Latency.String()
+	if q.MinServed != 0.99 {
+		s += ",served:" + strconv.FormatFloat(100*q.MinServed, 'f', -1, 64) + "%"
+	}
+	return s
 }
 
 // Kind is the QoS without its latency: "mean" or "p99".
@@ -59,10 +63,18 @@ func (q QoS) Kind() string {
 // "p95:3s" (that percentile of the requests, unserved ones counted over
 // it). A latency of "1.2x" sets Slack instead; without a latency or with
 // one, Latency is 0, for the caller to set from the workflow's own
-// configuration.
+// configuration. ",served:99.5%" sets the share served (99% otherwise).
 func ParseQoS(s string) (QoS, error) {
+	s, served, hasServed := strings.Cut(s, ",served:")
 	kind, lat, timed := strings.Cut(s, ":")
 	q := QoS{MinServed: 0.99}
+	if hasServed {
+		pct, err := strconv.ParseFloat(strings.TrimSuffix(served, "%"), 64)
+		if err != nil || !(pct > 0 && pct <= 100) {
+			return QoS{}, fmt.Errorf("qos %q: the share served %q must be a percentage in (0, 100], as in served:99.5%%", s, served)
+		}
+		q.MinServed = pct / 100
+	}
 	switch {
 	case kind == "mean":
 	case strings.HasPrefix(kind, "p"):
