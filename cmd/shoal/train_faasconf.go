@@ -66,7 +66,7 @@ faasconf:FILE' serves the policy, one decision per window.`,
 	f.Float64Var(&gamma, "gamma", def.Learner.Gamma, "discount of the critics' targets, in [0, 1]")
 	f.Float64Var(&anchorWeight, "anchor-weight", def.Learner.AnchorWeight, "weight of the actors' behaviour-cloning term toward each level's cheapest verified QoS-meeting configuration (0: none)")
 	f.IntVar(&verify, "verify", def.Verify, "seeds of their own a configuration must meet the QoS on to anchor the actors")
-	f.StringVar(&qos, "qos", "", "the workflow's QoS in a window: mean or pNN (p99, p95: that percentile of the requests, refused ones counted over it), optionally with a latency, as in p99:3s, and the share to serve, as in p99:3s,served:99.5% (99%); without a latency, "+qosDefaults+" (default "+faasconfenv.DefaultQoS.Kind()+")")
+	f.StringVar(&qos, "qos", "", "the workflow's QoS in a window: mean or pNN (p99, p95: that percentile of the requests, refused ones counted over it), optionally with a latency, as in p99:3s, and the share to serve, as in p99:3s,served:99.5% (99%); without a latency, "+qosDefaults+" (default p99,served:99.5%)")
 	f.Float64Var(&margin, "margin", def.Margin, "share in [0, 1) by which that verification tightens the QoS latency")
 	f.BoolVar(&descend, "descend", def.Descend, "lower each level's verified configuration function by function, as the oracle searches, after the logged episodes and at the end")
 	f.BoolVar(&hardwareOnly, "hardware-only", false, "tune CPU, memory and instances only, with no concurrency limit (the ablation of Fig. 11)")
