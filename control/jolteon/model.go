@@ -100,16 +100,15 @@ func (f *Function) Utilisation(c faasconf.Config, rate float64) float64 {
 }
 
 // InFlight is the calls in progress at an instance that its memory must
-// hold with probability 1 − delta: the Poisson quantile of their mean
-// (Little's law), a bound for processor sharing, whose number in system
-// is geometric with a thinner tail only at low utilisation.
+// hold with probability 1 − delta: the larger of the Poisson quantile of
+// their mean (Little's law) and the geometric tail of an M/M/1
+// processor-sharing queue at the instance's utilisation, P(N > k) =
+// rho^(k+1).
 func (f *Function) InFlight(c faasconf.Config, rate, delta float64) int {
 	mean := rate * f.Visits / float64(max(c.Instances, 1)) * f.Mean(c, rate)
 	if math.IsInf(mean, 1) {
 		return math.MaxInt32
 	}
-	// P(N > k) for a geometric number in system at utilisation rho is
-	// rho^(k+1); the Poisson of the same mean bounds lighter loads.
 	k, p, cum := 0, math.Exp(-mean), math.Exp(-mean)
 	for cum < 1-delta && k < 1000 {
 		k++
