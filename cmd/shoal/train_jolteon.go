@@ -30,7 +30,7 @@ workflow scenario (faas-*) it profiles --warm random configurations, then
 --rounds times fits each function's stochastic performance model (a
 processor-sharing white box and a measured black box) to everything measured,
 solves for the cheapest configuration (CPU, memory, instances; no concurrency
-limit) that meets the QoS in a window with 95% probability on the model's
+limit) that meets the QoS in a window with 90% probability on the model's
 samples, and runs it. The policy holds the model and every level's solution;
 'shoal sim SCENARIO --policy jolteon:FILE' serves it, one decision per window.`,
 		Example: `  shoal train jolteon faas-sequential -o jolteon.policy
