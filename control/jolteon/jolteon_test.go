@@ -103,3 +103,17 @@ func TestPolicyServesTheWindowsLevel(t *testing.T) {
 		t.Error("a level without its configuration passed validation")
 	}
 }
+
+// When nothing meets the QoS, even relaxed, the solver runs the largest
+// configuration, each function's concurrency limited to the calls its
+// memory holds (no OOM kill), and says it did not meet the QoS.
+func TestSolveFallsBackToTheLargestGuarded(t *testing.T) {
+	m := &Model{Functions: []Function{{Name: "f", Visits: 1, Work: 0.1, Residual: [][]float64{{1}}, Memory: faasconf.MemoryModel{BaseMB: 10, PerCallMB: 350}}},
+		Graph: callgraph.Graph{Roots: []callgraph.Call{{Service: "f"}}}}
+	space := faasconf.Space{CPU: [2]float64{0.25, 2}, MemoryMB: [2]float64{128, 2048}, Instances: [2]int{1, 8}}
+	s := Solver{Model: m, Space: space, QoS: faasconf.QoS{Latency: time.Millisecond}, Samples: 10, CPUStep: 0.25}
+	cs, ok := s.Solve(5)
+	if ok || cs[0].CPU != 2 || cs[0].Instances != 8 || cs[0].MemoryMB != 2048 || cs[0].Concurrency != 5 {
+		t.Fatalf("an impossible QoS: %+v, %v; want the largest with concurrency 5 (2048 MB of 350 MB calls)", cs[0], ok)
+	}
+}

@@ -277,6 +277,12 @@ func (s *Solver) solve(rate float64) ([]faasconf.Config, bool) {
 		s.Fitter.Safe(cs) // the largest that fits the nodes
 	}
 	if !s.sized(cs, rate) {
+		for j := range cs { // the largest, each function refusing the calls its memory cannot hold
+			if m := s.Model.Functions[j].Memory; m.PerCallMB > 0 {
+				cs[j].MemoryMB = s.Space.MemoryMB[1]
+				cs[j].Concurrency = max(1, int((cs[j].MemoryMB-m.BaseMB)/m.PerCallMB))
+			}
+		}
 		return cs, false
 	}
 	for {
