@@ -53,13 +53,23 @@ func (t *JolteonTuner) Next(level float64, last faasconfenv.Measurement, _ [][]f
 // for the level; ok is false when no configuration of the space meets the
 // QoS on the model (the largest is returned).
 func JolteonSolve(env *faasconfenv.Env, samples []jolteon.Sample, level float64, seed uint64) ([]faasconf.Config, bool) {
-	sc := env.Scenario()
-	funcs := env.Functions()
-	m, err := jolteon.Fit(funcs, faasconfenv.Footprint(sc, funcs).Memory, *firmenv.CallGraph(sc), samples)
+	m, err := jolteonModel(env, samples)
 	if err != nil {
 		return env.Defaults(), false
 	}
-	fp := faasconfenv.Footprint(sc, funcs)
+	return jolteonSolve(env, m, level, seed)
+}
+
+// jolteonModel fits the model of env's workflow to the samples.
+func jolteonModel(env *faasconfenv.Env, samples []jolteon.Sample) (*jolteon.Model, error) {
+	sc, funcs := env.Scenario(), env.Functions()
+	return jolteon.Fit(funcs, faasconfenv.Footprint(sc, funcs).Memory, *firmenv.CallGraph(sc), samples)
+}
+
+// jolteonSolve solves the model for the level, within the space and the
+// nodes of env's scenario.
+func jolteonSolve(env *faasconfenv.Env, m *jolteon.Model, level float64, seed uint64) ([]faasconf.Config, bool) {
+	fp := faasconfenv.Footprint(env.Scenario(), env.Functions())
 	s := jolteon.Solver{Model: m, Space: env.Space(), QoS: env.QoS(), Samples: jolteon.DefaultSamples, Seed: seed, CPUStep: 0.125,
 		Window: env.Window(), Fitter: faasconf.NewFitter(fp, env.Space())}
 	return s.Solve(env.Rate(level))
@@ -107,13 +117,12 @@ func TrainJolteon(ctx context.Context, sc *scenario.Scenario, cfg JolteonTrainin
 	}
 	p := &jolteon.Policy{Functions: env.Functions(), QoS: env.QoS(), Window: modelfile.Duration(env.Window()), BaseRate: env.Rate(1),
 		Levels: levels, Provenance: jolteon.Provenance{Scenario: sc.Name, Seed: cfg.Seed, Profiled: len(samples)}}
-	for _, level := range levels {
-		cs, _ := JolteonSolve(env, samples, level, cfg.Seed)
-		p.Configs = append(p.Configs, cs)
-	}
-	funcs := env.Functions()
-	if p.Model, err = jolteon.Fit(funcs, faasconfenv.Footprint(sc, funcs).Memory, *firmenv.CallGraph(sc), samples); err != nil {
+	if p.Model, err = jolteonModel(env, samples); err != nil {
 		return nil, err
+	}
+	for _, level := range levels {
+		cs, _ := jolteonSolve(env, p.Model, level, cfg.Seed)
+		p.Configs = append(p.Configs, cs)
 	}
 	return p, p.Validate()
 }

@@ -65,8 +65,8 @@ func (q QoS) Kind() string {
 // one, Latency is 0, for the caller to set from the workflow's own
 // configuration. ",served:99.5%" sets the share served (99% otherwise).
 func ParseQoS(s string) (QoS, error) {
-	s, served, hasServed := strings.Cut(s, ",served:")
-	kind, lat, timed := strings.Cut(s, ":")
+	head, served, hasServed := strings.Cut(s, ",served:")
+	kind, lat, timed := strings.Cut(head, ":")
 	q := QoS{MinServed: 0.99}
 	if hasServed {
 		pct, err := strconv.ParseFloat(strings.TrimSuffix(served, "%"), 64)

@@ -133,11 +133,7 @@ func residuals(f *Function, j int, samples []Sample) [][]float64 {
 		if !stable(f, s, j) {
 			continue
 		}
-		rho := f.Utilisation(s.Configs[j], s.rate())
-		b := 0
-		for b < len(ResidualBands)-1 && rho >= ResidualBands[b] {
-			b++
-		}
+		b := bandOf(f.Utilisation(s.Configs[j], s.rate()))
 		mean := f.Mean(s.Configs[j], s.rate())
 		h := &s.Services[j].LatencyHist
 		for k := range perSample {

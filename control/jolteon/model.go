@@ -103,9 +103,9 @@ func (f *Function) Utilisation(c faasconf.Config, rate float64) float64 {
 // hold with probability 1 − delta: the larger of the Poisson quantile of
 // their mean (Little's law) and the geometric tail of an M/M/1
 // processor-sharing queue at the instance's utilisation, P(N > k) =
-// rho^(k+1).
-func (f *Function) InFlight(c faasconf.Config, rate, delta float64) int {
-	mean := rate * f.Visits / float64(max(c.Instances, 1)) * f.Mean(c, rate)
+// rho^(k+1); latency is a call's mean latency there (Mean).
+func (f *Function) InFlight(c faasconf.Config, rate, latency, delta float64) int {
+	mean := rate * f.Visits / float64(max(c.Instances, 1)) * latency
 	if math.IsInf(mean, 1) {
 		return math.MaxInt32
 	}
@@ -128,10 +128,7 @@ var ResidualBands = []float64{0.3, 0.6, 1}
 // band is the black box's band at utilisation rho: its own, or the
 // nearest one measured.
 func (f *Function) band(rho float64) []float64 {
-	b := 0
-	for b < len(ResidualBands)-1 && rho >= ResidualBands[b] {
-		b++
-	}
+	b := bandOf(rho)
 	for d := 0; d < len(ResidualBands); d++ {
 		for _, k := range []int{b - d, b + d} {
 			if k >= 0 && k < len(f.Residual) && len(f.Residual[k]) > 0 {
@@ -140,6 +137,15 @@ func (f *Function) band(rho float64) []float64 {
 		}
 	}
 	return nil
+}
+
+// bandOf is the index of utilisation rho's band.
+func bandOf(rho float64) int {
+	b := 0
+	for b < len(ResidualBands)-1 && rho >= ResidualBands[b] {
+		b++
+	}
+	return b
 }
 
 // residual is the band's draw at u in [0, 1) (1 without measurements).

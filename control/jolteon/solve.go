@@ -67,7 +67,7 @@ func (s *Solver) Check(cs []faasconf.Config, rate float64) (bool, float64) {
 	for j := range m.Functions {
 		f := &m.Functions[j]
 		mean := f.Mean(cs[j], rate)
-		if math.IsInf(mean, 1) || (cs[j].MemoryMB > 0 && f.Memory.Floor(f.InFlight(cs[j], rate, OOMRisk)) > cs[j].MemoryMB) {
+		if math.IsInf(mean, 1) || (cs[j].MemoryMB > 0 && f.Memory.Floor(f.InFlight(cs[j], rate, mean, OOMRisk)) > cs[j].MemoryMB) {
 			return false, math.Inf(1)
 		}
 		s.means = append(s.means, mean)
@@ -299,7 +299,7 @@ func (s *Solver) solve(rate float64) ([]faasconf.Config, bool) {
 			break
 		}
 		cs[best] = bestMove.apply(cs[best])
-		s.sized(cs, rate)
+		s.size(cs, best, rate) // its memory, as try found it met the QoS
 	}
 	for improved := true; improved; {
 		improved = false
@@ -360,10 +360,11 @@ func (s *Solver) sized(cs []faasconf.Config, rate float64) bool {
 // its concurrency limit to the calls that memory holds.
 func (s *Solver) size(cs []faasconf.Config, j int, rate float64) bool {
 	f := &s.Model.Functions[j]
-	if math.IsInf(f.Mean(cs[j], rate), 1) {
+	mean := f.Mean(cs[j], rate)
+	if math.IsInf(mean, 1) {
 		return false
 	}
-	calls := f.InFlight(cs[j], rate, OOMRisk)
+	calls := f.InFlight(cs[j], rate, mean, OOMRisk)
 	mem := math.Max(s.Space.MemoryMB[0], math.Ceil(f.Memory.Floor(calls)))
 	if mem > s.Space.MemoryMB[1] {
 		return false
