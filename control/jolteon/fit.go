@@ -70,13 +70,29 @@ func Fit(functions []string, memory []faasconf.MemoryModel, graph callgraph.Grap
 			return nil, fmt.Errorf("jolteon: function %s completed no call in %d profiling samples", name, len(samples))
 		}
 		f.Visits, f.Work = float64(calls)/float64(requests), cpu/float64(done)
-		f.Delay = delay(&f, j, samples)
-		f.Residual = residuals(&f, j, samples)
 		m.Functions = append(m.Functions, f)
+	}
+	// A function that calls others waits for them, so its measured latency
+	// holds its callees' (Jolteon's workflows are flat stages; Shoal's may
+	// nest): its time off the CPU is what its measured mean leaves after its
+	// white box and its callees' mean composed on the model, so callees are
+	// fitted first, and it has no black box of its own, as the spread of its
+	// latency is mostly its callees', which the model draws for them.
+	sv := &Solver{Model: m, QoS: faasconf.QoS{Latency: time.Hour}, Samples: calleeDraws, Seed: 1}
+	for _, j := range sv.calleesFirst() {
+		f := &m.Functions[j]
+		caller := sv.callsOut(j)
+		f.Delay = delay(sv, f, j, caller, samples)
+		if !caller {
+			f.Residual = residuals(f, j, samples)
+		}
 	}
 	m.Offset = offset(m, samples)
 	return m, nil
 }
+
+// calleeDraws is the draws of a caller's stages per profiling window.
+const calleeDraws = 200
 
 // shares are the request classes' shares of the requests.
 func shares(roots int, samples []Sample) []float64 {
@@ -103,9 +119,10 @@ func stable(f *Function, s *Sample, j int) bool {
 }
 
 // delay is the least-squares time off the CPU: the mean, over the stable
-// windows, of the measured mean less the white box's without it (at least
-// 0), weighted by completions.
-func delay(f *Function, j int, samples []Sample) float64 {
+// windows, of the measured mean less the white box's without it and, for
+// a caller, less its callees' mean on the model (at least 0), weighted by
+// completions.
+func delay(sv *Solver, f *Function, j int, caller bool, samples []Sample) float64 {
 	f.Delay = 0
 	var sum, w float64
 	for i := range samples {
@@ -113,8 +130,16 @@ func delay(f *Function, j int, samples []Sample) float64 {
 		if !stable(f, s, j) {
 			continue
 		}
+		callees := 0.0
+		if caller {
+			cs := memoryFree(s.Configs)
+			var ok bool
+			if callees, ok = sv.calleeMean(j, cs, s.rate()); !ok {
+				continue
+			}
+		}
 		n := float64(s.Services[j].Latency.Count)
-		sum += n * (s.Services[j].Latency.Mean() - f.Mean(s.Configs[j], s.rate()))
+		sum += n * (s.Services[j].Latency.Mean() - f.Mean(s.Configs[j], s.rate()) - callees)
 		w += n
 	}
 	if w == 0 {
@@ -174,11 +199,7 @@ func offset(m *Model, samples []Sample) float64 {
 		if !ok {
 			continue
 		}
-		cs := slices.Clone(s.Configs)
-		for j := range cs {
-			cs[j].MemoryMB = 0 // the means, whatever the memory held
-		}
-		_, mean := sv.Check(cs, s.rate())
+		_, mean := sv.Check(memoryFree(s.Configs), s.rate())
 		sum += float64(lat.Count) * (lat.Mean() - mean)
 		w += float64(lat.Count)
 	}
@@ -186,4 +207,14 @@ func offset(m *Model, samples []Sample) float64 {
 		return 0
 	}
 	return math.Max(0, sum/w)
+}
+
+// memoryFree is cs with no memory bound: the model's means, whatever the
+// memory held.
+func memoryFree(cs []faasconf.Config) []faasconf.Config {
+	cs = slices.Clone(cs)
+	for j := range cs {
+		cs[j].MemoryMB = 0
+	}
+	return cs
 }

@@ -55,24 +55,10 @@ const OOMRisk = 1e-3
 // second, and the QoS's measure on the samples (seconds; +Inf when an
 // instance saturates or the memory cannot hold its calls).
 func (s *Solver) Check(cs []faasconf.Config, rate float64) (bool, float64) {
+	if !s.prepare(cs, rate) {
+		return false, math.Inf(1)
+	}
 	m := s.Model
-	if s.rng == nil {
-		s.pcg = rand.NewPCG(s.Seed, 0)
-		s.rng = rand.New(s.pcg)
-		for i := range m.Graph.Roots {
-			s.roots = append(s.roots, compile(m, &m.Graph.Roots[i]))
-		}
-	}
-	s.means, s.bands = s.means[:0], s.bands[:0]
-	for j := range m.Functions {
-		f := &m.Functions[j]
-		mean := f.Mean(cs[j], rate)
-		if math.IsInf(mean, 1) || (cs[j].MemoryMB > 0 && f.Memory.Floor(f.InFlight(cs[j], rate, mean, OOMRisk)) > cs[j].MemoryMB) {
-			return false, math.Inf(1)
-		}
-		s.means = append(s.means, mean)
-		s.bands = append(s.bands, f.band(f.Utilisation(cs[j], rate)))
-	}
 	n := max(s.Samples, 1)
 	s.lat = slices.Grow(s.lat[:0], n)
 	for i := range n {
@@ -108,6 +94,115 @@ func (s *Solver) Check(cs []faasconf.Config, rate float64) (bool, float64) {
 		}
 	}
 	return measure <= s.QoS.Latency.Seconds(), measure
+}
+
+// prepare sets every function's white-box mean and black-box band for cs
+// at the rate, and reports whether every instance keeps up and holds its
+// calls in flight (a zero memory holds any).
+func (s *Solver) prepare(cs []faasconf.Config, rate float64) bool {
+	m := s.Model
+	s.compiled()
+	s.means, s.bands = s.means[:0], s.bands[:0]
+	for j := range m.Functions {
+		f := &m.Functions[j]
+		mean := f.Mean(cs[j], rate)
+		if math.IsInf(mean, 1) || (cs[j].MemoryMB > 0 && f.Memory.Floor(f.InFlight(cs[j], rate, mean, OOMRisk)) > cs[j].MemoryMB) {
+			return false
+		}
+		s.means = append(s.means, mean)
+		s.bands = append(s.bands, f.band(f.Utilisation(cs[j], rate)))
+	}
+	return true
+}
+
+// compiled compiles the graph and seeds the draws, once.
+func (s *Solver) compiled() {
+	if s.rng != nil {
+		return
+	}
+	s.pcg = rand.NewPCG(s.Seed, 0)
+	s.rng = rand.New(s.pcg)
+	for i := range s.Model.Graph.Roots {
+		s.roots = append(s.roots, compile(s.Model, &s.Model.Graph.Roots[i]))
+	}
+}
+
+// calleeMean is the mean time a call of function j waits for its stages
+// (its callees, composed on the model) with cs at the rate, over every
+// place j is called from that makes calls; ok is false when an instance
+// cannot keep up.
+func (s *Solver) calleeMean(j int, cs []faasconf.Config, rate float64) (mean float64, ok bool) {
+	if !s.prepare(cs, rate) {
+		return 0, false
+	}
+	var sum float64
+	var sites int
+	for i := range s.roots {
+		walk(&s.roots[i], func(c *node) {
+			if c.fn != j || len(c.stages) == 0 {
+				return
+			}
+			sites++
+			n := max(s.Samples, 1)
+			for k := range n {
+				s.pcg.Seed(s.Seed, uint64(k))
+				sum += s.stages(c) / float64(n)
+			}
+		})
+	}
+	if sites == 0 {
+		return 0, true
+	}
+	return sum / float64(sites), true
+}
+
+// callsOut reports whether function j makes calls anywhere in the graph.
+func (s *Solver) callsOut(j int) bool {
+	s.compiled()
+	out := false
+	for i := range s.roots {
+		walk(&s.roots[i], func(c *node) { out = out || (c.fn == j && len(c.stages) > 0) })
+	}
+	return out
+}
+
+// calleesFirst is every function's index, each after every function it
+// calls (by its height in the graph: 0 for one that calls none).
+func (s *Solver) calleesFirst() []int {
+	s.compiled()
+	height := make([]int, len(s.Model.Functions))
+	var up func(c *node) int
+	up = func(c *node) int {
+		h := -1
+		for _, calls := range c.stages {
+			for i := range calls {
+				h = max(h, up(&calls[i]))
+			}
+		}
+		if c.fn >= 0 {
+			height[c.fn] = max(height[c.fn], h+1)
+		}
+		return h + 1
+	}
+	for i := range s.roots {
+		up(&s.roots[i])
+	}
+	order := make([]int, len(height))
+	for j := range order {
+		order[j] = j
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return height[a] - height[b] })
+	return order
+}
+
+// walk calls visit on c and every call below it.
+func walk(c *node, visit func(*node)) {
+	visit(c)
+	for _, calls := range c.stages {
+		for i := range calls {
+			walk(&calls[i], visit)
+		}
+	}
 }
 
 // DefaultRisk is the chance a window may miss the QoS: Jolteon's δ, at
@@ -185,6 +280,12 @@ func (s *Solver) call(c *node) float64 {
 	if c.fn >= 0 {
 		t = s.means[c.fn] * residual(s.bands[c.fn], s.rng.Float64())
 	}
+	return t + s.stages(c)
+}
+
+// stages draws the time a call waits for its stages.
+func (s *Solver) stages(c *node) float64 {
+	t := 0.0
 	for k, calls := range c.stages {
 		if c.choice[k] {
 			t += s.call(&calls[s.choose(calls)])
