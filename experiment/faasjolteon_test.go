@@ -8,8 +8,8 @@ import (
 
 	"github.com/shoal-project/shoal/control/faasconf"
 	"github.com/shoal-project/shoal/control/jolteon"
-	"github.com/shoal-project/shoal/metrics"
 	"github.com/shoal-project/shoal/envs/faasconfenv"
+	"github.com/shoal-project/shoal/metrics"
 	"github.com/shoal-project/shoal/scenario"
 )
 
