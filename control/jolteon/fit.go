@@ -75,24 +75,18 @@ func Fit(functions []string, memory []faasconf.MemoryModel, graph callgraph.Grap
 	// A function that calls others waits for them, so its measured latency
 	// holds its callees' (Jolteon's workflows are flat stages; Shoal's may
 	// nest): its time off the CPU is what its measured mean leaves after its
-	// white box and its callees' mean composed on the model, so callees are
-	// fitted first, and it has no black box of its own, as the spread of its
-	// latency is mostly its callees', which the model draws for them.
-	sv := &Solver{Model: m, QoS: faasconf.QoS{Latency: time.Hour}, Samples: calleeDraws, Seed: 1}
+	// white box and its callees' expected latency on the model, so callees
+	// are fitted first, and its black box is its measured latency over that
+	// whole expectation, drawn for the call and all below it (Solver.call).
+	sv := &Solver{Model: m, QoS: faasconf.QoS{Latency: time.Hour}, Samples: 1, Seed: 1}
 	for _, j := range sv.calleesFirst() {
 		f := &m.Functions[j]
-		caller := sv.callsOut(j)
-		f.Delay = delay(sv, f, j, caller, samples)
-		if !caller {
-			f.Residual = residuals(f, j, samples)
-		}
+		f.Delay = delay(sv, f, j, samples)
+		f.Residual = residuals(sv, f, j, samples)
 	}
 	m.Offset = offset(m, samples)
 	return m, nil
 }
-
-// calleeDraws is the draws of a caller's stages per profiling window.
-const calleeDraws = 200
 
 // shares are the request classes' shares of the requests.
 func shares(roots int, samples []Sample) []float64 {
@@ -120,23 +114,16 @@ func stable(f *Function, s *Sample, j int) bool {
 
 // delay is the least-squares time off the CPU: the mean, over the stable
 // windows, of the measured mean less the white box's without it and, for
-// a caller, less its callees' mean on the model (at least 0), weighted by
-// completions.
-func delay(sv *Solver, f *Function, j int, caller bool, samples []Sample) float64 {
+// a caller, less its callees' expected latency on the model (at least 0),
+// weighted by completions.
+func delay(sv *Solver, f *Function, j int, samples []Sample) float64 {
 	f.Delay = 0
 	var sum, w float64
 	for i := range samples {
 		s := &samples[i]
-		if !stable(f, s, j) {
+		callees, _, ok := sv.callees(j, s)
+		if !ok || !stable(f, s, j) {
 			continue
-		}
-		callees := 0.0
-		if caller {
-			cs := memoryFree(s.Configs)
-			var ok bool
-			if callees, ok = sv.calleeMean(j, cs, s.rate()); !ok {
-				continue
-			}
 		}
 		n := float64(s.Services[j].Latency.Count)
 		sum += n * (s.Services[j].Latency.Mean() - f.Mean(s.Configs[j], s.rate()) - callees)
@@ -149,17 +136,17 @@ func delay(sv *Solver, f *Function, j int, caller bool, samples []Sample) float6
 }
 
 // residuals are the black box: per utilisation band, quantiles of the
-// measured latencies over the white box's mean, pooled over the band's
-// stable windows.
-func residuals(f *Function, j int, samples []Sample) [][]float64 {
+// measured latencies over the model's mean (the white box's, plus a
+// caller's callees'), pooled over the band's stable windows.
+func residuals(sv *Solver, f *Function, j int, samples []Sample) [][]float64 {
 	pooled := make([][]float64, len(ResidualBands))
 	for i := range samples {
 		s := &samples[i]
-		if !stable(f, s, j) {
+		callees, b, ok := sv.callees(j, s)
+		if !ok || !stable(f, s, j) {
 			continue
 		}
-		b := bandOf(f.Utilisation(s.Configs[j], s.rate()))
-		mean := f.Mean(s.Configs[j], s.rate())
+		mean := f.Mean(s.Configs[j], s.rate()) + callees
 		h := &s.Services[j].LatencyHist
 		for k := range perSample {
 			pooled[b] = append(pooled[b], h.Quantile((float64(k)+0.5)/perSample)/mean)
@@ -177,6 +164,16 @@ func residuals(f *Function, j int, samples []Sample) [][]float64 {
 		}
 	}
 	return out
+}
+
+// callees is function j's callees' expected latency in the window, and
+// its black box's band there (0 and its own for a function that calls
+// none); ok is false when the model's instances cannot keep up.
+func (s *Solver) callees(j int, w *Sample) (float64, int, bool) {
+	if !s.callsOut(j) {
+		return 0, bandOf(s.Model.Functions[j].Utilisation(w.Configs[j], w.rate())), true
+	}
+	return s.calleeMean(j, memoryFree(w.Configs), w.rate())
 }
 
 // offset is the services' time per request that the functions do not

@@ -34,8 +34,10 @@ type Solver struct {
 
 	pcg   *rand.PCG
 	rng   *rand.Rand
-	roots []node // the graph with every call's function index
+	roots []node  // the graph with every call's function index
+	below [][]int // the functions each calls, at any depth
 	means []float64
+	rho   []float64
 	bands [][]float64
 	lat   []float64
 }
@@ -97,12 +99,14 @@ func (s *Solver) Check(cs []faasconf.Config, rate float64) (bool, float64) {
 }
 
 // prepare sets every function's white-box mean and black-box band for cs
-// at the rate, and reports whether every instance keeps up and holds its
-// calls in flight (a zero memory holds any).
+// at the rate, and every call's expected latency (node.mean), and reports
+// whether every instance keeps up and holds its calls in flight (a zero
+// memory holds any). A caller's band is that of the busiest instance it
+// waits on, itself included: the spread of its latency is theirs.
 func (s *Solver) prepare(cs []faasconf.Config, rate float64) bool {
 	m := s.Model
 	s.compiled()
-	s.means, s.bands = s.means[:0], s.bands[:0]
+	s.means, s.bands, s.rho = s.means[:0], s.bands[:0], s.rho[:0]
 	for j := range m.Functions {
 		f := &m.Functions[j]
 		mean := f.Mean(cs[j], rate)
@@ -110,60 +114,106 @@ func (s *Solver) prepare(cs []faasconf.Config, rate float64) bool {
 			return false
 		}
 		s.means = append(s.means, mean)
-		s.bands = append(s.bands, f.band(f.Utilisation(cs[j], rate)))
+		s.rho = append(s.rho, f.Utilisation(cs[j], rate))
+	}
+	for j := range m.Functions {
+		rho := s.rho[j]
+		for _, k := range s.below[j] {
+			rho = max(rho, s.rho[k])
+		}
+		s.bands = append(s.bands, m.Functions[j].band(rho))
+	}
+	for i := range s.roots {
+		s.expect(&s.roots[i])
 	}
 	return true
 }
 
-// compiled compiles the graph and seeds the draws, once.
+// expect sets c's expected latency and every call's below it: its own
+// mean plus its stages', each stage the largest of its calls' (weighted by
+// the chance each is made), or a choice stage's weighted mean. The largest
+// of means understates a parallel stage's mean; a caller's black box,
+// fitted on this expectation, carries the difference.
+func (s *Solver) expect(c *node) float64 {
+	t := 0.0
+	if c.fn >= 0 {
+		t = s.means[c.fn]
+	}
+	for k, calls := range c.stages {
+		var stage, total float64
+		for i := range calls {
+			e := s.expect(&calls[i])
+			if c.choice[k] {
+				stage, total = stage+weight(calls[i].prob)*e, total+weight(calls[i].prob)
+			} else {
+				stage = max(stage, weight(calls[i].prob)*e)
+			}
+		}
+		if c.choice[k] {
+			stage /= total
+		}
+		t += stage
+	}
+	c.mean = t
+	return t
+}
+
+// compiled compiles the graph, finds what each function calls, and seeds
+// the draws, once.
 func (s *Solver) compiled() {
 	if s.rng != nil {
 		return
 	}
 	s.pcg = rand.NewPCG(s.Seed, 0)
 	s.rng = rand.New(s.pcg)
+	s.below = make([][]int, len(s.Model.Functions))
 	for i := range s.Model.Graph.Roots {
 		s.roots = append(s.roots, compile(s.Model, &s.Model.Graph.Roots[i]))
+		walk(&s.roots[i], func(c *node) {
+			if c.fn < 0 {
+				return
+			}
+			for _, calls := range c.stages {
+				for i := range calls {
+					walk(&calls[i], func(d *node) {
+						if d.fn >= 0 && !slices.Contains(s.below[c.fn], d.fn) {
+							s.below[c.fn] = append(s.below[c.fn], d.fn)
+						}
+					})
+				}
+			}
+		})
 	}
 }
 
-// calleeMean is the mean time a call of function j waits for its stages
-// (its callees, composed on the model) with cs at the rate, over every
-// place j is called from that makes calls; ok is false when an instance
-// cannot keep up.
-func (s *Solver) calleeMean(j int, cs []faasconf.Config, rate float64) (mean float64, ok bool) {
+// calleeMean is the expected time a call of function j waits for its
+// stages (its callees, composed on the model: expect) with cs at the
+// rate, over every place j is called from that makes calls, and the band
+// of j's black box there; ok is false when an instance cannot keep up.
+func (s *Solver) calleeMean(j int, cs []faasconf.Config, rate float64) (mean float64, band int, ok bool) {
 	if !s.prepare(cs, rate) {
-		return 0, false
+		return 0, 0, false
 	}
 	var sum float64
 	var sites int
 	for i := range s.roots {
 		walk(&s.roots[i], func(c *node) {
-			if c.fn != j || len(c.stages) == 0 {
-				return
-			}
-			sites++
-			n := max(s.Samples, 1)
-			for k := range n {
-				s.pcg.Seed(s.Seed, uint64(k))
-				sum += s.stages(c) / float64(n)
+			if c.fn == j && len(c.stages) > 0 {
+				sum, sites = sum+c.mean-s.means[j], sites+1
 			}
 		})
 	}
-	if sites == 0 {
-		return 0, true
+	rho := s.rho[j]
+	for _, k := range s.below[j] {
+		rho = max(rho, s.rho[k])
 	}
-	return sum / float64(sites), true
+	return sum / float64(max(sites, 1)), bandOf(rho), true
 }
 
 // callsOut reports whether function j makes calls anywhere in the graph.
 func (s *Solver) callsOut(j int) bool {
 	s.compiled()
-	out := false
-	for i := range s.roots {
-		walk(&s.roots[i], func(c *node) { out = out || (c.fn == j && len(c.stages) > 0) })
-	}
-	return out
+	return len(s.below[j]) > 0
 }
 
 // calleesFirst is every function's index, each after every function it
@@ -255,6 +305,7 @@ func binomialCDF(k, n int, q float64) float64 {
 type node struct {
 	fn     int
 	prob   float64
+	mean   float64 // its expected latency (expect)
 	choice []bool
 	stages [][]node
 }
@@ -275,17 +326,20 @@ func compile(m *Model, c *callgraph.Call) node {
 // times a black-box draw; 0 for a service not configured) plus its stages,
 // one after the other, each the slowest of its calls made in parallel, or
 // the one call a choice stage makes.
+//
+// A configured function that calls others is drawn whole: its expected
+// latency (expect) times a draw of its own black box, fitted on its
+// measured latency, which holds its callees'. Drawing the callees apart,
+// independently, would understate the tail: a request's calls to one busy
+// instance are slow together.
 func (s *Solver) call(c *node) float64 {
+	if c.fn >= 0 && len(c.stages) > 0 {
+		return c.mean * residual(s.bands[c.fn], s.rng.Float64())
+	}
 	t := 0.0
 	if c.fn >= 0 {
 		t = s.means[c.fn] * residual(s.bands[c.fn], s.rng.Float64())
 	}
-	return t + s.stages(c)
-}
-
-// stages draws the time a call waits for its stages.
-func (s *Solver) stages(c *node) float64 {
-	t := 0.0
 	for k, calls := range c.stages {
 		if c.choice[k] {
 			t += s.call(&calls[s.choose(calls)])
