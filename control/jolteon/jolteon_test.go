@@ -117,3 +117,45 @@ func TestSolveFallsBackToTheLargestGuarded(t *testing.T) {
 		t.Fatalf("an impossible QoS: %+v, %v; want the largest with concurrency 5 (2048 MB of 350 MB calls)", cs[0], ok)
 	}
 }
+
+// A call is refused at the concurrency limit with the loss of the white
+// box's chain truncated there: M/M/1/K's (1 − ρ)ρ^K / (1 − ρ^(K+1)) with
+// one core, and Erlang's B formula when the limit equals the cores
+// (Kleinrock, Queueing Systems I, eq. 3.45 and 3.46).
+func TestBlockingIsTheTruncatedChainsLoss(t *testing.T) {
+	f := Function{Visits: 1, Work: 0.1}
+	rho := 5 * 0.1
+	if got, want := f.Blocking(faasconf.Config{CPU: 1, Instances: 1, Concurrency: 4}, 5), (1-rho)*math.Pow(rho, 4)/(1-math.Pow(rho, 5)); math.Abs(got-want) > 1e-12 {
+		t.Errorf("M/M/1/4 at ρ = 0.5: %v, want %v", got, want)
+	}
+	a := 30 * 0.1 // three cores, three calls at most, at 30 calls/s of 0.1 s
+	erlangB := (a * a * a / 6) / (1 + a + a*a/2 + a*a*a/6)
+	if got := f.Blocking(faasconf.Config{CPU: 3, Instances: 1, Concurrency: 3}, 30); math.Abs(got-erlangB) > 1e-12 {
+		t.Errorf("M/M/3/3 at a = 3: %v, want Erlang B %v", got, erlangB)
+	}
+	if got := f.Blocking(faasconf.Config{CPU: 1, Instances: 1}, 5); got != 0 {
+		t.Errorf("no limit: %v refused", got)
+	}
+}
+
+// A function whose calls in flight would outgrow the largest memory at
+// the OOM risk is still configured: at the largest memory, refusing what it
+// cannot hold, when the refusals leave the QoS's share served; and not when
+// they do not.
+func TestSolveRefusesWhatTheMemoryCannotHold(t *testing.T) {
+	m := &Model{Functions: []Function{{Name: "f", Visits: 1, Work: 1, Residual: [][]float64{{1}}, Memory: faasconf.MemoryModel{BaseMB: 10, PerCallMB: 350}}},
+		Graph: callgraph.Graph{Roots: []callgraph.Call{{Service: "f"}}}}
+	space := faasconf.Space{CPU: [2]float64{1, 2}, MemoryMB: [2]float64{128, 2048}, Instances: [2]int{1, 8}}
+	s := Solver{Model: m, Space: space, QoS: faasconf.QoS{Latency: 10 * time.Second, Percentile: 0.99, MinServed: 0.99}, Samples: 200, CPUStep: 0.25}
+	cs, ok := s.Solve(6)
+	if !ok {
+		t.Fatalf("6 calls/s of 1 s within 8 instances of 2 cores and 5 calls each: nothing met the QoS")
+	}
+	if b := m.Functions[0].Blocking(cs[0], 6); cs[0].Concurrency > 5 || b > 0.01 {
+		t.Errorf("solved %+v: concurrency over what 2048 MB holds, or %.3f refused", cs[0], b)
+	}
+	s.QoS.MinServed = 0.99999
+	if _, ok := s.Solve(6); ok {
+		t.Error("a QoS of 99.999% served met with calls refused at a limit of 5")
+	}
+}

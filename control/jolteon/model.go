@@ -121,6 +121,25 @@ func (f *Function) InFlight(c faasconf.Config, rate, latency, delta float64) int
 	return max(k, 1)
 }
 
+// Blocking is the chance a call finds an instance at its concurrency
+// limit, c.Concurrency calls (0: none), and is refused: the white box's
+// birth-death chain truncated there (M/M/c/K, with c the instance's cores
+// and K the limit), whose last state's probability is the loss seen by
+// Poisson arrivals. Calls off the CPU hold no core in the white box, so it
+// understates the loss of a function that waits long off it.
+func (f *Function) Blocking(c faasconf.Config, rate float64) float64 {
+	if c.Concurrency <= 0 {
+		return 0
+	}
+	a := rate * f.Visits / float64(max(c.Instances, 1)) * f.Work
+	norm, p := 1.0, 1.0
+	for k := 1; k <= c.Concurrency; k++ {
+		p *= a / math.Min(float64(k), c.CPU)
+		norm += p
+	}
+	return p / norm
+}
+
 // ResidualBands are the upper bounds of the utilisation bands of the
 // black box.
 var ResidualBands = []float64{0.3, 0.6, 1}

@@ -38,8 +38,11 @@ type Solver struct {
 	below [][]int // the functions each calls, at any depth
 	means []float64
 	rho   []float64
-	bands [][]float64
-	lat   []float64
+	block []float64 // the chance a call is refused (Function.Blocking)
+
+	refusedAt, refused float64 // refusals' rate and chance
+	bands              [][]float64
+	lat                []float64
 }
 
 // DefaultSamples is the sample count of a check: Jolteon's bound
@@ -69,6 +72,9 @@ func (s *Solver) Check(cs []faasconf.Config, rate float64) (bool, float64) {
 		s.lat = append(s.lat, m.Offset+s.call(&s.roots[root]))
 	}
 	requests := rate * s.Window.Seconds()
+	if !s.served(requests) {
+		return false, math.Inf(1)
+	}
 	var measure float64
 	if p := s.QoS.Percentile; p > 0 {
 		// The window meets the QoS when at most (1 − p) of its requests
@@ -82,20 +88,48 @@ func (s *Solver) Check(cs []faasconf.Config, rate float64) (bool, float64) {
 	} else {
 		// A window's mean: the requests' mean plus its one-sided
 		// 1 − Risk normal quantile over the window's requests.
-		mean, sq := 0.0, 0.0
+		// The requests refused are left out, as the mean of the ones served.
+		var mean, sq, done float64
 		for _, v := range s.lat {
-			mean += v
+			if !math.IsInf(v, 1) {
+				mean, done = mean+v, done+1
+			}
 		}
-		mean /= float64(n)
+		mean /= max(done, 1)
 		for _, v := range s.lat {
-			sq += (v - mean) * (v - mean)
+			if !math.IsInf(v, 1) {
+				sq += (v - mean) * (v - mean)
+			}
 		}
 		measure = mean
 		if requests >= 1 {
-			measure += math.Sqrt2 * math.Erfinv(1-2*s.risk()) * math.Sqrt(sq/float64(n)/requests)
+			measure += math.Sqrt2 * math.Erfinv(1-2*s.risk()) * math.Sqrt(sq/max(done, 1)/requests)
 		}
 	}
 	return measure <= s.QoS.Latency.Seconds(), measure
+}
+
+// served reports whether the share of a window's requests refused at a
+// concurrency limit (expect's chance, over the request classes) leaves the
+// QoS's share served, with probability 1 − Risk in a window of requests
+// (windowShare).
+func (s *Solver) served(requests float64) bool {
+	if s.QoS.MinServed <= 0 {
+		return true
+	}
+	var refused float64
+	for i := range s.roots {
+		share := 1.0
+		if len(s.Model.Shares) == len(s.roots) {
+			share = s.Model.Shares[i]
+		}
+		refused += share * s.roots[i].fail
+	}
+	allowed := 1 - s.QoS.MinServed
+	if requests >= 1 {
+		allowed = windowShare(int(requests), allowed, s.risk())
+	}
+	return refused <= allowed
 }
 
 // prepare sets every function's white-box mean and black-box band for cs
@@ -107,14 +141,23 @@ func (s *Solver) prepare(cs []faasconf.Config, rate float64) bool {
 	m := s.Model
 	s.compiled()
 	s.means, s.bands, s.rho = s.means[:0], s.bands[:0], s.rho[:0]
+	s.block = s.block[:0]
 	for j := range m.Functions {
 		f := &m.Functions[j]
 		mean := f.Mean(cs[j], rate)
-		if math.IsInf(mean, 1) || (cs[j].MemoryMB > 0 && f.Memory.Floor(f.InFlight(cs[j], rate, mean, OOMRisk)) > cs[j].MemoryMB) {
+		if math.IsInf(mean, 1) {
+			return false
+		}
+		calls := f.InFlight(cs[j], rate, mean, OOMRisk)
+		if cs[j].Concurrency > 0 {
+			calls = min(calls, cs[j].Concurrency) // the limit refuses the rest
+		}
+		if cs[j].MemoryMB > 0 && f.Memory.Floor(calls) > cs[j].MemoryMB {
 			return false
 		}
 		s.means = append(s.means, mean)
 		s.rho = append(s.rho, f.Utilisation(cs[j], rate))
+		s.block = append(s.block, f.Blocking(cs[j], rate))
 	}
 	for j := range m.Functions {
 		rho := s.rho[j]
@@ -135,26 +178,28 @@ func (s *Solver) prepare(cs []faasconf.Config, rate float64) bool {
 // of means understates a parallel stage's mean; a caller's black box,
 // fitted on this expectation, carries the difference.
 func (s *Solver) expect(c *node) float64 {
-	t := 0.0
+	t, served := 0.0, 1.0
 	if c.fn >= 0 {
-		t = s.means[c.fn]
+		t, served = s.means[c.fn], 1-s.block[c.fn]
 	}
 	for k, calls := range c.stages {
-		var stage, total float64
+		var stage, total, chosen float64
 		for i := range calls {
-			e := s.expect(&calls[i])
+			e, w := s.expect(&calls[i]), weight(calls[i].prob)
 			if c.choice[k] {
-				stage, total = stage+weight(calls[i].prob)*e, total+weight(calls[i].prob)
+				stage, total, chosen = stage+w*e, total+w, chosen+w*calls[i].fail
 			} else {
-				stage = max(stage, weight(calls[i].prob)*e)
+				stage = max(stage, w*e)
+				served *= 1 - min(w, 1)*calls[i].fail
 			}
 		}
 		if c.choice[k] {
 			stage /= total
+			served *= 1 - chosen/total
 		}
 		t += stage
 	}
-	c.mean = t
+	c.mean, c.fail = t, 1-served
 	return t
 }
 
@@ -306,6 +351,7 @@ type node struct {
 	fn     int
 	prob   float64
 	mean   float64 // its expected latency (expect)
+	fail   float64 // the chance it, or a call below it, is refused (expect)
 	choice []bool
 	stages [][]node
 }
@@ -332,12 +378,20 @@ func compile(m *Model, c *callgraph.Call) node {
 // measured latency, which holds its callees'. Drawing the callees apart,
 // independently, would understate the tail: a request's calls to one busy
 // instance are slow together.
+//
+// A call refused at a concurrency limit fails the request: +Inf.
 func (s *Solver) call(c *node) float64 {
 	if c.fn >= 0 && len(c.stages) > 0 {
+		if c.fail > 0 && s.rng.Float64() < c.fail {
+			return math.Inf(1)
+		}
 		return c.mean * residual(s.bands[c.fn], s.rng.Float64())
 	}
 	t := 0.0
 	if c.fn >= 0 {
+		if b := s.block[c.fn]; b > 0 && s.rng.Float64() < b {
+			return math.Inf(1)
+		}
 		t = s.means[c.fn] * residual(s.bands[c.fn], s.rng.Float64())
 	}
 	for k, calls := range c.stages {
@@ -511,8 +565,11 @@ func (s *Solver) sized(cs []faasconf.Config, rate float64) bool {
 }
 
 // size sets function j's memory to the least that holds its calls in
-// flight, within the space (false when the space's largest does not), and
-// its concurrency limit to the calls that memory holds.
+// flight, and enough more that its refusals stay within the QoS
+// (refusals), or the space's largest, and its concurrency limit to the
+// calls that memory holds, so that a call beyond it is refused, not OOM-killed
+// (false when the instances cannot keep up, or a function without a
+// memory model's calls do not fit).
 func (s *Solver) size(cs []faasconf.Config, j int, rate float64) bool {
 	f := &s.Model.Functions[j]
 	mean := f.Mean(cs[j], rate)
@@ -520,15 +577,46 @@ func (s *Solver) size(cs []faasconf.Config, j int, rate float64) bool {
 		return false
 	}
 	calls := f.InFlight(cs[j], rate, mean, OOMRisk)
+	if f.Memory.PerCallMB > 0 { // room for enough calls that the refusals stay within the QoS
+		for c, b := cs[j], s.refusals(rate); calls < 1000; calls++ {
+			if c.Concurrency = calls; f.Blocking(c, rate) <= b {
+				break
+			}
+		}
+	}
 	mem := math.Max(s.Space.MemoryMB[0], math.Ceil(f.Memory.Floor(calls)))
 	if mem > s.Space.MemoryMB[1] {
-		return false
+		if f.Memory.PerCallMB <= 0 {
+			return false
+		}
+		mem = s.Space.MemoryMB[1] // the largest, refusing what it cannot hold (Check counts the refusals)
 	}
 	cs[j].MemoryMB = mem
 	if f.Memory.PerCallMB > 0 { // a guard: refuse the calls the memory cannot hold, rather than be OOM-killed
-		cs[j].Concurrency = max(calls, int((mem-f.Memory.BaseMB)/f.Memory.PerCallMB))
+		cs[j].Concurrency = max(1, int((mem-f.Memory.BaseMB)/f.Memory.PerCallMB))
 	}
 	return true
+}
+
+// refusals is the chance a call may be refused at a concurrency limit:
+// the share of a window's requests the QoS lets go unserved (served),
+// spread evenly over a request's calls.
+func (s *Solver) refusals(rate float64) float64 {
+	if rate == s.refusedAt && s.refused > 0 {
+		return s.refused
+	}
+	allowed := 1 - s.QoS.MinServed
+	if s.QoS.MinServed <= 0 {
+		allowed = OOMRisk
+	} else if requests := rate * s.Window.Seconds(); requests >= 1 {
+		allowed = windowShare(int(requests), allowed, s.risk())
+	}
+	visits := 0.0
+	for _, f := range s.Model.Functions {
+		visits += f.Visits
+	}
+	s.refusedAt, s.refused = rate, allowed/max(visits, 1)
+	return s.refused
 }
 
 // move is one grid step of a function's configuration.
