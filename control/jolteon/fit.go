@@ -70,6 +70,7 @@ func Fit(functions []string, memory []faasconf.MemoryModel, graph callgraph.Grap
 			return nil, fmt.Errorf("jolteon: function %s completed no call in %d profiling samples", name, len(samples))
 		}
 		f.Visits, f.Work = float64(calls)/float64(requests), cpu/float64(done)
+		f.Refusal = refusal(&f, j, samples)
 		m.Functions = append(m.Functions, f)
 	}
 	// A function that calls others waits for them, so its measured latency
@@ -104,6 +105,22 @@ func shares(roots int, samples []Sample) []float64 {
 		out[k] /= max(total, 1)
 	}
 	return out
+}
+
+// refusal is the calls refused at a concurrency limit over the white
+// box's loss, summed over the windows that had a limit, smoothed towards 1
+// by one call each way, so that a few windows cannot set it to 0.
+func refusal(f *Function, j int, samples []Sample) float64 {
+	measured, predicted := 1.0, 1.0
+	for i := range samples {
+		s := &samples[i]
+		if s.Configs[j].Concurrency <= 0 {
+			continue
+		}
+		measured += float64(s.Services[j].Failures.Rejected)
+		predicted += f.Blocking(s.Configs[j], s.rate()) * float64(s.Services[j].Arrivals)
+	}
+	return measured / predicted
 }
 
 // stable is whether the white box keeps up with a window (under 90%

@@ -3,6 +3,7 @@ package jolteon
 import (
 	"bytes"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 	"time"
@@ -157,5 +158,29 @@ func TestSolveRefusesWhatTheMemoryCannotHold(t *testing.T) {
 	s.QoS.MinServed = 0.99999
 	if _, ok := s.Solve(6); ok {
 		t.Error("a QoS of 99.999% served met with calls refused at a limit of 5")
+	}
+}
+
+// Whatever the model, the solution lies in the space: the probe applies
+// moves found for the configuration it is at (it went on applying a
+// function's moves after an earlier pair had moved it, down to -2
+// instances).
+func TestSolveStaysInTheSpace(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	space := faasconf.Space{CPU: [2]float64{0.25, 2}, MemoryMB: [2]float64{128, 2048}, Instances: [2]int{1, 8}}
+	for trial := range 200 {
+		m := &Model{Graph: callgraph.Graph{Roots: []callgraph.Call{{Stages: []callgraph.Stage{{Calls: []callgraph.Call{{Service: "a"}, {Service: "b"}}}, {Calls: []callgraph.Call{{Service: "c"}}}}}}}}
+		for _, name := range []string{"a", "b", "c"} {
+			m.Functions = append(m.Functions, Function{Name: name, Visits: 1, Work: 0.05 + rng.Float64(), Delay: rng.Float64() / 10,
+				Residual: [][]float64{{0.5, 1, 1.5, 3}}, Memory: faasconf.MemoryModel{BaseMB: 10, PerCallMB: 50 + 300*rng.Float64()}})
+		}
+		s := Solver{Model: m, Space: space, QoS: faasconf.QoS{Latency: time.Duration((1 + 5*rng.Float64()) * float64(time.Second)), Percentile: 0.9}, Samples: 50, CPUStep: 0.25}
+		rate := 0.5 + 4*rng.Float64()
+		cs, _ := s.Solve(rate)
+		for j, c := range cs {
+			if c.Instances < space.Instances[0] || c.Instances > space.Instances[1] || c.CPU < space.CPU[0]-1e-9 || c.CPU > space.CPU[1]+1e-9 {
+				t.Fatalf("trial %d at %.2f calls/s: function %d at %+v, outside the space", trial, rate, j, c)
+			}
+		}
 	}
 }

@@ -38,7 +38,7 @@ type Solver struct {
 	below [][]int // the functions each calls, at any depth
 	means []float64
 	rho   []float64
-	block []float64 // the chance a call is refused (Function.Blocking)
+	block []float64 // the chance a call is refused (Function.Refused)
 
 	refusedAt, refused float64 // refusals' rate and chance
 	bands              [][]float64
@@ -157,7 +157,7 @@ func (s *Solver) prepare(cs []faasconf.Config, rate float64) bool {
 		}
 		s.means = append(s.means, mean)
 		s.rho = append(s.rho, f.Utilisation(cs[j], rate))
-		s.block = append(s.block, f.Blocking(cs[j], rate))
+		s.block = append(s.block, f.Refused(cs[j], rate))
 	}
 	for j := range m.Functions {
 		rho := s.rho[j]
@@ -510,29 +510,33 @@ func (s *Solver) solve(rate float64) ([]faasconf.Config, bool) {
 		cs[best] = bestMove.apply(cs[best])
 		s.size(cs, best, rate) // its memory, as try found it met the QoS
 	}
-	for improved := true; improved; {
-		improved = false
-		price := faasconf.Price(cs)
-		for j := range n {
-			for _, down := range s.moves(cs[j], -1) {
-				for k := range n {
-					if k == j {
-						continue
-					}
-					for _, up := range s.moves(cs[k], +1) {
-						next := slices.Clone(cs)
-						next[j], next[k] = down.apply(next[j]), up.apply(next[k])
-						if ok := s.sized(next, rate); ok && faasconf.Price(next) < price {
-							if met, _ := s.Check(next, rate); met {
-								cs, price, improved = next, faasconf.Price(next), true
-							}
-						}
+	for s.probe(&cs, rate) {
+	}
+	return cs, true
+}
+
+// probe moves to the first pair of moves (one function down, another up)
+// that is cheaper and meets the QoS, and reports whether it found one.
+func (s *Solver) probe(cs *[]faasconf.Config, rate float64) bool {
+	price := faasconf.Price(*cs)
+	for j := range *cs {
+		for _, down := range s.moves((*cs)[j], -1) {
+			for k := range *cs {
+				if k == j {
+					continue
+				}
+				for _, up := range s.moves((*cs)[k], +1) {
+					next := slices.Clone(*cs)
+					next[j], next[k] = down.apply(next[j]), up.apply(next[k])
+					if s.sized(next, rate) && faasconf.Price(next) < price {
+						*cs = next
+						return true
 					}
 				}
 			}
 		}
 	}
-	return cs, true
+	return false
 }
 
 // try prices cs with function j moved, and reports whether that meets the
@@ -579,7 +583,7 @@ func (s *Solver) size(cs []faasconf.Config, j int, rate float64) bool {
 	calls := f.InFlight(cs[j], rate, mean, OOMRisk)
 	if f.Memory.PerCallMB > 0 { // room for enough calls that the refusals stay within the QoS
 		for c, b := cs[j], s.refusals(rate); calls < 1000; calls++ {
-			if c.Concurrency = calls; f.Blocking(c, rate) <= b {
+			if c.Concurrency = calls; f.Refused(c, rate) <= b {
 				break
 			}
 		}
