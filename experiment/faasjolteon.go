@@ -45,19 +45,20 @@ func SampleOf(m faasconfenv.Measurement) jolteon.Sample {
 // Next implements FaaSTuner.
 func (t *JolteonTuner) Next(level float64, last faasconfenv.Measurement, _ [][]float64, _ bool) []faasconf.Config {
 	t.samples = append(t.samples, SampleOf(last))
-	cs, _ := JolteonSolve(t.env, t.samples, level, t.seed)
+	cs, _ := JolteonSolve(t.env, t.samples, level, t.seed, last.Configs)
 	return cs
 }
 
 // JolteonSolve fits the model of env's workflow to the samples and solves
-// for the level; ok is false when no configuration of the space meets the
-// QoS on the model (the largest is returned).
-func JolteonSolve(env *faasconfenv.Env, samples []jolteon.Sample, level float64, seed uint64) ([]faasconf.Config, bool) {
+// for the level, descending from the largest configuration and from the
+// starts; ok is false when no configuration of the space meets the QoS on
+// the model (the largest is returned).
+func JolteonSolve(env *faasconfenv.Env, samples []jolteon.Sample, level float64, seed uint64, starts ...[]faasconf.Config) ([]faasconf.Config, bool) {
 	m, err := jolteonModel(env, samples)
 	if err != nil {
 		return env.Defaults(), false
 	}
-	return jolteonSolve(env, m, level, seed)
+	return jolteonSolve(env, m, level, seed, starts...)
 }
 
 // jolteonModel fits the model of env's workflow to the samples.
@@ -68,11 +69,11 @@ func jolteonModel(env *faasconfenv.Env, samples []jolteon.Sample) (*jolteon.Mode
 
 // jolteonSolve solves the model for the level, within the space and the
 // nodes of env's scenario.
-func jolteonSolve(env *faasconfenv.Env, m *jolteon.Model, level float64, seed uint64) ([]faasconf.Config, bool) {
+func jolteonSolve(env *faasconfenv.Env, m *jolteon.Model, level float64, seed uint64, starts ...[]faasconf.Config) ([]faasconf.Config, bool) {
 	fp := faasconfenv.Footprint(env.Scenario(), env.Functions())
 	s := jolteon.Solver{Model: m, Space: env.Space(), QoS: env.QoS(), Samples: jolteon.DefaultSamples, Seed: seed, CPUStep: 0.125,
 		Window: env.Window(), Fitter: faasconf.NewFitter(fp, env.Space())}
-	return s.Solve(env.Rate(level))
+	return s.Solve(env.Rate(level), starts...)
 }
 
 // JolteonTraining sets TrainJolteon: the workflow's QoS (zero: the
@@ -120,9 +121,11 @@ func TrainJolteon(ctx context.Context, sc *scenario.Scenario, cfg JolteonTrainin
 	if p.Model, err = jolteonModel(env, samples); err != nil {
 		return nil, err
 	}
-	for _, level := range levels {
-		cs, _ := jolteonSolve(env, p.Model, level, cfg.Seed)
-		p.Configs = append(p.Configs, cs)
+	// Every level, from the highest down, each also descending from the
+	// solutions of the levels above it (they hold a higher load).
+	p.Configs = make([][]faasconf.Config, len(levels))
+	for i := len(levels) - 1; i >= 0; i-- {
+		p.Configs[i], _ = jolteonSolve(env, p.Model, levels[i], cfg.Seed, p.Configs[i+1:]...)
 	}
 	return p, p.Validate()
 }

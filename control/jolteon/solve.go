@@ -40,9 +40,9 @@ type Solver struct {
 	rho   []float64
 	block []float64 // the chance a call is refused (Function.Refused)
 
-	refusedAt, refused float64 // refusals' rate and chance
-	bands              [][]float64
-	lat                []float64
+	refusedAt, refusedServed, refused float64 // refusals' rate, share served and chance
+	bands                             [][]float64
+	lat                               []float64
 }
 
 // DefaultSamples is the sample count of a check: Jolteon's bound
@@ -457,18 +457,34 @@ func (s *Solver) pick(shares []float64) int {
 // (Jolteon's probe, release: PCPSolver.probe). Each configuration's memory
 // is the least that holds its calls in flight (Function.InFlight).
 //
-// When nothing meets the QoS, the latency is relaxed by 5% at a time, up
-// to half again, as the release relaxes its SLO (PCPSolver.iter_solve),
+// When nothing meets the QoS, the latency and the share unserved are
+// relaxed by 5% at a time, up to half again, as the release relaxes its
+// SLO (PCPSolver.iter_solve),
 // and the result says it did not meet the QoS itself.
-func (s *Solver) Solve(rate float64) ([]faasconf.Config, bool) {
+//
+// Starts are further configurations to descend from (for example another
+// level's solution, or the best measured so far), each where it meets the
+// QoS: the descent is greedy, so the cheapest of its ends is kept.
+func (s *Solver) Solve(rate float64, starts ...[]faasconf.Config) ([]faasconf.Config, bool) {
 	cs, ok := s.solve(rate)
+	for _, st := range starts {
+		if st = slices.Clone(st); len(st) == len(cs) && s.sized(st, rate) {
+			if st = s.descend(st, rate); !ok || faasconf.Price(st) < faasconf.Price(cs) {
+				cs, ok = st, true
+			}
+		}
+	}
 	if ok {
 		return cs, true
 	}
 	q := s.QoS
 	defer func() { s.QoS = q }()
 	for k := 1; k <= 10; k++ {
-		s.QoS.Latency = time.Duration(float64(q.Latency) * (1 + 0.05*float64(k)))
+		relax := 1 + 0.05*float64(k)
+		s.QoS.Latency = time.Duration(float64(q.Latency) * relax)
+		if q.MinServed > 0 { // the share unserved too, as the QoS has two parts
+			s.QoS.MinServed = 1 - (1-q.MinServed)*relax
+		}
 		if relaxed, ok := s.solve(rate); ok {
 			return relaxed, false
 		}
@@ -494,6 +510,13 @@ func (s *Solver) solve(rate float64) ([]faasconf.Config, bool) {
 		}
 		return cs, false
 	}
+	return s.descend(cs, rate), true
+}
+
+// descend lowers cs, which meets the QoS, by the cheapest single moves
+// that keep it met, then probes pairs of moves.
+func (s *Solver) descend(cs []faasconf.Config, rate float64) []faasconf.Config {
+	n := len(cs)
 	for {
 		best, price := -1, faasconf.Price(cs)
 		var bestMove move
@@ -512,7 +535,7 @@ func (s *Solver) solve(rate float64) ([]faasconf.Config, bool) {
 	}
 	for s.probe(&cs, rate) {
 	}
-	return cs, true
+	return cs
 }
 
 // probe moves to the first pair of moves (one function down, another up)
@@ -606,7 +629,7 @@ func (s *Solver) size(cs []faasconf.Config, j int, rate float64) bool {
 // the share of a window's requests the QoS lets go unserved (served),
 // spread evenly over a request's calls.
 func (s *Solver) refusals(rate float64) float64 {
-	if rate == s.refusedAt && s.refused > 0 {
+	if rate == s.refusedAt && s.QoS.MinServed == s.refusedServed && s.refused > 0 {
 		return s.refused
 	}
 	allowed := 1 - s.QoS.MinServed
@@ -619,7 +642,7 @@ func (s *Solver) refusals(rate float64) float64 {
 	for _, f := range s.Model.Functions {
 		visits += f.Visits
 	}
-	s.refusedAt, s.refused = rate, allowed/max(visits, 1)
+	s.refusedAt, s.refusedServed, s.refused = rate, s.QoS.MinServed, allowed/max(visits, 1)
 	return s.refused
 }
 
