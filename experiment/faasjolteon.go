@@ -92,11 +92,7 @@ type JolteonTraining struct {
 // the model to all of it and solves every level: a policy the
 // jolteon.Controller serves.
 func TrainJolteon(ctx context.Context, sc *scenario.Scenario, cfg JolteonTraining) (*jolteon.Policy, error) {
-	hy, err := faasconfenv.New(sc, faasconfenv.Config{QoS: cfg.QoS})
-	if err != nil {
-		return nil, err
-	}
-	env, err := faasconfenv.New(sc, faasconfenv.Config{Space: hy.Space().HardwareOnly(), QoS: hy.QoS()})
+	env, err := JolteonEnv(sc, cfg.QoS)
 	if err != nil {
 		return nil, err
 	}
@@ -128,6 +124,17 @@ func TrainJolteon(ctx context.Context, sc *scenario.Scenario, cfg JolteonTrainin
 		p.Configs[i], _ = jolteonSolve(env, p.Model, levels[i], cfg.Seed, p.Configs[i+1:]...)
 	}
 	return p, p.Validate()
+}
+
+// JolteonEnv is the workflow's environment in the hardware-only space the
+// Jolteon-like configures, with the QoS (zero: the default) set from the
+// hybrid space's own configuration, as FaaSConf's.
+func JolteonEnv(sc *scenario.Scenario, qos faasconf.QoS) (*faasconfenv.Env, error) {
+	hy, err := faasconfenv.New(sc, faasconfenv.Config{QoS: qos})
+	if err != nil {
+		return nil, err
+	}
+	return faasconfenv.New(sc, faasconfenv.Config{Space: hy.Space().HardwareOnly(), QoS: hy.QoS()})
 }
 
 // JolteonPolicy serves a Jolteon-like policy: one decision per window.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/shoal-project/shoal/control/faasconf"
 	"github.com/shoal-project/shoal/control/jolteon"
-	"github.com/shoal-project/shoal/envs/faasconfenv"
 	"github.com/shoal-project/shoal/metrics"
 	"github.com/shoal-project/shoal/scenario"
 )
@@ -26,11 +25,7 @@ func TestJolteonFindsACheaperConfiguration(t *testing.T) {
 	}
 	for _, qos := range []string{"mean", "p99"} {
 		q, _ := faasconf.ParseQoS(qos)
-		hy, err := faasconfenv.New(sc, faasconfenv.Config{QoS: q})
-		if err != nil {
-			t.Fatal(err)
-		}
-		env, err := faasconfenv.New(sc, faasconfenv.Config{Space: hy.Space().HardwareOnly(), QoS: hy.QoS()})
+		env, err := JolteonEnv(sc, q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,11 +60,7 @@ func TestJolteonModelsNestedCallsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hy, err := faasconfenv.New(sc, faasconfenv.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := faasconfenv.New(sc, faasconfenv.Config{Space: hy.Space().HardwareOnly(), QoS: hy.QoS()})
+	env, err := JolteonEnv(sc, faasconf.QoS{})
 	if err != nil {
 		t.Fatal(err)
 	}
