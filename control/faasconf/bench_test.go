@@ -34,7 +34,9 @@ func benchPolicy(b *testing.B) *Policy {
 
 // BenchmarkDecision is one window's decision for all 12 functions: the
 // actors with their attention and the safe exploration's check (a
-// proposal inside the safe range).
+// proposal inside the safe range). Restless, so that every decision
+// proposes: served, the agent holds a verified configuration in most
+// windows, which BenchmarkDecisionHeld measures.
 func BenchmarkDecision(b *testing.B) {
 	p := benchPolicy(b)
 	zero := make([][]float64, len(p.Functions))
@@ -45,7 +47,7 @@ func BenchmarkDecision(b *testing.B) {
 		// τ, the cheapest fifth, is {0, 1000}: a safe range of [-500, 1500] $/h
 		p.History = append(p.History, Record{Workload: 1, Action: zero, Price: price, Met: true})
 	}
-	a := NewAgent(p, Options{})
+	a := NewAgent(p, Options{Restless: true})
 	obs := make([][]float64, len(p.Functions))
 	for j := range obs {
 		obs[j] = make([]float64, Features)
@@ -61,4 +63,28 @@ func BenchmarkDecision(b *testing.B) {
 		b.Fatal("the safe exploration replaced a proposal inside its range")
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(p.Functions)), "ns/function")
+}
+
+// BenchmarkDecisionHeld is a served window's decision when the agent holds
+// the configuration training verified at the level.
+func BenchmarkDecisionHeld(b *testing.B) {
+	p := benchPolicy(b)
+	zero := make([][]float64, len(p.Functions))
+	for j := range zero {
+		zero[j] = make([]float64, ActionDim)
+	}
+	p.History = append(p.History, Record{Workload: 1, Action: zero, Price: 1000, Met: true})
+	a := NewAgent(p, Options{})
+	obs := make([][]float64, len(p.Functions))
+	for j := range obs {
+		obs[j] = make([]float64, Features)
+	}
+	a.Propose(1, obs)
+	b.ReportAllocs()
+	for b.Loop() {
+		a.Propose(1, obs)
+	}
+	if a.Stats().Explored != 0 {
+		b.Fatalf("explored %d times while holding", a.Stats().Explored)
+	}
 }
