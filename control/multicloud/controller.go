@@ -270,7 +270,7 @@ func environment(dst []float64, t *Topology, s *metrics.Snapshot) []float64 {
 		}
 	}
 	n := len(t.Locations)
-	pairs(n, func(_, i, j int) { dst = append(dst, probedRTT(s, i, j)) })
+	pairs(n, func(_, i, j int) { dst = append(dst, ProbedRTT(s, i, j)) })
 	users := make([]float64, n)
 	for i := range s.Routes {
 		if r := &s.Routes[i]; r.Caller == "" {

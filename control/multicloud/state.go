@@ -35,7 +35,7 @@ func (t *Topology) Observe(st *State, s *metrics.Snapshot, svc *Service) {
 		}
 		st.Background[l] = s.Locations[l].Background()
 	}
-	pairs(n, func(k, i, j int) { st.RTT[k] = ms(probedRTT(s, i, j)) })
+	pairs(n, func(k, i, j int) { st.RTT[k] = ms(ProbedRTT(s, i, j)) })
 	var in, out float64
 	var calls int64
 	period := s.Period.Seconds()
@@ -60,7 +60,7 @@ func (t *Topology) Observe(st *State, s *metrics.Snapshot, svc *Service) {
 
 // probedRTT is the RTT of locations i and j, seconds: the mean of both
 // ways' probes, or the one way probed.
-func probedRTT(s *metrics.Snapshot, i, j int) float64 {
+func ProbedRTT(s *metrics.Snapshot, i, j int) float64 {
 	a, b := s.Locations[i].RTT[j].Seconds(), s.Locations[j].RTT[i].Seconds()
 	switch {
 	case a > 0 && b > 0:
