@@ -58,7 +58,7 @@ func (t *Topology) Observe(st *State, s *metrics.Snapshot, svc *Service) {
 	}
 }
 
-// probedRTT is the RTT of locations i and j, seconds: the mean of both
+// ProbedRTT is the RTT of locations i and j, seconds: the mean of both
 // ways' probes, or the one way probed.
 func ProbedRTT(s *metrics.Snapshot, i, j int) float64 {
 	a, b := s.Locations[i].RTT[j].Seconds(), s.Locations[j].RTT[i].Seconds()
