@@ -25,6 +25,7 @@ import (
 	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/control/multicloud"
 	"github.com/shoal-project/shoal/control/policy"
+	"github.com/shoal-project/shoal/control/slate"
 	"github.com/shoal-project/shoal/scenario"
 	"github.com/shoal-project/shoal/workload"
 )
@@ -201,6 +202,11 @@ func (c *Comparison) runOne(ctx context.Context, name string, seed uint64, sel l
 			learned, isLearned = Learned{New: func(*cluster.Cluster) ([]control.Controller, error) { return sc.Autoscalers(name) }}, true
 		case policy.Route:
 			learned, isLearned = Learned{New: func(*cluster.Cluster) ([]control.Controller, error) {
+				if s.Name() == "slate" {
+					opt := slate.DefaultOptions()
+					opt.EgressWeight, _ = s.Get("egress")
+					return []control.Controller{slate.NewController(opt)}, nil
+				}
 				c, err := multicloud.NewBaseline(s, seed)
 				return []control.Controller{c}, err
 			}}, true

@@ -27,27 +27,34 @@ import (
 )
 
 // Latency is a service's model at one location: its exclusive time A·load²
-// + B seconds at load calls per second, below Capacity calls per second
+// + B seconds at load calls per second, up to Capacity calls per second
 // (0: the service is not placed there).
 type Latency struct {
 	A, B, Capacity float64
 }
 
-// at is the latency at load (+Inf at or over capacity).
+// Overload is what each call per second over a location's capacity adds
+// to every call's latency there, seconds: a penalty steep enough that no
+// optimum crosses it while the system has room, and finite, so that an
+// overloaded start still has a gradient (the release bounds the load
+// instead: max_load on the compute arcs).
+const Overload = 100.0
+
+// at is the latency at load.
 func (l Latency) at(load float64) float64 {
-	if load >= l.Capacity {
-		return math.Inf(1)
+	if load <= l.Capacity {
+		return l.A*load*load + l.B
 	}
-	return l.A*load*load + l.B
+	return l.A*l.Capacity*l.Capacity + l.B + Overload*(load-l.Capacity)
 }
 
 // marginal is the derivative of load·at(load): what one more call per
 // second adds to the total latency.
 func (l Latency) marginal(load float64) float64 {
-	if load >= l.Capacity {
-		return math.Inf(1)
+	if load <= l.Capacity {
+		return 3*l.A*load*load + l.B
 	}
-	return 3*l.A*load*load + l.B
+	return l.at(load) + Overload*load
 }
 
 // Service is one routed service: its model at every location and the
