@@ -33,7 +33,7 @@ func TestMultiCloudStudySmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 8 || len(Gains(rows)) != 3 {
+	if len(rows) != 9 || len(Gains(rows)) != 3 { // six baselines (slate among them) and three learned routes
 		t.Fatalf("%d routes, %d gains", len(rows), len(Gains(rows)))
 	}
 	for _, r := range rows {
