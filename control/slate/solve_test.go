@@ -112,3 +112,33 @@ func TestValidateNamesTheField(t *testing.T) {
 		t.Error("a service placed nowhere passed")
 	}
 }
+
+// BenchmarkSolve is a re-solve of a ten-service call tree over three
+// locations (Online Boutique's size), 50 Frank-Wolfe steps.
+func BenchmarkSolve(b *testing.B) {
+	n, services := 3, 10
+	p := &Problem{EgressWeight: 1}
+	for s := range services {
+		sv := Service{Name: "s"}
+		for l := range n {
+			sv.Latency = append(sv.Latency, Latency{A: 1e-4 * float64(1+l), B: 0.01 * float64(1+s%3), Capacity: 200})
+		}
+		if c := 2*s + 1; c < services {
+			sv.Children = append(sv.Children, Child{Service: c, PerCall: 1.5})
+		}
+		if c := 2*s + 2; c < services {
+			sv.Children = append(sv.Children, Child{Service: c, PerCall: 0.5})
+		}
+		p.Services = append(p.Services, sv)
+		p.Bytes = append(p.Bytes, 2e4)
+		p.Arrivals = append(p.Arrivals, nil)
+	}
+	p.Arrivals[0] = []float64{30, 10, 20}
+	p.RTT = [][]float64{{0, 0.02, 0.05}, {0.02, 0, 0.03}, {0.05, 0.03, 0}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := p.Solve(nil, 50); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
