@@ -54,8 +54,9 @@ models (Tables I and II): each service's SVR and network, R², MSE and MAE on
 convergence (Fig. 7): BO with 20 steps on each model of the first routed
   service, the minimum found per step, over --moments moments.
 overall (Figs. 8-9): every route (local, even, locality, bo-system, random,
-  multicloud-nn, multicloud-svr, and multicloud: each service's model chosen
-  on the held-out split) for --seeds seeds on the benchmark's online test
+  the SLATE-like slate, multicloud-nn, multicloud-svr, and multicloud: each
+  service's model chosen on the held-out split) for --seeds seeds on the
+  benchmark's online test
   settings: response time, p99, egress, and the rebalances' compute time and
   span; the full comparison in DIR/overall-BENCHMARK.
 time (Fig. 9): one rebalance of all services on each model, wall time, and
