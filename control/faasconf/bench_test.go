@@ -38,19 +38,10 @@ func benchPolicy(b *testing.B) *Policy {
 // proposes: served, the agent holds a verified configuration in most
 // windows, which BenchmarkDecisionHeld measures.
 func BenchmarkDecision(b *testing.B) {
-	p := benchPolicy(b)
-	zero := make([][]float64, len(p.Functions))
-	for j := range zero {
-		zero[j] = make([]float64, ActionDim)
-	}
-	for _, price := range []float64{0, 1000, 2000, 2000, 2000, 2000, 2000, 2000, 2000, 2000} {
-		// τ, the cheapest fifth, is {0, 1000}: a safe range of [-500, 1500] $/h
-		p.History = append(p.History, Record{Workload: 1, Action: zero, Price: price, Met: true})
-	}
-	a := NewAgent(p, Options{Restless: true})
-	obs := make([][]float64, len(p.Functions))
+	// τ, the cheapest fifth, is {0, 1000}: a safe range of [-500, 1500] $/h
+	a, obs := benchAgent(b, Options{Restless: true}, 0, 1000, 2000, 2000, 2000, 2000, 2000, 2000, 2000, 2000)
+	n := len(obs)
 	for j := range obs {
-		obs[j] = make([]float64, Features)
 		for k := range obs[j] {
 			obs[j][k] = 0.1 * float64(k%5)
 		}
@@ -62,23 +53,13 @@ func BenchmarkDecision(b *testing.B) {
 	if a.Stats().Replaced != 0 {
 		b.Fatal("the safe exploration replaced a proposal inside its range")
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(p.Functions)), "ns/function")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/function")
 }
 
 // BenchmarkDecisionHeld is a served window's decision when the agent holds
 // the configuration training verified at the level.
 func BenchmarkDecisionHeld(b *testing.B) {
-	p := benchPolicy(b)
-	zero := make([][]float64, len(p.Functions))
-	for j := range zero {
-		zero[j] = make([]float64, ActionDim)
-	}
-	p.History = append(p.History, Record{Workload: 1, Action: zero, Price: 1000, Met: true})
-	a := NewAgent(p, Options{})
-	obs := make([][]float64, len(p.Functions))
-	for j := range obs {
-		obs[j] = make([]float64, Features)
-	}
+	a, obs := benchAgent(b, Options{}, 1000)
 	a.Propose(1, obs)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -87,4 +68,19 @@ func BenchmarkDecisionHeld(b *testing.B) {
 	if a.Stats().Explored != 0 {
 		b.Fatalf("explored %d times while holding", a.Stats().Explored)
 	}
+}
+
+// benchAgent is an agent on benchPolicy whose history holds, at level 1,
+// the all-zero action at each of prices (met), and a zero observation.
+func benchAgent(b *testing.B, opt Options, prices ...float64) (*Agent, [][]float64) {
+	p := benchPolicy(b)
+	zero := make([][]float64, len(p.Functions))
+	obs := make([][]float64, len(p.Functions))
+	for j := range zero {
+		zero[j], obs[j] = make([]float64, ActionDim), make([]float64, Features)
+	}
+	for _, price := range prices {
+		p.History = append(p.History, Record{Workload: 1, Action: zero, Price: price, Met: true})
+	}
+	return NewAgent(p, opt), obs
 }

@@ -31,6 +31,10 @@ type MemoryModel struct {
 // Floor is the least memory limit, MB, that holds k admitted calls.
 func (m MemoryModel) Floor(k int) float64 { return m.BaseMB + m.PerCallMB*float64(k) }
 
+// Holds is the calls a memory limit of mb holds (Floor's inverse); only for
+// a model with a per-call size.
+func (m MemoryModel) Holds(mb float64) int { return int((mb - m.BaseMB) / m.PerCallMB) }
+
 // NodeGroup is Count nodes of the same allocatable size.
 type NodeGroup struct {
 	CPU      float64 `json:"cpu"`
@@ -78,8 +82,7 @@ func (f *Fitter) Safe(cs []Config) {
 		for j := range cs {
 			m, c := f.fp.Memory[j], &cs[j]
 			if m.PerCallMB > 0 {
-				most := int((f.space.MemoryMB[1] - m.BaseMB) / m.PerCallMB)
-				c.Concurrency = max(f.space.Concurrency[0], min(c.Concurrency, most))
+				c.Concurrency = max(f.space.Concurrency[0], min(c.Concurrency, m.Holds(f.space.MemoryMB[1])))
 			}
 			c.MemoryMB = min(f.space.MemoryMB[1], max(c.MemoryMB, m.Floor(c.Concurrency)))
 		}

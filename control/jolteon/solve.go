@@ -36,13 +36,14 @@ type Solver struct {
 	rng   *rand.Rand
 	roots []node  // the graph with every call's function index
 	below [][]int // the functions each calls, at any depth
+	// A check's per-function state (prepare) and its samples.
 	means []float64
 	rho   []float64
 	block []float64 // the chance a call is refused (Function.Refused)
-
-	refusedAt, refusedServed, refused float64 // refusals' rate, share served and chance
-	bands                             [][]float64
-	lat                               []float64
+	bands [][]float64
+	lat   []float64
+	// refusals' last answer, for its rate and share served.
+	refusedAt, refusedServed, refused float64
 }
 
 // DefaultSamples is the sample count of a check: Jolteon's bound
@@ -160,11 +161,7 @@ func (s *Solver) prepare(cs []faasconf.Config, rate float64) bool {
 		s.block = append(s.block, f.Refused(cs[j], rate))
 	}
 	for j := range m.Functions {
-		rho := s.rho[j]
-		for _, k := range s.below[j] {
-			rho = max(rho, s.rho[k])
-		}
-		s.bands = append(s.bands, m.Functions[j].band(rho))
+		s.bands = append(s.bands, m.Functions[j].band(s.busiest(j)))
 	}
 	for i := range s.roots {
 		s.expect(&s.roots[i])
@@ -248,11 +245,17 @@ func (s *Solver) calleeMean(j int, cs []faasconf.Config, rate float64) (mean flo
 			}
 		})
 	}
+	return sum / float64(max(sites, 1)), bandOf(s.busiest(j)), true
+}
+
+// busiest is the utilisation of the busiest instance a call of function j
+// waits on, its own included (prepare's).
+func (s *Solver) busiest(j int) float64 {
 	rho := s.rho[j]
 	for _, k := range s.below[j] {
 		rho = max(rho, s.rho[k])
 	}
-	return sum / float64(max(sites, 1)), bandOf(rho), true
+	return rho
 }
 
 // callsOut reports whether function j makes calls anywhere in the graph.
@@ -505,7 +508,7 @@ func (s *Solver) solve(rate float64) ([]faasconf.Config, bool) {
 		for j := range cs { // the largest, each function refusing the calls its memory cannot hold
 			if m := s.Model.Functions[j].Memory; m.PerCallMB > 0 {
 				cs[j].MemoryMB = s.Space.MemoryMB[1]
-				cs[j].Concurrency = max(1, int((cs[j].MemoryMB-m.BaseMB)/m.PerCallMB))
+				cs[j].Concurrency = max(1, m.Holds(cs[j].MemoryMB))
 			}
 		}
 		return cs, false
@@ -620,7 +623,7 @@ func (s *Solver) size(cs []faasconf.Config, j int, rate float64) bool {
 	}
 	cs[j].MemoryMB = mem
 	if f.Memory.PerCallMB > 0 { // a guard: refuse the calls the memory cannot hold, rather than be OOM-killed
-		cs[j].Concurrency = max(1, int((mem-f.Memory.BaseMB)/f.Memory.PerCallMB))
+		cs[j].Concurrency = max(1, f.Memory.Holds(mem))
 	}
 	return true
 }

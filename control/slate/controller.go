@@ -1,6 +1,7 @@
 package slate
 
 import (
+	"cmp"
 	"math"
 	"time"
 
@@ -51,21 +52,13 @@ type Stats struct {
 	Compute time.Duration // wall time spent fitting and solving
 }
 
-// NewController returns the controller.
+// NewController returns the controller; a zero option takes its default.
 func NewController(opt Options) *Controller {
 	def := DefaultOptions()
-	if opt.Period <= 0 {
-		opt.Period = def.Period
-	}
-	if opt.Windows <= 0 {
-		opt.Windows = def.Windows
-	}
-	if opt.Utilisation <= 0 {
-		opt.Utilisation = def.Utilisation
-	}
-	if opt.Iterations <= 0 {
-		opt.Iterations = def.Iterations
-	}
+	opt.Period = cmp.Or(opt.Period, def.Period)
+	opt.Windows = cmp.Or(opt.Windows, def.Windows)
+	opt.Utilisation = cmp.Or(opt.Utilisation, def.Utilisation)
+	opt.Iterations = cmp.Or(opt.Iterations, def.Iterations)
 	return &Controller{opt: opt}
 }
 
