@@ -12,6 +12,7 @@ import (
 	"github.com/shoal-project/shoal/control"
 	"github.com/shoal-project/shoal/control/multicloud"
 	"github.com/shoal-project/shoal/control/policy"
+	"github.com/shoal-project/shoal/control/slate"
 	"github.com/shoal-project/shoal/kube"
 	"github.com/shoal-project/shoal/metrics"
 	"github.com/shoal-project/shoal/operator/api/v1alpha1"
@@ -39,6 +40,7 @@ const routePolicyController = "routepolicy"
 const (
 	RouteLocality   = "locality"
 	RouteMulticloud = "multicloud"
+	RouteSlate      = "slate"
 )
 
 // RoutePolicyReconciler runs every RoutePolicy's loop: each period it
@@ -65,6 +67,10 @@ const (
 //     placed in every location (with 0 replicas where it has none), so
 //     the learned shifts may send calls to a location without replicas
 //     if its model predicts that to be faster.
+//   - slate reads the calls, summed latency and bytes of every route
+//     (Istio's, by source and destination cluster), the ready replicas,
+//     the probed RTTs and the background load: the same series, from
+//     which it fits its own models as it runs.
 type RoutePolicyReconciler struct {
 	Client   client.Client
 	Config   *rest.Config
@@ -328,8 +334,16 @@ func (r *RoutePolicyReconciler) build(rp *v1alpha1.RoutePolicy, version string, 
 			return multicloud.NewController(models, opt)
 		}
 		l.about = fmt.Sprintf("%s (%s models of %s, trained on %s, seed %d)", version, kind, strings.Join(routed, ", "), pol.Scenario, pol.Provenance.Seed)
+	case RouteSlate:
+		opt := slate.DefaultOptions()
+		if q := spec.EgressSecondsPerGB; q != nil {
+			if opt.EgressWeight = q.AsApproximateFloat64(); opt.EgressWeight < 0 {
+				return nil, fmt.Errorf("egressSecondsPerGB %s: want 0 or more", q)
+			}
+		}
+		l.fresh = func() control.Controller { return slate.NewController(opt) }
 	default:
-		return nil, fmt.Errorf("policy %q: want locality or multicloud", spec.Policy)
+		return nil, fmt.Errorf("policy %q: want locality, multicloud or slate", spec.Policy)
 	}
 	l.ctl = l.fresh()
 	return l, r.connect(l, rp, locations)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/shoal-project/shoal/control"
 	"github.com/shoal-project/shoal/control/multicloud"
+	"github.com/shoal-project/shoal/control/slate"
 	"github.com/shoal-project/shoal/kube"
 	"github.com/shoal-project/shoal/kube/kubetest"
 	"github.com/shoal-project/shoal/learn/nn"
@@ -113,7 +114,9 @@ func randomModels(t *testing.T) []byte {
 // the same; a dry-run RoutePolicy writes no VirtualService and reports
 // its weights; a multicloud RoutePolicy loads its models from a
 // ConfigMap and writes what its status says, and a corrupt file is
-// rejected once while the models in force stay; with Prometheus gone
+// rejected once while the models in force stay; a SLATE-like RoutePolicy
+// decides from the same series what a fresh controller decides, and a
+// negative egress price is refused; with Prometheus gone
 // the loops hold, MetricsAvailable false. The operator's metrics count
 // the decisions and actions.
 func TestRoutePolicyWritesVirtualServiceWeights(t *testing.T) {
@@ -325,6 +328,63 @@ func TestRoutePolicyWritesVirtualServiceWeights(t *testing.T) {
 	if err != nil {
 		t.Errorf("the p95 objective without p95 models: conditions %+v", p95.Status.Conditions)
 	}
+	// The SLATE-like optimiser fits its models from the same series: both
+	// clusters serve details in 20 ms well under capacity, so with 22 ms
+	// between them it keeps every call at home, and it decides what a
+	// fresh controller decides on the observed snapshot. A negative
+	// egress price is refused, naming the field.
+	price := resource.MustParse("2")
+	if err := k.Create(bg, &v1alpha1.RoutePolicy{ObjectMeta: metav1.ObjectMeta{Name: "details-slate", Namespace: "default"},
+		Spec: v1alpha1.RoutePolicySpec{Services: []v1alpha1.RouteService{{Name: "details"}}, Locations: locations, Period: period, Policy: RouteSlate,
+			EgressSecondsPerGB: &price, DryRun: true}}); err != nil {
+		t.Fatal(err)
+	}
+	var sl *v1alpha1.RoutePolicy
+	err = wait.PollUntilContextTimeout(bg, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		sl = get("details-slate")
+		return len(sl.Status.Routes) == 2, nil
+	})
+	home := map[string]map[string]int32{"east": {"east": 100}, "west": {"west": 100}}
+	if err != nil || !equal(status(sl), home) || sl.Status.Acting != ActingDryRun {
+		t.Errorf("the SLATE-like policy's status %+v (%v), want routes %v", sl.Status, err, home)
+	}
+	if err := obs.Observe(bg, time.Now(), &snap); err != nil {
+		t.Fatal(err)
+	}
+	fresh := map[string]map[string]int32{}
+	for _, a := range slate.NewController(slate.Options{EgressWeight: 2}).Decide(0, &snap) {
+		if sw, ok := a.(control.SetRouteWeights); ok {
+			ps, err := kube.Percentages(sw.Weights)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fresh[sw.From] = map[string]int32{}
+			for _, p := range ps {
+				fresh[sw.From][p.Location] = p.Percent
+			}
+		}
+	}
+	if !equal(fresh, status(sl)) {
+		t.Errorf("details: the SLATE-like operator decided %v, a fresh controller %v on the same series", status(sl), fresh)
+	}
+	negative := resource.MustParse("-1")
+	if err := k.Create(bg, &v1alpha1.RoutePolicy{ObjectMeta: metav1.ObjectMeta{Name: "details-slate-bad", Namespace: "default"},
+		Spec: v1alpha1.RoutePolicySpec{Services: []v1alpha1.RouteService{{Name: "details"}}, Locations: locations, Period: period, Policy: RouteSlate,
+			EgressSecondsPerGB: &negative, DryRun: true}}); err != nil {
+		t.Fatal(err)
+	}
+	var bad v1alpha1.RoutePolicy
+	err = wait.PollUntilContextTimeout(bg, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := k.Get(ctx, types.NamespacedName{Namespace: "default", Name: "details-slate-bad"}, &bad); err != nil {
+			return false, nil
+		}
+		c := meta.FindStatusCondition(bad.Status.Conditions, CondReady)
+		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "egressSecondsPerGB"), nil
+	})
+	if err != nil {
+		t.Errorf("a negative egress price: conditions %+v", bad.Status.Conditions)
+	}
+
 	cm.BinaryData["models"] = []byte("not a model")
 	if err := k.Update(bg, cm); err != nil {
 		t.Fatal(err)

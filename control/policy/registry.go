@@ -109,7 +109,7 @@ var registry = []Policy{
 	{Name: "locality", Kind: Route, Runs: Sim | Operator, Doc: "Istio locality load balancing with failover", Source: "Envoy priority load, Istio localityLbSetting"},
 	{Name: "bo-system", Kind: Route, Runs: Sim, Doc: "Bayesian optimisation on the system itself", Source: "multi-cloud routing paper, III-D"},
 	{Name: "random", Kind: Route, Runs: Sim, Doc: "random route weights every 20 s"},
-	{Name: "slate", Kind: Route, Runs: Sim, Doc: "a SLATE-like global optimum of the routes on load-to-latency models fitted from the measured series, re-solved every 20 s",
+	{Name: "slate", Kind: Route, Runs: Sim | Operator, Doc: "a SLATE-like global optimum of the routes on load-to-latency models fitted from the measured series, re-solved every 20 s",
 		Source: "SLATE (Lim et al., NSDI 2026), reimplemented from the paper and its release", Params: []Param{
 			{Name: "egress", Unit: "s/GB", Default: "0", Min: 0, Max: inf, Doc: "seconds of request latency a GB between clouds is worth (0: egress is free)"},
 		}},

@@ -64,8 +64,15 @@ type RoutePolicySpec struct {
 	//     location) it searches each service's request shift by Bayesian
 	//     optimisation on its performance model (PolicyFrom, written by
 	//     'shoal train multicloud'), layer by layer down the call graph.
+	//   - slate: a SLATE-like global optimiser (control/slate, reimplemented
+	//     from the SLATE paper, NSDI 2026): every period it fits each
+	//     service's load-to-latency model per location from the same
+	//     series and solves the routes of every service at once for the
+	//     least mean latency plus the egress price (EgressSecondsPerGB),
+	//     each location kept under 0.7 of what its replicas serve. It needs
+	//     no model file.
 	//
-	// +kubebuilder:validation:Enum=locality;multicloud
+	// +kubebuilder:validation:Enum=locality;multicloud;slate
 	// +kubebuilder:default=locality
 	Policy string `json:"policy,omitempty"`
 	// PolicyFrom is where the multicloud model file is.
@@ -90,6 +97,11 @@ type RoutePolicySpec struct {
 	// count them (unset: none). Each routed service may send away what the
 	// others leave of it.
 	MaxEgressGBPerHour *resource.Quantity `json:"maxEgressGBPerHour,omitempty"`
+	// EgressSecondsPerGB is the slate policy's price of egress: the
+	// seconds of request latency a GB sent between locations is worth, so
+	// that the optimiser trades latency against the bill (unset: egress
+	// is free).
+	EgressSecondsPerGB *resource.Quantity `json:"egressSecondsPerGB,omitempty"`
 	// Period is the control period (and the PromQL windows').
 	//
 	// +kubebuilder:default="10s"

@@ -358,6 +358,11 @@ func (in *RoutePolicySpec) DeepCopyInto(out *RoutePolicySpec) {
 		x := (*in).DeepCopy()
 		*out = &x
 	}
+	if in.EgressSecondsPerGB != nil {
+		in, out := &in.EgressSecondsPerGB, &out.EgressSecondsPerGB
+		x := (*in).DeepCopy()
+		*out = &x
+	}
 	out.Period = in.Period
 }
 
