@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -83,9 +84,10 @@ func (s MultiCloudStudy) Policy(ctx context.Context, sc *scenario.Scenario) (*mu
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w (delete it to train again)", path, err)
 		}
-		if p.Provenance.Seed != s.TrainSeed || p.Inputs != s.Train.Inputs || p.Provenance.Samples != s.Train.Collection.Periods {
-			return nil, fmt.Errorf("%s was trained with seed %d, inputs %s, %d periods; this study wants %d, %s, %d (delete it to train again)",
-				path, p.Provenance.Seed, p.Inputs, p.Provenance.Samples, s.TrainSeed, s.Train.Inputs, s.Train.Collection.Periods)
+		shift := cmp.Or(p.Shift, multicloud.ShiftOneWay)
+		if p.Provenance.Seed != s.TrainSeed || p.Inputs != s.Train.Inputs || p.Provenance.Samples != s.Train.Collection.Periods || shift != cmp.Or(s.Train.Collection.Shift, multicloud.ShiftOneWay) {
+			return nil, fmt.Errorf("%s was trained with seed %d, inputs %s, %d periods, %s shifts; this study wants %d, %s, %d, %s (delete it to train again)",
+				path, p.Provenance.Seed, p.Inputs, p.Provenance.Samples, shift, s.TrainSeed, s.Train.Inputs, s.Train.Collection.Periods, s.Train.Collection.Shift)
 		}
 		return p, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -536,7 +538,7 @@ func Gains(rows []OverallRow) []Gain {
 
 func (s MultiCloudStudy) meta() []report.KV {
 	return []report.KV{{Key: "study", Value: "multicloud"}, {Key: "training seed", Value: fmt.Sprint(s.TrainSeed)},
-		{Key: "seeds", Value: fmt.Sprint(s.Seeds)}, {Key: "model inputs", Value: s.Train.Inputs},
+		{Key: "seeds", Value: fmt.Sprint(s.Seeds)}, {Key: "model inputs", Value: s.Train.Inputs}, {Key: "shifts", Value: s.Train.Collection.Shift},
 		{Key: "offline data", Value: fmt.Sprintf("%d periods", s.Train.Collection.Periods)}}
 }
 

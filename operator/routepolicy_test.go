@@ -87,7 +87,7 @@ func twoClusters(t *testing.T) string {
 // predicts: it loads, and moves calls between the clusters.
 func randomModels(t *testing.T) []byte {
 	t.Helper()
-	n := multicloud.Inputs(2, len(multicloud.StandardRPS))
+	n := multicloud.Inputs(2, len(multicloud.StandardRPS), multicloud.Pairs(2))
 	sc := nn.Scaler{Mean: make([]float64, n), Std: make([]float64, n)}
 	for i := range sc.Std {
 		sc.Std[i] = 1

@@ -11,6 +11,16 @@ import (
 )
 
 // objectiveHelp describes --objective.
+const shiftHelp = "the request shifts' layout: one-way (the paper's: one signed value per pair of clouds) or two-way (a share per ordered pair, so that every cloud may send to every other)"
+
+// checkShift refuses an unknown --shift.
+func checkShift(shift string) error {
+	if shift != multicloud.ShiftOneWay && shift != multicloud.ShiftTwoWay {
+		return usagef("--shift must be %s or %s, got %q", multicloud.ShiftOneWay, multicloud.ShiftTwoWay, shift)
+	}
+	return nil
+}
+
 const objectiveHelp = "what the learned routes' BO minimises: headroom (the mean with every location's predicted utilisation under 0.7), mean (the paper's) or p95 (the predicted 95th percentile)"
 
 // checkRouteFlags checks --objective and --max-egress-gb-per-hour as the
@@ -34,6 +44,7 @@ func (cl *cli) experimentMultiCloud() *cobra.Command {
 		online     int
 		moments    int
 		inputs     string
+		shift      string
 		objective  string
 		share      float64
 		budget     float64
@@ -85,6 +96,7 @@ moments (convergence, time).`,
 	f.IntVar(&moments, "moments", def.Moments, "moments of the online test settings (convergence, time)")
 	f.StringVar(&inputs, "inputs", def.Train.Inputs, "the models' inputs: paper or derived (see 'shoal train multicloud --help')")
 	f.StringVar(&objective, "objective", def.Options.Objective, objectiveHelp)
+	f.StringVar(&shift, "shift", def.Train.Collection.Shift, shiftHelp)
 	f.Float64Var(&share, "egress-share", 0.5, "the egress study's budget as a share of Even's egress, in (0, 1]")
 	f.Float64Var(&budget, "max-egress-gb-per-hour", 0, "the egress study's budget, GB per hour (default: --egress-share of Even's)")
 	f.StringSliceVar(&benchmarks, "benchmarks", nil, "bookinfo, online-boutique (default: both)")
@@ -107,6 +119,9 @@ moments (convergence, time).`,
 		if inputs != multicloud.InputsPaper && inputs != multicloud.InputsDerived {
 			return usagef("--inputs must be paper or derived, got %q", inputs)
 		}
+		if err := checkShift(shift); err != nil {
+			return err
+		}
 		opt := multicloud.Options{Objective: objective, MaxEgressGBPerHour: budget}
 		if err := checkRouteFlags(opt); err != nil {
 			return err
@@ -119,7 +134,7 @@ moments (convergence, time).`,
 		s := experiment.DefaultMultiCloudStudy(out)
 		s.Scenarios = or(benchmarks, multiCloudBenchmarks)
 		s.Seeds, s.TrainSeed, s.OnlinePeriods, s.Moments = seeds, trainSeed, online, moments
-		s.Train.Collection.Periods, s.Train.Inputs = periods, inputs
+		s.Train.Collection.Periods, s.Train.Inputs, s.Train.Collection.Shift = periods, inputs, shift
 		s.Options.Objective = objective
 		s.EgressShare, s.BudgetGBPerHour = share, budget
 		if !quiet {

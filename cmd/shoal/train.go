@@ -387,7 +387,17 @@ func readLearned(kind, path string, params map[string]float64, sc *scenario.Scen
 		if err != nil {
 			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
 		}
-		l, err := experiment.MultiCloudPolicy(p, multicloud.LearnedRoutes[kind], fit.route)
+		opt := fit.route
+		if v, ok := params["steps"]; ok {
+			opt.Steps = int(v)
+		}
+		if v, ok := params["egress"]; ok {
+			opt.EgressPrice = v
+		}
+		if v, ok := params["trigger"]; ok {
+			opt.Trigger = v
+		}
+		l, err := experiment.MultiCloudPolicy(p, multicloud.LearnedRoutes[kind], opt)
 		if err != nil {
 			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
 		}

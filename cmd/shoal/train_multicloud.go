@@ -20,6 +20,7 @@ func (cl *cli) trainMultiCloud(short string) *cobra.Command {
 		quiet  bool
 		epochs int
 		inputs string
+		shift  string
 		rec    recording
 	)
 	def := multicloudenv.DefaultConfig()
@@ -55,6 +56,7 @@ as 'shoal operator' reads them from Prometheus.`,
 	f.IntVar(&epochs, "epochs", def.Epochs, "epochs of the network's training")
 	f.Uint64Var(&seed, "seed", 1, "seed of the data collection and the training")
 	f.StringVar(&inputs, "inputs", def.Inputs, "the models' inputs: paper (section II-C1's), or derived (the paper's plus the mean RTT, share of the calls and calls per replica each location gets under the shift)")
+	f.StringVar(&shift, "shift", def.Collection.Shift, shiftHelp)
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
 	rec.register(f)
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
@@ -67,12 +69,16 @@ as 'shoal operator' reads them from Prometheus.`,
 		if inputs != multicloud.InputsPaper && inputs != multicloud.InputsDerived {
 			return usagef("--inputs must be paper or derived, got %q", inputs)
 		}
+		if err := checkShift(shift); err != nil {
+			return err
+		}
 		sc, err := scenario.Lookup(args[0])
 		if err != nil {
 			return err
 		}
 		cfg := def
 		cfg.Seed, cfg.Collection.Seed, cfg.Collection.Periods, cfg.Epochs, cfg.Inputs = seed, seed, periods, epochs, inputs
+		cfg.Collection.Shift = shift
 		if !quiet {
 			bar := newProgressBar(cl.stderr)
 			defer bar.done()

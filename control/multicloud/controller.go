@@ -35,6 +35,16 @@ type Options struct {
 	// locations, GB per hour (0: none), as the period's route Bytes give
 	// them: each routed service may send away what the others leave of it.
 	MaxEgressGBPerHour float64
+	// EgressPrice prices the bytes a shift sends between locations, in
+	// seconds of response time per GB (as control/slate's EgressWeight):
+	// BO adds to each service's predicted time its calls' share sent away
+	// times their bytes per call times the price (0: egress is free).
+	EgressPrice float64
+	// Trigger is a tail signal: between checks, a location whose measured
+	// utilisation of a routed service (its calls per replica at full speed
+	// times the service's time at the lowest standard rate, as Busiest
+	// predicts it) exceeds Trigger starts a rebalance at once (0: none).
+	Trigger float64
 	// Seed seeds the BO.
 	Seed uint64
 }
@@ -74,6 +84,9 @@ func (o Options) Check(models map[string]Fitted) error {
 	if !(o.MaxEgressGBPerHour >= 0) {
 		return fmt.Errorf("multicloud: max egress %g GB per hour: want 0 (none) or more", o.MaxEgressGBPerHour)
 	}
+	if !(o.EgressPrice >= 0) || !(o.Trigger >= 0) {
+		return fmt.Errorf("multicloud: egress price %g s/GB, trigger %g: want 0 (none) or more", o.EgressPrice, o.Trigger)
+	}
 	if o.Objective == ObjectiveP95 {
 		for name, f := range models {
 			if f.P95 == nil {
@@ -110,6 +123,8 @@ type Controller struct {
 // Stats count what the controller did.
 type Stats struct {
 	Checks, Rebalances, Optimised int
+	// Triggered counts the rebalances the tail signal started.
+	Triggered int
 	// Compute is the wall time spent choosing routes (the BO on the
 	// models), over all rebalances.
 	Compute time.Duration
@@ -135,7 +150,7 @@ func NewController(models map[string]Fitted, opt Options) *Controller {
 
 // Decide implements control.Controller.
 func (c *Controller) Decide(now time.Duration, s *metrics.Snapshot) []control.Action {
-	c.due(now, s)
+	c.due(now, s, c.opt.Trigger > 0 && c.hot(s))
 	if c.layer < 0 {
 		return nil
 	}
@@ -156,6 +171,7 @@ func (c *Controller) Decide(now time.Duration, s *metrics.Snapshot) []control.Ac
 		lim := Limits{Utilisation: c.opt.UtilisationCap(), Service: svc}
 		lim.Away, lim.Budget = c.away(s, svc.Name)
 		lim.From = c.last[svc.Name]
+		lim.Egress = c.egress(s, svc.Name)
 		shift, _, err := Optimise(f, &c.st, c.opt.Steps, lim, c.rng)
 		if err != nil {
 			continue
@@ -181,6 +197,10 @@ type Limits struct {
 	Away   float64
 	// Service is the service the shift routes (nil: placed everywhere).
 	Service *Service
+	// Egress is what sending all of the service's calls away costs, ms
+	// per call (Options.EgressPrice); a shift pays it in proportion to
+	// its share away.
+	Egress float64
 	// From is the reference shift: BO evaluates it first and keeps it
 	// unless beaten by the margin (nil: the zero shift). The controller
 	// passes the shift in force, so that a service whose model cannot see
@@ -203,13 +223,15 @@ type Limits struct {
 // model's errors across clouds. It returns the shift and the minimum
 // found after each step (the convergence of Fig. 7).
 func Optimise(f Fitted, st *State, steps int, lim Limits, rng *rand.Rand) (best, trace []float64, err error) {
-	opt, err := bo.NewBayesOpt(boConfig(len(st.Replicas), steps), rng)
+	opt, err := bo.NewBayesOpt(boConfig(len(st.Replicas), f.Shift, steps), rng)
 	if err != nil {
 		return nil, nil, err
 	}
 	var x []float64
-	ref := make([]float64, len(st.RTT))
-	copy(ref, lim.From)
+	ref := make([]float64, ShiftLen(len(st.Replicas), f.Shift))
+	if len(lim.From) == len(ref) {
+		copy(ref, lim.From)
+	}
 	low, stay := math.Inf(1), 0.0
 	for k := range steps {
 		shift := ref
@@ -223,8 +245,12 @@ func Optimise(f Fitted, st *State, steps int, lim Limits, rng *rand.Rand) (best,
 		if lim.Utilisation > 0 {
 			y += 1000 * max(Busiest(st, f.Standard, shift)-lim.Utilisation, 0)
 		}
-		if lim.Budget {
-			y += 10000 * max(Away(st, shift, lim.Service)-lim.Away, 0)
+		if lim.Budget || lim.Egress > 0 {
+			away := Away(st, shift, lim.Service)
+			if lim.Budget {
+				y += 10000 * max(away-lim.Away, 0)
+			}
+			y += lim.Egress * away
 		}
 		if err := opt.Tell(shift, y, nil); err != nil {
 			return nil, nil, err
@@ -243,12 +269,17 @@ func Optimise(f Fitted, st *State, steps int, lim Limits, rng *rand.Rand) (best,
 	return best, trace, nil
 }
 
-// boConfig is the BO over the request shifts of n locations, each in
-// [-1, 1], with a Latin hypercube of Pairs+1 points first.
-func boConfig(n, steps int) bo.Config {
-	space := make([]bo.Param, Pairs(n))
+// boConfig is the BO over the request shifts of n locations in layout,
+// each value in [-1, 1] (one-way) or [0, 1] (two-way), with a Latin
+// hypercube of one point more than the shift's length first.
+func boConfig(n int, layout string, steps int) bo.Config {
+	space := make([]bo.Param, ShiftLen(n, layout))
+	low := -1.0
+	if layout == ShiftTwoWay {
+		low = 0
+	}
 	for k := range space {
-		space[k] = bo.Param{Name: fmt.Sprintf("shift%d", k), Kind: bo.Continuous, Low: -1, High: 1}
+		space[k] = bo.Param{Name: fmt.Sprintf("shift%d", k), Kind: bo.Continuous, Low: low, High: 1}
 	}
 	cfg := bo.DefaultConfig(space)
 	cfg.InitialPoints = min(len(space)+1, steps)
@@ -375,4 +406,61 @@ func (c *Controller) away(s *metrics.Snapshot, svc string) (float64, bool) {
 		return 0, false
 	}
 	return max(c.opt.MaxEgressGBPerHour-others, 0) / own, true
+}
+
+// egress is what sending all of service svc's calls away costs at the
+// egress price, ms per call: its bytes per call this period, in GB, times
+// the price.
+func (c *Controller) egress(s *metrics.Snapshot, svc string) float64 {
+	if c.opt.EgressPrice <= 0 {
+		return 0
+	}
+	var bytes float64
+	var calls int64
+	for i := range s.Routes {
+		if r := &s.Routes[i]; r.Service == svc {
+			bytes, calls = bytes+r.Bytes, calls+r.Calls
+		}
+	}
+	if calls == 0 {
+		return 0
+	}
+	return ms(c.opt.EgressPrice * bytes / float64(calls) / (1 << 30))
+}
+
+// hot reports whether a location's measured utilisation of a routed
+// service exceeds the trigger: the calls it was sent this period per
+// replica at full speed (its background taken out) times the service's
+// time at the lowest standard rate, the measure Busiest predicts.
+func (c *Controller) hot(s *metrics.Snapshot) bool {
+	if c.topo == nil || s.Period <= 0 {
+		return false
+	}
+	n := len(c.topo.Locations)
+	load := make([]float64, n)
+	for k := range c.topo.Services {
+		svc := &c.topo.Services[k]
+		f, ok := c.models[svc.Name]
+		if !ok {
+			continue
+		}
+		clear(load)
+		for i := range s.Routes {
+			if r := &s.Routes[i]; r.Service == svc.Name {
+				if l := c.topo.location(r.To); l >= 0 {
+					load[l] += float64(r.Calls) / s.Period.Seconds()
+				}
+			}
+		}
+		for l, rate := range load {
+			if rate == 0 || svc.Parts[l] < 0 {
+				continue
+			}
+			ready := float64(s.Services[svc.Parts[l]].Ready)
+			if rate/(max(ready, 0.5)*max(1-s.Locations[l].Background(), 0.05))*f.Standard[0]/1000 > c.opt.Trigger {
+				return true
+			}
+		}
+	}
+	return false
 }

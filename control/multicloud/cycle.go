@@ -31,8 +31,9 @@ func (c *cycle) Stats() Stats { return c.stats }
 
 // due reads the topology at the first call and, while balanced, checks the
 // environment metrics every cycle; it reports whether a rebalance starts
-// now (at the first call, or on a change beyond the threshold).
-func (c *cycle) due(now time.Duration, s *metrics.Snapshot) bool {
+// now (at the first call, on a change beyond the threshold, or at once
+// while balanced when hot: a tail signal, Options.Trigger).
+func (c *cycle) due(now time.Duration, s *metrics.Snapshot, hot bool) bool {
 	if c.topo == nil {
 		t, err := ReadTopology(s)
 		if err != nil {
@@ -42,7 +43,16 @@ func (c *cycle) due(now time.Duration, s *metrics.Snapshot) bool {
 		c.begin(now)
 		return true
 	}
-	if c.layer >= 0 || now < c.next {
+	if c.layer >= 0 {
+		return false
+	}
+	if hot {
+		c.stats.Triggered++
+		c.next = now + c.opt.Cycle
+		c.begin(now)
+		return true
+	}
+	if now < c.next {
 		return false
 	}
 	c.next = now + c.opt.Cycle

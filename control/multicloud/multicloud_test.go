@@ -81,6 +81,21 @@ func TestWeights(t *testing.T) {
 	if w[2][0] != 0.5 || w[2][1] != 0.5 || w[2][2] != 0 {
 		t.Errorf("c3's row %v, want even over the placed clouds", w[2])
 	}
+	// A two-way shift: a share per ordered pair (c1,c2), (c1,c3), (c2,c1),
+	// (c2,c3), (c3,c1), (c3,c2), so that c1 and c2 send to each other.
+	w = Weights(nil, []float64{0.2, 0.1, 0.3, 0, 0.25, 0.25}, front)
+	want = [][]float64{{0.7, 0.2, 0.1}, {0.3, 0.7, 0}, {0.25, 0.25, 0.5}}
+	for i := range want {
+		for j := range want[i] {
+			if math.Abs(w[i][j]-want[i][j]) > 1e-12 {
+				t.Fatalf("two-way weights %v, want %v", w, want)
+			}
+		}
+	}
+	w = Weights(nil, []float64{0, 0.5, 0, 0.5, 0, 0}, back) // nothing to c3, which has no back
+	if w[0][0] != 1 || w[1][1] != 1 || w[0][2] != 0 {
+		t.Errorf("two-way weights to a cloud without the service: %v", w)
+	}
 }
 
 // TestPriorityLoad checks Envoy's priority load against the table of its
@@ -183,6 +198,32 @@ func TestOptimiseFindsTheMinimum(t *testing.T) {
 	}
 }
 
+// ring is a model whose minimum is a two-way route: c1 and c2 send each
+// other 0.3 of their calls (the last six inputs are a two-way shift).
+type ring struct{}
+
+func (ring) Predict(x []float64) float64 {
+	s := x[len(x)-6:]
+	y := 10 + 100*((s[0]-0.3)*(s[0]-0.3)+(s[2]-0.3)*(s[2]-0.3))
+	for _, k := range []int{1, 3, 4, 5} {
+		y += 100 * s[k] * s[k]
+	}
+	return y
+}
+
+// TestOptimiseTwoWay: BO over the two-way space finds a route no one-way
+// shift expresses, two clouds sending to each other.
+func TestOptimiseTwoWay(t *testing.T) {
+	st := &State{Replicas: []float64{1, 1, 1}, RTT: []float64{20, 40, 30}, RPS: []float64{5, 5, 5}, Background: make([]float64, 3)}
+	best, _, err := Optimise(Fitted{Model: ring{}, Standard: make([]float64, 5), Shift: ShiftTwoWay}, st, 40, Limits{}, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(best) != 6 || best[0] < 0.1 || best[2] < 0.1 || (ring{}).Predict(best) > 16 {
+		t.Errorf("best two-way shift %v predicts %.2f ms, want c1 and c2 sending each other about 0.3, near 10 ms", best, (ring{}).Predict(best))
+	}
+}
+
 // TestControllerLayers: the controller routes one layer per period, then
 // waits for the metrics to move beyond the threshold.
 func TestControllerLayers(t *testing.T) {
@@ -261,8 +302,14 @@ func TestNetPredictMatchesTheTape(t *testing.T) {
 // TestPolicyRoundTrip: a written policy reads back with the same
 // predictions from both models.
 func TestPolicyRoundTrip(t *testing.T) {
+	for _, layout := range []string{ShiftOneWay, ShiftTwoWay} {
+		t.Run(layout, func(t *testing.T) { roundTrip(t, layout) })
+	}
+}
+
+func roundTrip(t *testing.T, layout string) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	d := Inputs(3, 5)
+	d := Inputs(3, 5, ShiftLen(3, layout))
 	var x [][]float64
 	var y []float64
 	for range 40 {
@@ -276,7 +323,7 @@ func TestPolicyRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := NewPolicy(Policy{Scenario: "t", Locations: []string{"a", "b", "c"}, Inputs: InputsPaper,
+	p := NewPolicy(Policy{Scenario: "t", Locations: []string{"a", "b", "c"}, Inputs: InputsPaper, Shift: layout,
 		Services: []ServiceModel{{Name: "s", Standard: make([]float64, 5), SVRScaler: sm.Scaler, SVR: sm.M.Save(), NNScaler: nn.FitScaler(x),
 			Test: map[string]Accuracy{"nn": {MAE: 2}, "svr": {MAE: 1}}}}}, rng)
 	var buf bytes.Buffer
@@ -286,6 +333,9 @@ func TestPolicyRoundTrip(t *testing.T) {
 	q, err := ReadPolicy(&buf)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if q.Shift != p.Shift {
+		t.Errorf("shift layout %q read back as %q", p.Shift, q.Shift)
 	}
 	for _, kind := range []string{"nn", "svr"} {
 		a, _ := p.Models(kind)
@@ -397,6 +447,58 @@ func TestEgressBudgetCapsTheShareAway(t *testing.T) {
 	}
 	if a := Away(st, capped, nil); a > 0.11 {
 		t.Errorf("under a budget of 10%% the shift %v sends %.2f of the calls away", capped, a)
+	}
+}
+
+// TestEgressPrice: a price on the calls sent away keeps them home when it
+// outweighs the model's gain (slope gains 40 ms per unit of the calls
+// away), and not when it does not; the controller prices a service's calls
+// by their measured bytes.
+func TestEgressPrice(t *testing.T) {
+	st := &State{Replicas: []float64{1, 1, 1}, RTT: []float64{20, 40, 30}, RPS: []float64{60, 60, 0}, Background: make([]float64, 3)}
+	f := Fitted{Model: slope{}, Standard: []float64{1, 1, 1, 1, 1}}
+	for _, tc := range []struct {
+		egress   float64
+		min, max float64
+	}{{10, 0.3, 1}, {100, 0, 0.05}} {
+		best, _, err := Optimise(f, st, 20, Limits{Egress: tc.egress}, rand.New(rand.NewPCG(1, 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := Away(st, best, nil); a < tc.min || a > tc.max {
+			t.Errorf("at %g ms per call away the shift %v sends %.2f away, want [%g, %g]", tc.egress, best, a, tc.min, tc.max)
+		}
+	}
+	s := mesh()
+	for i := range s.Routes {
+		s.Routes[i].Calls, s.Routes[i].Bytes = 10, 10<<20 // 1 MiB a call
+	}
+	opt := DefaultOptions()
+	opt.EgressPrice = 2
+	if got := NewController(nil, opt).egress(s, "front"); math.Abs(got-2000.0/1024) > 1e-9 {
+		t.Errorf("egress of a MiB a call at 2 s/GB: %g ms, want %g", got, 2000.0/1024)
+	}
+}
+
+// TestTriggerRebalancesBetweenChecks: a location whose measured
+// utilisation crosses the trigger starts a rebalance before the next
+// check; without the trigger, the controller waits for the check.
+func TestTriggerRebalancesBetweenChecks(t *testing.T) {
+	s := mesh()
+	for i := range s.Routes {
+		s.Routes[i].Calls = 100 // 30 calls a second to each cloud: 0.3 busy at 10 ms
+	}
+	std := []float64{10, 11, 12, 13, 14}
+	for _, trigger := range []float64{0, 0.25, 0.5} {
+		opt := DefaultOptions()
+		opt.Trigger = trigger
+		c := NewController(map[string]Fitted{"front": {Model: bowl{}, Standard: std}, "back": {Model: bowl{}, Standard: std}}, opt)
+		c.Decide(0, s)
+		c.Decide(10*time.Second, s) // the back layer: balanced
+		acts := c.Decide(15*time.Second, s)
+		if hot := trigger > 0 && trigger < 0.3; (weightsOf(acts, "front", "c1") != nil) != hot || (c.Stats().Triggered == 1) != hot {
+			t.Errorf("trigger %g, 0.3 busy: actions %v, stats %+v; want a rebalance: %v", trigger, acts, c.Stats(), hot)
+		}
 	}
 }
 

@@ -25,7 +25,10 @@ type Policy struct {
 	Scenario  string   `json:"scenario"`
 	Locations []string `json:"locations"`
 	// Inputs is the models' input layout: InputsPaper or InputsDerived.
-	Inputs   string         `json:"inputs"`
+	Inputs string `json:"inputs"`
+	// Shift is the request shift's layout: ShiftOneWay (the paper's; files
+	// without the field) or ShiftTwoWay.
+	Shift    string         `json:"shift,omitempty"`
 	Services []ServiceModel `json:"services"`
 	// Provenance says how the models were made.
 	Provenance Provenance `json:"provenance"`
@@ -119,17 +122,22 @@ func NewPolicy(p Policy, rng *rand.Rand) *Policy {
 // inputs is the length of a model's input.
 func (p *Policy) inputs(std int) int {
 	n := len(p.Locations)
+	in := Inputs(n, std, ShiftLen(n, p.Shift))
 	if p.Inputs == InputsDerived {
-		return Inputs(n, std) + 1 + 2*n
+		return in + 1 + 2*n
 	}
-	return Inputs(n, std)
+	return in
 }
 
 // Net returns service i's network.
 func (p *Policy) Net(i int) *Net { return p.nets[i] }
 
 func (p *Policy) arch() string {
-	return fmt.Sprintf("multicloud locations=%d services=%d inputs=%s layers=%d units=%d", len(p.Locations), len(p.Services), p.Inputs, NetLayers, NetUnits)
+	a := fmt.Sprintf("multicloud locations=%d services=%d inputs=%s layers=%d units=%d", len(p.Locations), len(p.Services), p.Inputs, NetLayers, NetUnits)
+	if p.Shift == ShiftTwoWay {
+		a += " shift=" + p.Shift // files from before two-way shifts name none
+	}
+	return a
 }
 
 func (p *Policy) state() []*nn.Node[float32] {
@@ -180,6 +188,8 @@ type Fitted struct {
 	// without one).
 	P95    Model
 	P95MAE float64
+	// Shift is the layout of the request shifts the model reads.
+	Shift string
 }
 
 // Models returns fresh instances of the policy's models of kind "nn",
@@ -188,7 +198,7 @@ type Fitted struct {
 func (p *Policy) Models(kind string) (map[string]Fitted, error) {
 	out := map[string]Fitted{}
 	for i, s := range p.Services {
-		f := Fitted{Standard: s.Standard}
+		f := Fitted{Standard: s.Standard, Shift: p.Shift}
 		kind := kind
 		if kind == KindChosen {
 			kind = cmp.Or(s.Choice, Choose(s.Test))

@@ -20,11 +20,28 @@ func pairs(n int, f func(k, i, j int)) {
 	}
 }
 
+// ordered calls f for each ordered pair (i != j) of n locations with its
+// index in a two-way shift: (0,1), (0,2), ..., (1,0), (1,2), ...
+func ordered(n int, f func(k, i, j int)) {
+	k := 0
+	for i := range n {
+		for j := range n {
+			if j != i {
+				f(k, i, j)
+				k++
+			}
+		}
+	}
+}
+
 // Weights turns a request shift into route weights, one row per caller
-// location (section II-C1, "Request shift": one value in [-1, 1] per pair
-// of clouds, its sign the direction): shift s of pair (i, j) sends s of i's
-// calls to j when positive, and -s of j's calls to i when negative. Each
-// row keeps the rest at home; a row whose shifts exceed 1 is scaled down
+// location. The paper's one-way shift (section II-C1, "Request shift": one
+// value in [-1, 1] per pair of clouds, its sign the direction; Pairs(n)
+// long): shift s of pair (i, j) sends s of i's calls to j when positive,
+// and -s of j's calls to i when negative. A two-way shift (n(n-1) long,
+// ShiftTwoWay) has a value in [0, 1] per ordered pair: the share of i's
+// calls sent to j, so that every location may send to every other. Each
+// row keeps the rest at home; a row whose shares exceed 1 is scaled down
 // to send everything away. A location the service is not placed in gets
 // no calls: its share goes evenly to the placed ones. dst is reused.
 func Weights(dst [][]float64, shift []float64, svc *Service) [][]float64 {
@@ -33,14 +50,22 @@ func Weights(dst [][]float64, shift []float64, svc *Service) [][]float64 {
 	for i := range dst {
 		clear(dst[i])
 	}
-	pairs(n, func(k, i, j int) {
-		switch s := clamp(shift[k], -1, 1); {
-		case s > 0 && svc.Placed(j):
-			dst[i][j] = s
-		case s < 0 && svc.Placed(i):
-			dst[j][i] = -s
-		}
-	})
+	if len(shift) == ShiftLen(n, ShiftTwoWay) && n > 1 {
+		ordered(n, func(k, i, j int) {
+			if svc.Placed(j) {
+				dst[i][j] = clamp(shift[k], 0, 1)
+			}
+		})
+	} else {
+		pairs(n, func(k, i, j int) {
+			switch s := clamp(shift[k], -1, 1); {
+			case s > 0 && svc.Placed(j):
+				dst[i][j] = s
+			case s < 0 && svc.Placed(i):
+				dst[j][i] = -s
+			}
+		})
+	}
 	placed := 0
 	for l := range n {
 		if svc.Placed(l) {

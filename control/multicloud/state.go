@@ -80,9 +80,25 @@ func (t *Topology) location(name string) int {
 	return -1
 }
 
-// Inputs is the length of a performance model's input for n locations and
-// std standard processing times.
-func Inputs(n, std int) int { return 2*n + Pairs(n) + n + std + Pairs(n) }
+// Inputs is the length of a performance model's input for n locations,
+// std standard processing times and a request shift of length shift.
+func Inputs(n, std, shift int) int { return 2*n + Pairs(n) + n + std + shift }
+
+// Layouts of a request shift: the paper's one way per pair of locations,
+// or both ways (Weights).
+const (
+	ShiftOneWay = "one-way"
+	ShiftTwoWay = "two-way"
+)
+
+// ShiftLen is the length of a request shift of n locations in layout
+// (ShiftOneWay when empty).
+func ShiftLen(n int, layout string) int {
+	if layout == ShiftTwoWay {
+		return n * (n - 1)
+	}
+	return Pairs(n)
+}
 
 // Features writes the performance model's input (section II-C1, "Inputs and
 // Output"): the environment metrics (replicas in each location, RTT of each

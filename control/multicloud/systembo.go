@@ -38,7 +38,7 @@ func NewSystemBO(opt Options) *SystemBO {
 
 // Decide implements control.Controller.
 func (c *SystemBO) Decide(now time.Duration, s *metrics.Snapshot) []control.Action {
-	if c.due(now, s) {
+	if c.due(now, s, false) {
 		c.searchLayer()
 	}
 	if c.layer < 0 {
@@ -91,7 +91,7 @@ func (c *SystemBO) searchLayer() {
 	c.searches = c.searches[:0]
 	for _, i := range c.topo.Layers[c.layer] {
 		svc := &c.topo.Services[i]
-		b, err := bo.NewBayesOpt(boConfig(len(c.topo.Locations), c.opt.Steps), c.rng)
+		b, err := bo.NewBayesOpt(boConfig(len(c.topo.Locations), ShiftOneWay, c.opt.Steps), c.rng)
 		if err != nil {
 			panic(fmt.Sprintf("multicloud: system BO: %v", err)) // a fixed, valid space
 		}

@@ -114,9 +114,9 @@ var registry = []Policy{
 			{Name: "egress", Unit: "s/GB", Default: "0", Min: 0, Max: inf, Doc: "seconds of request latency a GB between clouds is worth (0: egress is free)"},
 		}},
 	{Name: "multicloud", Kind: Route, File: NeedsFile, Runs: Sim | Operator, Doc: "BO of route weights on each service's performance model (the one of lower held-out error)",
-		Source: "multi-cloud routing paper, III"},
-	{Name: "multicloud-nn", Kind: Route, File: NeedsFile, Runs: Sim, Doc: "the same on the neural network models", Source: "multi-cloud routing paper, III-B"},
-	{Name: "multicloud-svr", Kind: Route, File: NeedsFile, Runs: Sim, Doc: "the same on the SVR models", Source: "multi-cloud routing paper, III-B"},
+		Source: "multi-cloud routing paper, III", Params: learnedRouteParams},
+	{Name: "multicloud-nn", Kind: Route, File: NeedsFile, Runs: Sim, Doc: "the same on the neural network models", Source: "multi-cloud routing paper, III-B", Params: learnedRouteParams},
+	{Name: "multicloud-svr", Kind: Route, File: NeedsFile, Runs: Sim, Doc: "the same on the SVR models", Source: "multi-cloud routing paper, III-B", Params: learnedRouteParams},
 
 	// Serverless configurations (control/faasconf).
 	{Name: "faasconf", Kind: Serverless, File: NeedsFile, Runs: Sim, Doc: "attention mean-field MADDPG with safe exploration: CPU, memory, instances and concurrency per function",
@@ -131,4 +131,12 @@ var registry = []Policy{
 	{Name: "greedy", Kind: Edge, Runs: EdgeWorld, Doc: "each task where its estimated completion is earliest", Source: "edge scheduling paper, baseline"},
 	{Name: "threshold", Kind: Edge, Runs: EdgeWorld, Doc: "on the device while its backlog is under half the deadline, else the nearest edge node", Source: "edge scheduling paper, baseline"},
 	{Name: "mappo", Kind: Edge, File: NeedsFile, Runs: EdgeWorld, Doc: "MA-PPO (or BC) trained in a virtual environment learned from logs", Source: "edge scheduling paper, Eqs. 7-8"},
+}
+
+// learnedRouteParams are the learned routes' settings beyond the model file
+// (control/multicloud.Options).
+var learnedRouteParams = []Param{
+	{Name: "steps", Default: "10", Min: 2, Max: 1000, Doc: "BO steps per service and rebalance (the paper's 10)"},
+	{Name: "egress", Unit: "s/GB", Default: "0", Min: 0, Max: inf, Doc: "seconds of response time a GB between clouds is worth in BO's objective (0: egress is free)"},
+	{Name: "trigger", Default: "0", Min: 0, Max: 10, Doc: "a location's measured utilisation of a service above which a rebalance starts at once, between checks (0: none)"},
 }

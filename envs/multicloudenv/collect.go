@@ -56,11 +56,14 @@ type Collection struct {
 	// False runs the scenario itself, its online test settings, period
 	// after period.
 	Random bool
+	// Shift is the random request shifts' layout: multicloud.ShiftOneWay
+	// (the paper's) or multicloud.ShiftTwoWay.
+	Shift string
 }
 
 // DefaultCollection is the paper's offline data set: 2500 periods.
 func DefaultCollection() Collection {
-	return Collection{Seed: 1, Periods: 2500, Period: 10 * time.Second, Settle: 10 * time.Second, Random: true}
+	return Collection{Seed: 1, Periods: 2500, Period: 10 * time.Second, Settle: 10 * time.Second, Random: true, Shift: multicloud.ShiftOneWay}
 }
 
 // Collect measures the routed services under random request shifts (every
@@ -124,7 +127,7 @@ func Collect(ctx context.Context, sc *scenario.Scenario, c Collection, standard 
 		var acts []control.Action
 		for i := range topo.Services {
 			svc := &topo.Services[i]
-			shifts[i] = randomShift(shifts[i], len(topo.Locations), p%2 == 1, rng)
+			shifts[i] = randomShift(shifts[i], len(topo.Locations), c.Shift, p%2 == 1, rng)
 			acts = topo.Actions(acts, svc, multicloud.Weights(nil, shifts[i], svc))
 		}
 		for _, a := range acts {
@@ -173,17 +176,42 @@ func p95(s *metrics.Snapshot, svc *multicloud.Service) float64 {
 	return 1000 * h.Quantile(0.95)
 }
 
-// randomShift draws a request shift uniform in [-1, 1] per pair, or in
-// [-0.25, 0.25] when small: half the samples are near the routes a
+// randomShift draws a request shift of layout. One-way: uniform in
+// [-1, 1] per pair, or in [-0.25, 0.25] when small. Two-way: each
+// location's route uniform over every way to split its calls (the simplex
+// of home and the n-1 others), or when small its shares away each uniform
+// in [0, 0.25/(n-1)]. Half the samples are small: near the routes a
 // controller ends up using, where most calls stay home.
-func randomShift(dst []float64, n int, small bool, rng *rand.Rand) []float64 {
-	dst = slices.Grow(dst[:0], multicloud.Pairs(n))[:multicloud.Pairs(n)]
-	scale := 1.0
-	if small {
-		scale = 0.25
+func randomShift(dst []float64, n int, layout string, small bool, rng *rand.Rand) []float64 {
+	size := multicloud.ShiftLen(n, layout)
+	dst = slices.Grow(dst[:0], size)[:size]
+	if layout != multicloud.ShiftTwoWay {
+		scale := 1.0
+		if small {
+			scale = 0.25
+		}
+		for k := range dst {
+			dst[k] = scale * (2*rng.Float64() - 1)
+		}
+		return dst
 	}
-	for k := range dst {
-		dst[k] = scale * (2*rng.Float64() - 1)
+	for i := range n {
+		row := dst[i*(n-1) : (i+1)*(n-1)]
+		if small {
+			for k := range row {
+				row[k] = 0.25 / float64(n-1) * rng.Float64()
+			}
+			continue
+		}
+		// Uniform on the simplex: normalised exponentials, home's last.
+		sum := rng.ExpFloat64()
+		for k := range row {
+			row[k] = rng.ExpFloat64()
+			sum += row[k]
+		}
+		for k := range row {
+			row[k] /= sum
+		}
 	}
 	return dst
 }

@@ -3,6 +3,7 @@ package multicloudenv
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/shoal-project/shoal/control/multicloud"
@@ -56,7 +57,7 @@ func TestCollect(t *testing.T) {
 		for _, x := range s {
 			// The p95 of the whole response time is at least the mean of
 			// its own part.
-			if len(x.X) != multicloud.Inputs(3, 5) || !(x.Y > 1) || !(x.P95 >= x.Y) {
+			if len(x.X) != multicloud.Inputs(3, 5, multicloud.Pairs(3)) || !(x.Y > 1) || !(x.P95 >= x.Y) {
 				t.Fatalf("%s: sample %+v", name, x)
 			}
 		}
@@ -118,5 +119,31 @@ func TestTrainSmall(t *testing.T) {
 		if y := models["details"].P95.Predict(x); !(y > 0) || math.IsInf(y, 0) {
 			t.Errorf("the p95 model predicts %g", y)
 		}
+	}
+}
+
+// TestRandomTwoWayShift: a two-way shift's shares are in [0, 1] and each
+// cloud sends at most all of its calls away; small ones at most a quarter;
+// large ones cover the simplex, up to nearly everything away.
+func TestRandomTwoWayShift(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var shift []float64
+	most := 0.0
+	for k := range 2000 {
+		small := k%2 == 1
+		shift = randomShift(shift, 3, multicloud.ShiftTwoWay, small, rng)
+		if len(shift) != 6 {
+			t.Fatalf("a two-way shift of 3 clouds has %d values, want 6", len(shift))
+		}
+		for i := range 3 {
+			away := shift[2*i] + shift[2*i+1]
+			if shift[2*i] < 0 || shift[2*i+1] < 0 || away > 1+1e-12 || (small && away > 0.25) {
+				t.Fatalf("cloud %d sends %v away (small %v)", i, shift[2*i:2*i+2], small)
+			}
+			most = max(most, away)
+		}
+	}
+	if most < 0.95 {
+		t.Errorf("the most any cloud sent away in 2000 draws is %.2f, want near all", most)
 	}
 }

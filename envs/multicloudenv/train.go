@@ -79,7 +79,7 @@ func Train(ctx context.Context, sc *scenario.Scenario, cfg Config) (*Result, err
 	for _, name := range data.Services {
 		models = append(models, multicloud.ServiceModel{Name: name, Standard: standard[name]})
 	}
-	p := multicloud.NewPolicy(multicloud.Policy{Scenario: sc.Name, Locations: locations(sc), Inputs: cfg.Inputs, Services: models}, rand.New(rand.NewPCG(cfg.Seed, 0x6e6e)))
+	p := multicloud.NewPolicy(multicloud.Policy{Scenario: sc.Name, Locations: locations(sc), Inputs: cfg.Inputs, Shift: cfg.Collection.Shift, Services: models}, rand.New(rand.NewPCG(cfg.Seed, 0x6e6e)))
 	res := &Result{Policy: p, Test: map[string]map[string]multicloud.Accuracy{}, Data: data}
 	for i, name := range data.Services {
 		samples := data.Samples[name]
