@@ -77,15 +77,21 @@ egress (beyond the paper): the learned route (chosen models) under an egress
   beside local, locality and spread:X (X of every cloud's calls sent away,
   0.1-0.6): each route's mean, p99 and egress per hour, and the gain over the
   best baseline within the budget.
-all: the five.
+frontier (beyond the paper): every route's knob swept on the test settings:
+  spread:X and Istio's distribute:X (X sent to the nearest other cloud) at
+  0.1-0.6 and 0.1-0.5, local, even, locality, and the SLATE-like and the
+  learned routes at egress prices 0-30000 s/GB: the mean and the p99 against
+  egress per hour, each route's frontier marked.
+all: the six.
 
 Every result file names its seeds; 95% intervals are over seeds (overall) or
 moments (convergence, time).`,
 		Example: `  shoal experiment multicloud all
   shoal experiment multicloud overall --benchmarks bookinfo --seeds 3
-  shoal experiment multicloud egress --egress-share 0.25`,
-		Args:      exactArgs(1, "models, convergence, overall, time, egress or all"),
-		ValidArgs: []string{"models", "convergence", "overall", "time", "egress", "all"},
+  shoal experiment multicloud egress --egress-share 0.25
+  shoal experiment multicloud frontier --benchmarks online-boutique`,
+		Args:      exactArgs(1, "models, convergence, overall, time, egress, frontier or all"),
+		ValidArgs: []string{"models", "convergence", "overall", "time", "egress", "frontier", "all"},
 	}
 	f := cmd.Flags()
 	f.StringVar(&out, "out", "out/multicloud", "results `DIR`; models in DIR/policies are reused")
@@ -104,11 +110,11 @@ moments (convergence, time).`,
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		studies := []string{args[0]}
 		switch args[0] {
-		case "models", "convergence", "overall", "time", "egress":
+		case "models", "convergence", "overall", "time", "egress", "frontier":
 		case "all":
-			studies = []string{"models", "convergence", "overall", "time", "egress"}
+			studies = []string{"models", "convergence", "overall", "time", "egress", "frontier"}
 		default:
-			return usagef("unknown multicloud experiment %q (known: models, convergence, overall, time, egress, all)", args[0])
+			return usagef("unknown multicloud experiment %q (known: models, convergence, overall, time, egress, frontier, all)", args[0])
 		}
 		if !(share > 0 && share <= 1) {
 			return usagef("--egress-share must be in (0, 1], got %g", share)
@@ -167,6 +173,17 @@ moments (convergence, time).`,
 				if rows, err = s.Egress(cmd.Context()); err == nil {
 					for _, g := range experiment.EgressGains(rows) {
 						fmt.Fprintln(cl.stdout, g)
+					}
+				}
+			case "frontier":
+				var rows []experiment.FrontierRow
+				if rows, err = s.Frontier(cmd.Context()); err == nil {
+					for _, sc := range s.Scenarios {
+						for _, f := range []string{"spread", "distribute", "slate"} {
+							if b, n := experiment.Beaten(rows, sc, "multicloud", f); n > 0 {
+								fmt.Fprintf(cl.stdout, "%s: the learned routes' frontier beats %d of %s's %d frontier points\n", sc, b, f, n)
+							}
+						}
 					}
 				}
 			case "time":

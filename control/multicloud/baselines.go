@@ -52,6 +52,11 @@ func NewBaseline(s policy.Spec, seed uint64) (control.Controller, error) {
 			}
 			return Weights(dst, shift, svc)
 		}, cycle: 20 * time.Second}, nil
+	case "distribute":
+		x, _ := s.Get("away")
+		return &rule{weights: func(dst [][]float64, t *Topology, s *metrics.Snapshot, svc *Service) [][]float64 {
+			return distributeWeights(dst, x, s, svc)
+		}}, nil
 	case "spread":
 		x, _ := s.Get("away")
 		return &rule{weights: func(dst [][]float64, t *Topology, _ *metrics.Snapshot, svc *Service) [][]float64 {
@@ -166,6 +171,35 @@ func spreadWeights(dst [][]float64, x float64, svc *Service) [][]float64 {
 			if to != from && svc.Placed(to) {
 				dst[from][to] = away / float64(others)
 			}
+		}
+	}
+	return dst
+}
+
+// distributeWeights is Istio's locality distribute as a user writes it for
+// clouds (localityLbSetting.distribute: from each locality, a percentage
+// to each locality): 1 - x of every cloud's calls stay home and x go to
+// the nearest other cloud the service runs in, by the probed RTT when the
+// rule is put in force; a cloud the service does not run in sends all of
+// its calls there.
+func distributeWeights(dst [][]float64, x float64, s *metrics.Snapshot, svc *Service) [][]float64 {
+	n := len(svc.Parts)
+	dst = resizeRows(dst, n)
+	for from := range n {
+		clear(dst[from])
+		near := -1
+		for to := range n {
+			if to != from && svc.Placed(to) && (near < 0 || ProbedRTT(s, from, to) < ProbedRTT(s, from, near)) {
+				near = to
+			}
+		}
+		switch {
+		case near < 0:
+			dst[from][from] = 1
+		case !svc.Placed(from):
+			dst[from][near] = 1
+		default:
+			dst[from][from], dst[from][near] = 1-x, x
 		}
 	}
 	return dst

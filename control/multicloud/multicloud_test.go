@@ -147,6 +147,14 @@ func TestBaselines(t *testing.T) {
 	if w := weightsOf(decide("spread:0.3"), "back", "c3"); len(w) != 2 || math.Abs(w["c1"]-0.5) > 1e-12 || math.Abs(w["c2"]-0.5) > 1e-12 {
 		t.Errorf("spread:0.3: back from c3, where it does not run, %v: want half to each cloud it runs in", w)
 	}
+	// Istio's distribute as a user writes it: the share away to the
+	// nearest cloud (from c3: c2 at 30 ms, not c1 at 40).
+	if w := weightsOf(decide("distribute:0.3"), "front", "c3"); len(w) != 2 || math.Abs(w["c3"]-0.7) > 1e-12 || math.Abs(w["c2"]-0.3) > 1e-12 {
+		t.Errorf("distribute:0.3: front from c3 %v, want 0.7 home, 0.3 to c2", w)
+	}
+	if w := weightsOf(decide("distribute:0.3"), "back", "c3"); len(w) != 1 || w["c2"] != 1 {
+		t.Errorf("distribute:0.3: back from c3, where it does not run, %v: want all to the nearest, c2", w)
+	}
 	// Locality: front@c1 has 1 of 4 instances ready: health 35%, so 35%
 	// stays and 65% spills to the other clouds by their ready instances.
 	s.Services[1].Replicas, s.Services[1].Ready = 4, 1

@@ -106,12 +106,21 @@ var registry = []Policy{
 		Source: "Shoal: Local at 0, Even at (n-1)/n", Params: []Param{
 			{Name: "away", Min: 0, Max: 1, Required: true, Doc: "the share sent to other clouds (spread:0.3 is spread:away=0.3)"},
 		}},
+	{Name: "distribute", Kind: Route, Short: "away", Runs: Sim, Doc: "Istio locality distribute: 1 - away of every cloud's calls stay home, away goes to the nearest other cloud",
+		Source: "Istio localityLbSetting.distribute", Params: []Param{
+			{Name: "away", Min: 0, Max: 1, Required: true, Doc: "the share sent to the nearest other cloud (distribute:0.2 is distribute:away=0.2)"},
+		}},
 	{Name: "locality", Kind: Route, Runs: Sim | Operator, Doc: "Istio locality load balancing with failover", Source: "Envoy priority load, Istio localityLbSetting"},
 	{Name: "bo-system", Kind: Route, Runs: Sim, Doc: "Bayesian optimisation on the system itself", Source: "multi-cloud routing paper, III-D"},
 	{Name: "random", Kind: Route, Runs: Sim, Doc: "random route weights every 20 s"},
 	{Name: "slate", Kind: Route, Runs: Sim | Operator, Doc: "a SLATE-like global optimum of the routes on load-to-latency models fitted from the measured series, re-solved every 20 s",
 		Source: "SLATE (Lim et al., NSDI 2026), reimplemented from the paper and its release", Params: []Param{
 			{Name: "egress", Unit: "s/GB", Default: "0", Min: 0, Max: inf, Doc: "seconds of request latency a GB between clouds is worth (0: egress is free)"},
+		}},
+	{Name: "slate-refined", Kind: Route, File: NeedsFile, Runs: Sim, Doc: "the SLATE-like optimum refined by BO on each service's learned model (two-way shifts), kept unless beaten by the model's error",
+		Source: "Shoal: SLATE's solution as the learned router's prior", Params: []Param{
+			{Name: "egress", Unit: "s/GB", Default: "0", Min: 0, Max: inf, Doc: "seconds of request latency a GB between clouds is worth (0: egress is free)"},
+			{Name: "margin", Default: "1", Min: 0, Max: 10, Doc: "the multiple of a model's held-out error a refinement must win by"},
 		}},
 	{Name: "multicloud", Kind: Route, File: NeedsFile, Runs: Sim | Operator, Doc: "BO of route weights on each service's performance model (the one of lower held-out error)",
 		Source: "multi-cloud routing paper, III", Params: learnedRouteParams},
