@@ -382,20 +382,6 @@ func readLearned(kind, path string, params map[string]float64, sc *scenario.Scen
 			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
 		}
 		return experiment.AutothrottlePolicy(p, params["slo"], params["explore"]), nil
-	case "slate-refined":
-		p, err := multicloud.ReadPolicy(f)
-		if err != nil {
-			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
-		}
-		margin, ok := params["margin"]
-		if !ok {
-			margin = 1
-		}
-		l, err := experiment.SlateRefined(p, params["egress"], margin)
-		if err != nil {
-			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)
-		}
-		return l, nil
 	case "multicloud", "multicloud-nn", "multicloud-svr":
 		p, err := multicloud.ReadPolicy(f)
 		if err != nil {

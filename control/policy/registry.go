@@ -117,11 +117,6 @@ var registry = []Policy{
 		Source: "SLATE (Lim et al., NSDI 2026), reimplemented from the paper and its release", Params: []Param{
 			{Name: "egress", Unit: "s/GB", Default: "0", Min: 0, Max: inf, Doc: "seconds of request latency a GB between clouds is worth (0: egress is free)"},
 		}},
-	{Name: "slate-refined", Kind: Route, File: NeedsFile, Runs: Sim, Doc: "the SLATE-like optimum refined by BO on each service's learned model (two-way shifts), kept unless beaten by the model's error",
-		Source: "Shoal: SLATE's solution as the learned router's prior", Params: []Param{
-			{Name: "egress", Unit: "s/GB", Default: "0", Min: 0, Max: inf, Doc: "seconds of request latency a GB between clouds is worth (0: egress is free)"},
-			{Name: "margin", Default: "1", Min: 0, Max: 10, Doc: "the multiple of a model's held-out error a refinement must win by"},
-		}},
 	{Name: "multicloud", Kind: Route, File: NeedsFile, Runs: Sim | Operator, Doc: "BO of route weights on each service's performance model (the one of lower held-out error)",
 		Source: "multi-cloud routing paper, III", Params: learnedRouteParams},
 	{Name: "multicloud-nn", Kind: Route, File: NeedsFile, Runs: Sim, Doc: "the same on the neural network models", Source: "multi-cloud routing paper, III-B", Params: learnedRouteParams},

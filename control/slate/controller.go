@@ -3,7 +3,6 @@ package slate
 import (
 	"cmp"
 	"math"
-	"math/rand/v2"
 	"time"
 
 	"github.com/shoal-project/shoal/control"
@@ -28,18 +27,6 @@ type Options struct {
 	EgressWeight float64
 	// Iterations are the Frank-Wolfe steps of a solve.
 	Iterations int
-	// Refine, when set, are learned performance models with two-way
-	// shifts (control/multicloud): after each solve, BO on a service's
-	// model searches around the solved routes, which stay unless a shift
-	// is predicted to beat them by the model's error (multicloud.Optimise
-	// with the solution as its reference): the global optimum as the
-	// learned router's prior.
-	Refine      map[string]multicloud.Fitted
-	RefineSteps int
-	// Margin scales the error a refinement must win by (as
-	// multicloud.Options.Margin).
-	Margin float64
-	Seed        uint64
 }
 
 // DefaultOptions are the controller's defaults.
@@ -57,8 +44,6 @@ type Controller struct {
 	routes  Routes
 	next    time.Duration
 	stats   Stats
-	st      multicloud.State // refine's scratch
-	rng     *rand.Rand
 }
 
 // Stats count what the controller did.
@@ -111,7 +96,6 @@ func (c *Controller) Decide(now time.Duration, s *metrics.Snapshot) []control.Ac
 	if err != nil {
 		return nil
 	}
-	c.refine(s, routes)
 	c.stats.Solves++
 	var out []control.Action
 	for i := range c.topo.Services {
@@ -242,37 +226,4 @@ func sameRows(a, b [][]float64) bool {
 		}
 	}
 	return true
-}
-
-// refine lets each service's learned model move its solved routes (in
-// place) where BO predicts a gain beyond the model's error.
-func (c *Controller) refine(s *metrics.Snapshot, routes Routes) {
-	if c.opt.Refine == nil {
-		return
-	}
-	if c.rng == nil {
-		c.rng = rand.New(rand.NewPCG(c.opt.Seed, 0x736c617465)) // "slate"
-	}
-	n := len(c.topo.Locations)
-	for i := range c.topo.Services {
-		svc := &c.topo.Services[i]
-		f, ok := c.opt.Refine[svc.Name]
-		if !ok || f.Shift != multicloud.ShiftTwoWay {
-			continue
-		}
-		f.MAE *= c.opt.Margin
-		c.topo.Observe(&c.st, s, svc)
-		ref := make([]float64, 0, n*(n-1))
-		for a := range n {
-			for b := range n {
-				if a != b {
-					ref = append(ref, routes[i][a][b])
-				}
-			}
-		}
-		best, _, err := multicloud.Optimise(f, &c.st, cmp.Or(c.opt.RefineSteps, 10), multicloud.Limits{Utilisation: c.opt.Utilisation, Service: svc, From: ref}, c.rng)
-		if err == nil {
-			routes[i] = multicloud.Weights(routes[i], best, svc)
-		}
-	}
 }
