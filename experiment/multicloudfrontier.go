@@ -34,7 +34,7 @@ type FrontierRow struct {
 // clouds carries about 6 KB: 1000 s/GB prices it at 6 ms).
 var (
 	DistributeShares = []float64{0.1, 0.2, 0.3, 0.4, 0.5}
-	FrontierPrices   = []float64{0, 1000, 3000, 10000, 30000}
+	FrontierPrices   = []float64{0, 1000, 3000, 10000, 30000, 100000}
 )
 
 // Frontier sweeps every route's knob on the benchmarks' test settings:
