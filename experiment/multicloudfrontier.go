@@ -151,9 +151,10 @@ func frontierFigure(title, ylabel string, rows []FrontierRow, stat func(*Frontie
 		cost[i], quality[i], fam[i] = float64(rows[i].EgressPerHour.Mean), 1000*float64(stat(&rows[i]).Mean), rows[i].Family
 	}
 	front := Frontier(cost, quality)
+	// Each point is named by its route, not its setting (the table gives
+	// those), so that a route keeps one colour in every figure.
 	for i := range rows {
-		fig.Series = append(fig.Series, report.Series{Name: rows[i].Policy, Group: fam[i], X: []float64{cost[i]}, Y: []float64{quality[i]},
-			Hollow: !slices.Contains(front, i)})
+		fig.Series = append(fig.Series, report.Series{Name: fam[i], X: []float64{cost[i]}, Y: []float64{quality[i]}, Hollow: !slices.Contains(front, i)})
 	}
 	line := report.Series{Name: "frontier", Connect: true}
 	for _, i := range front {

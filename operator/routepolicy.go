@@ -326,6 +326,9 @@ func (r *RoutePolicyReconciler) build(rp *v1alpha1.RoutePolicy, version string, 
 		if q := spec.MaxEgressGBPerHour; q != nil {
 			opt.MaxEgressGBPerHour = q.AsApproximateFloat64()
 		}
+		if q := spec.EgressSecondsPerGB; q != nil {
+			opt.EgressPrice = q.AsApproximateFloat64()
+		}
 		if err := opt.Check(models); err != nil {
 			return nil, err
 		}

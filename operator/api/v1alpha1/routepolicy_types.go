@@ -97,9 +97,9 @@ type RoutePolicySpec struct {
 	// count them (unset: none). Each routed service may send away what the
 	// others leave of it.
 	MaxEgressGBPerHour *resource.Quantity `json:"maxEgressGBPerHour,omitempty"`
-	// EgressSecondsPerGB is the slate policy's price of egress: the
-	// seconds of request latency a GB sent between locations is worth, so
-	// that the optimiser trades latency against the bill (unset: egress
+	// EgressSecondsPerGB prices egress for the slate and multicloud
+	// policies: the seconds of request latency a GB sent between locations
+	// is worth, so that they trade latency against the bill (unset: egress
 	// is free).
 	EgressSecondsPerGB *resource.Quantity `json:"egressSecondsPerGB,omitempty"`
 	// Period is the control period (and the PromQL windows').
