@@ -284,21 +284,7 @@ func TestRoutePolicyWritesVirtualServiceWeights(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim := map[string]map[string]int32{}
-	for _, a := range multicloud.NewController(models, multicloud.DefaultOptions()).Decide(0, &snap) {
-		sw, ok := a.(control.SetRouteWeights)
-		if !ok {
-			continue
-		}
-		ps, err := kube.Percentages(sw.Weights)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sim[sw.From] = map[string]int32{}
-		for _, p := range ps {
-			sim[sw.From][p.Location] = p.Percent
-		}
-	}
+	sim := percentages(t, multicloud.NewController(models, multicloud.DefaultOptions()).Decide(0, &snap))
 	t.Logf("details' weights on both sides: %v", sim)
 	if w, _ := weights("details"); !equal(w, sim) {
 		t.Errorf("details: the operator wrote %v, the controller decides %v on the same series", w, sim)
@@ -351,19 +337,7 @@ func TestRoutePolicyWritesVirtualServiceWeights(t *testing.T) {
 	if err := obs.Observe(bg, time.Now(), &snap); err != nil {
 		t.Fatal(err)
 	}
-	fresh := map[string]map[string]int32{}
-	for _, a := range slate.NewController(slate.Options{EgressWeight: 2}).Decide(0, &snap) {
-		if sw, ok := a.(control.SetRouteWeights); ok {
-			ps, err := kube.Percentages(sw.Weights)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fresh[sw.From] = map[string]int32{}
-			for _, p := range ps {
-				fresh[sw.From][p.Location] = p.Percent
-			}
-		}
-	}
+	fresh := percentages(t, slate.NewController(slate.Options{EgressWeight: 2}).Decide(0, &snap))
 	if !equal(fresh, status(sl)) {
 		t.Errorf("details: the SLATE-like operator decided %v, a fresh controller %v on the same series", status(sl), fresh)
 	}
@@ -454,4 +428,26 @@ func TestRoutePolicyWritesVirtualServiceWeights(t *testing.T) {
 	if got, err := weights("reviews"); err != nil || !equal(got, want) {
 		t.Errorf("holding changed reviews' routes: %v (%v)", got, err)
 	}
+}
+
+// percentages are the route weights that actions set, as the whole
+// percentages a VirtualService gets, from -> location -> %.
+func percentages(t *testing.T, acts []control.Action) map[string]map[string]int32 {
+	t.Helper()
+	out := map[string]map[string]int32{}
+	for _, a := range acts {
+		sw, ok := a.(control.SetRouteWeights)
+		if !ok {
+			continue
+		}
+		ps, err := kube.Percentages(sw.Weights)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[sw.From] = map[string]int32{}
+		for _, p := range ps {
+			out[sw.From][p.Location] = p.Percent
+		}
+	}
+	return out
 }

@@ -111,15 +111,21 @@ func localWeights(dst [][]float64, t *Topology, s *metrics.Snapshot, svc *Servic
 	dst = resizeRows(dst, n)
 	for from := range n {
 		clear(dst[from])
-		best := -1
-		for to := range n {
-			if svc.Placed(to) && (best < 0 || s.Locations[from].RTT[to] < s.Locations[from].RTT[best]) {
-				best = to
-			}
-		}
-		dst[from][best] = 1
+		dst[from][nearest(n, from, false, svc, func(to int) float64 { return float64(s.Locations[from].RTT[to]) })] = 1
 	}
 	return dst
+}
+
+// nearest is the location of the n that service svc runs in at the least
+// rtt from location from (another than from when away), or -1.
+func nearest(n, from int, away bool, svc *Service, rtt func(to int) float64) int {
+	best := -1
+	for to := range n {
+		if (!away || to != from) && svc.Placed(to) && (best < 0 || rtt(to) < rtt(best)) {
+			best = to
+		}
+	}
+	return best
 }
 
 // evenWeights splits every cloud's calls equally among the clouds the
@@ -187,12 +193,7 @@ func distributeWeights(dst [][]float64, x float64, s *metrics.Snapshot, svc *Ser
 	dst = resizeRows(dst, n)
 	for from := range n {
 		clear(dst[from])
-		near := -1
-		for to := range n {
-			if to != from && svc.Placed(to) && (near < 0 || ProbedRTT(s, from, to) < ProbedRTT(s, from, near)) {
-				near = to
-			}
-		}
+		near := nearest(n, from, true, svc, func(to int) float64 { return ProbedRTT(s, from, to) })
 		switch {
 		case near < 0:
 			dst[from][from] = 1
