@@ -397,6 +397,9 @@ func readLearned(kind, path string, params map[string]float64, sc *scenario.Scen
 		if v, ok := params["trigger"]; ok {
 			opt.Trigger = v
 		}
+		if v, ok := params["uncertainty"]; ok {
+			opt.Uncertainty = v
+		}
 		l, err := experiment.MultiCloudPolicy(p, multicloud.LearnedRoutes[kind], opt)
 		if err != nil {
 			return experiment.Learned{}, fmt.Errorf("%s: %w", path, err)

@@ -40,6 +40,11 @@ type Options struct {
 	// BO adds to each service's predicted time its calls' share sent away
 	// times their bytes per call times the price (0: egress is free).
 	EgressPrice float64
+	// Uncertainty makes BO pessimistic where the models are unsure: it adds
+	// Uncertainty times the disagreement of the service's two models (the
+	// network's and the SVR's predictions of the same shift), the
+	// uncertainty of a two-member ensemble (0: none).
+	Uncertainty float64
 	// Trigger is a tail signal: between checks, a location whose measured
 	// utilisation of a routed service (its calls per replica at full speed
 	// times the service's time at the lowest standard rate, as Busiest
@@ -84,8 +89,8 @@ func (o Options) Check(models map[string]Fitted) error {
 	if !(o.MaxEgressGBPerHour >= 0) {
 		return fmt.Errorf("multicloud: max egress %g GB per hour: want 0 (none) or more", o.MaxEgressGBPerHour)
 	}
-	if !(o.EgressPrice >= 0) || !(o.Trigger >= 0) {
-		return fmt.Errorf("multicloud: egress price %g s/GB, trigger %g: want 0 (none) or more", o.EgressPrice, o.Trigger)
+	if !(o.EgressPrice >= 0) || !(o.Trigger >= 0) || !(o.Uncertainty >= 0) {
+		return fmt.Errorf("multicloud: egress price %g s/GB, trigger %g, uncertainty %g: want 0 (none) or more", o.EgressPrice, o.Trigger, o.Uncertainty)
 	}
 	if o.Objective == ObjectiveP95 {
 		for name, f := range models {
@@ -172,6 +177,7 @@ func (c *Controller) Decide(now time.Duration, s *metrics.Snapshot) []control.Ac
 		lim.Away, lim.Budget = c.away(s, svc.Name)
 		lim.From = c.last[svc.Name]
 		lim.Egress = c.egress(s, svc.Name)
+		lim.Uncertainty = c.opt.Uncertainty
 		shift, _, err := Optimise(f, &c.st, c.opt.Steps, lim, c.rng)
 		if err != nil {
 			continue
@@ -201,6 +207,8 @@ type Limits struct {
 	// per call (Options.EgressPrice); a shift pays it in proportion to
 	// its share away.
 	Egress float64
+	// Uncertainty is Options.Uncertainty (with the model's Alt).
+	Uncertainty float64
 	// From is the reference shift: BO evaluates it first and keeps it
 	// unless beaten by the margin (nil: the zero shift). The controller
 	// passes the shift in force, so that a service whose model cannot see
@@ -242,6 +250,9 @@ func Optimise(f Fitted, st *State, steps int, lim Limits, rng *rand.Rand) (best,
 		}
 		x = Features(x, st, f.Standard, shift)
 		y := f.Model.Predict(x)
+		if lim.Uncertainty > 0 && f.Alt != nil {
+			y += lim.Uncertainty * math.Abs(y-f.Alt.Predict(x))
+		}
 		if lim.Utilisation > 0 {
 			y += 1000 * max(Busiest(st, f.Standard, shift)-lim.Utilisation, 0)
 		}

@@ -348,6 +348,9 @@ func roundTrip(t *testing.T, layout string) {
 	for _, kind := range []string{"nn", "svr"} {
 		a, _ := p.Models(kind)
 		b, _ := q.Models(kind)
+		if b["s"].Alt == nil {
+			t.Errorf("%s: no model of the other kind beside it (the ensemble's)", kind)
+		}
 		if pa, pb := a["s"].Model.Predict(x[0]), b["s"].Model.Predict(x[0]); pa != pb || b["s"].MAE != a["s"].MAE {
 			t.Errorf("%s: %g and margin %g before, %g and %g after", kind, pa, a["s"].MAE, pb, b["s"].MAE)
 		}
@@ -485,6 +488,32 @@ func TestEgressPrice(t *testing.T) {
 	opt.EgressPrice = 2
 	if got := NewController(nil, opt).egress(s, "front"); math.Abs(got-2000.0/1024) > 1e-9 {
 		t.Errorf("egress of a MiB a call at 2 s/GB: %g ms, want %g", got, 2000.0/1024)
+	}
+}
+
+// flat predicts 50 ms whatever the shift: beside slope, an ensemble that
+// agrees only on the zero shift.
+type flat struct{}
+
+func (flat) Predict([]float64) float64 { return 50 }
+
+// TestUncertaintyKeepsWhereTheModelsAgree: slope gains 20 ms per unit of
+// c1's calls sent to c2, but a second model sees no gain; weighted by
+// their disagreement, BO keeps the calls home.
+func TestUncertaintyKeepsWhereTheModelsAgree(t *testing.T) {
+	st := &State{Replicas: []float64{1, 1, 1}, RTT: []float64{20, 40, 30}, RPS: []float64{60, 60, 0}, Background: make([]float64, 3)}
+	f := Fitted{Model: slope{}, Alt: flat{}, Standard: []float64{1, 1, 1, 1, 1}}
+	for _, tc := range []struct {
+		k        float64
+		min, max float64
+	}{{0, 0.3, 1}, {2, 0, 0.05}} {
+		best, _, err := Optimise(f, st, 20, Limits{Uncertainty: tc.k}, rand.New(rand.NewPCG(1, 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := Away(st, best, nil); a < tc.min || a > tc.max {
+			t.Errorf("uncertainty %g: the shift %v sends %.2f away, want [%g, %g]", tc.k, best, a, tc.min, tc.max)
+		}
 	}
 }
 

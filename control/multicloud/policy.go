@@ -190,6 +190,10 @@ type Fitted struct {
 	P95MAE float64
 	// Shift is the layout of the request shifts the model reads.
 	Shift string
+	// Alt is the service's model of the other kind (the SVR beside the
+	// network, and the network beside the SVR): with Model, an ensemble
+	// whose disagreement is their uncertainty (Options.Uncertainty).
+	Alt Model
 }
 
 // Models returns fresh instances of the policy's models of kind "nn",
@@ -203,17 +207,20 @@ func (p *Policy) Models(kind string) (map[string]Fitted, error) {
 		if kind == KindChosen {
 			kind = cmp.Or(s.Choice, Choose(s.Test))
 		}
-		switch kind {
-		case "nn":
-			f.Model = &NNModel{Scaler: s.NNScaler, Net: p.nets[i].clone()}
-		case "svr":
-			m, err := svr.Load(s.SVR)
-			if err != nil {
-				return nil, fmt.Errorf("service %s: %w", s.Name, err)
-			}
-			f.Model = &SVRModel{Scaler: s.SVRScaler, M: m}
-		default:
+		if kind != KindNN && kind != KindSVR {
 			return nil, fmt.Errorf("unknown model kind %q (want nn, svr or chosen)", kind)
+		}
+		nn := Model(&NNModel{Scaler: s.NNScaler, Net: p.nets[i].clone()})
+		m, err := svr.Load(s.SVR)
+		switch {
+		case err != nil && kind == KindSVR:
+			return nil, fmt.Errorf("service %s: %w", s.Name, err)
+		case err != nil: // a file of networks only: no ensemble
+			f.Model = nn
+		case kind == KindSVR:
+			f.Model, f.Alt = &SVRModel{Scaler: s.SVRScaler, M: m}, nn
+		default:
+			f.Model, f.Alt = nn, &SVRModel{Scaler: s.SVRScaler, M: m}
 		}
 		f.MAE = s.Test[kind].MAE
 		if a, ok := s.Test[KindP95]; ok {
@@ -225,6 +232,9 @@ func (p *Policy) Models(kind string) (map[string]Fitted, error) {
 		}
 		if p.Inputs == InputsDerived {
 			f.Model = &derivedModel{m: f.Model, n: len(p.Locations), std: len(s.Standard)}
+			if f.Alt != nil {
+				f.Alt = &derivedModel{m: f.Alt, n: len(p.Locations), std: len(s.Standard)}
+			}
 		}
 		if p.Inputs == InputsDerived && f.P95 != nil {
 			f.P95 = &derivedModel{m: f.P95, n: len(p.Locations), std: len(s.Standard)}

@@ -143,4 +143,5 @@ var learnedRouteParams = []Param{
 	{Name: "steps", Default: "10", Min: 2, Max: 1000, Doc: "BO steps per service and rebalance (the paper's 10)"},
 	{Name: "egress", Unit: "s/GB", Default: "0", Min: 0, Max: inf, Doc: "seconds of response time a GB between clouds is worth in BO's objective (0: egress is free)"},
 	{Name: "trigger", Default: "0", Min: 0, Max: 10, Doc: "a location's measured utilisation of a service above which a rebalance starts at once, between checks (0: none)"},
+	{Name: "uncertainty", Default: "0", Min: 0, Max: 100, Doc: "BO adds this many times the disagreement of a service's two models (network and SVR) to its prediction (0: none)"},
 }
