@@ -44,6 +44,11 @@ type Config struct {
 	Groups [Scenes]Group
 	// Month is the simulated span the drift runs over (default 31 days).
 	Month time.Duration
+	// Staleness is the age of the queue lengths a per-task rule estimates
+	// from: the platform refreshes its view of the edge nodes' and the
+	// cloud's jobs every Staleness, as a metrics scrape would (0: every
+	// task sees the queues as they are). Devices know their own backlog.
+	Staleness time.Duration
 }
 
 // Site is a set of cores at a speed (Gcycles per second per core).
@@ -113,6 +118,9 @@ func Default() Config {
 func (c *Config) Validate() error {
 	if c.Step <= 0 || c.Month <= 0 {
 		return fmt.Errorf("edge: step and month must be positive, got %v and %v", c.Step, c.Month)
+	}
+	if c.Staleness < 0 {
+		return fmt.Errorf("edge: staleness must be 0 or more, got %v", c.Staleness)
 	}
 	sites := append([]Site{c.Cloud}, c.EdgeNodes[:]...)
 	for i, s := range sites {

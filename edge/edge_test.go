@@ -191,3 +191,75 @@ func TestStuckTasksCountMissed(t *testing.T) {
 		}
 	}
 }
+
+// TestSoftminLimitIsGreedy: at a vanishing temperature softmin sends every
+// task where greedy does, on the same tasks (its draws have their own
+// stream); hot, it spreads them away from greedy's choice and is slower.
+func TestSoftminLimitIsGreedy(t *testing.T) {
+	soft := func(temp float64) [Scenes]GroupStats {
+		w := world(t, 1, 12*time.Hour)
+		if err := w.SetHeuristic(Softmin); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.SetTemperature(temp); err != nil {
+			t.Fatal(err)
+		}
+		return runPolicy(t, w, RandomPolicy{Rand: rand.New(rand.NewPCG(1, 1))}, 60)
+	}
+	greedy, cold, hot := run(t, Greedy, 60), soft(1e-9), soft(5)
+	for g := range Scenes {
+		if cold[g] != greedy[g] {
+			t.Errorf("scene %d: softmin near 0 %+v, greedy %+v", g, cold[g], greedy[g])
+		}
+		if hot[g].MeanTime() <= greedy[g].MeanTime() {
+			t.Errorf("scene %d: softmin at 5 %.3f s, greedy %.3f s: want slower", g, hot[g].MeanTime(), greedy[g].MeanTime())
+		}
+	}
+	if err := world(t, 1, 0).SetTemperature(0); err == nil {
+		t.Error("temperature 0: no error")
+	}
+}
+
+// TestStaleViewHoldsUntilRefreshed: with a stale view the heuristic reads
+// the queues as they were at the last refresh until Staleness has passed,
+// then as they are.
+func TestStaleViewHoldsUntilRefreshed(t *testing.T) {
+	shape, err := WikipediaShape()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Default()
+	cfg.Staleness = time.Second
+	w, err := New(cfg, shape, 1, 12*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.SetHeuristic(Greedy); err != nil {
+		t.Fatal(err)
+	}
+	w.jobs(targetCloud, 0) // the view at 0
+	stale := false
+	for ms := 50; ms < 1000; ms += 50 {
+		w.k.RunUntil(time.Duration(ms) * time.Millisecond)
+		seen, viewAt := w.jobs(targetCloud, 0), w.viewAt
+		if viewAt != 0 {
+			t.Fatalf("the view was refreshed at %v, before a second had passed", viewAt)
+		}
+		stale = stale || seen != w.cloud.Len()
+	}
+	if !stale {
+		t.Error("the cloud's queue never moved away from the view in a second")
+	}
+	w.k.RunUntil(2100 * time.Millisecond)
+	if w.viewAt < time.Second {
+		t.Errorf("the view still dates from %v after 2.1 s", w.viewAt)
+	}
+	w.k.RunUntil(w.viewAt + time.Second)
+	if seen := w.jobs(targetCloud, 0); seen != w.cloud.Len() || w.viewAt != w.k.Now() {
+		t.Errorf("a second after the last refresh the view reads %d jobs (at %v), the cloud has %d", seen, w.viewAt, w.cloud.Len())
+	}
+	cfg.Staleness = -time.Second
+	if _, err := New(cfg, shape, 1, 0); err == nil || !strings.Contains(err.Error(), "staleness") {
+		t.Errorf("negative staleness: %v", err)
+	}
+}

@@ -26,6 +26,12 @@ const (
 	// (at least a tenth), so equal weights are Greedy exactly and an agent
 	// adjusts the per-task rule instead of replacing it.
 	WeightedGreedy Heuristic = "weighted-greedy"
+	// Softmin draws each task's target with a probability that falls
+	// exponentially with its estimated completion over the best one's:
+	// exp(-(estimate/best - 1)/temperature) (SetTemperature, default 0.2).
+	// Where every device reads the same stale view, greedy sends them all
+	// to the same target (herding); softmin spreads them.
+	Softmin Heuristic = "softmin"
 )
 
 // Rules name what the agents' weights do: "weights", the paper's (each
@@ -62,11 +68,20 @@ func RuleName(h Heuristic) string {
 // weights again).
 func (w *World) SetHeuristic(h Heuristic) error {
 	switch h {
-	case "", Greedy, Threshold, WeightedGreedy:
+	case "", Greedy, Threshold, WeightedGreedy, Softmin:
 		w.heuristic = h
 		return nil
 	}
-	return fmt.Errorf("edge: unknown heuristic %q (want greedy, threshold or weighted-greedy)", h)
+	return fmt.Errorf("edge: unknown heuristic %q (want greedy, threshold, weighted-greedy or softmin)", h)
+}
+
+// SetTemperature sets Softmin's temperature (> 0).
+func (w *World) SetTemperature(x float64) error {
+	if !(x > 0) || math.IsInf(x, 0) {
+		return fmt.Errorf("edge: softmin temperature must be positive and finite, got %g", x)
+	}
+	w.temp = x
+	return nil
 }
 
 // decide applies the heuristic to a task of preference pref.
@@ -85,6 +100,9 @@ func (w *World) decide(t *task, pref int) int {
 	lo, hi := 0, Targets
 	if pref == 1 {
 		lo, hi = 1, 1+Edges
+	}
+	if w.heuristic == Softmin {
+		return w.softmin(t, lo, hi)
 	}
 	ws := &w.weights[t.group]
 	top := 0.0
@@ -130,10 +148,61 @@ func (w *World) estimate(t *task, target int) time.Duration {
 	if target != targetCloud {
 		q = &w.edge[target-1][t.group]
 	}
-	jobs := float64(q.Len() + 1)
+	jobs := float64(w.jobs(target, t.group) + 1)
 	rate := q.Speed() * min(1, q.Servers()/jobs)
 	if rate <= 0 {
 		return time.Duration(1 << 62)
 	}
 	return up + time.Duration(t.work/rate*1e9) + down
+}
+
+// jobs is the number of jobs the heuristic sees at a remote target for
+// scene g: the queue's now, or as of the last refresh of a stale view.
+func (w *World) jobs(target, g int) int {
+	q := &w.cloud
+	if target != targetCloud {
+		q = &w.edge[target-1][g]
+	}
+	if w.cfg.Staleness <= 0 {
+		return q.Len()
+	}
+	if now := w.k.Now(); !w.viewOK || now-w.viewAt >= w.cfg.Staleness {
+		for e := range Edges {
+			for s := range Scenes {
+				w.view[e*Scenes+s] = w.edge[e][s].Len()
+			}
+		}
+		w.view[Edges*Scenes] = w.cloud.Len()
+		w.viewAt, w.viewOK = now, true
+	}
+	if target == targetCloud {
+		return w.view[Edges*Scenes]
+	}
+	return w.view[(target-1)*Scenes+g]
+}
+
+// softmin draws a target in [lo, hi) for task t (Softmin).
+func (w *World) softmin(t *task, lo, hi int) int {
+	var at [Targets]float64
+	best := math.Inf(1)
+	for target := lo; target < hi; target++ {
+		at[target] = float64(w.estimate(t, target))
+		best = min(best, at[target])
+	}
+	temp := w.temp
+	if temp <= 0 {
+		temp = 0.2
+	}
+	total := 0.0
+	for target := lo; target < hi; target++ {
+		at[target] = math.Exp(-(at[target]/best - 1) / temp)
+		total += at[target]
+	}
+	u := w.pick.Float64() * total
+	for target := lo; target < hi; target++ {
+		if u -= at[target]; u < 0 {
+			return target
+		}
+	}
+	return hi - 1
 }

@@ -73,6 +73,16 @@ type World struct {
 	tasks   uint64  // tasks arrived so far
 
 	heuristic Heuristic // when set, tasks follow it instead of the weights
+	// view is the queue lengths the heuristic reads (Config.Staleness):
+	// each edge node's scenes' jobs and the cloud's (last), as of viewAt.
+	view   [Edges*Scenes + 1]int
+	viewAt time.Duration
+	viewOK bool
+	// temp is Softmin's temperature, a share of the best estimate, and pick
+	// its draws' stream (not the scenes', so that the tasks are the same
+	// whatever the rule).
+	temp float64
+	pick *rand.Rand
 }
 
 // New builds a world whose time 0 is start within the month, seeded.
@@ -82,6 +92,7 @@ func New(cfg Config, shape *Shape, seed uint64, start time.Duration) (*World, er
 	}
 	w := &World{cfg: cfg, start: start, shape: shape}
 	streams := sim.NewStreams(seed)
+	w.pick = streams.Stream("edge/softmin")
 	for g := range Scenes {
 		w.rngs[g] = streams.Stream(fmt.Sprintf("edge/%s", cfg.Groups[g].Name))
 		w.devBusy[g] = make([]time.Duration, cfg.Groups[g].Devices)

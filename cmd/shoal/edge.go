@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -150,6 +151,9 @@ func (cl *cli) edgeEvaluate() *cobra.Command {
 		window       time.Duration
 		seed         uint64
 		engine, rule string
+		staleness    time.Duration
+		load         float64
+		softmin      []float64
 	)
 	cmd := &cobra.Command{
 		Use:   "evaluate [POLICY...]",
@@ -160,10 +164,18 @@ greedy (earliest estimated completion) and threshold offloading heuristics,
 and print each one's mean task completion time, successful offloading ratio
 (offloaded and within the deadline), offloading ratio and deadline misses.
 
+Where the heuristics lose: --staleness gives the platform a view of the queues
+refreshed only that often (as a metrics scrape is), so that every device reads
+the same stale estimates; --load scales every scene's task rate; --softmin
+also runs a rule that draws each task's target with a probability falling
+exponentially with its estimate over the best one's, at each temperature
+given (greedy is its limit at 0), which spreads the tasks greedy herds.
+
 A POLICY is a registered edge policy's name ('shoal policies edge'):
 mappo:FILE or mappo:file=FILE; a bare FILE is mappo:FILE.`,
 		Example: `  shoal edge evaluate mappo.policy bc.policy --day 30
-  shoal edge evaluate mappo:file=mappo.policy --hours 12 --window 2h`,
+  shoal edge evaluate mappo:file=mappo.policy --hours 12 --window 2h
+  shoal edge evaluate --staleness 2s --load 1.3 --softmin 0.1,0.3`,
 	}
 	f := cmd.Flags()
 	f.Float64Var(&day, "day", 0, "month day of the evaluation")
@@ -172,15 +184,32 @@ mappo:FILE or mappo:file=FILE; a bare FILE is mappo:FILE.`,
 	f.Uint64Var(&seed, "seed", 1000, "seed of the world")
 	f.StringVar(&engine, "engine", edge.DefaultMix, "also run this logging engine or mix `NAME:WEIGHT,...` (as 'shoal edge log --engine'; random: none beyond the random engine)")
 	f.StringVar(&rule, "rule", edge.RuleName(edge.DefaultRule), "the rule --engine's weights act through (each policy runs under its own)")
+	f.DurationVar(&staleness, "staleness", 0, "how often the platform refreshes its view of the edge nodes' and the cloud's queues (0: always current)")
+	f.Float64Var(&load, "load", 1, "every scene's task rate times this")
+	f.Float64SliceVar(&softmin, "softmin", nil, "also run the softmin rule at these temperatures, e.g. 0.1,0.3")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if day < 0 || window < edge.Default().Step || len(hours) == 0 {
 			return usagef("--day must be >= 0, --window at least %v and --hours not empty", edge.Default().Step)
+		}
+		if staleness < 0 || !(load > 0) || math.IsInf(load, 0) {
+			return usagef("--staleness must be 0 or more and --load positive, got %v and %g", staleness, load)
+		}
+		cfg := edge.Default()
+		cfg.Staleness = staleness
+		for g := range cfg.Groups {
+			cfg.Groups[g].Rate *= load
 		}
 		h, err := edge.ParseRule(rule)
 		if err != nil {
 			return usagef("--rule: %v", err)
 		}
 		entries := []edgeenv.Contender{{Name: "random"}, {Name: "greedy", Heuristic: edge.Greedy}, {Name: "threshold", Heuristic: edge.Threshold}}
+		for _, temp := range softmin {
+			if !(temp > 0) || math.IsInf(temp, 0) {
+				return usagef("--softmin: temperatures must be positive, got %g", temp)
+			}
+			entries = append(entries, edgeenv.Contender{Name: fmt.Sprintf("softmin %g", temp), Heuristic: edge.Softmin, Temperature: temp})
+		}
 		if engine != "random" {
 			mix, err := edge.ParseMix(engine)
 			if err != nil {
@@ -199,9 +228,9 @@ mappo:FILE or mappo:file=FILE; a bare FILE is mappo:FILE.`,
 			}
 			entries = append(entries, edgeenv.Contender{Name: fmt.Sprintf("%s (%s)", filepath.Base(path), p.Method), Policy: p, Heuristic: edge.Heuristic(p.Rule)})
 		}
-		fmt.Fprintf(cl.stdout, "day %g, %v from hours %v, seed %d\n%-28s %14s %18s %10s %8s\n", day, window, hours, seed, "policy", "mean time (s)", "on-time offloaded", "offloaded", "missed")
+		fmt.Fprintf(cl.stdout, "day %g, %v from hours %v, seed %d, staleness %v, load %g\n%-28s %14s %18s %10s %8s\n", day, window, hours, seed, staleness, load, "policy", "mean time (s)", "on-time offloaded", "offloaded", "missed")
 		for _, e := range entries {
-			ev, err := edgeenv.EvaluateWindows(e, edge.Default(), day, hours, window, seed)
+			ev, err := edgeenv.EvaluateWindows(e, cfg, day, hours, window, seed)
 			if err != nil {
 				return err
 			}

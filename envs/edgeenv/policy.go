@@ -147,6 +147,8 @@ type Contender struct {
 	Policy    edge.Policy
 	Heuristic edge.Heuristic
 	Engine    []edge.Stretch
+	// Temperature is Softmin's (0: its default).
+	Temperature float64
 }
 
 // policyFor returns the contender's policy in world w.
@@ -175,6 +177,11 @@ func Evaluate(c Contender, cfg edge.Config, start, window time.Duration, seed ui
 	}
 	if err := w.SetHeuristic(c.Heuristic); err != nil {
 		return Evaluation{}, err
+	}
+	if c.Temperature > 0 {
+		if err := w.SetTemperature(c.Temperature); err != nil {
+			return Evaluation{}, err
+		}
 	}
 	policy, err := c.policyFor(w, seed)
 	if err != nil {
