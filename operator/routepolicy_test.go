@@ -325,9 +325,11 @@ func TestRoutePolicyWritesVirtualServiceWeights(t *testing.T) {
 			EgressSecondsPerGB: &price, DryRun: true}}); err != nil {
 		t.Fatal(err)
 	}
-	var sl *v1alpha1.RoutePolicy
-	err = wait.PollUntilContextTimeout(bg, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		sl = get("details-slate")
+	sl := &v1alpha1.RoutePolicy{}
+	err = wait.PollUntilContextTimeout(bg, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := k.Get(ctx, types.NamespacedName{Namespace: "default", Name: "details-slate"}, sl); err != nil {
+			return false, nil // not in the client's cache yet
+		}
 		return len(sl.Status.Routes) == 2, nil
 	})
 	home := map[string]map[string]int32{"east": {"east": 100}, "west": {"west": 100}}
