@@ -224,7 +224,9 @@ type Limits struct {
 // calls, when nil), then a Latin hypercube of Pairs+1 points, then EI's
 // choices. A shift beyond a limit pays for it: 1 s per unit of
 // utilisation over lim.Utilisation, 10 s per unit of share over lim.Away
-// (1% of the calls over the budget costs 100 ms). Beyond the paper, the
+// (1% of the calls over the budget costs 100 ms); it pays lim.Egress per
+// unit of its share away, and lim.Uncertainty times the disagreement of
+// the model and its Alt. Beyond the paper, the
 // best shift must beat the reference by more than the model's mean
 // absolute error, or the reference stands: a minimum over a few noisy
 // predictions is biased low, and without the margin the routes chase the
