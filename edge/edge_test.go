@@ -263,3 +263,37 @@ func TestStaleViewHoldsUntilRefreshed(t *testing.T) {
 		t.Errorf("negative staleness: %v", err)
 	}
 }
+
+// TestTrackedGreedy: on a fresh view greedy-tracked is greedy; on a view 2 s
+// stale, counting what the platform itself sent since the refresh herds
+// less than greedy does.
+func TestTrackedGreedy(t *testing.T) {
+	stale := func(h Heuristic, staleness time.Duration) [Scenes]GroupStats {
+		shape, err := WikipediaShape()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := Default()
+		cfg.Staleness = staleness
+		w, err := New(cfg, shape, 1, 12*time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.SetHeuristic(h); err != nil {
+			t.Fatal(err)
+		}
+		return runPolicy(t, w, RandomPolicy{Rand: rand.New(rand.NewPCG(1, 1))}, 60)
+	}
+	if a, b := stale(Greedy, 0), stale(Tracked, 0); a != b {
+		t.Errorf("on a fresh view: greedy %+v, greedy-tracked %+v", a, b)
+	}
+	greedy, tracked := stale(Greedy, 2*time.Second), stale(Tracked, 2*time.Second)
+	var g, tr GroupStats
+	for s := range Scenes {
+		g.Add(greedy[s])
+		tr.Add(tracked[s])
+	}
+	if tr.MeanTime() >= g.MeanTime() {
+		t.Errorf("2 s stale: greedy-tracked %.3f s, greedy %.3f s: want faster", tr.MeanTime(), g.MeanTime())
+	}
+}

@@ -32,6 +32,11 @@ const (
 	// Where every device reads the same stale view, greedy sends them all
 	// to the same target (herding); softmin spreads them.
 	Softmin Heuristic = "softmin"
+	// Tracked is Greedy whose stale view also counts the tasks the
+	// platform itself sent to each queue since the view's refresh: what a
+	// central dispatcher knows (join-the-shortest-queue with local
+	// updates). With a fresh view it is Greedy.
+	Tracked Heuristic = "greedy-tracked"
 )
 
 // Rules name what the agents' weights do: "weights", the paper's (each
@@ -68,11 +73,11 @@ func RuleName(h Heuristic) string {
 // weights again).
 func (w *World) SetHeuristic(h Heuristic) error {
 	switch h {
-	case "", Greedy, Threshold, WeightedGreedy, Softmin:
+	case "", Greedy, Threshold, WeightedGreedy, Softmin, Tracked:
 		w.heuristic = h
 		return nil
 	}
-	return fmt.Errorf("edge: unknown heuristic %q (want greedy, threshold, weighted-greedy or softmin)", h)
+	return fmt.Errorf("edge: unknown heuristic %q (want greedy, greedy-tracked, threshold, weighted-greedy or softmin)", h)
 }
 
 // SetTemperature sets Softmin's temperature (> 0).
@@ -118,6 +123,9 @@ func (w *World) decide(t *task, pref int) int {
 		if at < bestAt {
 			best, bestAt = target, at
 		}
+	}
+	if w.heuristic == Tracked && best != targetLocal && w.cfg.Staleness > 0 {
+		w.sent[viewIndex(best, t.group)]++
 	}
 	return best
 }
@@ -173,12 +181,22 @@ func (w *World) jobs(target, g int) int {
 			}
 		}
 		w.view[Edges*Scenes] = w.cloud.Len()
+		clear(w.sent[:])
 		w.viewAt, w.viewOK = now, true
 	}
-	if target == targetCloud {
-		return w.view[Edges*Scenes]
+	i := viewIndex(target, g)
+	if w.heuristic == Tracked {
+		return w.view[i] + w.sent[i]
 	}
-	return w.view[(target-1)*Scenes+g]
+	return w.view[i]
+}
+
+// viewIndex is where a remote target's queue for scene g is in the view.
+func viewIndex(target, g int) int {
+	if target == targetCloud {
+		return Edges * Scenes
+	}
+	return (target-1)*Scenes + g
 }
 
 // softmin draws a target in [lo, hi) for task t (Softmin).

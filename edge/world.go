@@ -76,6 +76,7 @@ type World struct {
 	// view is the queue lengths the heuristic reads (Config.Staleness):
 	// each edge node's scenes' jobs and the cloud's (last), as of viewAt.
 	view   [Edges*Scenes + 1]int
+	sent   [Edges*Scenes + 1]int // Tracked: the tasks sent since the refresh
 	viewAt time.Duration
 	viewOK bool
 	// temp is Softmin's temperature, a share of the best estimate, and pick

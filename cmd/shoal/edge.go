@@ -166,7 +166,9 @@ and print each one's mean task completion time, successful offloading ratio
 
 Where the heuristics lose: --staleness gives the platform a view of the queues
 refreshed only that often (as a metrics scrape is), so that every device reads
-the same stale estimates; --load scales every scene's task rate; --softmin
+the same stale estimates (greedy-tracked, run then too, adds to that view the
+tasks the platform sent since, as a central dispatcher knows them); --load
+scales every scene's task rate; --softmin
 also runs a rule that draws each task's target with a probability falling
 exponentially with its estimate over the best one's, at each temperature
 given (greedy is its limit at 0), which spreads the tasks greedy herds.
@@ -204,6 +206,9 @@ mappo:FILE or mappo:file=FILE; a bare FILE is mappo:FILE.`,
 			return usagef("--rule: %v", err)
 		}
 		entries := []edgeenv.Contender{{Name: "random"}, {Name: "greedy", Heuristic: edge.Greedy}, {Name: "threshold", Heuristic: edge.Threshold}}
+		if staleness > 0 {
+			entries = append(entries, edgeenv.Contender{Name: "greedy-tracked", Heuristic: edge.Tracked})
+		}
 		for _, temp := range softmin {
 			if !(temp > 0) || math.IsInf(temp, 0) {
 				return usagef("--softmin: temperatures must be positive, got %g", temp)
