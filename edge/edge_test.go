@@ -297,3 +297,41 @@ func TestTrackedGreedy(t *testing.T) {
 		t.Errorf("2 s stale: greedy-tracked %.3f s, greedy %.3f s: want faster", tr.MeanTime(), g.MeanTime())
 	}
 }
+
+// greedyTask is a TaskPolicy that picks the candidate of the earliest
+// estimate, as greedy does, and counts the tasks it hears of.
+type greedyTask struct{ asked, finished int }
+
+func (g *greedyTask) Choose(_ *TaskView, cands []Candidate) int {
+	g.asked++
+	best := 0
+	for k, c := range cands {
+		if c.Estimate < cands[best].Estimate {
+			best = k
+		}
+	}
+	return best
+}
+
+func (g *greedyTask) Finished(uint64, time.Duration, bool) { g.finished++ }
+
+// TestTaskPolicyHook: a task policy that picks the earliest estimate
+// routes every task as greedy does (the same outcomes on the same tasks),
+// is asked only for tasks that may leave their device, and hears of every
+// one that finished.
+func TestTaskPolicyHook(t *testing.T) {
+	w := world(t, 1, 12*time.Hour)
+	p := &greedyTask{}
+	w.SetTaskPolicy(p)
+	got := runPolicy(t, w, RandomPolicy{Rand: rand.New(rand.NewPCG(1, 1))}, 60)
+	if want := run(t, Greedy, 60); got != want {
+		t.Errorf("through the hook %+v, greedy %+v", got, want)
+	}
+	var tasks int64
+	for _, g := range got {
+		tasks += g.Tasks
+	}
+	if p.asked == 0 || int64(p.asked) >= tasks || p.finished > p.asked || p.finished < p.asked*9/10 {
+		t.Errorf("asked %d times, heard of %d finished, of %d tasks", p.asked, p.finished, tasks)
+	}
+}

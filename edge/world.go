@@ -42,6 +42,7 @@ type task struct {
 	// and counted is how much of its time its scene's steps have counted.
 	late    bool
 	counted time.Duration
+	asked   bool // its target came from the task policy
 }
 
 // Handle implements sim.Handler: a transfer ended or a local run finished.
@@ -84,6 +85,10 @@ type World struct {
 	// whatever the rule).
 	temp float64
 	pick *rand.Rand
+	// taskPolicy, when set, chooses every task's target (SetTaskPolicy).
+	taskPolicy TaskPolicy
+	cands      []Candidate
+	tv         TaskView
 }
 
 // New builds a world whose time 0 is start within the month, seeded.
@@ -159,9 +164,17 @@ func (a arrival) Handle(now time.Duration, _ int) {
 	w.live = append(w.live, t)
 	t.work, t.sizeMB = rng.ExpFloat64()*gr.WorkG*(1+gr.WorkGrowth*frac), rng.ExpFloat64()*gr.SizeMB
 	pref := drawPrefer(gr.Prefer, rng)
-	if w.heuristic != "" {
+	t.asked = false
+	switch {
+	case w.taskPolicy != nil && pref == 0:
+		t.target = targetLocal
+	case w.taskPolicy != nil && pref == 1:
+		t.target = w.ask(t, 1, 1+Edges)
+	case w.taskPolicy != nil:
+		t.target = w.ask(t, 0, Targets)
+	case w.heuristic != "":
 		t.target = w.decide(t, pref)
-	} else {
+	default:
 		t.target = w.choose(g, pref, rng)
 	}
 	w.dispatch(t)
@@ -314,6 +327,9 @@ func (w *World) finish(t *task, at time.Duration) {
 		w.count(t, d)
 	}
 	w.devices[t.group][t.device].record(d, t.target != targetLocal, d > w.cfg.Groups[t.group].Deadline, t.sizeMB, w.k.Now())
+	if t.asked && w.taskPolicy != nil {
+		w.taskPolicy.Finished(t.ps.Seq, d, d > w.cfg.Groups[t.group].Deadline)
+	}
 	last := w.live[len(w.live)-1]
 	last.live, w.live[t.live] = t.live, last
 	w.live = w.live[:len(w.live)-1]

@@ -154,6 +154,7 @@ func (cl *cli) edgeEvaluate() *cobra.Command {
 		staleness    time.Duration
 		load         float64
 		softmin      []float64
+		ceiling      int
 	)
 	cmd := &cobra.Command{
 		Use:   "evaluate [POLICY...]",
@@ -171,7 +172,10 @@ tasks the platform sent since, as a central dispatcher knows them); --load
 scales every scene's task rate; --softmin
 also runs a rule that draws each task's target with a probability falling
 exponentially with its estimate over the best one's, at each temperature
-given (greedy is its limit at 0), which spreads the tasks greedy herds.
+given (greedy is its limit at 0), which spreads the tasks greedy herds;
+--ceiling N also trains a per-task rule by PPO in the real world (N hour-long
+episodes on days 1-13, a network correcting softmin's scores) and runs it:
+the ceiling of a learned per-task rule.
 
 A POLICY is a registered edge policy's name ('shoal policies edge'):
 mappo:FILE or mappo:file=FILE; a bare FILE is mappo:FILE.`,
@@ -189,6 +193,7 @@ mappo:FILE or mappo:file=FILE; a bare FILE is mappo:FILE.`,
 	f.DurationVar(&staleness, "staleness", 0, "how often the platform refreshes its view of the edge nodes' and the cloud's queues (0: always current)")
 	f.Float64Var(&load, "load", 1, "every scene's task rate times this")
 	f.Float64SliceVar(&softmin, "softmin", nil, "also run the softmin rule at these temperatures, e.g. 0.1,0.3")
+	f.IntVar(&ceiling, "ceiling", 0, "also train a per-task rule by PPO in the real world for this many hour-long episodes, and run it (about 20 s an episode)")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if day < 0 || window < edge.Default().Step || len(hours) == 0 {
 			return usagef("--day must be >= 0, --window at least %v and --hours not empty", edge.Default().Step)
@@ -208,6 +213,18 @@ mappo:FILE or mappo:file=FILE; a bare FILE is mappo:FILE.`,
 		entries := []edgeenv.Contender{{Name: "random"}, {Name: "greedy", Heuristic: edge.Greedy}, {Name: "threshold", Heuristic: edge.Threshold}}
 		if staleness > 0 {
 			entries = append(entries, edgeenv.Contender{Name: "greedy-tracked", Heuristic: edge.Tracked})
+		}
+		if ceiling < 0 {
+			return usagef("--ceiling must be 0 or more, got %d", ceiling)
+		}
+		if ceiling > 0 {
+			tr := edgeenv.DefaultPerTaskTraining()
+			tr.Episodes = ceiling
+			p, err := edgeenv.TrainPerTask(cfg, tr)
+			if err != nil {
+				return err
+			}
+			entries = append(entries, edgeenv.Contender{Name: "per-task (PPO, real world)", Task: p})
 		}
 		for _, temp := range softmin {
 			if !(temp > 0) || math.IsInf(temp, 0) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shoal-project/shoal/edge"
+	"github.com/shoal-project/shoal/learn/rl"
 	"github.com/shoal-project/shoal/learn/venv"
 )
 
@@ -190,5 +191,23 @@ func TestRealPPOIsDeterministic(t *testing.T) {
 	}
 	if !slices.Equal(acts[0], acts[1]) {
 		t.Errorf("two runs act %v and %v", acts[0], acts[1])
+	}
+}
+
+// TestPerTaskAdvantages: rewards become advantages per scene (mean 0,
+// deviation 1 within each), so that one scene's longer deadlines do not
+// drown another's; a per-task rule is refused bad training settings.
+func TestPerTaskAdvantages(t *testing.T) {
+	done := []rl.ChoiceSample{{Adv: -1}, {Adv: -3}, {Adv: -10}, {Adv: -30}, {Adv: -20}}
+	normalise(done, []int{0, 0, 1, 1, 1})
+	want := []float64{1, -1, 1.2247, -1.2247, 0}
+	for i, s := range done {
+		if math.Abs(s.Adv-want[i]) > 1e-3 {
+			t.Errorf("advantages %+v, want %v", done, want)
+			break
+		}
+	}
+	if _, err := TrainPerTask(edge.Default(), PerTaskTraining{Episodes: 0, Window: time.Hour, Batch: 1}); err == nil {
+		t.Error("no episodes: no error")
 	}
 }

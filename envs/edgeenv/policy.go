@@ -149,6 +149,8 @@ type Contender struct {
 	Engine    []edge.Stretch
 	// Temperature is Softmin's (0: its default).
 	Temperature float64
+	// Task, when set, chooses every task's target (a per-task rule).
+	Task edge.TaskPolicy
 }
 
 // policyFor returns the contender's policy in world w.
@@ -182,6 +184,9 @@ func Evaluate(c Contender, cfg edge.Config, start, window time.Duration, seed ui
 		if err := w.SetTemperature(c.Temperature); err != nil {
 			return Evaluation{}, err
 		}
+	}
+	if c.Task != nil {
+		w.SetTaskPolicy(c.Task)
 	}
 	policy, err := c.policyFor(w, seed)
 	if err != nil {

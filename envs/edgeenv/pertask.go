@@ -1,0 +1,194 @@
+package edgeenv
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/shoal-project/shoal/edge"
+	"github.com/shoal-project/shoal/learn/rl"
+)
+
+// TaskFeatures is the length of a candidate's features (taskFeatures).
+const TaskFeatures = 16
+
+// taskFeatures writes candidate c's features for task t: its estimate
+// and the jobs seen there, which target it is, the task's work, size and
+// deadline, its device's backlog, and its scene.
+func taskFeatures(dst []float64, t *edge.TaskView, c edge.Candidate) []float64 {
+	d := t.Deadline.Seconds()
+	dst = append(dst, min(c.Estimate.Seconds()/d, 20), float64(c.Jobs)/8)
+	for k := range edge.Targets {
+		dst = append(dst, b2f(c.Target == k))
+	}
+	dst = append(dst, t.Work, t.SizeMB/2, d, min(t.Backlog.Seconds()/d, 20))
+	for g := range edge.Scenes {
+		dst = append(dst, b2f(t.Scene == g))
+	}
+	return dst
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// PerTask is a learned per-task rule: it scores each candidate target of
+// a task from its features (rl.Choice) and draws one, so that devices
+// reading the same estimates spread instead of herding. Each score starts
+// from softmin's, −(estimate / best − 1) / Prior (greedy's limit as Prior
+// falls to 0), and the network learns a correction. While Learning it
+// keeps every choice until its task ends, with the reward
+// −(time / deadline) − 1 if missed.
+type PerTask struct {
+	Choice   *rl.Choice
+	Prior    float64
+	Learning bool
+	feats    []float64
+	prior    []float64
+	open     map[uint64]openChoice
+	done     []rl.ChoiceSample
+	scene    []int
+}
+
+type openChoice struct {
+	sample   rl.ChoiceSample
+	scene    int
+	deadline time.Duration
+}
+
+// NewPerTask returns an untrained per-task rule.
+func NewPerTask(rng *rand.Rand) (*PerTask, error) {
+	c, err := rl.NewChoice(edge.Targets, TaskFeatures, rl.DefaultChoiceConfig(), rng)
+	if err != nil {
+		return nil, err
+	}
+	return &PerTask{Choice: c, Prior: 0.05, open: map[uint64]openChoice{}}, nil
+}
+
+// Choose implements edge.TaskPolicy.
+func (p *PerTask) Choose(t *edge.TaskView, cands []edge.Candidate) int {
+	p.feats, p.prior = p.feats[:0], p.prior[:0]
+	best := math.Inf(1)
+	for _, c := range cands {
+		p.feats = taskFeatures(p.feats, t, c)
+		best = min(best, c.Estimate.Seconds())
+	}
+	var prior []float64
+	if p.Prior > 0 && best > 0 {
+		for _, c := range cands {
+			p.prior = append(p.prior, -(c.Estimate.Seconds()/best-1)/p.Prior)
+		}
+		prior = p.prior
+	}
+	k, lp := p.Choice.Choose(p.feats, prior, len(cands), false)
+	if p.Learning {
+		s := rl.ChoiceSample{Feats: append([]float64(nil), p.feats...), N: len(cands), Pick: k, LogProb: lp}
+		if prior != nil {
+			s.Prior = append([]float64(nil), prior...)
+		}
+		p.open[t.ID] = openChoice{sample: s, scene: t.Scene, deadline: t.Deadline}
+	}
+	return k
+}
+
+// Finished implements edge.TaskPolicy.
+func (p *PerTask) Finished(id uint64, took time.Duration, missed bool) {
+	o, ok := p.open[id]
+	if !ok {
+		return
+	}
+	delete(p.open, id)
+	o.sample.Adv = -took.Seconds()/o.deadline.Seconds() - b2f(missed)
+	p.done, p.scene = append(p.done, o.sample), append(p.scene, o.scene)
+}
+
+// update learns from the finished choices (normalise's advantages).
+func (p *PerTask) update() {
+	normalise(p.done, p.scene)
+	p.Choice.Update(p.done)
+	p.done, p.scene = p.done[:0], p.scene[:0]
+}
+
+// normalise turns each sample's reward into its advantage: the reward
+// less its scene's mean, over the scene's standard deviation (the scenes'
+// deadlines and work differ, so their rewards do).
+func normalise(done []rl.ChoiceSample, scene []int) {
+	var sum, sq, n [edge.Scenes]float64
+	for i, s := range done {
+		g := scene[i]
+		sum[g], sq[g], n[g] = sum[g]+s.Adv, sq[g]+s.Adv*s.Adv, n[g]+1
+	}
+	for i := range done {
+		g := scene[i]
+		mean := sum[g] / n[g]
+		std := math.Sqrt(max(sq[g]/n[g]-mean*mean, 0)) + 1e-6
+		done[i].Adv = (done[i].Adv - mean) / std
+	}
+}
+
+// PerTaskTraining is how a per-task rule learns in the real world.
+type PerTaskTraining struct {
+	// Episodes of Window each start at a random hour of a day drawn in
+	// [FirstDay, LastDay], in a world of seed Seed + the episode.
+	Episodes          int
+	Window            time.Duration
+	FirstDay, LastDay float64
+	Seed              uint64
+	// Batch is the number of finished choices per update.
+	Batch int
+}
+
+// DefaultPerTaskTraining trains on days 1-13, apart from the validation
+// days (0, 14) and the evaluation days (0, 1, 7, 30 of the study's own
+// world seeds).
+func DefaultPerTaskTraining() PerTaskTraining {
+	return PerTaskTraining{Episodes: 12, Window: time.Hour, FirstDay: 1, LastDay: 13, Seed: 1, Batch: 4096}
+}
+
+// TrainPerTask trains a per-task rule by PPO's clipped policy gradient in
+// the real world cfg (a contextual bandit per task: each choice is judged
+// by its own task's outcome) and returns it: the ceiling of what a
+// learned per-task rule can do where greedy runs today.
+func TrainPerTask(cfg edge.Config, tr PerTaskTraining) (*PerTask, error) {
+	if tr.Episodes < 1 || tr.Window < cfg.Step || tr.Batch < 1 || tr.LastDay < tr.FirstDay {
+		return nil, fmt.Errorf("edgeenv: per-task training: %d episodes of %v, batch %d, days %g-%g", tr.Episodes, tr.Window, tr.Batch, tr.FirstDay, tr.LastDay)
+	}
+	shape, err := edge.WikipediaShape()
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(tr.Seed, 0x7461736b)) // "task"
+	p, err := NewPerTask(rand.New(rand.NewPCG(tr.Seed, 0x63686f)))
+	if err != nil {
+		return nil, err
+	}
+	p.Learning = true
+	defer func() { p.Learning = false }()
+	var acts [edge.Agents][]float64
+	for a := range acts {
+		acts[a] = edge.EvenWeights{}.Act(a, nil, nil)
+	}
+	for e := range tr.Episodes {
+		day := tr.FirstDay + rng.Float64()*(tr.LastDay-tr.FirstDay)
+		start := time.Duration((math.Floor(day)*24 + float64(rng.IntN(24))) * float64(time.Hour))
+		w, err := edge.New(cfg, shape, tr.Seed+uint64(e), start)
+		if err != nil {
+			return nil, err
+		}
+		w.SetTaskPolicy(p)
+		clear(p.open)
+		for range int(tr.Window / cfg.Step) {
+			if _, err := w.Step(acts); err != nil {
+				return nil, err
+			}
+			if len(p.done) >= tr.Batch {
+				p.update()
+			}
+		}
+	}
+	return p, nil
+}
