@@ -19,6 +19,7 @@ type TaskView struct {
 	SizeMB   float64
 	Deadline time.Duration
 	Backlog  time.Duration // its device's local backlog
+	Arrived  time.Duration // world time
 }
 
 // A TaskPolicy chooses each task's target among its candidates (a learned
@@ -45,7 +46,7 @@ func (w *World) ask(t *task, lo, hi int) int {
 		w.cands = append(w.cands, Candidate{Target: target, Estimate: w.estimate(t, target), Jobs: jobs})
 	}
 	w.tv = TaskView{ID: t.ps.Seq, Scene: t.group, Work: t.work, SizeMB: t.sizeMB, Deadline: gr.Deadline,
-		Backlog: max(w.devBusy[t.group][t.device]-w.k.Now(), 0)}
+		Backlog: max(w.devBusy[t.group][t.device]-w.k.Now(), 0), Arrived: t.arrived}
 	k := w.taskPolicy.Choose(&w.tv, w.cands)
 	t.asked = true
 	return w.cands[min(max(k, 0), len(w.cands)-1)].Target

@@ -207,6 +207,20 @@ func TestPerTaskAdvantages(t *testing.T) {
 			break
 		}
 	}
+	// A choice whose task is still running past its deadline is judged
+	// missed, with its time so far; one within its deadline waits.
+	p, err := NewPerTask(rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Learning = true
+	cands := []edge.Candidate{{Target: 1, Estimate: 100 * time.Millisecond}, {Target: 2, Estimate: 200 * time.Millisecond}}
+	p.Choose(&edge.TaskView{ID: 1, Deadline: time.Second}, cands)
+	p.Choose(&edge.TaskView{ID: 2, Deadline: time.Second, Arrived: 1500 * time.Millisecond}, cands)
+	p.closeLate(2 * time.Second)
+	if len(p.done) != 1 || p.done[0].Adv != -3 || len(p.open) != 1 {
+		t.Errorf("after the deadline: %d judged (%+v), %d open; want the late one at -3, the other open", len(p.done), p.done, len(p.open))
+	}
 	if _, err := TrainPerTask(edge.Default(), PerTaskTraining{Episodes: 0, Window: time.Hour, Batch: 1}); err == nil {
 		t.Error("no episodes: no error")
 	}

@@ -55,9 +55,9 @@ type PerTask struct {
 }
 
 type openChoice struct {
-	sample   rl.ChoiceSample
-	scene    int
-	deadline time.Duration
+	sample            rl.ChoiceSample
+	scene             int
+	deadline, arrived time.Duration
 }
 
 // NewPerTask returns an untrained per-task rule.
@@ -90,7 +90,7 @@ func (p *PerTask) Choose(t *edge.TaskView, cands []edge.Candidate) int {
 		if prior != nil {
 			s.Prior = append([]float64(nil), prior...)
 		}
-		p.open[t.ID] = openChoice{sample: s, scene: t.Scene, deadline: t.Deadline}
+		p.open[t.ID] = openChoice{sample: s, scene: t.Scene, deadline: t.Deadline, arrived: t.Arrived}
 	}
 	return k
 }
@@ -102,8 +102,25 @@ func (p *PerTask) Finished(id uint64, took time.Duration, missed bool) {
 		return
 	}
 	delete(p.open, id)
+	p.close(o, took, missed)
+}
+
+func (p *PerTask) close(o openChoice, took time.Duration, missed bool) {
 	o.sample.Adv = -took.Seconds()/o.deadline.Seconds() - b2f(missed)
 	p.done, p.scene = append(p.done, o.sample), append(p.scene, o.scene)
+}
+
+// closeLate judges, at world time now, the open choices whose task is
+// still running past its deadline as missed, with the time so far: a
+// choice that sent a task where it never finishes must not go unjudged
+// (as the world counts such tasks, edge.World's sweep of late tasks).
+func (p *PerTask) closeLate(now time.Duration) {
+	for id, o := range p.open {
+		if age := now - o.arrived; age > o.deadline {
+			delete(p.open, id)
+			p.close(o, age, true)
+		}
+	}
 }
 
 // update learns from the finished choices (normalise's advantages).
@@ -185,6 +202,7 @@ func TrainPerTask(cfg edge.Config, tr PerTaskTraining) (*PerTask, error) {
 			if _, err := w.Step(acts); err != nil {
 				return nil, err
 			}
+			p.closeLate(w.Now())
 			if len(p.done) >= tr.Batch {
 				p.update()
 			}
