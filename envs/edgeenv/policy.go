@@ -160,8 +160,8 @@ func (c Contender) policyFor(w *edge.World, seed uint64) (edge.Policy, error) {
 		return c.Policy, nil
 	case c.Engine != nil:
 		return edge.NewMix(w, rand.New(rand.NewPCG(seed, 0x6d6978)), c.Engine)
-	case c.Heuristic != "":
-		return edge.EvenWeights{}, nil
+	case c.Heuristic != "" || c.Task != nil:
+		return edge.EvenWeights{}, nil // equal shares: the rule decides
 	}
 	return edge.RandomPolicy{Rand: rand.New(rand.NewPCG(seed, 0x65))}, nil
 }
