@@ -225,3 +225,36 @@ func TestPerTaskAdvantages(t *testing.T) {
 		t.Error("no episodes: no error")
 	}
 }
+
+// earliest is a task policy that picks the earliest estimate: greedy.
+type earliest struct{}
+
+func (earliest) Choose(_ *edge.TaskView, cands []edge.Candidate) int {
+	best := 0
+	for k, c := range cands {
+		if c.Estimate < cands[best].Estimate {
+			best = k
+		}
+	}
+	return best
+}
+
+func (earliest) Finished(uint64, time.Duration, bool) {}
+
+// TestTaskContenderRunsAsTheHeuristics: a per-task rule is evaluated as
+// the heuristics are (equal shares): one that picks the earliest estimate
+// scores what greedy scores.
+func TestTaskContenderRunsAsTheHeuristics(t *testing.T) {
+	cfg := edge.Default()
+	a, err := Evaluate(Contender{Name: "greedy", Heuristic: edge.Greedy}, cfg, 12*time.Hour, 10*time.Minute, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Evaluate(Contender{Name: "earliest", Task: earliest{}}, cfg, 12*time.Hour, 10*time.Minute, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.All != b.All {
+		t.Errorf("greedy %+v, the earliest-estimate task rule %+v", a.All, b.All)
+	}
+}
