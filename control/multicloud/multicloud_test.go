@@ -466,17 +466,12 @@ func TestEgressBudgetCapsTheShareAway(t *testing.T) {
 // away), and not when it does not; the controller prices a service's calls
 // by their measured bytes.
 func TestEgressPrice(t *testing.T) {
-	st := &State{Replicas: []float64{1, 1, 1}, RTT: []float64{20, 40, 30}, RPS: []float64{60, 60, 0}, Background: make([]float64, 3)}
 	f := Fitted{Model: slope{}, Standard: []float64{1, 1, 1, 1, 1}}
 	for _, tc := range []struct {
 		egress   float64
 		min, max float64
 	}{{10, 0.3, 1}, {100, 0, 0.05}} {
-		best, _, err := Optimise(f, st, 20, Limits{Egress: tc.egress}, rand.New(rand.NewPCG(1, 2)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a := Away(st, best, nil); a < tc.min || a > tc.max {
+		if best, a := sentAway(t, f, Limits{Egress: tc.egress}); a < tc.min || a > tc.max {
 			t.Errorf("at %g ms per call away the shift %v sends %.2f away, want [%g, %g]", tc.egress, best, a, tc.min, tc.max)
 		}
 	}
@@ -501,20 +496,27 @@ func (flat) Predict([]float64) float64 { return 50 }
 // c1's calls sent to c2, but a second model sees no gain; weighted by
 // their disagreement, BO keeps the calls home.
 func TestUncertaintyKeepsWhereTheModelsAgree(t *testing.T) {
-	st := &State{Replicas: []float64{1, 1, 1}, RTT: []float64{20, 40, 30}, RPS: []float64{60, 60, 0}, Background: make([]float64, 3)}
 	f := Fitted{Model: slope{}, Alt: flat{}, Standard: []float64{1, 1, 1, 1, 1}}
 	for _, tc := range []struct {
 		k        float64
 		min, max float64
 	}{{0, 0.3, 1}, {2, 0, 0.05}} {
-		best, _, err := Optimise(f, st, 20, Limits{Uncertainty: tc.k}, rand.New(rand.NewPCG(1, 2)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a := Away(st, best, nil); a < tc.min || a > tc.max {
+		if best, a := sentAway(t, f, Limits{Uncertainty: tc.k}); a < tc.min || a > tc.max {
 			t.Errorf("uncertainty %g: the shift %v sends %.2f away, want [%g, %g]", tc.k, best, a, tc.min, tc.max)
 		}
 	}
+}
+
+// sentAway is the shift 20 BO steps choose under lim for two busy clouds
+// (60 calls a second each, the third idle), and the share it sends away.
+func sentAway(t *testing.T, f Fitted, lim Limits) ([]float64, float64) {
+	t.Helper()
+	st := &State{Replicas: []float64{1, 1, 1}, RTT: []float64{20, 40, 30}, RPS: []float64{60, 60, 0}, Background: make([]float64, 3)}
+	best, _, err := Optimise(f, st, 20, lim, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return best, Away(st, best, nil)
 }
 
 // TestTriggerRebalancesBetweenChecks: a location whose measured

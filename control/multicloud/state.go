@@ -43,7 +43,7 @@ func (t *Topology) Observe(st *State, s *metrics.Snapshot, svc *Service) {
 		r := &s.Routes[i]
 		switch svc.Name {
 		case r.Service:
-			if l := t.location(r.From); l >= 0 && period > 0 {
+			if l := t.Location(r.From); l >= 0 && period > 0 {
 				st.RPS[l] += float64(r.Calls) / period
 			}
 			in += r.Latency.Sum
@@ -71,7 +71,8 @@ func ProbedRTT(s *metrics.Snapshot, i, j int) float64 {
 	return b
 }
 
-func (t *Topology) location(name string) int {
+// Location is the index of the location named name, or -1.
+func (t *Topology) Location(name string) int {
 	for i, l := range t.Locations {
 		if l == name {
 			return i

@@ -125,10 +125,6 @@ func (c *Controller) problem(s *metrics.Snapshot) *Problem {
 	for i, sv := range t.Services {
 		index[sv.Name] = i
 	}
-	loc := map[string]int{}
-	for l, name := range t.Locations {
-		loc[name] = l
-	}
 	period := s.Period.Seconds()
 	served := make([]float64, len(t.Services)) // calls of each service
 	bytes := make([]float64, len(t.Services))
@@ -140,8 +136,8 @@ func (c *Controller) problem(s *metrics.Snapshot) *Problem {
 	for k := range s.Routes {
 		r := &s.Routes[k]
 		callee, ok := index[r.Service]
-		from, okFrom := loc[r.From]
-		if !ok || !okFrom || period <= 0 {
+		from := t.Location(r.From)
+		if !ok || from < 0 || period <= 0 {
 			continue
 		}
 		served[callee] += float64(r.Calls)

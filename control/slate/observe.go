@@ -21,17 +21,12 @@ type Window struct {
 // own calls from there took (its exclusive time, the release's "xt").
 func Observe(t *multicloud.Topology, s *metrics.Snapshot, svc *multicloud.Service) []Window {
 	n := len(t.Locations)
-	index := make(map[string]int, n)
-	for l, name := range t.Locations {
-		index[name] = l
-	}
 	in, out, rtt := make([]float64, n), make([]float64, n), make([]float64, n)
 	calls, done := make([]float64, n), make([]int64, n)
 	for i := range s.Routes {
 		r := &s.Routes[i]
-		from, okFrom := index[r.From]
-		to, okTo := index[r.To]
-		if !okFrom || !okTo {
+		from, to := t.Location(r.From), t.Location(r.To)
+		if from < 0 || to < 0 {
 			continue
 		}
 		switch svc.Name {

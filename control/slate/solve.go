@@ -83,9 +83,11 @@ type Problem struct {
 	RTT [][]float64
 	// Bytes are a call's bytes, request and answer, by service.
 	Bytes []float64
-	// EgressWeight prices a GB sent between two locations in seconds of
-	// request latency (the egress price over what a request-second is
-	// worth): SLATE's multi-objective, divided by its price of latency.
+	// EgressWeight prices a GB (10^9 bytes; the learned router's price and
+	// the cluster's egress count 2^30) sent between two locations in
+	// seconds of request latency (the egress price over what a
+	// request-second is worth): SLATE's multi-objective, divided by its
+	// price of latency.
 	EgressWeight float64
 }
 
