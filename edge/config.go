@@ -17,6 +17,7 @@ package edge
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -49,6 +50,34 @@ type Config struct {
 	// cloud's jobs every Staleness, as a metrics scrape would (0: every
 	// task sees the queues as they are). Devices know their own backlog.
 	Staleness time.Duration
+	// Hourly, when set, replaces the trace's drift (a world learned from
+	// logs: Hourly).
+	Hourly *Hourly `json:",omitempty"`
+}
+
+// Hourly is a world's drift by hour of day, learned from logs (a grey-box
+// virtual environment: the world's structure, its rates, work and
+// channel learned): each scene's arrival rate and mean work, and each
+// edge link's bandwidth, follow it instead of the trace's curve, the
+// scenes' phases and the month's growth.
+type Hourly struct {
+	Rate      [Scenes][24]float64 `json:"rate"`      // tasks/s
+	WorkG     [Scenes][24]float64 `json:"work_g"`    // mean Gcycles
+	Bandwidth [Edges][24]float64  `json:"bandwidth"` // Mbit/s
+}
+
+// validate reports the first value that is not positive and finite.
+func (h *Hourly) validate() error {
+	for name, rows := range map[string][][24]float64{"rate": h.Rate[:], "work_g": h.WorkG[:], "bandwidth": h.Bandwidth[:]} {
+		for i, row := range rows {
+			for hour, v := range row {
+				if !(v > 0) || math.IsInf(v, 0) {
+					return fmt.Errorf("edge: hourly %s[%d][%d] is %g, want a positive finite value", name, i, hour, v)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // Site is a set of cores at a speed (Gcycles per second per core).
@@ -140,6 +169,9 @@ func (c *Config) Validate() error {
 		if s := g.Prefer[0] + g.Prefer[1] + g.Prefer[2]; s < 0.999 || s > 1.001 {
 			return fmt.Errorf("edge: groups[%d] (%s): preferences sum to %g, want 1", i, g.Name, s)
 		}
+	}
+	if c.Hourly != nil {
+		return c.Hourly.validate()
 	}
 	return nil
 }

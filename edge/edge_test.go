@@ -335,3 +335,58 @@ func TestTaskPolicyHook(t *testing.T) {
 		t.Errorf("asked %d times, heard of %d finished, of %d tasks", p.asked, p.finished, tasks)
 	}
 }
+
+// TestTaskLog: logging every third task changes nothing the world does;
+// the records round-trip through JSON lines, greedy's choice is the
+// candidate of the earliest estimate, and a local task's time is its
+// backlog plus its work at the device's speed.
+func TestTaskLog(t *testing.T) {
+	plain := run(t, Greedy, 60)
+	w := world(t, 1, 12*time.Hour)
+	if err := w.SetHeuristic(Greedy); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	tw := NewTaskWriter(&buf)
+	w.LogTasks(3, tw.Write)
+	if got := runPolicy(t, w, RandomPolicy{Rand: rand.New(rand.NewPCG(1, 1))}, 60); got != plain {
+		t.Errorf("logging tasks changed the world: %+v, without %+v", got, plain)
+	}
+	if err := tw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := ReadTasks(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tasks int64
+	for _, g := range plain {
+		tasks += g.Tasks
+	}
+	if n := int64(len(recs)); n < tasks/4 || n > tasks/2 {
+		t.Fatalf("%d records of %d tasks, want about a third", n, tasks)
+	}
+	cfg := Default()
+	for i, r := range recs {
+		best := 0
+		for k, c := range r.Cands {
+			if c.Estimate < r.Cands[best].Estimate {
+				best = k
+			}
+		}
+		if r.Pick() != best {
+			t.Fatalf("record %d: picked %d, earliest estimate %d: %+v", i, r.Pick(), best, r)
+		}
+		if r.Target == 0 {
+			want := r.Backlog + r.Work/cfg.Groups[r.Scene].DeviceSpeed
+			if math.Abs(r.Took-want) > 1e-6 || r.Upload != 0 {
+				t.Fatalf("record %d: local task took %g s, upload %g: want %g and 0", i, r.Took, r.Upload, want)
+			}
+		} else if !(r.Upload > 0 && r.Upload < r.Took) {
+			t.Fatalf("record %d: offloaded, upload %g s of %g", i, r.Upload, r.Took)
+		}
+	}
+	if _, err := ReadTasks(strings.NewReader(`{"scene":0,"deadline_s":1,"target":3,"cands":[{"target":0}]}`)); err == nil {
+		t.Error("a target outside its candidates was read")
+	}
+}

@@ -102,10 +102,7 @@ func (w *World) decide(t *task, pref int) int {
 		}
 		return w.nearestEdge()
 	}
-	lo, hi := 0, Targets
-	if pref == 1 {
-		lo, hi = 1, 1+Edges
-	}
+	lo, hi := allowed(pref)
 	if w.heuristic == Softmin {
 		return w.softmin(t, lo, hi)
 	}

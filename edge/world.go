@@ -42,7 +42,8 @@ type task struct {
 	// and counted is how much of its time its scene's steps have counted.
 	late    bool
 	counted time.Duration
-	asked   bool // its target came from the task policy
+	asked   bool        // its target came from the task policy
+	rec     *TaskRecord // its record, when it is one LogTasks keeps
 }
 
 // Handle implements sim.Handler: a transfer ended or a local run finished.
@@ -89,6 +90,9 @@ type World struct {
 	taskPolicy TaskPolicy
 	cands      []Candidate
 	tv         TaskView
+	// logTask hears every logEvery-th task's record (LogTasks).
+	logEvery int
+	logTask  func(*TaskRecord)
 }
 
 // New builds a world whose time 0 is start within the month, seeded.
@@ -131,6 +135,9 @@ func (w *World) MonthTime() time.Duration { return w.start + w.k.Now() }
 // rate is group g's arrival rate now: its base rate times the trace's
 // shape at its users' time of day, times its growth over the month.
 func (w *World) rate(g int) float64 {
+	if h := w.cfg.Hourly; h != nil {
+		return h.Rate[g][w.hourOfDay()]
+	}
 	gr := &w.cfg.Groups[g]
 	m := w.MonthTime()
 	frac := float64(m%w.cfg.Month) / float64(w.cfg.Month)
@@ -162,16 +169,23 @@ func (a arrival) Handle(now time.Duration, _ int) {
 	w.tasks++
 	t.ps.Seq = w.tasks // ties between equal finish tags go to the earlier task
 	w.live = append(w.live, t)
-	t.work, t.sizeMB = rng.ExpFloat64()*gr.WorkG*(1+gr.WorkGrowth*frac), rng.ExpFloat64()*gr.SizeMB
+	work := gr.WorkG * (1 + gr.WorkGrowth*frac)
+	if h := w.cfg.Hourly; h != nil {
+		work = h.WorkG[g][w.hourOfDay()]
+	}
+	t.work, t.sizeMB = rng.ExpFloat64()*work, rng.ExpFloat64()*gr.SizeMB
 	pref := drawPrefer(gr.Prefer, rng)
 	t.asked = false
+	if w.logEvery > 0 {
+		lo, hi := allowed(pref)
+		w.recordArrival(t, lo, hi)
+	}
 	switch {
 	case w.taskPolicy != nil && pref == 0:
 		t.target = targetLocal
-	case w.taskPolicy != nil && pref == 1:
-		t.target = w.ask(t, 1, 1+Edges)
 	case w.taskPolicy != nil:
-		t.target = w.ask(t, 0, Targets)
+		lo, hi := allowed(pref)
+		t.target = w.ask(t, lo, hi)
 	case w.heuristic != "":
 		t.target = w.decide(t, pref)
 	default:
@@ -206,16 +220,24 @@ func drawPrefer(p [3]float64, rng *rand.Rand) int {
 	return 2
 }
 
+// allowed is the targets [lo, hi) a task of preference pref may run at.
+func allowed(pref int) (lo, hi int) {
+	switch pref {
+	case 0:
+		return targetLocal, targetLocal + 1
+	case 1:
+		return 1, 1 + Edges
+	}
+	return 0, Targets
+}
+
 // choose draws the target of a task of group g with preference pref from
 // the group's offloading weights.
 func (w *World) choose(g, pref int, rng *rand.Rand) int {
 	if pref == 0 {
 		return targetLocal
 	}
-	lo, hi := 0, Targets
-	if pref == 1 {
-		lo, hi = 1, 1+Edges
-	}
+	lo, hi := allowed(pref)
 	ws := w.weights[g][lo:hi]
 	total := 0.0
 	for _, x := range ws {
@@ -278,6 +300,9 @@ func (w *World) downlink(t *task) time.Duration {
 // bandwidth is edge link e's bandwidth now: it drops by up to 40% when
 // the broadband scene is at its busiest (shared radio).
 func (w *World) bandwidth(e int) float64 {
+	if h := w.cfg.Hourly; h != nil {
+		return h.Bandwidth[e][w.hourOfDay()]
+	}
 	s := w.shape.At(w.MonthTime() + w.cfg.Groups[0].Phase)
 	return w.cfg.Links[e].Bandwidth * math.Max(0.3, 1.2-0.4*s)
 }
@@ -287,6 +312,9 @@ func (w *World) transferred(t *task, stage int) {
 	case stageLocalDone:
 		w.finish(t, w.k.Now())
 	case stageUploaded:
+		if t.rec != nil {
+			t.rec.Upload = (w.k.Now() - t.arrived).Seconds()
+		}
 		if t.target == targetCloud {
 			w.cloud.Admit(&w.k, &t.ps, t.work)
 		} else {
@@ -327,6 +355,9 @@ func (w *World) finish(t *task, at time.Duration) {
 		w.count(t, d)
 	}
 	w.devices[t.group][t.device].record(d, t.target != targetLocal, d > w.cfg.Groups[t.group].Deadline, t.sizeMB, w.k.Now())
+	if t.rec != nil {
+		w.recordEnd(t, d)
+	}
 	if t.asked && w.taskPolicy != nil {
 		w.taskPolicy.Finished(t.ps.Seq, d, d > w.cfg.Groups[t.group].Deadline)
 	}
@@ -376,4 +407,9 @@ func (w *World) sweepLate() {
 			w.count(t, age)
 		}
 	}
+}
+
+// hourOfDay is the hour of the day the world is in.
+func (w *World) hourOfDay() int {
+	return int(w.MonthTime()%(24*time.Hour)) / int(time.Hour)
 }
