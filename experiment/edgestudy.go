@@ -70,7 +70,7 @@ func (s EdgeStudy) Distributions(ctx context.Context) ([]DistributionRow, error)
 	if err != nil {
 		return nil, err
 	}
-	if err := edgeenv.Log(edge.Default(), s.Logging, tr, dev); err != nil {
+	if err := edgeenv.Log(edge.Default(), s.Logging, tr, dev, nil); err != nil {
 		dev.Close()
 		return nil, err
 	}
@@ -468,23 +468,63 @@ func (s EdgeStudy) GeneralisationStudy(ctx context.Context, gen Generalisation, 
 // source's engines and rule to path and reads it back, as the learners
 // see it.
 func (s EdgeStudy) logDay(path string, seed uint64, day float64, window time.Duration, src LogSource) ([]edge.Transition, error) {
+	l := edgeenv.Logging{Seed: seed, Days: []float64{day}, Window: window, Engine: src.Engine, Rule: src.Rule}
+	log, _, err := logTo(edge.Default(), l, path, "")
+	return log, err
+}
+
+// logWorld logs all of a day of world cfg as logDay does, and the
+// records of one task in edgeenv.TaskEvery to tasksPath (unless "").
+func (s EdgeStudy) logWorld(cfg edge.Config, path, tasksPath string, seed uint64, day float64, src LogSource) ([]edge.Transition, []edge.TaskRecord, error) {
+	l := edgeenv.Logging{Seed: seed, Days: []float64{day}, Window: 24 * time.Hour, Engine: src.Engine, Rule: src.Rule}
+	return logTo(cfg, l, path, tasksPath)
+}
+
+// logTo logs l in world cfg to path (and the task records to tasksPath,
+// unless "") and reads them back, as the learners see them.
+func logTo(cfg edge.Config, l edgeenv.Logging, path, tasksPath string) ([]edge.Transition, []edge.TaskRecord, error) {
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	l := edgeenv.Logging{Seed: seed, Days: []float64{day}, Window: window, Engine: src.Engine, Rule: src.Rule}
-	if err := edgeenv.Log(edge.Default(), l, f, io.Discard); err != nil {
-		f.Close()
-		return nil, err
+	var tasks io.Writer
+	var tf *os.File
+	if tasksPath != "" {
+		if tf, err = os.Create(tasksPath); err != nil {
+			f.Close()
+			return nil, nil, err
+		}
+		tasks = tf
 	}
-	if err := f.Close(); err != nil {
-		return nil, err
+	err = edgeenv.Log(cfg, l, f, io.Discard, tasks)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if f, err = os.Open(path); err != nil {
-		return nil, err
+	if tf != nil {
+		if cerr := tf.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	log, err := readFile(path, edge.ReadLog)
+	if err != nil || tasksPath == "" {
+		return log, nil, err
+	}
+	recs, err := readFile(tasksPath, edge.ReadTasks)
+	return log, recs, err
+}
+
+// readFile reads the file at path with read.
+func readFile[T any](path string, read func(io.Reader) (T, error)) (T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		var zero T
+		return zero, err
 	}
 	defer f.Close()
-	return edge.ReadLog(f)
+	return read(f)
 }
 
 // Hash identifies the world the study logs and evaluates in (the run

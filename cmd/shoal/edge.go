@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"strconv"
 	"time"
 
 	"github.com/shoal-project/shoal/control/edgesched"
@@ -53,8 +54,11 @@ func (cl *cli) edgeLog() *cobra.Command {
 		Short: "Log the edge world under the engines an operator runs (the learners' only input)",
 		Long: `Run the edge world, as an operator's platform runs it, for a window of each
 given month day, and write every agent's transitions (observation, action,
-next observation, outcome) to DIR/transitions.jsonl and the devices' records
-to DIR/devices.jsonl, with what made them in DIR/logging.json.
+next observation, outcome) to DIR/transitions.jsonl, the devices' records
+to DIR/devices.jsonl and the records of one task in ` + strconv.Itoa(edgeenv.TaskEvery) + ` to DIR/tasks.jsonl
+(what the platform saw when it chose the task's target: each allowed
+target's estimate and jobs; what it chose; its upload and the time it took),
+with what made them in DIR/logging.json.
 
 --rule is what the scene agents' weights do: weighted-greedy (the default,
 an operator's platform) runs each task where its estimated completion is
@@ -120,7 +124,12 @@ random engine in the paper's world.`,
 			return err
 		}
 		defer dev.Close()
-		if err := edgeenv.Log(edge.Default(), edgeenv.Logging{Seed: seed, Days: days, From: from, Window: window, Engine: mix, Rule: h}, tr, dev); err != nil {
+		tasks, err := os.Create(filepath.Join(out, "tasks.jsonl"))
+		if err != nil {
+			return err
+		}
+		defer tasks.Close()
+		if err := edgeenv.Log(edge.Default(), edgeenv.Logging{Seed: seed, Days: days, From: from, Window: window, Engine: mix, Rule: h}, tr, dev, tasks); err != nil {
 			return err
 		}
 		man, err := json.MarshalIndent(logManifest{Rule: edge.RuleName(h), Engine: engine, Seed: seed, Days: days, From: from.String(), Window: window.String()}, "", "  ")
@@ -136,8 +145,11 @@ random engine in the paper's world.`,
 		if err := dev.Close(); err != nil {
 			return err
 		}
+		if err := tasks.Close(); err != nil {
+			return err
+		}
 		steps := int(window/edge.Default().Step) * len(days)
-		fmt.Fprintf(cl.stdout, "logged %d steps of %d agents (days %v, %v from %v, seed %d, engine %s, rule %s) to %s/transitions.jsonl, devices.jsonl and logging.json\n",
+		fmt.Fprintf(cl.stdout, "logged %d steps of %d agents (days %v, %v from %v, seed %d, engine %s, rule %s) to %s/transitions.jsonl, devices.jsonl, tasks.jsonl and logging.json\n",
 			steps, edge.Agents, days, window, from, seed, engine, rule, out)
 		return nil
 	})

@@ -22,7 +22,7 @@ import (
 func TestLogThenLearnAgents(t *testing.T) {
 	var tr, dev bytes.Buffer
 	l := Logging{Seed: 1, Days: []float64{0, 3}, From: 12 * time.Hour, Window: 10 * time.Minute}
-	if err := Log(edge.Default(), l, &tr, &dev); err != nil {
+	if err := Log(edge.Default(), l, &tr, &dev, nil); err != nil {
 		t.Fatal(err)
 	}
 	trans, err := edge.ReadLog(&tr)
@@ -132,7 +132,7 @@ func TestBCLearnsTheLogsMeanAction(t *testing.T) {
 func logged(t *testing.T, l Logging) []edge.Transition {
 	t.Helper()
 	var tr bytes.Buffer
-	if err := Log(edge.Default(), l, &tr, io.Discard); err != nil {
+	if err := Log(edge.Default(), l, &tr, io.Discard, nil); err != nil {
 		t.Fatal(err)
 	}
 	log, err := edge.ReadLog(&tr)

@@ -41,14 +41,19 @@ func DefaultLogging() Logging {
 }
 
 // Log runs the world under the logging engine for every window and writes
-// the agents' transitions and, after each window, its devices' records,
-// as JSON lines.
-func Log(cfg edge.Config, l Logging, transitions, devices io.Writer) error {
+// the agents' transitions, after each window its devices' records, and,
+// when tasks is not nil, the records of one task in TaskEvery, as JSON
+// lines.
+func Log(cfg edge.Config, l Logging, transitions, devices, tasks io.Writer) error {
 	shape, err := edge.WikipediaShape()
 	if err != nil {
 		return err
 	}
 	enc := json.NewEncoder(devices)
+	var tw *edge.TaskWriter
+	if tasks != nil {
+		tw = edge.NewTaskWriter(tasks)
+	}
 	for i, day := range l.Days {
 		start := time.Duration(day*24*float64(time.Hour)) + l.From
 		w, err := edge.New(cfg, shape, l.Seed+uint64(i), start)
@@ -57,6 +62,9 @@ func Log(cfg edge.Config, l Logging, transitions, devices io.Writer) error {
 		}
 		if err := w.SetHeuristic(l.Rule); err != nil {
 			return err
+		}
+		if tw != nil {
+			w.LogTasks(TaskEvery, tw.Write)
 		}
 		steps := int(l.Window / cfg.Step)
 		var policy edge.Policy = edge.RandomPolicy{Rand: rand.New(rand.NewPCG(l.Seed+uint64(i), 0x6c6f67))}
@@ -73,6 +81,9 @@ func Log(cfg edge.Config, l Logging, transitions, devices io.Writer) error {
 				return err
 			}
 		}
+	}
+	if tw != nil {
+		return tw.Flush()
 	}
 	return nil
 }

@@ -71,20 +71,8 @@ func NewPerTask(rng *rand.Rand) (*PerTask, error) {
 
 // Choose implements edge.TaskPolicy.
 func (p *PerTask) Choose(t *edge.TaskView, cands []edge.Candidate) int {
-	p.feats, p.prior = p.feats[:0], p.prior[:0]
-	best := math.Inf(1)
-	for _, c := range cands {
-		p.feats = taskFeatures(p.feats, t, c)
-		best = min(best, c.Estimate.Seconds())
-	}
-	var prior []float64
-	if p.Prior > 0 && best > 0 {
-		for _, c := range cands {
-			p.prior = append(p.prior, -(c.Estimate.Seconds()/best-1)/p.Prior)
-		}
-		prior = p.prior
-	}
-	k, lp := p.Choice.Choose(p.feats, prior, len(cands), false)
+	feats, prior := p.inputs(t, cands)
+	k, lp := p.Choice.Choose(feats, prior, len(cands), false)
 	if p.Learning {
 		s := rl.ChoiceSample{Feats: append([]float64(nil), p.feats...), N: len(cands), Pick: k, LogProb: lp}
 		if prior != nil {
@@ -93,6 +81,23 @@ func (p *PerTask) Choose(t *edge.TaskView, cands []edge.Candidate) int {
 		p.open[t.ID] = openChoice{sample: s, scene: t.Scene, deadline: t.Deadline, arrived: t.Arrived}
 	}
 	return k
+}
+
+// inputs are the candidates' features and priors (nil: none) for task t.
+func (p *PerTask) inputs(t *edge.TaskView, cands []edge.Candidate) (feats, prior []float64) {
+	p.feats, p.prior = p.feats[:0], p.prior[:0]
+	best := math.Inf(1)
+	for _, c := range cands {
+		p.feats = taskFeatures(p.feats, t, c)
+		best = min(best, c.Estimate.Seconds())
+	}
+	if p.Prior > 0 && best > 0 {
+		for _, c := range cands {
+			p.prior = append(p.prior, -(c.Estimate.Seconds()/best-1)/p.Prior)
+		}
+		prior = p.prior
+	}
+	return p.feats, prior
 }
 
 // Finished implements edge.TaskPolicy.
@@ -171,17 +176,35 @@ func DefaultPerTaskTraining() PerTaskTraining {
 // by its own task's outcome) and returns it: the ceiling of what a
 // learned per-task rule can do where greedy runs today.
 func TrainPerTask(cfg edge.Config, tr PerTaskTraining) (*PerTask, error) {
-	if tr.Episodes < 1 || tr.Window < cfg.Step || tr.Batch < 1 || tr.LastDay < tr.FirstDay {
-		return nil, fmt.Errorf("edgeenv: per-task training: %d episodes of %v, batch %d, days %g-%g", tr.Episodes, tr.Window, tr.Batch, tr.FirstDay, tr.LastDay)
-	}
 	shape, err := edge.WikipediaShape()
 	if err != nil {
 		return nil, err
 	}
+	return trainPerTask(cfg.Step, tr, nil, func(_ int, seed uint64, start time.Duration) (*edge.World, error) {
+		return edge.New(cfg, shape, seed, start)
+	})
+}
+
+// TrainPerTaskGreyBox trains a per-task rule as TrainPerTask does, in the
+// grey-box environment learned from logs: episode e in member e of the
+// ensemble, in turn. A rule from behaviour cloning (from, nil: none)
+// starts the training in its place.
+func TrainPerTaskGreyBox(g *GreyBox, tr PerTaskTraining, from *PerTask) (*PerTask, error) {
+	return trainPerTask(g.Members[0].Step, tr, from, g.World)
+}
+
+// trainPerTask runs tr's episodes in the worlds world builds (episode e
+// from month time start, seeded).
+func trainPerTask(step time.Duration, tr PerTaskTraining, p *PerTask, world func(e int, seed uint64, start time.Duration) (*edge.World, error)) (*PerTask, error) {
+	if tr.Episodes < 1 || tr.Window < step || tr.Batch < 1 || tr.LastDay < tr.FirstDay {
+		return nil, fmt.Errorf("edgeenv: per-task training: %d episodes of %v, batch %d, days %g-%g", tr.Episodes, tr.Window, tr.Batch, tr.FirstDay, tr.LastDay)
+	}
 	rng := rand.New(rand.NewPCG(tr.Seed, 0x7461736b)) // "task"
-	p, err := NewPerTask(rand.New(rand.NewPCG(tr.Seed, 0x63686f)))
-	if err != nil {
-		return nil, err
+	if p == nil {
+		var err error
+		if p, err = NewPerTask(rand.New(rand.NewPCG(tr.Seed, 0x63686f))); err != nil {
+			return nil, err
+		}
 	}
 	p.Learning = true
 	defer func() { p.Learning = false }()
@@ -192,13 +215,13 @@ func TrainPerTask(cfg edge.Config, tr PerTaskTraining) (*PerTask, error) {
 	for e := range tr.Episodes {
 		day := tr.FirstDay + rng.Float64()*(tr.LastDay-tr.FirstDay)
 		start := time.Duration((math.Floor(day)*24 + float64(rng.IntN(24))) * float64(time.Hour))
-		w, err := edge.New(cfg, shape, tr.Seed+uint64(e), start)
+		w, err := world(e, tr.Seed+uint64(e), start)
 		if err != nil {
 			return nil, err
 		}
 		w.SetTaskPolicy(p)
 		clear(p.open)
-		for range int(tr.Window / cfg.Step) {
+		for range int(tr.Window / step) {
 			if _, err := w.Step(acts); err != nil {
 				return nil, err
 			}
@@ -210,3 +233,39 @@ func TrainPerTask(cfg edge.Config, tr PerTaskTraining) (*PerTask, error) {
 	}
 	return p, nil
 }
+
+// CloneTasks is behaviour cloning of the per-task choices of logs: a
+// per-task rule (its prior as NewPerTask's) fitted by cross-entropy to the
+// logged picks of the records that had a choice, for epochs passes.
+func CloneTasks(recs []edge.TaskRecord, epochs int, seed uint64) (*PerTask, error) {
+	p, err := NewPerTask(rand.New(rand.NewPCG(seed, 0x6263)))
+	if err != nil {
+		return nil, err
+	}
+	var samples []rl.ChoiceSample
+	var cands []edge.Candidate
+	for i := range recs {
+		r := &recs[i]
+		if len(r.Cands) < 2 {
+			continue
+		}
+		t := edge.TaskView{Scene: r.Scene, Work: r.Work, SizeMB: r.SizeMB, Deadline: seconds(r.Deadline), Backlog: seconds(r.Backlog)}
+		cands = cands[:0]
+		for _, c := range r.Cands {
+			cands = append(cands, edge.Candidate{Target: c.Target, Estimate: seconds(c.Estimate), Jobs: c.Jobs})
+		}
+		feats, prior := p.inputs(&t, cands)
+		s := rl.ChoiceSample{Feats: append([]float64(nil), feats...), N: len(cands), Pick: r.Pick()}
+		if prior != nil {
+			s.Prior = append([]float64(nil), prior...)
+		}
+		samples = append(samples, s)
+	}
+	if len(samples) == 0 {
+		return nil, fmt.Errorf("edgeenv: behaviour cloning: no logged task had a choice of targets")
+	}
+	p.Choice.Imitate(samples, epochs)
+	return p, nil
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -129,14 +129,28 @@ func (c *Choice) Update(samples []ChoiceSample) {
 	}
 }
 
-// step is one Adam step on the minibatch's clipped surrogate: the
-// candidates past a sample's N are masked out of its softmax.
+// step is one Adam step on the minibatch's clipped surrogate.
 func (c *Choice) step(samples []ChoiceSample, batch []int) {
+	tp := &c.tp
+	logp := c.logProbs(samples, batch)
+	old, adv := tp.Input(len(batch), 1), tp.Input(len(batch), 1)
+	for r, i := range batch {
+		old.Value.Data[r], adv.Value.Data[r] = float32(samples[i].LogProb), float32(samples[i].Adv)
+	}
+	ratio := tp.Exp(tp.Sub(logp, old))
+	clip := float32(c.cfg.Clip)
+	surr := tp.Min(tp.Mul(ratio, adv), tp.Mul(tp.Clip(ratio, 1-clip, 1+clip), adv))
+	c.descend(tp.Scale(tp.Mean(surr), -1))
+}
+
+// logProbs records, on a reset tape, the log-probability of each
+// minibatch sample's pick: the candidates past a sample's N are masked
+// out of its softmax.
+func (c *Choice) logProbs(samples []ChoiceSample, batch []int) *nn.Node[float32] {
 	b, k, f := len(batch), c.K, c.F
 	c.tp.Reset()
 	tp := &c.tp
 	x, mask := tp.Input(b*k, f), tp.Input(b, k)
-	old, adv := tp.Input(b, 1), tp.Input(b, 1)
 	c.pick = c.pick[:0]
 	for r, i := range batch {
 		s := &samples[i]
@@ -152,17 +166,39 @@ func (c *Choice) step(samples []ChoiceSample, batch []int) {
 				x.Value.Data[(r*k+j)*f+q] = float32(s.Feats[j*f+q])
 			}
 		}
-		old.Value.Data[r], adv.Value.Data[r] = float32(s.LogProb), float32(s.Adv)
 		c.pick = append(c.pick, s.Pick)
 	}
 	scores := tp.Add(tp.Reshape(c.net.Forward(tp, x), b, k), mask)
-	logp := tp.Gather(tp.LogSoftmax(scores), c.pick)
-	ratio := tp.Exp(tp.Sub(logp, old))
-	clip := float32(c.cfg.Clip)
-	surr := tp.Min(tp.Mul(ratio, adv), tp.Mul(tp.Clip(ratio, 1-clip, 1+clip), adv))
-	loss := tp.Scale(tp.Mean(surr), -1)
+	return tp.Gather(tp.LogSoftmax(scores), c.pick)
+}
+
+// descend takes one Adam step down loss, the gradient's norm clipped.
+func (c *Choice) descend(loss *nn.Node[float32]) {
 	c.opt.ZeroGrad()
-	tp.Backward(loss)
+	c.tp.Backward(loss)
 	nn.ClipGradNorm(c.net.Params(), 0.5)
 	c.opt.Step()
+}
+
+// Imitate is behaviour cloning: epochs passes of minibatch steps of the
+// logged picks' cross-entropy (their advantages and log-probabilities
+// unused). It returns the last pass's mean negative log-likelihood.
+func (c *Choice) Imitate(samples []ChoiceSample, epochs int) float64 {
+	idx := make([]int, len(samples))
+	for i := range idx {
+		idx[i] = i
+	}
+	nll := 0.0
+	for range epochs {
+		c.rng.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
+		nll = 0
+		for start := 0; start < len(idx); start += c.cfg.Batch {
+			batch := idx[start:min(start+c.cfg.Batch, len(idx))]
+			loss := c.tp.Scale(c.tp.Mean(c.logProbs(samples, batch)), -1)
+			nll += float64(loss.Value.Data[0]) * float64(len(batch))
+			c.descend(loss)
+		}
+		nll /= float64(max(len(idx), 1))
+	}
+	return nll
 }
