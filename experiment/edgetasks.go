@@ -312,4 +312,3 @@ func (s EdgeStudy) writePerTask(p PerTaskStudy, r PerTaskResult) error {
 	rep.Meta = append(rep.Meta, report.KV{Key: "pipeline from task records to the rule", Value: strings.Join(times, "; ")})
 	return writeStudy(s.Dir, "pertask", head, recs, r, rep)
 }
-

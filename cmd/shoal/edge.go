@@ -8,8 +8,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/shoal-project/shoal/control/edgesched"
