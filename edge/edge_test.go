@@ -337,7 +337,8 @@ func TestTaskPolicyHook(t *testing.T) {
 }
 
 // TestTaskLog: logging every third task changes nothing the world does;
-// the records round-trip through JSON lines, greedy's choice is the
+// the records round-trip through JSON lines, tasks are seen uploading to
+// remote targets only, greedy's choice is the
 // candidate of the earliest estimate, and a local task's time is its
 // backlog plus its work at the device's speed.
 func TestTaskLog(t *testing.T) {
@@ -367,7 +368,14 @@ func TestTaskLog(t *testing.T) {
 		t.Fatalf("%d records of %d tasks, want about a third", n, tasks)
 	}
 	cfg := Default()
+	inbound := 0
 	for i, r := range recs {
+		for _, c := range r.Cands {
+			if c.Inbound < 0 || (c.Target == 0 && c.Inbound != 0) {
+				t.Fatalf("record %d: %d tasks seen uploading to target %d", i, c.Inbound, c.Target)
+			}
+			inbound += c.Inbound
+		}
 		best := 0
 		for k, c := range r.Cands {
 			if c.Estimate < r.Cands[best].Estimate {
@@ -385,6 +393,9 @@ func TestTaskLog(t *testing.T) {
 		} else if !(r.Upload > 0 && r.Upload < r.Took) {
 			t.Fatalf("record %d: offloaded, upload %g s of %g", i, r.Upload, r.Took)
 		}
+	}
+	if inbound == 0 {
+		t.Error("no task was ever seen uploading")
 	}
 	if _, err := ReadTasks(strings.NewReader(`{"scene":0,"deadline_s":1,"target":3,"cands":[{"target":0}]}`)); err == nil {
 		t.Error("a target outside its candidates was read")

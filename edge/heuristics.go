@@ -164,13 +164,36 @@ func (w *World) estimate(t *task, target int) time.Duration {
 // jobs is the number of jobs the heuristic sees at a remote target for
 // scene g: the queue's now, or as of the last refresh of a stale view.
 func (w *World) jobs(target, g int) int {
-	q := &w.cloud
-	if target != targetCloud {
-		q = &w.edge[target-1][g]
-	}
 	if w.cfg.Staleness <= 0 {
+		q := &w.cloud
+		if target != targetCloud {
+			q = &w.edge[target-1][g]
+		}
 		return q.Len()
 	}
+	w.refreshView()
+	i := viewIndex(target, g)
+	if w.heuristic == Tracked {
+		return w.view[i] + w.sent[i]
+	}
+	return w.view[i]
+}
+
+// inbound is the number of tasks uploading to a remote target's queue for
+// scene g, as the platform sees them: now, or as of the last refresh of a
+// stale view.
+func (w *World) inbound(target, g int) int {
+	i := viewIndex(target, g)
+	if w.cfg.Staleness <= 0 {
+		return w.uploading[i]
+	}
+	w.refreshView()
+	return w.viewUp[i]
+}
+
+// refreshView takes a new view of the queues when the last is Staleness
+// old.
+func (w *World) refreshView() {
 	if now := w.k.Now(); !w.viewOK || now-w.viewAt >= w.cfg.Staleness {
 		for e := range Edges {
 			for s := range Scenes {
@@ -178,14 +201,10 @@ func (w *World) jobs(target, g int) int {
 			}
 		}
 		w.view[Edges*Scenes] = w.cloud.Len()
+		w.viewUp = w.uploading
 		clear(w.sent[:])
 		w.viewAt, w.viewOK = now, true
 	}
-	i := viewIndex(target, g)
-	if w.heuristic == Tracked {
-		return w.view[i] + w.sent[i]
-	}
-	return w.view[i]
 }
 
 // viewIndex is where a remote target's queue for scene g is in the view.

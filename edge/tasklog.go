@@ -33,6 +33,7 @@ type TaskOption struct {
 	Target   int     `json:"target"`
 	Estimate float64 `json:"est_s"`
 	Jobs     int     `json:"jobs"`
+	Inbound  int     `json:"inbound"`
 }
 
 // Pick is the index of the chosen target among the record's candidates
@@ -67,11 +68,11 @@ func (w *World) recordArrival(t *task, lo, hi int) {
 	r := &TaskRecord{Day: float64(w.MonthTime()) / float64(24*time.Hour), Scene: t.group, Device: t.device, Work: t.work,
 		SizeMB: t.sizeMB, Deadline: gr.Deadline.Seconds(), Backlog: max(w.devBusy[t.group][t.device]-w.k.Now(), 0).Seconds()}
 	for target := lo; target < hi; target++ {
-		jobs := 0
+		jobs, in := 0, 0
 		if target != targetLocal {
-			jobs = w.jobs(target, t.group)
+			jobs, in = w.jobs(target, t.group), w.inbound(target, t.group)
 		}
-		r.Cands = append(r.Cands, TaskOption{Target: target, Estimate: w.estimate(t, target).Seconds(), Jobs: jobs})
+		r.Cands = append(r.Cands, TaskOption{Target: target, Estimate: w.estimate(t, target).Seconds(), Jobs: jobs, Inbound: in})
 	}
 	t.rec = r
 }

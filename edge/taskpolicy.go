@@ -3,12 +3,14 @@ package edge
 import "time"
 
 // Candidate is a target a task may run at, as the platform's view gives
-// it: its estimated completion (the heuristics' estimate) and the jobs
-// seen there (0 for local execution).
+// it: its estimated completion (the heuristics' estimate), the jobs seen
+// there and the tasks seen uploading to it (0 for local execution), which
+// the estimate leaves out.
 type Candidate struct {
 	Target   int
 	Estimate time.Duration
 	Jobs     int
+	Inbound  int
 }
 
 // TaskView is what a per-task policy knows of a task.
@@ -39,11 +41,11 @@ func (w *World) ask(t *task, lo, hi int) int {
 	gr := &w.cfg.Groups[t.group]
 	w.cands = w.cands[:0]
 	for target := lo; target < hi; target++ {
-		jobs := 0
+		jobs, in := 0, 0
 		if target != targetLocal {
-			jobs = w.jobs(target, t.group)
+			jobs, in = w.jobs(target, t.group), w.inbound(target, t.group)
 		}
-		w.cands = append(w.cands, Candidate{Target: target, Estimate: w.estimate(t, target), Jobs: jobs})
+		w.cands = append(w.cands, Candidate{Target: target, Estimate: w.estimate(t, target), Jobs: jobs, Inbound: in})
 	}
 	w.tv = TaskView{ID: t.ps.Seq, Scene: t.group, Work: t.work, SizeMB: t.sizeMB, Deadline: gr.Deadline,
 		Backlog: max(w.devBusy[t.group][t.device]-w.k.Now(), 0), Arrived: t.arrived}

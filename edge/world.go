@@ -77,10 +77,12 @@ type World struct {
 	heuristic Heuristic // when set, tasks follow it instead of the weights
 	// view is the queue lengths the heuristic reads (Config.Staleness):
 	// each edge node's scenes' jobs and the cloud's (last), as of viewAt.
-	view   [Edges*Scenes + 1]int
-	sent   [Edges*Scenes + 1]int // Tracked: the tasks sent since the refresh
-	viewAt time.Duration
-	viewOK bool
+	view [Edges*Scenes + 1]int
+	sent [Edges*Scenes + 1]int // Tracked: the tasks sent since the refresh
+	// uploading is the tasks uploading to each queue, viewUp as of viewAt.
+	uploading, viewUp [Edges*Scenes + 1]int
+	viewAt            time.Duration
+	viewOK            bool
 	// temp is Softmin's temperature, a share of the best estimate, and pick
 	// its draws' stream (not the scenes', so that the tasks are the same
 	// whatever the rule).
@@ -274,6 +276,7 @@ func (w *World) dispatch(t *task) {
 		return
 	}
 	t.ev.Arg = stageUploaded
+	w.uploading[viewIndex(t.target, t.group)]++
 	w.k.After(&t.ev, w.upload(t))
 }
 
@@ -312,6 +315,7 @@ func (w *World) transferred(t *task, stage int) {
 	case stageLocalDone:
 		w.finish(t, w.k.Now())
 	case stageUploaded:
+		w.uploading[viewIndex(t.target, t.group)]--
 		if t.rec != nil {
 			t.rec.Upload = (w.k.Now() - t.arrived).Seconds()
 		}

@@ -161,7 +161,7 @@ func TestCloneTasksFollowsTheLog(t *testing.T) {
 		}
 		cands = cands[:0]
 		for _, c := range r.Cands {
-			cands = append(cands, edge.Candidate{Target: c.Target, Estimate: seconds(c.Estimate), Jobs: c.Jobs})
+			cands = append(cands, edge.Candidate{Target: c.Target, Estimate: seconds(c.Estimate), Jobs: c.Jobs, Inbound: c.Inbound})
 		}
 		tv := edge.TaskView{Scene: r.Scene, Work: r.Work, SizeMB: r.SizeMB, Deadline: seconds(r.Deadline), Backlog: seconds(r.Backlog)}
 		feats, prior := p.inputs(&tv, cands)

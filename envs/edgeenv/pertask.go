@@ -11,14 +11,14 @@ import (
 )
 
 // TaskFeatures is the length of a candidate's features (taskFeatures).
-const TaskFeatures = 16
+const TaskFeatures = 17
 
-// taskFeatures writes candidate c's features for task t: its estimate
-// and the jobs seen there, which target it is, the task's work, size and
+// taskFeatures writes candidate c's features for task t: its estimate,
+// the jobs seen there and the tasks seen uploading to it, which target it is, the task's work, size and
 // deadline, its device's backlog, and its scene.
 func taskFeatures(dst []float64, t *edge.TaskView, c edge.Candidate) []float64 {
 	d := t.Deadline.Seconds()
-	dst = append(dst, min(c.Estimate.Seconds()/d, 20), float64(c.Jobs)/8)
+	dst = append(dst, min(c.Estimate.Seconds()/d, 20), float64(c.Jobs)/8, float64(c.Inbound)/8)
 	for k := range edge.Targets {
 		dst = append(dst, b2f(c.Target == k))
 	}
@@ -252,7 +252,7 @@ func CloneTasks(recs []edge.TaskRecord, epochs int, seed uint64) (*PerTask, erro
 		t := edge.TaskView{Scene: r.Scene, Work: r.Work, SizeMB: r.SizeMB, Deadline: seconds(r.Deadline), Backlog: seconds(r.Backlog)}
 		cands = cands[:0]
 		for _, c := range r.Cands {
-			cands = append(cands, edge.Candidate{Target: c.Target, Estimate: seconds(c.Estimate), Jobs: c.Jobs})
+			cands = append(cands, edge.Candidate{Target: c.Target, Estimate: seconds(c.Estimate), Jobs: c.Jobs, Inbound: c.Inbound})
 		}
 		feats, prior := p.inputs(&t, cands)
 		s := rl.ChoiceSample{Feats: append([]float64(nil), feats...), N: len(cands), Pick: r.Pick()}
