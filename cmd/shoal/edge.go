@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -158,7 +159,7 @@ random engine in the paper's world.`,
 
 func (cl *cli) edgeEvaluate() *cobra.Command {
 	var (
-		day          float64
+		days         []float64
 		hours        []float64
 		window       time.Duration
 		seed         uint64
@@ -172,10 +173,11 @@ func (cl *cli) edgeEvaluate() *cobra.Command {
 		Use:   "evaluate [POLICY...]",
 		Short: "Run edge policies in the real world beside the random engine and today's heuristics",
 		Long: `Run each trained policy (from 'shoal train edge-policy') in the edge world on
-a month day, in a window from each given hour, beside the random engine and the
-greedy (earliest estimated completion) and threshold offloading heuristics,
-and print each one's mean task completion time, successful offloading ratio
-(offloaded and within the deadline), offloading ratio and deadline misses.
+each month day given, in a window from each given hour, beside the random
+engine and the greedy (earliest estimated completion) and threshold
+offloading heuristics, and print each one's mean task completion time,
+successful offloading ratio (offloaded and within the deadline), offloading
+ratio and deadline misses.
 
 Where the heuristics lose: --staleness gives the platform a view of the queues
 refreshed only that often (as a metrics scrape is), so that every device reads
@@ -196,7 +198,7 @@ mappo:FILE or mappo:file=FILE; a bare FILE is mappo:FILE.`,
   shoal edge evaluate --staleness 2s --load 1.3 --softmin 0.1,0.3`,
 	}
 	f := cmd.Flags()
-	f.Float64Var(&day, "day", 0, "month day of the evaluation")
+	f.Float64SliceVar(&days, "day", []float64{0}, "month days of the evaluation, e.g. 0,14")
 	f.Float64SliceVar(&hours, "hours", []float64{0, 6, 12, 18}, "hours of the day the windows start")
 	f.DurationVar(&window, "window", time.Hour, "length of each window")
 	f.Uint64Var(&seed, "seed", 1000, "seed of the world")
@@ -207,8 +209,8 @@ mappo:FILE or mappo:file=FILE; a bare FILE is mappo:FILE.`,
 	f.Float64SliceVar(&softmin, "softmin", nil, "also run the softmin rule at these temperatures, e.g. 0.1,0.3")
 	f.IntVar(&ceiling, "ceiling", 0, "also train a per-task rule by PPO in the real world for this many hour-long episodes, and run it (about 20 s an episode)")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
-		if day < 0 || window < edge.Default().Step || len(hours) == 0 {
-			return usagef("--day must be >= 0, --window at least %v and --hours not empty", edge.Default().Step)
+		if len(days) == 0 || slices.Min(days) < 0 || window < edge.Default().Step || len(hours) == 0 {
+			return usagef("--day must be given and >= 0, --window at least %v and --hours not empty", edge.Default().Step)
 		}
 		if staleness < 0 || !(load > 0) || math.IsInf(load, 0) {
 			return usagef("--staleness must be 0 or more and --load positive, got %v and %g", staleness, load)
@@ -262,14 +264,16 @@ mappo:FILE or mappo:file=FILE; a bare FILE is mappo:FILE.`,
 			}
 			entries = append(entries, edgeenv.Contender{Name: fmt.Sprintf("%s (%s)", filepath.Base(path), p.Method), Policy: p, Heuristic: edge.Heuristic(p.Rule)})
 		}
-		fmt.Fprintf(cl.stdout, "day %g, %v from hours %v, seed %d, staleness %v, load %g\n%-28s %14s %18s %10s %8s\n", day, window, hours, seed, staleness, load, "policy", "mean time (s)", "on-time offloaded", "offloaded", "missed")
-		for _, e := range entries {
-			ev, err := edgeenv.EvaluateWindows(e, cfg, day, hours, window, seed)
-			if err != nil {
-				return err
+		for _, day := range days {
+			fmt.Fprintf(cl.stdout, "day %g, %v from hours %v, seed %d, staleness %v, load %g\n%-28s %14s %18s %10s %8s\n", day, window, hours, seed, staleness, load, "policy", "mean time (s)", "on-time offloaded", "offloaded", "missed")
+			for _, e := range entries {
+				ev, err := edgeenv.EvaluateWindows(e, cfg, day, hours, window, seed)
+				if err != nil {
+					return err
+				}
+				all := ev.All
+				fmt.Fprintf(cl.stdout, "%-28s %14.3f %18.3f %10.3f %8.3f\n", e.Name, all.MeanTime(), all.OnTimeOffloaded(), all.Offloaded(), all.MissRatio())
 			}
-			all := ev.All
-			fmt.Fprintf(cl.stdout, "%-28s %14.3f %18.3f %10.3f %8.3f\n", e.Name, all.MeanTime(), all.OnTimeOffloaded(), all.Offloaded(), all.MissRatio())
 		}
 		return nil
 	})
