@@ -473,10 +473,10 @@ func (s EdgeStudy) logDay(path string, seed uint64, day float64, window time.Dur
 	return log, err
 }
 
-// logWorld logs all of a day of world cfg as logDay does, and the
-// records of one task in edgeenv.TaskEvery to tasksPath (unless "").
-func (s EdgeStudy) logWorld(cfg edge.Config, path, tasksPath string, seed uint64, day float64, src LogSource) ([]edge.Transition, []edge.TaskRecord, error) {
-	l := edgeenv.Logging{Seed: seed, Days: []float64{day}, Window: 24 * time.Hour, Engine: src.Engine, Rule: src.Rule}
+// logWorld logs world cfg as logDay does, and the records of one task in
+// edgeenv.TaskEvery to tasksPath (unless "").
+func (s EdgeStudy) logWorld(cfg edge.Config, path, tasksPath string, seed uint64, day float64, window time.Duration, src LogSource) ([]edge.Transition, []edge.TaskRecord, error) {
+	l := edgeenv.Logging{Seed: seed, Days: []float64{day}, Window: window, Engine: src.Engine, Rule: src.Rule}
 	return logTo(cfg, l, path, tasksPath)
 }
 

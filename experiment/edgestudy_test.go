@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -93,6 +94,46 @@ func TestEdgeGeneralisationSmall(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"generalisation.csv", "generalisation.json", "generalisation.html", "logs/train-random-1.jsonl", "logs/train-mix-2.jsonl"} {
+		if _, err := os.Stat(filepath.Join(s.Dir, name)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestEdgePerTaskSmall: short logs, one short episode and short windows
+// give a row per scenario, policy and day, both environments' fidelity
+// and the pipeline's time; greedy-tracked is greedy on a fresh view; the
+// files and logs are there.
+func TestEdgePerTaskSmall(t *testing.T) {
+	s := DefaultEdgeStudy(t.TempDir())
+	s.Seeds = 1
+	s.Venv.MLEEpochs, s.Venv.Adversarial = 5, 5
+	p := DefaultPerTaskStudy()
+	p.LogWindow, p.Later, p.Hours, p.Window = 20*time.Minute, []float64{0, 30}, []float64{12}, 5*time.Minute
+	p.Training.Episodes, p.Training.Window, p.Training.Batch, p.CloneEpochs, p.Models = 1, 5*time.Minute, 512, 1, 1
+	res, err := s.PerTaskStudy(context.Background(), p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 2*len(PerTaskPolicies)*2 || len(res.Fidelity) != 2*2 || len(res.Pipeline) != 2 {
+		t.Fatalf("%d rows, %d fidelity rows, %d pipeline times", len(res.Rows), len(res.Fidelity), len(res.Pipeline))
+	}
+	byKey := map[string]PerTaskRow{}
+	for _, r := range res.Rows {
+		byKey[fmt.Sprintf("%s/%s/%g", r.Staleness, r.Policy, r.Later)] = r
+		if !(r.MeanTime.Mean > 0) || !(r.OnTimeOffloaded.Mean > 0) {
+			t.Errorf("%+v", r)
+		}
+	}
+	if a, b := byKey["0s/greedy/0"], byKey["0s/greedy-tracked/0"]; a.MeanTime.Mean != b.MeanTime.Mean {
+		t.Errorf("fresh view: greedy %v, greedy-tracked %v", a.MeanTime, b.MeanTime)
+	}
+	for _, f := range res.Fidelity {
+		if len(f.KL) != len(edgeenv.StepMeasures)+1 || !(f.Pairs.Mean >= 0) {
+			t.Errorf("%+v", f)
+		}
+	}
+	for _, name := range []string{"pertask.csv", "pertask.json", "pertask.html", "logs/pertask-0s-1-tasks.jsonl", "logs/pertask-1s-1-heldout.jsonl"} {
 		if _, err := os.Stat(filepath.Join(s.Dir, name)); err != nil {
 			t.Error(err)
 		}

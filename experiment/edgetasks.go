@@ -28,7 +28,10 @@ import (
 // another seed): the grey box and the black-box model of the paper's
 // pipeline (edgeenv.Learn on the same day's transitions).
 type PerTaskStudy struct {
-	TrainDay  float64
+	TrainDay float64
+	// LogWindow is how much of the day is logged, from midnight (and of
+	// the next day, held out).
+	LogWindow time.Duration
 	Staleness []time.Duration // the scenarios
 	Later     []float64
 	Hours     []float64
@@ -46,7 +49,7 @@ type PerTaskStudy struct {
 // and 30 days after the logged day 0, in the generalisation study's
 // windows.
 func DefaultPerTaskStudy() PerTaskStudy {
-	return PerTaskStudy{Staleness: []time.Duration{0, time.Second}, Later: []float64{0, 7, 30}, Hours: []float64{0, 6, 12, 18},
+	return PerTaskStudy{LogWindow: 24 * time.Hour, Staleness: []time.Duration{0, time.Second}, Later: []float64{0, 7, 30}, Hours: []float64{0, 6, 12, 18},
 		Window: time.Hour, Training: edgeenv.DefaultPerTaskTraining(), GreyBox: edgeenv.DefaultGreyBox(), CloneEpochs: 5,
 		Models: edgeenv.OperatorModels}
 }
@@ -172,7 +175,7 @@ func (s EdgeStudy) perTaskSeed(ctx context.Context, p PerTaskStudy, staleness ti
 	src := LogSource{Name: "mix", Engine: mix, Rule: edge.DefaultRule}
 	name := fmt.Sprintf("pertask-%v-%d", staleness, seed)
 	stage(0, "logging day "+g(p.TrainDay))
-	log, recs, err := s.logWorld(cfg, filepath.Join(logs, name+".jsonl"), filepath.Join(logs, name+"-tasks.jsonl"), seed, p.TrainDay, src)
+	log, recs, err := s.logWorld(cfg, filepath.Join(logs, name+".jsonl"), filepath.Join(logs, name+"-tasks.jsonl"), seed, p.TrainDay, p.LogWindow, src)
 	if err != nil {
 		return out, err
 	}
@@ -236,7 +239,7 @@ func (s EdgeStudy) perTaskSeed(ctx context.Context, p PerTaskStudy, staleness ti
 // fidelity measures both environments on a held-out log: the day after
 // the training day, logged under the same engines with another seed.
 func (s EdgeStudy) fidelity(cfg edge.Config, p PerTaskStudy, grey *edgeenv.GreyBox, train []edge.Transition, seed uint64, logs, name string, src LogSource) ([]edgeenv.Fidelity, error) {
-	held, _, err := s.logWorld(cfg, filepath.Join(logs, name+"-heldout.jsonl"), "", seed+100, p.TrainDay+1, src)
+	held, _, err := s.logWorld(cfg, filepath.Join(logs, name+"-heldout.jsonl"), "", seed+100, p.TrainDay+1, p.LogWindow, src)
 	if err != nil {
 		return nil, err
 	}
