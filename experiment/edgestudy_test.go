@@ -111,6 +111,7 @@ func TestEdgePerTaskSmall(t *testing.T) {
 	p := DefaultPerTaskStudy()
 	p.LogWindow, p.Later, p.Hours, p.Window = 20*time.Minute, []float64{0, 30}, []float64{12}, 5*time.Minute
 	p.Training.Episodes, p.Training.Window, p.Training.Batch, p.CloneEpochs, p.Models = 1, 5*time.Minute, 512, 1, 1
+	p.MAPPO.Steps, p.MAPPO.Horizon = 1024, 30
 	res, err := s.PerTaskStudy(context.Background(), p, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -21,12 +21,13 @@ import (
 // from the task records alone a grey-box environment is learned, a
 // per-task rule is cloned from the logged choices (BC), and one is trained
 // by PPO in the grey box. Beside them: the same rule trained by PPO in the
-// real world on the same day (the ceiling), greedy and greedy-tracked.
+// real world on the same day (the ceiling), greedy, greedy-tracked, and
+// the paper's pipeline: MA-PPO's weights (biasing weighted-greedy) trained
+// in a black-box environment learned from the same day's transitions.
 // Every policy runs in the real world Later days after, in windows from
 // Hours, world seeds 1000·seed + k (seeds no setting was chosen on). Both
 // environments' fidelity is measured on a held-out log (the next day,
-// another seed): the grey box and the black-box model of the paper's
-// pipeline (edgeenv.Learn on the same day's transitions).
+// another seed).
 type PerTaskStudy struct {
 	TrainDay float64
 	// LogWindow is how much of the day is logged, from midnight (and of
@@ -41,8 +42,10 @@ type PerTaskStudy struct {
 	Training    edgeenv.PerTaskTraining
 	GreyBox     edgeenv.GreyBoxConfig
 	CloneEpochs int
-	// Models is the black-box environment's ensemble (fidelity only).
+	// Models is the black-box environment's ensemble and MAPPO the
+	// paper's pipeline trained in it (the operator's settings).
 	Models int
+	MAPPO  edgeenv.MAPPOConfig
 }
 
 // DefaultPerTaskStudy studies a fresh view and a 1-second stale one, 0, 7
@@ -51,11 +54,11 @@ type PerTaskStudy struct {
 func DefaultPerTaskStudy() PerTaskStudy {
 	return PerTaskStudy{LogWindow: 24 * time.Hour, Staleness: []time.Duration{0, time.Second}, Later: []float64{0, 7, 30}, Hours: []float64{0, 6, 12, 18},
 		Window: time.Hour, Training: edgeenv.DefaultPerTaskTraining(), GreyBox: edgeenv.DefaultGreyBox(), CloneEpochs: 5,
-		Models: edgeenv.OperatorModels}
+		Models: edgeenv.OperatorModels, MAPPO: edgeenv.OperatorMAPPO()}
 }
 
 // PerTaskPolicies are the study's policies, in its tables' order.
-var PerTaskPolicies = []string{"greedy", "greedy-tracked", "bc-task", "task-greybox", "task-real"}
+var PerTaskPolicies = []string{"greedy", "greedy-tracked", "mappo-blackbox", "bc-task", "task-greybox", "task-real"}
 
 // PerTaskRow is one policy on one day of one scenario, over the seeds.
 type PerTaskRow struct {
@@ -209,13 +212,27 @@ func (s EdgeStudy) perTaskSeed(ctx context.Context, p PerTaskStudy, staleness ti
 	if err := ctx.Err(); err != nil {
 		return out, err
 	}
-	stage(0.65, "the environments' fidelity on a held-out day")
-	if out.fidelity, err = s.fidelity(cfg, p, grey, log, seed, logs, name, src); err != nil {
+	stage(0.6, "the paper's pipeline: a black-box environment and MA-PPO in it")
+	vc := s.Venv
+	vc.Seed, vc.Models = seed, p.Models
+	black, err := edgeenv.Learn(log, vc)
+	if err != nil {
+		return out, err
+	}
+	mc := p.MAPPO
+	mc.Seed = seed
+	mappo, err := edgeenv.TrainMAPPO(black, mc)
+	if err != nil {
+		return out, err
+	}
+	stage(0.7, "the environments' fidelity on a held-out day")
+	if out.fidelity, err = s.fidelity(cfg, p, grey, black, seed, logs, name, src); err != nil {
 		return out, err
 	}
 	stage(0.75, "evaluating")
 	contenders := map[string]edgeenv.Contender{"greedy": {Name: "greedy", Heuristic: edge.Greedy},
 		"greedy-tracked": {Name: "greedy-tracked", Heuristic: edge.Tracked},
+		"mappo-blackbox": {Name: "mappo-blackbox", Policy: mappo, Heuristic: src.Rule},
 		"bc-task":        {Name: "bc-task", Task: bc}, "task-greybox": {Name: "task-greybox", Task: learned}, "task-real": {Name: "task-real", Task: real}}
 	out.evals = map[struct {
 		policy string
@@ -238,7 +255,7 @@ func (s EdgeStudy) perTaskSeed(ctx context.Context, p PerTaskStudy, staleness ti
 
 // fidelity measures both environments on a held-out log: the day after
 // the training day, logged under the same engines with another seed.
-func (s EdgeStudy) fidelity(cfg edge.Config, p PerTaskStudy, grey *edgeenv.GreyBox, train []edge.Transition, seed uint64, logs, name string, src LogSource) ([]edgeenv.Fidelity, error) {
+func (s EdgeStudy) fidelity(cfg edge.Config, p PerTaskStudy, grey *edgeenv.GreyBox, black *edgeenv.Virtual, seed uint64, logs, name string, src LogSource) ([]edgeenv.Fidelity, error) {
 	held, _, err := s.logWorld(cfg, filepath.Join(logs, name+"-heldout.jsonl"), "", seed+100, p.TrainDay+1, p.LogWindow, src)
 	if err != nil {
 		return nil, err
@@ -248,12 +265,6 @@ func (s EdgeStudy) fidelity(cfg edge.Config, p PerTaskStudy, grey *edgeenv.GreyB
 		return nil, err
 	}
 	gr, err := grey.Replay(held, src.Rule, seed)
-	if err != nil {
-		return nil, err
-	}
-	vc := s.Venv
-	vc.Seed, vc.Models = seed, p.Models
-	black, err := edgeenv.Learn(train, vc)
 	if err != nil {
 		return nil, err
 	}

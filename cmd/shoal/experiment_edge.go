@@ -60,9 +60,10 @@ per-task: per scenario (--staleness: how stale the platform's view of the
   devices and link bandwidths by hour learned, an ensemble of bootstrap
   fits), a per-task rule cloned from the logged choices (bc-task) and one
   trained by PPO in the grey box (task-greybox); with the same rule trained
-  by PPO in the real world (task-real, the ceiling), greedy and
-  greedy-tracked, every policy runs in the real world 0, 7 and 30 days
-  later. Also the grey box's and the paper's black-box environment's
+  by PPO in the real world (task-real, the ceiling), greedy, greedy-tracked
+  and the paper's pipeline (MA-PPO in a black-box environment learned from
+  the same day, mappo-blackbox), every policy runs in the real world 0, 7
+  and 30 days later. Also the grey box's and the paper's black-box environment's
   fidelity to a held-out day's log (KL per step measure, pair KL) and the
   pipeline's time; DIR/pertask.csv, .json, .html (about 8 minutes a seed
   and scenario).
