@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -49,6 +51,7 @@ func (cl *cli) edgeLog() *cobra.Command {
 		from, window time.Duration
 		seed         uint64
 		engine, rule string
+		staleness    time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "log -o DIR",
@@ -79,7 +82,8 @@ held and random experiments. --engine random --rule weights logs the paper's
 random engine in the paper's world.`,
 		Example: `  shoal edge log -o logs                                    # day 0, all of it, the default mix
   shoal edge log -o week --days 0,1,2,3,4,5,6 --from 12h --window 1h
-  shoal edge log -o paper --engine random --rule weights    # the paper's history`,
+  shoal edge log -o paper --engine random --rule weights    # the paper's history
+  shoal edge log -o stale --staleness 1s                    # a view of the queues 1 s old`,
 		Args: exactArgs(0, "no arguments"),
 	}
 	f := cmd.Flags()
@@ -90,9 +94,13 @@ random engine in the paper's world.`,
 	f.Uint64Var(&seed, "seed", 1, "seed of the world and the random engine (a day's is seed + its index)")
 	f.StringVar(&engine, "engine", edge.DefaultMix, "the logging engine, or a mix `NAME:WEIGHT,...` of greedy, threshold, hold, random and even")
 	f.StringVar(&rule, "rule", edge.RuleName(edge.DefaultRule), "what the weights do: weighted-greedy or weights (the paper's)")
+	f.DurationVar(&staleness, "staleness", 0, "how often the platform refreshes its view of the edge nodes' and the cloud's queues (0: always current)")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
 		if out == "" {
 			return usagef("-o DIR is required (where to write the logs)")
+		}
+		if staleness < 0 {
+			return usagef("--staleness must be 0 or more, got %v", staleness)
 		}
 		h, err := edge.ParseRule(rule)
 		if err != nil {
@@ -130,10 +138,13 @@ random engine in the paper's world.`,
 			return err
 		}
 		defer tasks.Close()
-		if err := edgeenv.Log(edge.Default(), edgeenv.Logging{Seed: seed, Days: days, From: from, Window: window, Engine: mix, Rule: h}, tr, dev, tasks); err != nil {
+		cfg := edge.Default()
+		cfg.Staleness = staleness
+		if err := edgeenv.Log(cfg, edgeenv.Logging{Seed: seed, Days: days, From: from, Window: window, Engine: mix, Rule: h}, tr, dev, tasks); err != nil {
 			return err
 		}
-		man, err := json.MarshalIndent(logManifest{Rule: edge.RuleName(h), Engine: engine, Seed: seed, Days: days, From: from.String(), Window: window.String()}, "", "  ")
+		man, err := json.MarshalIndent(logManifest{Rule: edge.RuleName(h), Engine: engine, Seed: seed, Days: days, From: from.String(), Window: window.String(),
+			Staleness: staleness.String()}, "", "  ")
 		if err != nil {
 			return err
 		}
@@ -150,8 +161,8 @@ random engine in the paper's world.`,
 			return err
 		}
 		steps := int(window/edge.Default().Step) * len(days)
-		fmt.Fprintf(cl.stdout, "logged %d steps of %d agents (days %v, %v from %v, seed %d, engine %s, rule %s) to %s/transitions.jsonl, devices.jsonl, tasks.jsonl and logging.json\n",
-			steps, edge.Agents, days, window, from, seed, engine, rule, out)
+		fmt.Fprintf(cl.stdout, "logged %d steps of %d agents (days %v, %v from %v, seed %d, engine %s, rule %s, view %v stale) to %s/transitions.jsonl, devices.jsonl, tasks.jsonl and logging.json\n",
+			steps, edge.Agents, days, window, from, seed, engine, rule, staleness, out)
 		return nil
 	})
 	return cmd
@@ -254,15 +265,11 @@ mappo:FILE or mappo:file=FILE; a bare FILE is mappo:FILE.`,
 			entries = append(entries, edgeenv.Contender{Name: "engines (" + edge.RuleName(h) + ")", Engine: mix, Heuristic: h})
 		}
 		for _, arg := range args {
-			path, err := edgePolicyFile(arg)
+			c, err := edgeContender(arg)
 			if err != nil {
 				return err
 			}
-			p, err := readEdgePolicy(path)
-			if err != nil {
-				return err
-			}
-			entries = append(entries, edgeenv.Contender{Name: fmt.Sprintf("%s (%s)", filepath.Base(path), p.Method), Policy: p, Heuristic: edge.Heuristic(p.Rule)})
+			entries = append(entries, c)
 		}
 		for _, day := range days {
 			fmt.Fprintf(cl.stdout, "day %g, %v from hours %v, seed %d, staleness %v, load %g\n%-28s %14s %18s %10s %8s\n", day, window, hours, seed, staleness, load, "policy", "mean time (s)", "on-time offloaded", "offloaded", "missed")
@@ -280,24 +287,41 @@ mappo:FILE or mappo:file=FILE; a bare FILE is mappo:FILE.`,
 	return cmd
 }
 
-// edgePolicyFile resolves an argument of 'shoal edge evaluate' through the
-// policy registry to its trained file: mappo:FILE, mappo:file=FILE, or a
-// bare FILE. The heuristics run anyway, beside every policy given.
-func edgePolicyFile(arg string) (string, error) {
+// edgeContender resolves an argument of 'shoal edge evaluate' through the
+// policy registry to its trained file and reads it: mappo:FILE,
+// mappo:file=FILE or a bare FILE (MA-PPO or BC), or task:FILE (a per-task
+// rule). The heuristics run anyway, beside every policy given.
+func edgeContender(arg string) (edgeenv.Contender, error) {
 	s, err := policy.Parse(arg)
+	path := arg // a bare file
 	switch {
 	case errors.Is(err, policy.ErrUnknown):
-		return arg, nil // a file
 	case err != nil:
-		return "", usagef("%v", err)
-	}
-	switch {
+		return edgeenv.Contender{}, usagef("%v", err)
 	case s.Kind() != policy.Edge:
-		return "", usagef("%s is a %s policy, not an edge one (%s)", s.Name(), s.Kind(), strings.Join(policy.Names(policy.Edge), ", "))
+		return edgeenv.Contender{}, usagef("%s is a %s policy, not an edge one (%s)", s.Name(), s.Kind(), strings.Join(policy.Names(policy.Edge), ", "))
 	case s.File == "":
-		return "", usagef("%s runs beside every policy already; name a trained one (mappo:FILE)", s.Name())
+		return edgeenv.Contender{}, usagef("%s runs beside every policy already; name a trained one (mappo:FILE or task:FILE)", s.Name())
+	default:
+		path = s.File
 	}
-	return s.File, nil
+	if err == nil && s.Name() == "task" {
+		r, err := readFile(path, func(in io.Reader) (*edgesched.TaskRule, error) {
+			return edgesched.ReadTaskRule(in, rand.New(rand.NewPCG(1, 0x7461736b)))
+		})
+		if err != nil {
+			return edgeenv.Contender{}, err
+		}
+		if r.Targets != edge.Targets || r.Scenes != edge.Scenes {
+			return edgeenv.Contender{}, fmt.Errorf("%s: a rule of %d targets and %d scenes; the edge world has %d and %d", path, r.Targets, r.Scenes, edge.Targets, edge.Scenes)
+		}
+		return edgeenv.Contender{Name: fmt.Sprintf("%s (%s)", filepath.Base(path), r.Method), Task: edgeenv.RunPerTask(r)}, nil
+	}
+	p, err := readEdgePolicy(path)
+	if err != nil {
+		return edgeenv.Contender{}, err
+	}
+	return edgeenv.Contender{Name: fmt.Sprintf("%s (%s)", filepath.Base(path), p.Method), Policy: p, Heuristic: edge.Heuristic(p.Rule)}, nil
 }
 
 func readEdgePolicy(path string) (*edgesched.Policy, error) {
@@ -319,31 +343,43 @@ type logManifest struct {
 	Days   []float64 `json:"days"`
 	From   string    `json:"from"`
 	Window string    `json:"window"`
+	// Staleness is the age of the platform's view of the queues.
+	Staleness string `json:"staleness,omitempty"`
 }
 
 // logRule reads the rule of the logs at path from the logging.json
 // beside them; logs without one are the paper's ("weights").
 func logRule(path string) (string, error) {
+	m, err := readManifest(path)
+	return m.Rule, err
+}
+
+// readManifest reads the logging.json beside the logs at path (logs
+// without one are the paper's: the weights rule, a fresh view).
+func readManifest(path string) (logManifest, error) {
 	manifest := filepath.Join(filepath.Dir(path), "logging.json")
 	b, err := os.ReadFile(manifest)
 	if errors.Is(err, fs.ErrNotExist) {
-		return edge.RuleName(""), nil
+		return logManifest{Rule: edge.RuleName("")}, nil
 	}
 	if err != nil {
-		return "", err
+		return logManifest{}, err
 	}
 	var m logManifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return "", fmt.Errorf("%s: %w", manifest, err)
+		return logManifest{}, fmt.Errorf("%s: %w", manifest, err)
 	}
 	if _, err := edge.ParseRule(m.Rule); err != nil {
-		return "", fmt.Errorf("%s: %w", manifest, err)
+		return logManifest{}, fmt.Errorf("%s: %w", manifest, err)
 	}
-	return m.Rule, nil
+	if m.Staleness != "" {
+		if d, err := time.ParseDuration(m.Staleness); err != nil || d < 0 {
+			return logManifest{}, fmt.Errorf("%s: staleness %q: want a duration of 0 or more", manifest, m.Staleness)
+		}
+	}
+	return m, nil
 }
 
-// edgeLogPath is a logs argument: a transitions file, or a directory
-// holding transitions.jsonl.
 func edgeLogPath(arg string) string {
 	if st, err := os.Stat(arg); err == nil && st.IsDir() {
 		return filepath.Join(arg, "transitions.jsonl")

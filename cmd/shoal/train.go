@@ -42,6 +42,7 @@ var learners = []struct{ name, short string }{
 	{"multicloud", "Multi-cloud routing: per-service performance models (SVR and a neural network) for BO on route weights"},
 	{"edge-env", "Edge scheduling: a virtual environment learned from the edge world's logs alone (MAIL-MMSG)"},
 	{"edge-policy", "Edge scheduling: MA-PPO (or BC) trained only in a learned virtual environment"},
+	{"edge-task", "Edge scheduling: a per-task rule trained by PPO in a grey-box environment learned from task logs (or BC)"},
 }
 
 func (cl *cli) train() *cobra.Command {
@@ -85,6 +86,8 @@ file, which 'shoal sim --policy LEARNER:FILE' and 'shoal proxy' load.`,
 			cmd.AddCommand(cl.trainEdgeEnv(l.short))
 		case "edge-policy":
 			cmd.AddCommand(cl.trainEdgePolicy(l.short))
+		case "edge-task":
+			cmd.AddCommand(cl.trainEdgeTask(l.short))
 		default:
 			cmd.AddCommand(cl.trainLB(lbenv.Algorithm(l.name), l.short))
 		}

@@ -223,3 +223,40 @@ func TestExperimentEdgeUsage(t *testing.T) {
 		t.Errorf("--seeds 0: %v", err)
 	}
 }
+
+// TestTrainEdgeTaskFromLogs: the task records of a log on a 1-s stale view
+// train a per-task rule in a grey box (and one by BC) that reads the view's
+// age from the logs, saves, and runs by name in 'shoal edge evaluate'; bad
+// methods and rules of the wrong shape are refused.
+func TestTrainEdgeTaskFromLogs(t *testing.T) {
+	dir := t.TempDir()
+	logs, grey, bc := filepath.Join(dir, "logs"), filepath.Join(dir, "grey.task"), filepath.Join(dir, "bc.task")
+	for _, args := range [][]string{
+		{"edge", "log", "-o", logs, "--window", "10m", "--from", "12h", "--staleness", "1s"},
+		{"train", "edge-task", logs, "-o", grey, "--episodes", "1", "--no-record"},
+		{"train", "edge-task", filepath.Join(logs, "tasks.jsonl"), "-o", bc, "--method", "bc", "--epochs", "1", "--no-record"},
+	} {
+		out, err := runCLI(t, args...)
+		if err != nil || !strings.Contains(out, "wrote") && !strings.Contains(out, "logged 60 steps") {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		if args[0] == "train" && !strings.Contains(out, "view 1s stale") {
+			t.Errorf("%v: the logs' view age was not read:\n%s", args, out)
+		}
+	}
+	out, err := runCLI(t, "edge", "evaluate", "task:"+grey, "task:file="+bc, "--hours", "12", "--window", "2m", "--staleness", "1s", "--engine", "random")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\ngreedy-tracked ", "\ngrey.task (task-greybox) ", "\nbc.task (bc-task) "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("edge evaluate prints no %q row:\n%s", want, out)
+		}
+	}
+	if _, err := runCLI(t, "train", "edge-task", logs, "-o", grey, "--method", "dqn"); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "dqn") {
+		t.Errorf("--method dqn: %v", err)
+	}
+	if _, err := runCLI(t, "edge", "evaluate", "task:"+filepath.Join(logs, "tasks.jsonl")); err == nil {
+		t.Error("task records as a rule: no error")
+	}
+}

@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/shoal-project/shoal/control/edgesched"
@@ -165,4 +167,110 @@ runs it under that rule in the world.`,
 		return cl.recordTrainingOn(cmd, &rec, start, args[0], method, mc.Seed, out, fig)
 	})
 	return cmd
+}
+
+func (cl *cli) trainEdgeTask(short string) *cobra.Command {
+	var (
+		out, method string
+		tr          = edgeenv.DefaultPerTaskTraining()
+		gc          = edgeenv.DefaultGreyBox()
+		epochs      = 5
+		rec         recording
+	)
+	cmd := &cobra.Command{
+		Use:   "edge-task LOGS -o FILE",
+		Short: short,
+		Long: short + `.
+
+LOGS is the task records from 'shoal edge log' (tasks.jsonl, or its
+directory); the real world is never touched. --method greybox (the default)
+learns a grey-box environment from them: the world's structure is given
+(sites, links' latencies, queues, processor sharing, deadlines, and the view
+of the queues the logs' logging.json names), and each scene's arrival rate
+and mean work by hour of day, its sizes, preferences, devices and device
+speed, and each link's bandwidth by hour are fitted; --members bootstrap
+fits make an ensemble, and each episode runs in the next member. A per-task
+rule is then trained in it by PPO: a network scores each target a task may
+run at from its estimate, the jobs and uploads seen there, which target it
+is, the task and its device's backlog; the score corrects softmin's at
+temperature 0.05, and the target is drawn from their softmax. Each task's
+reward is −(time / deadline), less 1 if it missed. --method bc clones the
+logged choices instead. 'shoal edge evaluate task:FILE' runs the rule.`,
+		Example: `  shoal edge log -o logs
+  shoal train edge-task logs -o greybox.task
+  shoal edge evaluate task:greybox.task --day 0,7,30`,
+		Args: exactArgs(1, "the task records (a tasks.jsonl file or its directory)"),
+	}
+	f := cmd.Flags()
+	f.StringVarP(&out, "output", "o", "", "where to save the rule `FILE` (required)")
+	f.StringVar(&method, "method", "greybox", "greybox (PPO in a grey-box environment learned from the records) or bc (behaviour cloning)")
+	f.IntVar(&tr.Episodes, "episodes", tr.Episodes, "hour-long episodes of PPO (greybox)")
+	f.IntVar(&gc.Members, "members", gc.Members, "bootstrap fits in the grey box's ensemble (greybox)")
+	f.IntVar(&epochs, "epochs", epochs, "passes over the logged choices (bc)")
+	f.Uint64Var(&tr.Seed, "seed", tr.Seed, "training seed")
+	rec.register(f)
+	cmd.RunE = cl.action(func(cmd *cobra.Command, args []string) error {
+		if out == "" {
+			return usagef("-o FILE is required (where to save the rule)")
+		}
+		if method != "greybox" && method != "bc" {
+			return usagef("--method must be greybox or bc, got %q", method)
+		}
+		if tr.Episodes < 1 || gc.Members < 1 || epochs < 1 {
+			return usagef("--episodes, --members and --epochs must be positive, got %d, %d and %d", tr.Episodes, gc.Members, epochs)
+		}
+		path := args[0]
+		if st, err := os.Stat(path); err == nil && st.IsDir() {
+			path = filepath.Join(path, "tasks.jsonl")
+		}
+		recs, err := readFile(path, edge.ReadTasks)
+		if err != nil {
+			return err
+		}
+		m, err := readManifest(path)
+		if err != nil {
+			return err
+		}
+		cfg := edge.Default()
+		if m.Staleness != "" {
+			cfg.Staleness, _ = time.ParseDuration(m.Staleness) // checked by readManifest
+		}
+		start := time.Now()
+		var p *edgeenv.PerTask
+		if method == "bc" {
+			p, err = edgeenv.CloneTasks(recs, epochs, tr.Seed)
+		} else {
+			gc.Seed = tr.Seed
+			var g *edgeenv.GreyBox
+			if g, err = edgeenv.LearnGreyBox(cfg, recs, gc); err == nil {
+				first, last := dayRange(recs)
+				tr.FirstDay, tr.LastDay = first, last
+				p, err = edgeenv.TrainPerTaskGreyBox(g, tr, nil)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		p.Rule.Provenance = edgesched.Provenance{Seed: tr.Seed, Source: path, WallSeconds: time.Since(start).Seconds()}
+		if method == "greybox" {
+			p.Rule.Provenance.Episodes = tr.Episodes
+		}
+		if err := modelfile.WriteFile(out, p.Rule.Write); err != nil {
+			return err
+		}
+		fmt.Fprintf(cl.stdout, "trained a per-task rule (%s) from %d task records of %s (view %v stale, seed %d) in %s; wrote %s\n",
+			p.Rule.Method, len(recs), path, cfg.Staleness, tr.Seed, time.Since(start).Round(time.Second), out)
+		return cl.recordTrainingOn(cmd, &rec, start, path, p.Rule.Method, tr.Seed, out,
+			figures("records", len(recs), "episodes", tr.Episodes, "wall_seconds", time.Since(start).Seconds()))
+	})
+	return cmd
+}
+
+// dayRange is the first and last whole month day of the records.
+func dayRange(recs []edge.TaskRecord) (first, last float64) {
+	first, last = math.Inf(1), math.Inf(-1)
+	for _, r := range recs {
+		first, last = min(first, math.Floor(r.Day)), max(last, math.Floor(r.Day))
+	}
+	return first, last
 }

@@ -55,9 +55,10 @@ type Provenance struct {
 	Source      string  `json:"source,omitempty"` // the environment or log file trained on
 	Steps       int     `json:"steps,omitempty"`  // environment steps per agent
 	Horizon     int     `json:"horizon,omitempty"`
-	Lambda      float64 `json:"lambda,omitempty"`  // Eq. 8's lambda
-	Anchor      float64 `json:"anchor,omitempty"`  // Eq. 8's weight beside PPO's loss
-	Penalty     float64 `json:"penalty,omitempty"` // MOPO's lambda, of the models' disagreement
+	Lambda      float64 `json:"lambda,omitempty"`   // Eq. 8's lambda
+	Anchor      float64 `json:"anchor,omitempty"`   // Eq. 8's weight beside PPO's loss
+	Penalty     float64 `json:"penalty,omitempty"`  // MOPO's lambda, of the models' disagreement
+	Episodes    int     `json:"episodes,omitempty"` // hour-long episodes of a task rule's PPO
 	WallSeconds float64 `json:"wall_seconds"`
 }
 

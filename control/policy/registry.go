@@ -135,6 +135,8 @@ var registry = []Policy{
 	{Name: "greedy", Kind: Edge, Runs: EdgeWorld, Doc: "each task where its estimated completion is earliest", Source: "edge scheduling paper, baseline"},
 	{Name: "threshold", Kind: Edge, Runs: EdgeWorld, Doc: "on the device while its backlog is under half the deadline, else the nearest edge node", Source: "edge scheduling paper, baseline"},
 	{Name: "mappo", Kind: Edge, File: NeedsFile, Runs: EdgeWorld, Doc: "MA-PPO (or BC) trained in a virtual environment learned from logs", Source: "edge scheduling paper, Eqs. 7-8"},
+	{Name: "task", Kind: Edge, File: NeedsFile, Runs: EdgeWorld, Doc: "a per-task rule: a network corrects softmin's score of each target; PPO in a grey-box environment learned from task logs (or BC of them)",
+		Source: "beyond the edge scheduling paper (issue 51)"},
 }
 
 // learnedRouteParams are the learned routes' settings beyond the model file

@@ -209,7 +209,7 @@ func TestPerTaskAdvantages(t *testing.T) {
 	}
 	// A choice whose task is still running past its deadline is judged
 	// missed, with its time so far; one within its deadline waits.
-	p, err := NewPerTask(rand.New(rand.NewPCG(1, 2)))
+	p, err := NewPerTask("test", rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,6 +223,29 @@ func TestPerTaskAdvantages(t *testing.T) {
 	}
 	if _, err := TrainPerTask(edge.Default(), PerTaskTraining{Episodes: 0, Window: time.Hour, Batch: 1}); err == nil {
 		t.Error("no episodes: no error")
+	}
+}
+
+// TestPerTaskTrainingIsDeterministic: the same seed trains the same rule:
+// two trainings on a stale view (where late choices are judged in bulk)
+// run the same in an evaluation window, to the last bit.
+func TestPerTaskTrainingIsDeterministic(t *testing.T) {
+	cfg := edge.Default()
+	cfg.Staleness = time.Second
+	tr := PerTaskTraining{Episodes: 2, Window: 10 * time.Minute, FirstDay: 1, LastDay: 2, Seed: 3, Batch: 1024}
+	run := func() float64 {
+		p, err := TrainPerTask(cfg, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := Evaluate(Contender{Name: "rule", Task: p}, cfg, 12*time.Hour, 5*time.Minute, 9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.All.MeanTime()
+	}
+	if a, b := run(), run(); a != b {
+		t.Errorf("two trainings of seed 3: mean times %.17g and %.17g", a, b)
 	}
 }
 

@@ -165,7 +165,7 @@ func TestCloneTasksFollowsTheLog(t *testing.T) {
 		}
 		tv := edge.TaskView{Scene: r.Scene, Work: r.Work, SizeMB: r.SizeMB, Deadline: seconds(r.Deadline), Backlog: seconds(r.Backlog)}
 		feats, prior := p.inputs(&tv, cands)
-		if k, _ := p.Choice.Choose(feats, prior, len(cands), true); k == r.Pick() {
+		if k, _ := p.Rule.Choice().Choose(feats, prior, len(cands), true); k == r.Pick() {
 			agree++
 		}
 		n++

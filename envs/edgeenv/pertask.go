@@ -4,52 +4,28 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
+	"github.com/shoal-project/shoal/control/edgesched"
 	"github.com/shoal-project/shoal/edge"
 	"github.com/shoal-project/shoal/learn/rl"
 )
 
-// TaskFeatures is the length of a candidate's features (taskFeatures).
-const TaskFeatures = 17
-
-// taskFeatures writes candidate c's features for task t: its estimate,
-// the jobs seen there and the tasks seen uploading to it, which target it is, the task's work, size and
-// deadline, its device's backlog, and its scene.
-func taskFeatures(dst []float64, t *edge.TaskView, c edge.Candidate) []float64 {
-	d := t.Deadline.Seconds()
-	dst = append(dst, min(c.Estimate.Seconds()/d, 20), float64(c.Jobs)/8, float64(c.Inbound)/8)
-	for k := range edge.Targets {
-		dst = append(dst, b2f(c.Target == k))
-	}
-	dst = append(dst, t.Work, t.SizeMB/2, d, min(t.Backlog.Seconds()/d, 20))
-	for g := range edge.Scenes {
-		dst = append(dst, b2f(t.Scene == g))
-	}
-	return dst
-}
-
-func b2f(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// PerTask is a learned per-task rule: it scores each candidate target of
-// a task from its features (rl.Choice) and draws one, so that devices
-// reading the same estimates spread instead of herding. Each score starts
-// from softmin's, −(estimate / best − 1) / Prior (greedy's limit as Prior
-// falls to 0), and the network learns a correction. While Learning it
-// keeps every choice until its task ends, with the reward
-// −(time / deadline) − 1 if missed.
+// PerTask is a learned per-task rule (edgesched.TaskRule) as the world
+// asks it: it scores each candidate target of a task from its features and
+// draws one, so that devices reading the same estimates spread instead of
+// herding. Each score starts from softmin's, −(estimate / best − 1) /
+// Prior (greedy's limit as Prior falls to 0), and the network learns a
+// correction. While Learning it keeps every choice until its task ends,
+// with the reward −(time / deadline) − 1 if missed.
 type PerTask struct {
-	Choice   *rl.Choice
-	Prior    float64
+	Rule     *edgesched.TaskRule
 	Learning bool
-	feats    []float64
-	prior    []float64
+	task     edgesched.Task
+	opts     []edgesched.Option
 	open     map[uint64]openChoice
+	late     []uint64
 	done     []rl.ChoiceSample
 	scene    []int
 }
@@ -60,44 +36,45 @@ type openChoice struct {
 	deadline, arrived time.Duration
 }
 
-// NewPerTask returns an untrained per-task rule.
-func NewPerTask(rng *rand.Rand) (*PerTask, error) {
-	c, err := rl.NewChoice(edge.Targets, TaskFeatures, rl.DefaultChoiceConfig(), rng)
+// taskPrior is softmin's temperature the rule's scores start from.
+const taskPrior = 0.05
+
+// NewPerTask returns an untrained per-task rule made by method.
+func NewPerTask(method string, rng *rand.Rand) (*PerTask, error) {
+	r, err := edgesched.NewTaskRule(method, edge.Targets, edge.Scenes, taskPrior, rl.DefaultChoiceConfig(), rng)
 	if err != nil {
 		return nil, err
 	}
-	return &PerTask{Choice: c, Prior: 0.05, open: map[uint64]openChoice{}}, nil
+	return RunPerTask(r), nil
+}
+
+// RunPerTask puts a trained rule (from a file) in the world.
+func RunPerTask(r *edgesched.TaskRule) *PerTask {
+	return &PerTask{Rule: r, open: map[uint64]openChoice{}}
+}
+
+// inputs are the candidates' features and priors (nil: none) for task t.
+func (p *PerTask) inputs(t *edge.TaskView, cands []edge.Candidate) (feats, prior []float64) {
+	p.task = edgesched.Task{Scene: t.Scene, Work: t.Work, SizeMB: t.SizeMB, Deadline: t.Deadline.Seconds(), Backlog: t.Backlog.Seconds()}
+	p.opts = p.opts[:0]
+	for _, c := range cands {
+		p.opts = append(p.opts, edgesched.Option{Target: c.Target, Estimate: c.Estimate.Seconds(), Jobs: c.Jobs, Inbound: c.Inbound})
+	}
+	return p.Rule.Inputs(&p.task, p.opts)
 }
 
 // Choose implements edge.TaskPolicy.
 func (p *PerTask) Choose(t *edge.TaskView, cands []edge.Candidate) int {
 	feats, prior := p.inputs(t, cands)
-	k, lp := p.Choice.Choose(feats, prior, len(cands), false)
+	k, lp := p.Rule.Choice().Choose(feats, prior, len(cands), false)
 	if p.Learning {
-		s := rl.ChoiceSample{Feats: append([]float64(nil), p.feats...), N: len(cands), Pick: k, LogProb: lp}
+		s := rl.ChoiceSample{Feats: append([]float64(nil), feats...), N: len(cands), Pick: k, LogProb: lp}
 		if prior != nil {
 			s.Prior = append([]float64(nil), prior...)
 		}
 		p.open[t.ID] = openChoice{sample: s, scene: t.Scene, deadline: t.Deadline, arrived: t.Arrived}
 	}
 	return k
-}
-
-// inputs are the candidates' features and priors (nil: none) for task t.
-func (p *PerTask) inputs(t *edge.TaskView, cands []edge.Candidate) (feats, prior []float64) {
-	p.feats, p.prior = p.feats[:0], p.prior[:0]
-	best := math.Inf(1)
-	for _, c := range cands {
-		p.feats = taskFeatures(p.feats, t, c)
-		best = min(best, c.Estimate.Seconds())
-	}
-	if p.Prior > 0 && best > 0 {
-		for _, c := range cands {
-			p.prior = append(p.prior, -(c.Estimate.Seconds()/best-1)/p.Prior)
-		}
-		prior = p.prior
-	}
-	return p.feats, prior
 }
 
 // Finished implements edge.TaskPolicy.
@@ -111,7 +88,10 @@ func (p *PerTask) Finished(id uint64, took time.Duration, missed bool) {
 }
 
 func (p *PerTask) close(o openChoice, took time.Duration, missed bool) {
-	o.sample.Adv = -took.Seconds()/o.deadline.Seconds() - b2f(missed)
+	o.sample.Adv = -took.Seconds() / o.deadline.Seconds()
+	if missed {
+		o.sample.Adv--
+	}
 	p.done, p.scene = append(p.done, o.sample), append(p.scene, o.scene)
 }
 
@@ -120,18 +100,24 @@ func (p *PerTask) close(o openChoice, took time.Duration, missed bool) {
 // choice that sent a task where it never finishes must not go unjudged
 // (as the world counts such tasks, edge.World's sweep of late tasks).
 func (p *PerTask) closeLate(now time.Duration) {
+	p.late = p.late[:0]
 	for id, o := range p.open {
-		if age := now - o.arrived; age > o.deadline {
-			delete(p.open, id)
-			p.close(o, age, true)
+		if now-o.arrived > o.deadline {
+			p.late = append(p.late, id)
 		}
+	}
+	slices.Sort(p.late) // in the tasks' order, not the map's: training is deterministic
+	for _, id := range p.late {
+		o := p.open[id]
+		delete(p.open, id)
+		p.close(o, now-o.arrived, true)
 	}
 }
 
 // update learns from the finished choices (normalise's advantages).
 func (p *PerTask) update() {
 	normalise(p.done, p.scene)
-	p.Choice.Update(p.done)
+	p.Rule.Choice().Update(p.done)
 	p.done, p.scene = p.done[:0], p.scene[:0]
 }
 
@@ -184,7 +170,7 @@ func TrainPerTask(cfg edge.Config, tr PerTaskTraining) (*PerTask, error) {
 	if err != nil {
 		return nil, err
 	}
-	return trainPerTask(cfg.Step, tr, nil, func(_ int, seed uint64, start time.Duration) (*edge.World, error) {
+	return trainPerTask("task-real", cfg.Step, tr, nil, func(_ int, seed uint64, start time.Duration) (*edge.World, error) {
 		return edge.New(cfg, shape, seed, start)
 	})
 }
@@ -194,19 +180,19 @@ func TrainPerTask(cfg edge.Config, tr PerTaskTraining) (*PerTask, error) {
 // ensemble, in turn. A rule from behaviour cloning (from, nil: none)
 // starts the training in its place.
 func TrainPerTaskGreyBox(g *GreyBox, tr PerTaskTraining, from *PerTask) (*PerTask, error) {
-	return trainPerTask(g.Members[0].Step, tr, from, g.World)
+	return trainPerTask("task-greybox", g.Members[0].Step, tr, from, g.World)
 }
 
 // trainPerTask runs tr's episodes in the worlds world builds (episode e
 // from month time start, seeded).
-func trainPerTask(step time.Duration, tr PerTaskTraining, p *PerTask, world func(e int, seed uint64, start time.Duration) (*edge.World, error)) (*PerTask, error) {
+func trainPerTask(method string, step time.Duration, tr PerTaskTraining, p *PerTask, world func(e int, seed uint64, start time.Duration) (*edge.World, error)) (*PerTask, error) {
 	if tr.Episodes < 1 || tr.Window < step || tr.Batch < 1 || tr.LastDay < tr.FirstDay {
 		return nil, fmt.Errorf("edgeenv: per-task training: %d episodes of %v, batch %d, days %g-%g", tr.Episodes, tr.Window, tr.Batch, tr.FirstDay, tr.LastDay)
 	}
 	rng := rand.New(rand.NewPCG(tr.Seed, 0x7461736b)) // "task"
 	if p == nil {
 		var err error
-		if p, err = NewPerTask(rand.New(rand.NewPCG(tr.Seed, 0x63686f))); err != nil {
+		if p, err = NewPerTask(method, rand.New(rand.NewPCG(tr.Seed, 0x63686f))); err != nil {
 			return nil, err
 		}
 	}
@@ -242,7 +228,7 @@ func trainPerTask(step time.Duration, tr PerTaskTraining, p *PerTask, world func
 // per-task rule (its prior as NewPerTask's) fitted by cross-entropy to the
 // logged picks of the records that had a choice, for epochs passes.
 func CloneTasks(recs []edge.TaskRecord, epochs int, seed uint64) (*PerTask, error) {
-	p, err := NewPerTask(rand.New(rand.NewPCG(seed, 0x6263)))
+	p, err := NewPerTask("bc-task", rand.New(rand.NewPCG(seed, 0x6263)))
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +254,7 @@ func CloneTasks(recs []edge.TaskRecord, epochs int, seed uint64) (*PerTask, erro
 	if len(samples) == 0 {
 		return nil, fmt.Errorf("edgeenv: behaviour cloning: no logged task had a choice of targets")
 	}
-	p.Choice.Imitate(samples, epochs)
+	p.Rule.Choice().Imitate(samples, epochs)
 	return p, nil
 }
 

@@ -63,6 +63,9 @@ func NewChoice(k, f int, cfg ChoiceConfig, rng *rand.Rand) (*Choice, error) {
 	return c, nil
 }
 
+// Params are the scorer's weights (to save and load them).
+func (c *Choice) Params() []*nn.Node[float32] { return c.net.Params() }
+
 // Choose draws one of the n candidates whose features are feats (n rows
 // of F) and whose priors are prior (nil: none), or takes the best scored
 // when deterministic, and returns it with its log-probability. It
