@@ -172,12 +172,8 @@ func (cl *cli) edgeDistributions(cmd *cobra.Command, s experiment.EdgeStudy, rec
 }
 
 func (cl *cli) edgeGeneralisation(cmd *cobra.Command, s experiment.EdgeStudy, gen experiment.Generalisation, quiet bool, rec *experimentRecorder) error {
-	var progress func(float64, string)
-	if !quiet {
-		bar := newProgressBar(cl.stderr)
-		defer bar.done()
-		progress = func(frac float64, stage string) { bar.show(frac, stage, false) }
-	}
+	progress, done := cl.stageBar(quiet)
+	defer done()
 	start := time.Now()
 	rows, err := s.GeneralisationStudy(cmd.Context(), gen, progress)
 	if err != nil {
@@ -208,12 +204,8 @@ func (cl *cli) edgeGeneralisation(cmd *cobra.Command, s experiment.EdgeStudy, ge
 }
 
 func (cl *cli) edgePerTask(cmd *cobra.Command, s experiment.EdgeStudy, p experiment.PerTaskStudy, quiet bool, rec *experimentRecorder) error {
-	var progress func(float64, string)
-	if !quiet {
-		bar := newProgressBar(cl.stderr)
-		defer bar.done()
-		progress = func(frac float64, stage string) { bar.show(frac, stage, false) }
-	}
+	progress, done := cl.stageBar(quiet)
+	defer done()
 	start := time.Now()
 	res, err := s.PerTaskStudy(cmd.Context(), p, progress)
 	if err != nil {
@@ -249,4 +241,14 @@ func (cl *cli) edgePerTask(cmd *cobra.Command, s experiment.EdgeStudy, p experim
 	}
 	fmt.Fprintf(cl.stdout, "wrote %s/pertask.csv, .json, .html in %s\n", s.Dir, time.Since(start).Round(time.Second))
 	return nil
+}
+
+// stageBar is a progress bar of labelled stages on stderr (nil, and a
+// no-op, when quiet), and what ends it.
+func (cl *cli) stageBar(quiet bool) (func(frac float64, stage string), func()) {
+	if quiet {
+		return nil, func() {}
+	}
+	bar := newProgressBar(cl.stderr)
+	return func(frac float64, stage string) { bar.show(frac, stage, false) }, bar.done
 }
