@@ -24,7 +24,7 @@
 //   - Tape ops: Add, Sub, Mul, Min, Max (second operand broadcasts), Scale,
 //     AddScalar, ReLU, LeakyReLU, ELU, Tanh, Sigmoid, Softplus, Exp, Log,
 //     Abs, Square, Clip, MatMul, Linear, BatchVecMat, Concat, SliceCols, Sum,
-//     Reshape, RepeatRows, SumRowGroups, Mean, RowSum, ColSum, Softmax,
+//     Reshape, Transpose, RepeatRows, SumRowGroups, Mean, RowSum, ColSum, Softmax,
 //     LogSoftmax, Gather, MSE, Huber,
 //     SquashedGaussian, GaussianLogProb, LayerNorm, Attention.
 //   - Layers (Module): Linear, MLP, GRU (Step, Unroll, and UnrollMasked

@@ -52,6 +52,7 @@ const (
 	opSumRowGroups
 	opReshape
 	opGRUSeq
+	opTranspose
 )
 
 // backward adds n's contribution to the gradients of its inputs.
@@ -84,6 +85,8 @@ func (n *Node[T]) backward() {
 		n.backSumRowGroups()
 	case opReshape:
 		n.backReshape()
+	case opTranspose:
+		n.backTranspose()
 	case opLogSoftmax:
 		n.backLogSoftmax()
 	case opSoftmax:
@@ -820,5 +823,32 @@ func (n *Node[T]) backReshape() {
 	}
 	for i, g := range n.Grad.Data {
 		a.Grad.Data[i] += g
+	}
+}
+
+// Transpose returns aᵀ: the cols×rows node whose element (j, i) is a's
+// (i, j).
+func (t *Tape[T]) Transpose(a *Node[T]) *Node[T] {
+	r, c := a.Value.Rows, a.Value.Cols
+	n := t.node(opTranspose, c, r, a)
+	for i := range r {
+		for j, v := range a.Value.Data[i*c : (i+1)*c] {
+			n.Value.Data[j*r+i] = v
+		}
+	}
+	return n
+}
+
+func (n *Node[T]) backTranspose() {
+	a := n.in[0]
+	if !a.needGrad {
+		return
+	}
+	r, c := a.Value.Rows, a.Value.Cols
+	for i := range r {
+		row := a.Grad.Data[i*c : (i+1)*c]
+		for j := range row {
+			row[j] += n.Grad.Data[j*r+i]
+		}
 	}
 }

@@ -72,6 +72,9 @@ func opCases[T Float]() []gradCase[T] {
 		{name: "RepeatRows", inputs: [][2]int{{2, 3}}, build: func(t *Tape[T], in []*Node[T]) *Node[T] { return t.RepeatRows(in[0], 3) }},
 		{name: "SumRowGroups", inputs: [][2]int{{6, 2}}, build: func(t *Tape[T], in []*Node[T]) *Node[T] { return t.SumRowGroups(in[0], 3) }},
 		{name: "Reshape", inputs: [][2]int{{2, 6}}, build: func(t *Tape[T], in []*Node[T]) *Node[T] { return t.Tanh(t.Reshape(in[0], 4, 3)) }},
+		{name: "Transpose", inputs: [][2]int{{3, 5}, {3, 2}}, build: func(t *Tape[T], in []*Node[T]) *Node[T] {
+			return t.Tanh(t.MatMul(t.Transpose(in[0]), in[1]))
+		}},
 		{name: "Tanh", inputs: [][2]int{{3, 4}}, build: func(t *Tape[T], in []*Node[T]) *Node[T] { return t.Tanh(in[0]) }},
 		{name: "Sigmoid", inputs: [][2]int{{3, 4}}, build: func(t *Tape[T], in []*Node[T]) *Node[T] { return t.Sigmoid(in[0]) }},
 		{name: "Softplus", inputs: [][2]int{{3, 4}}, build: func(t *Tape[T], in []*Node[T]) *Node[T] { return t.Softplus(in[0]) }},

@@ -33,6 +33,8 @@ func TestOpValues(t *testing.T) {
 			[]float64{1, 3, -3}},
 		{"Reshape", func(t *Tape[float64], a *Node[float64]) *Node[float64] { return t.Reshape(a, 3, 2) },
 			[]float64{1, -2, 3, 0, 5, -6}},
+		{"Transpose", func(t *Tape[float64], a *Node[float64]) *Node[float64] { return t.Transpose(a) },
+			[]float64{1, 0, -2, 5, 3, -6}},
 		{"RowSum", func(t *Tape[float64], a *Node[float64]) *Node[float64] { return t.RowSum(a) }, []float64{2, -1}},
 		{"ColSum", func(t *Tape[float64], a *Node[float64]) *Node[float64] { return t.ColSum(a) }, []float64{1, 3, -3}},
 		{"Mean", func(t *Tape[float64], a *Node[float64]) *Node[float64] { return t.Mean(a) }, []float64{1.0 / 6}},
