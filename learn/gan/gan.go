@@ -93,7 +93,7 @@ const (
 // pairs in 10 bins at a width of 0.1 (chosen on validation logs of
 // seed 500, training seeds 1-3: the pair KL of eight device features
 // 0.118 against 0.164 without; in a Gaussian kernel's bins over [-3, 3]
-// instead, 0.17-0.19; with the conditional generator too, 0.078, but
+// instead, 0.17-0.20; with the conditional generator too, 0.078, but
 // the average task time's KL of Table 1 rose to 0.012).
 func DefaultConfig(kind Kind) Config {
 	c := Config{Kind: kind, Noise: 16, Hidden: 64, Steps: 6000, Batch: 128, Alpha: 0.1, Beta: 1, Bins: 20, Scaling: Quantile,
