@@ -403,9 +403,9 @@ func checkShoal(args []string, full bool) error {
 		}
 		switch {
 		case inline && placeholder.MatchString(value):
-			rest[i] = "--" + name + "=" + f.DefValue
+			rest[i] = "--" + name + "=" + sample(f)
 		case !inline && i+1 < len(rest) && placeholder.MatchString(rest[i+1]):
-			rest[i+1] = f.DefValue
+			rest[i+1] = sample(f)
 		}
 	}
 	switch err := found.ParseFlags(rest); {
@@ -456,4 +456,17 @@ func TestDocIncludesAreTheFiles(t *testing.T) {
 	if n == 0 {
 		t.Error("no include marks: the sweeps guide shows bench/sweeps/distr-lb.yaml")
 	}
+}
+
+// sample is a value flag f parses, standing for a placeholder: its
+// default, a slice's without the brackets pflag prints ("[0.000000]"), an
+// empty slice's a zero.
+func sample(f *pflag.Flag) string {
+	v := f.DefValue
+	if strings.HasSuffix(f.Value.Type(), "Slice") {
+		if v = strings.Trim(v, "[]"); v == "" {
+			v = "0"
+		}
+	}
+	return v
 }
