@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,6 +89,23 @@ func TestGettingStarted(t *testing.T) {
 	srv := promtest.StartGroups(t, promtest.Group{Targets: []string{c.ServeMetrics(t, ps.cpuSeconds)}},
 		promtest.Group{Targets: []string{admin}, Labels: map[string]string{"namespace": "shop", "service": "web"}})
 	load(t, bin, "http://"+listen+"/", 20)
+	// The range 'shoal record' reads starts 40 s back: Prometheus must
+	// hold the replica count there, so the range begins after its first
+	// scrape of it, however slow the machine is.
+	promtest.Wait(t, 60*time.Second, "the replica count", func() (bool, error) {
+		resp, err := http.Get(srv.URL + "/api/v1/query?query=" + url.QueryEscape(`kube_deployment_status_replicas{namespace="shop"}`))
+		if err != nil {
+			return false, err
+		}
+		defer resp.Body.Close()
+		var r struct {
+			Data struct{ Result []json.RawMessage }
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+			return false, err
+		}
+		return len(r.Data.Result) > 0, nil
+	})
 	time.Sleep(45 * time.Second) // the range 'shoal record' reads
 
 	helmHome := t.TempDir()
