@@ -156,12 +156,15 @@ func (s EdgeStudy) PerTaskStudy(ctx context.Context, p PerTaskStudy, progress fu
 	return out, s.writePerTask(p, out)
 }
 
+// policyDay names one policy's evaluation on one day.
+type policyDay struct {
+	policy string
+	later  float64
+}
+
 // perTaskOutcome is one seed's evaluations, fidelity and pipeline time.
 type perTaskOutcome struct {
-	evals map[struct {
-		policy string
-		later  float64
-	}]edgeenv.Evaluation
+	evals    map[policyDay]edgeenv.Evaluation
 	fidelity []edgeenv.Fidelity
 	pipeline float64
 }
@@ -234,20 +237,14 @@ func (s EdgeStudy) perTaskSeed(ctx context.Context, p PerTaskStudy, staleness ti
 		"greedy-tracked": {Name: "greedy-tracked", Heuristic: edge.Tracked},
 		"mappo-blackbox": {Name: "mappo-blackbox", Policy: mappo, Heuristic: src.Rule},
 		"bc-task":        {Name: "bc-task", Task: bc}, "task-greybox": {Name: "task-greybox", Task: learned}, "task-real": {Name: "task-real", Task: real}}
-	out.evals = map[struct {
-		policy string
-		later  float64
-	}]edgeenv.Evaluation{}
+	out.evals = map[policyDay]edgeenv.Evaluation{}
 	for _, later := range p.Later {
 		for _, name := range PerTaskPolicies {
 			e, err := edgeenv.EvaluateWindows(contenders[name], cfg, p.TrainDay+later, p.Hours, p.Window, 1000*seed)
 			if err != nil {
 				return out, err
 			}
-			out.evals[struct {
-				policy string
-				later  float64
-			}{name, later}] = e
+			out.evals[policyDay{name, later}] = e
 		}
 	}
 	return out, nil

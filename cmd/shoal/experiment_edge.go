@@ -65,8 +65,8 @@ per-task: per scenario (--staleness: how stale the platform's view of the
   the same day, mappo-blackbox), every policy runs in the real world 0, 7
   and 30 days later. Also the grey box's and the paper's black-box environment's
   fidelity to a held-out day's log (KL per step measure, pair KL) and the
-  pipeline's time; DIR/pertask.csv, .json, .html (about 8 minutes a seed
-  and scenario).
+  pipeline's time; DIR/pertask.csv, .json, .html (3 seeds of one scenario:
+  about an hour on 2 cores).
 all: distributions, offload-ratio and generalisation.`,
 		Example: `  shoal experiment edge distributions --seeds 3
   shoal experiment edge offload-ratio
