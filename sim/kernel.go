@@ -45,7 +45,7 @@ func (e *Event) At() time.Duration { return e.at }
 // Kernel is the event queue and virtual clock. The zero value is ready, at time 0.
 type Kernel struct {
 	now   time.Duration
-	heap  []*Event // 4-ary min-heap on (at, seq)
+	heap  []entry // 4-ary min-heap on (at, seq)
 	seq   uint64
 	fired uint64
 	// firing is the event whose handler runs. It stays at the root of the
@@ -55,6 +55,17 @@ type Kernel struct {
 	firing  *Event
 	rearmed bool
 }
+
+// entry is one scheduled event in the heap, with its key copied in so that
+// sifting compares without loading the events themselves (on large heaps
+// those loads are cache misses).
+type entry struct {
+	at  time.Duration
+	seq uint64
+	e   *Event
+}
+
+func (a entry) less(b entry) bool { return a.at < b.at || (a.at == b.at && a.seq < b.seq) }
 
 // Now is the current virtual time.
 func (k *Kernel) Now() time.Duration { return k.now }
@@ -79,6 +90,7 @@ func (k *Kernel) Schedule(e *Event, at time.Duration) {
 	e.seq = k.seq
 	if e == k.firing && !k.rearmed {
 		e.at = at
+		k.heap[0] = entry{at, e.seq, e}
 		e.idx = 1
 		k.rearmed = true
 		k.down(0)
@@ -88,6 +100,7 @@ func (k *Kernel) Schedule(e *Event, at time.Duration) {
 		old := e.at
 		e.at = at
 		i := int(e.idx - 1)
+		k.heap[i] = entry{at, e.seq, e}
 		if at < old {
 			k.up(i)
 		} else {
@@ -96,7 +109,7 @@ func (k *Kernel) Schedule(e *Event, at time.Duration) {
 		return
 	}
 	e.at = at
-	k.heap = append(k.heap, e)
+	k.heap = append(k.heap, entry{at, e.seq, e})
 	i := len(k.heap) - 1
 	e.idx = int32(i + 1)
 	k.up(i)
@@ -128,7 +141,7 @@ func (k *Kernel) Step() bool {
 	if len(k.heap) == 0 {
 		return false
 	}
-	e := k.heap[0]
+	e := k.heap[0].e
 	k.now = e.at
 	k.fired++
 	e.idx = 0
@@ -152,19 +165,15 @@ func (k *Kernel) RunUntil(t time.Duration) {
 	}
 }
 
-func (k *Kernel) less(a, b *Event) bool {
-	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
-}
-
 func (k *Kernel) removeAt(i int) {
 	h := k.heap
-	e := h[i]
+	e := h[i].e
 	last := len(h) - 1
 	if i != last {
 		h[i] = h[last]
-		h[i].idx = int32(i + 1)
+		h[i].e.idx = int32(i + 1)
 	}
-	h[last] = nil
+	h[last] = entry{}
 	k.heap = h[:last]
 	e.idx = 0
 	if i < last {
@@ -181,16 +190,16 @@ func (k *Kernel) up(i int) bool {
 	moved := false
 	for i > 0 {
 		p := (i - 1) / 4
-		if !k.less(e, h[p]) {
+		if !e.less(h[p]) {
 			break
 		}
 		h[i] = h[p]
-		h[i].idx = int32(i + 1)
+		h[i].e.idx = int32(i + 1)
 		i = p
 		moved = true
 	}
 	h[i] = e
-	e.idx = int32(i + 1)
+	e.e.idx = int32(i + 1)
 	return moved
 }
 
@@ -209,17 +218,17 @@ func (k *Kernel) down(i int) {
 			end = n
 		}
 		for j := c + 1; j < end; j++ {
-			if k.less(h[j], h[best]) {
+			if h[j].less(h[best]) {
 				best = j
 			}
 		}
-		if !k.less(h[best], e) {
+		if !h[best].less(e) {
 			break
 		}
 		h[i] = h[best]
-		h[i].idx = int32(i + 1)
+		h[i].e.idx = int32(i + 1)
 		i = best
 	}
 	h[i] = e
-	e.idx = int32(i + 1)
+	e.e.idx = int32(i + 1)
 }

@@ -198,10 +198,48 @@ func (s *P2C) Select(v *View, _ Request) int {
 	return a
 }
 
-// sampleTwo draws two distinct up backends uniformly (a reservoir sample
-// of size two, without a scratch list); b is -1 when only one is up, both
-// when none is.
+// sampleTwo draws two distinct up backends uniformly; b is -1 when only one
+// is up, both when none is. Up to reservoirMax backends it is a reservoir
+// sample of size two (one draw per backend); beyond, it draws backends at
+// random until it finds up ones, so its cost does not grow with the
+// cluster. Both are uniform; the reservoir is kept for small pools so that
+// runs of the clusters the results pages use (at most 32 servers) draw the
+// same numbers as before.
 func sampleTwo(v *View, rng *rand.Rand) (a, b int) {
+	if len(v.Up) <= reservoirMax {
+		return reservoirTwo(v, rng)
+	}
+	if a = drawUp(v, rng, -1); a < 0 {
+		return reservoirTwo(v, rng)
+	}
+	if b = drawUp(v, rng, a); b < 0 {
+		b = reservoirOne(v, rng, a)
+	}
+	return a, b
+}
+
+// reservoirMax is the largest pool sampleTwo samples by a scan.
+const reservoirMax = 32
+
+// rejectTries bounds drawUp's tries: with half the backends down it fails
+// once in 65536 picks, and the caller falls back to a scan, which keeps the
+// pick uniform.
+const rejectTries = 16
+
+// drawUp draws backends uniformly until one is up and not skip; -1 after
+// rejectTries failures.
+func drawUp(v *View, rng *rand.Rand, skip int) int {
+	for range rejectTries {
+		if j := rng.IntN(len(v.Up)); v.Up[j] && j != skip {
+			return j
+		}
+	}
+	return -1
+}
+
+// reservoirTwo is sampleTwo by a scan: a reservoir sample of size two,
+// without a scratch list.
+func reservoirTwo(v *View, rng *rand.Rand) (a, b int) {
 	a, b, n := -1, -1, 0
 	for j, up := range v.Up {
 		if !up {
@@ -222,6 +260,20 @@ func sampleTwo(v *View, rng *rand.Rand) (a, b int) {
 		}
 	}
 	return a, b
+}
+
+// reservoirOne draws one up backend other than skip uniformly by a scan;
+// -1 when there is none.
+func reservoirOne(v *View, rng *rand.Rand, skip int) int {
+	pick, n := -1, 0
+	for j, up := range v.Up {
+		if up && j != skip {
+			if n++; rng.IntN(n) == 0 {
+				pick = j
+			}
+		}
+	}
+	return pick
 }
 
 // RoundRobin cycles through the up backends in order, ignoring weights.

@@ -1,6 +1,7 @@
 package lb
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -210,5 +211,49 @@ func TestTiesAreUniform(t *testing.T) {
 		for _, j := range []int{1, 2, 4} {
 			within(t, name, c[j], 30000, 1.0/3)
 		}
+	}
+}
+
+// sampleTwo must give every unordered pair of distinct up backends the same
+// chance, by a scan in small pools and by rejection in large ones, also
+// when most backends are down (the rejection falls back to a scan).
+func TestSampleTwoIsUniformOverUpPairs(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		n     int
+		upIdx []int
+	}{
+		{"scan", 8, []int{0, 2, 3, 7}},
+		{"rejection", 400, []int{1, 57, 200, 399}},
+		{"rejection, all but two down", 400, []int{3, 398}},
+	} {
+		up := make([]bool, tc.n)
+		for _, j := range tc.upIdx {
+			up[j] = true
+		}
+		v := &View{InFlight: make([]int32, tc.n), Weights: make([]float64, tc.n), Up: up}
+		rng := rand.New(rand.NewPCG(3, 9))
+		got := map[[2]int]int{}
+		const draws = 60000
+		for range draws {
+			a, b := sampleTwo(v, rng)
+			if a == b || a < 0 || b < 0 || !up[a] || !up[b] {
+				t.Fatalf("%s: drew %d, %d", tc.name, a, b)
+			}
+			got[[2]int{min(a, b), max(a, b)}]++
+		}
+		k := len(tc.upIdx)
+		pairs := k * (k - 1) / 2
+		if len(got) != pairs {
+			t.Fatalf("%s: %d distinct pairs, want %d", tc.name, len(got), pairs)
+		}
+		for p, c := range got {
+			within(t, fmt.Sprintf("%s pair %v", tc.name, p), c, draws, 1/float64(pairs))
+		}
+	}
+	one := &View{InFlight: make([]int32, 100), Weights: make([]float64, 100), Up: make([]bool, 100)}
+	one.Up[42] = true
+	if a, b := sampleTwo(one, rand.New(rand.NewPCG(1, 1))); a != 42 || b != -1 {
+		t.Fatalf("one up of 100: drew %d, %d, want 42, -1", a, b)
 	}
 }

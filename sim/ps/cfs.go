@@ -27,29 +27,29 @@ type cfs struct {
 }
 
 // accrue advances c over [from, to) with n jobs in service on servers
-// units.
+// units. from is in the open window. The common cases, staying in it or
+// moving to the next, take no division.
 func (c *cfs) accrue(from, to time.Duration, n int, servers float64) {
-	for from < to {
-		end := c.start + CFSPeriod
-		if n == 0 || to < end {
-			if n > 0 {
-				c.demand += float64(n) * secs(to-from)
-			} else if to >= end {
-				c.close(servers, to-to%CFSPeriod)
-			}
-			return
+	jobs := float64(n)
+	end := c.start + CFSPeriod
+	if to < end {
+		c.demand += jobs * secs(to-from)
+		return
+	}
+	c.demand += jobs * secs(end-from)
+	c.close(servers, end)
+	if to < end+CFSPeriod { // in the next window
+		c.demand += jobs * secs(to-end)
+		return
+	}
+	k := int64((to - end) / CFSPeriod) // whole windows, at n jobs
+	c.start = end + time.Duration(k)*CFSPeriod
+	if n > 0 {
+		c.periods += k
+		if jobs > servers*(1+1e-9) {
+			c.throttled += k
 		}
-		c.demand += float64(n) * secs(end-from)
-		c.close(servers, end)
-		from = end
-		if k := int64((to - from) / CFSPeriod); k > 0 { // whole windows at n jobs
-			c.periods += k
-			if float64(n) > servers*(1+1e-9) {
-				c.throttled += k
-			}
-			from += time.Duration(k) * CFSPeriod
-			c.start = from
-		}
+		c.demand = jobs * secs(to-c.start)
 	}
 }
 

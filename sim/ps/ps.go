@@ -31,6 +31,17 @@ type Job[T any] struct {
 // Work is the job's work at its admission, work units.
 func (j *Job[T]) Work() float64 { return j.work }
 
+// slot is a job in the heap with its key copied in, so that sifting
+// compares without loading the jobs (on a busy world those loads miss the
+// cache).
+type slot[T any] struct {
+	tag float64
+	seq uint64
+	j   *Job[T]
+}
+
+func (a *slot[T]) less(b *slot[T]) bool { return a.tag < b.tag || (a.tag == b.tag && a.seq < b.seq) }
+
 // Queue is one processor-sharing resource. The zero value has no capacity;
 // set it with New or SetCapacity. It is not safe for concurrent use.
 type Queue[T any] struct {
@@ -38,7 +49,7 @@ type Queue[T any] struct {
 	speed   float64
 	v       float64       // attained service per job since the queue was last empty, work units
 	last    time.Duration // the time v was last advanced to
-	jobs    []*Job[T]     // min-heap on (tag, Seq)
+	jobs    []slot[T]     // min-heap on (tag, Seq)
 	busy    float64       // integral of units in use, unit-seconds
 	sumTag  float64       // Σ tag over jobs, for the remaining work in O(1)
 	sumWork float64       // Σ work over jobs
@@ -124,7 +135,7 @@ func (q *Queue[T]) Add(now time.Duration, j *Job[T], work float64) (moved bool) 
 	j.work = work
 	q.sumTag += j.tag
 	q.sumWork += work
-	q.jobs = append(q.jobs, j)
+	q.jobs = append(q.jobs, slot[T]{j.tag, j.Seq, j})
 	j.idx = len(q.jobs) - 1
 	q.up(j.idx)
 	return j.idx == 0 || float64(len(q.jobs)) > q.servers
@@ -143,7 +154,7 @@ func (q *Queue[T]) PopDone(now time.Duration) (owner T, ok bool) {
 	if len(q.jobs) == 0 {
 		return owner, false
 	}
-	j := q.jobs[0]
+	j := q.jobs[0].j
 	// The completion was scheduled at the next whole nanosecond, so v has
 	// reached the tag up to rounding of the float arithmetic.
 	if tol := 1e-12 * q.v; j.tag > q.v+max(tol, 1e-12) {
@@ -186,8 +197,8 @@ func (q *Queue[T]) Remaining(now time.Duration) float64 {
 func (q *Queue[T]) Shared(now time.Duration, work float64) float64 {
 	v := q.vAt(now)
 	shared := work
-	for _, j := range q.jobs {
-		shared += math.Min(math.Max(j.tag-v, 0), work)
+	for i := range q.jobs {
+		shared += math.Min(math.Max(q.jobs[i].tag-v, 0), work)
 	}
 	return shared
 }
@@ -217,20 +228,16 @@ func ceilDuration(dt float64) time.Duration {
 
 func secs(d time.Duration) float64 { return float64(d) / 1e9 }
 
-func (q *Queue[T]) less(a, b *Job[T]) bool {
-	return a.tag < b.tag || (a.tag == b.tag && a.Seq < b.Seq)
-}
-
 func (q *Queue[T]) del(i int) {
-	j := q.jobs[i]
+	j := q.jobs[i].j
 	q.sumTag -= j.tag
 	q.sumWork -= j.work
 	last := len(q.jobs) - 1
 	if i != last {
 		q.jobs[i] = q.jobs[last]
-		q.jobs[i].idx = i
+		q.jobs[i].j.idx = i
 	}
-	q.jobs[last] = nil
+	q.jobs[last] = slot[T]{}
 	q.jobs = q.jobs[:last]
 	if last == 0 {
 		// Tags only matter relative to v: restart from 0 to shed
@@ -247,11 +254,11 @@ func (q *Queue[T]) up(i int) {
 	h := q.jobs
 	for i > 0 {
 		p := (i - 1) / 2
-		if !q.less(h[i], h[p]) {
+		if !h[i].less(&h[p]) {
 			break
 		}
 		h[i], h[p] = h[p], h[i]
-		h[i].idx, h[p].idx = i, p
+		h[i].j.idx, h[p].j.idx = i, p
 		i = p
 	}
 }
@@ -265,14 +272,14 @@ func (q *Queue[T]) down(i int) {
 			return
 		}
 		m := l
-		if r := l + 1; r < n && q.less(h[r], h[l]) {
+		if r := l + 1; r < n && h[r].less(&h[l]) {
 			m = r
 		}
-		if !q.less(h[m], h[i]) {
+		if !h[m].less(&h[i]) {
 			return
 		}
 		h[i], h[m] = h[m], h[i]
-		h[i].idx, h[m].idx = i, m
+		h[i].j.idx, h[m].j.idx = i, m
 		i = m
 	}
 }
