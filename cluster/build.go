@@ -182,6 +182,7 @@ func (cl *Cluster) newLB(name string, s *service, loc int32, policy string, stre
 		return nil, err
 	}
 	p.sel = sel
+	cl.hashing = cl.hashing || lb.Hashing(policy)
 	p.fb, _ = sel.(lb.Feedback) // a selector that learns from responses (SetFeedback adds to it)
 	p.prober, _ = sel.(lb.Prober)
 	p.lf, _ = sel.(lb.LoadFeedback)

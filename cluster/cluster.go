@@ -150,6 +150,9 @@ type Cluster struct {
 	warmEv   sim.Event
 	// liveStarts is the sum of the arrival times (s) of requests in progress.
 	liveStarts float64
+	// hashing says some LB point routes on requests' affinity keys: only
+	// then do open-loop sources draw them.
+	hashing bool
 	// onStart, when set (tests only), sees every call once its demand is drawn.
 	onStart func(c *call)
 	// onFinish, when set (tests only), sees every request as it ends.
@@ -238,13 +241,17 @@ func (s *source) Handle(now time.Duration, _ int) {
 	if next, ok := s.proc.Next(now, s.arrRng); ok && next < cl.opt.Horizon {
 		cl.k.Schedule(&s.ev, next)
 	}
-	var session uint64
-	if s.sessions > 0 {
-		session = uint64(s.keyRng.IntN(s.sessions))
-	} else {
-		session = s.keyRng.Uint64()
+	var key uint64
+	if cl.hashing { // keys are drawn from their own stream: skipping them changes no other draw
+		var session uint64
+		if s.sessions > 0 {
+			session = uint64(s.keyRng.IntN(s.sessions))
+		} else {
+			session = s.keyRng.Uint64()
+		}
+		key = affinityKey(s.idx, session)
 	}
-	cl.arrive(s.class, s.entry(s.class), s.loc, s.reqRng, nil, affinityKey(s.idx, session))
+	cl.arrive(s.class, s.entry(s.class), s.loc, s.reqRng, nil, key)
 }
 
 // affinityKey is the key of session of source i: the two mixed by

@@ -21,8 +21,10 @@ const CFSPeriod = metrics.CFSPeriod
 // into the next window counts there too, where the kernel would have run
 // it in the first.) The quota is the servers at the window's end.
 type cfs struct {
-	start              time.Duration // the open window's start
-	demand             float64       // integral of the jobs in service over the open window, job-seconds
+	start time.Duration // the open window's start
+	// demand is the integral of the jobs in service over the open window,
+	// job-nanoseconds: exact, and summed without a division per event.
+	demand             int64
 	periods, throttled int64
 }
 
@@ -30,26 +32,26 @@ type cfs struct {
 // units. from is in the open window. The common cases, staying in it or
 // moving to the next, take no division.
 func (c *cfs) accrue(from, to time.Duration, n int, servers float64) {
-	jobs := float64(n)
+	jobs := int64(n)
 	end := c.start + CFSPeriod
 	if to < end {
-		c.demand += jobs * secs(to-from)
+		c.demand += jobs * int64(to-from)
 		return
 	}
-	c.demand += jobs * secs(end-from)
+	c.demand += jobs * int64(end-from)
 	c.close(servers, end)
 	if to < end+CFSPeriod { // in the next window
-		c.demand += jobs * secs(to-end)
+		c.demand += jobs * int64(to-end)
 		return
 	}
 	k := int64((to - end) / CFSPeriod) // whole windows, at n jobs
 	c.start = end + time.Duration(k)*CFSPeriod
 	if n > 0 {
 		c.periods += k
-		if jobs > servers*(1+1e-9) {
+		if float64(n) > servers*(1+1e-9) {
 			c.throttled += k
 		}
-		c.demand = jobs * secs(to-c.start)
+		c.demand = jobs * int64(to-c.start)
 	}
 }
 
@@ -57,7 +59,7 @@ func (c *cfs) accrue(from, to time.Duration, n int, servers float64) {
 func (c *cfs) close(servers float64, next time.Duration) {
 	if c.demand > 0 {
 		c.periods++
-		if c.demand > servers*secs(CFSPeriod)*(1+1e-9) {
+		if float64(c.demand) > servers*float64(CFSPeriod)*(1+1e-9) {
 			c.throttled++
 		}
 	}

@@ -47,6 +47,7 @@ func (a *slot[T]) less(b *slot[T]) bool { return a.tag < b.tag || (a.tag == b.ta
 type Queue[T any] struct {
 	servers float64
 	speed   float64
+	r       float64       // each job's service rate: speed x min(1, servers/n)
 	v       float64       // attained service per job since the queue was last empty, work units
 	last    time.Duration // the time v was last advanced to
 	jobs    []slot[T]     // min-heap on (tag, Seq)
@@ -58,7 +59,9 @@ type Queue[T any] struct {
 
 // New is a queue of servers units at speed, starting at now.
 func New[T any](servers, speed float64, now time.Duration) Queue[T] {
-	return Queue[T]{servers: servers, speed: speed, last: now, cfs: cfs{start: now - now%CFSPeriod}}
+	q := Queue[T]{servers: servers, speed: speed, last: now, cfs: cfs{start: now - now%CFSPeriod}}
+	q.setRate()
+	return q
 }
 
 // Len is the number of jobs in service.
@@ -73,12 +76,17 @@ func (q *Queue[T]) Speed() float64 { return q.speed }
 // SumWork is the admission work of the jobs in service, work units.
 func (q *Queue[T]) SumWork() float64 { return q.sumWork }
 
-func (q *Queue[T]) rate() float64 {
+// rate is the service rate of each job: kept up to date by setRate when the
+// jobs or the capacity change, so that events do not divide.
+func (q *Queue[T]) rate() float64 { return q.r }
+
+func (q *Queue[T]) setRate() {
 	n := float64(len(q.jobs))
 	if n <= q.servers {
-		return q.speed
+		q.r = q.speed
+	} else {
+		q.r = q.speed * q.servers / n
 	}
-	return q.speed * q.servers / n
 }
 
 // Advance moves the queue's accounting to now; earlier times are ignored.
@@ -96,7 +104,7 @@ func (q *Queue[T]) Advance(now time.Duration) {
 		q.v += q.rate() * dt
 		q.busy += used * dt
 		if now < q.cfs.start+CFSPeriod { // within the open CFS window: the common case
-			q.cfs.demand += float64(n) * dt
+			q.cfs.demand += int64(n) * int64(now-q.last)
 			q.last = now
 			return
 		}
@@ -136,6 +144,7 @@ func (q *Queue[T]) Add(now time.Duration, j *Job[T], work float64) (moved bool) 
 	q.sumTag += j.tag
 	q.sumWork += work
 	q.jobs = append(q.jobs, slot[T]{j.tag, j.Seq, j})
+	q.setRate()
 	j.idx = len(q.jobs) - 1
 	q.up(j.idx)
 	return j.idx == 0 || float64(len(q.jobs)) > q.servers
@@ -207,6 +216,7 @@ func (q *Queue[T]) Shared(now time.Duration, work float64) float64 {
 func (q *Queue[T]) SetCapacity(now time.Duration, servers, speed float64) {
 	q.Advance(now)
 	q.servers, q.speed = servers, speed
+	q.setRate()
 }
 
 // maxWait caps a computed wait so that it cannot overflow a time.Duration
@@ -216,14 +226,20 @@ const maxWait = time.Duration(1 << 61)
 // ceilDuration is dt seconds rounded up to the nanosecond, at least 0 (also
 // for NaN) and at most maxWait.
 func ceilDuration(dt float64) time.Duration {
-	ns := math.Ceil(dt * 1e9)
+	x := dt * 1e9
 	switch {
-	case !(ns > 0):
+	case !(x > 0):
 		return 0
-	case ns >= float64(maxWait):
+	case x >= float64(maxWait):
 		return maxWait
 	}
-	return time.Duration(ns)
+	// math.Ceil by truncation, exact below 2^63, and inlined (math.Ceil is
+	// a call on the hot path).
+	ns := time.Duration(x)
+	if float64(ns) < x {
+		ns++
+	}
+	return ns
 }
 
 func secs(d time.Duration) float64 { return float64(d) / 1e9 }
@@ -239,6 +255,7 @@ func (q *Queue[T]) del(i int) {
 	}
 	q.jobs[last] = slot[T]{}
 	q.jobs = q.jobs[:last]
+	q.setRate()
 	if last == 0 {
 		// Tags only matter relative to v: restart from 0 to shed
 		// accumulated rounding and keep v small, so its precision stays fine.

@@ -283,3 +283,26 @@ func TestThrottlingCountsCFSPeriods(t *testing.T) {
 		t.Errorf("at 450 ms: %d periods, %d throttled; want 4 and 4", p, th)
 	}
 }
+
+// ceilDuration rounds up as math.Ceil does, without calling it.
+func TestCeilDurationIsMathCeil(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 100000 {
+		dt := math.Ldexp(rng.Float64(), rng.IntN(80)-40) // 1e-12 s .. 1e12 s
+		if i%10 == 0 {
+			dt = float64(rng.IntN(1_000_000)) / 1e9 // whole nanoseconds
+		}
+		want := time.Duration(math.Ceil(dt * 1e9))
+		if dt*1e9 >= float64(maxWait) {
+			want = maxWait
+		}
+		if got := ceilDuration(dt); got != want {
+			t.Fatalf("ceilDuration(%g) = %d, want %d", dt, got, want)
+		}
+	}
+	for _, dt := range []float64{0, -1, math.NaN(), math.Inf(1)} {
+		if got, want := ceilDuration(dt), map[bool]time.Duration{true: maxWait, false: 0}[dt > 0]; got != want {
+			t.Errorf("ceilDuration(%g) = %d, want %d", dt, got, want)
+		}
+	}
+}
