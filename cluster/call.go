@@ -436,7 +436,9 @@ func (cl *Cluster) releaseHeld(s *service) {
 // discarded.
 func (cl *Cluster) giveUp(c *call) {
 	c.lbp.svc.period.Failures.Timeout++
-	cl.routeStats(c, c.lbp.svc.loc).Failures++
+	if len(cl.locNames) > 1 { // as routeDone
+		cl.routeStats(c, c.lbp.svc.loc).Failures++
+	}
 	cl.lbDone(c)
 	p, r := c.parent, c.req
 	c.parent, c.req = nil, nil

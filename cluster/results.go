@@ -127,6 +127,7 @@ func (s *sampler) start(cl *Cluster) {
 	s.end = make([]serviceMark, len(cl.services))
 	cl.res.Series.Utilisation = make([][]float64, n)
 	cl.res.Series.InFlight = make([][]float64, n)
+	s.reserve(n)
 	cl.sampleEv = simEvent(s, 0)
 	cl.k.Schedule(&cl.sampleEv, min(cl.opt.SamplePeriod, cl.opt.Horizon))
 	if cl.opt.Warmup == 0 {
@@ -135,6 +136,36 @@ func (s *sampler) start(cl *Cluster) {
 		cl.warmEv = simEvent(s, 1)
 		cl.k.Schedule(&cl.warmEv, cl.opt.Warmup)
 	}
+}
+
+// maxReserved bounds the samples whose room the series reserve at the
+// start: a run stopped early wastes no more than that.
+const maxReserved = 4096
+
+// reserve gives every series room for the run's samples, carved from one
+// block, so that sampling does not grow slices one by one.
+func (s *sampler) reserve(instances int) {
+	cl := s.cl
+	per := min(int(cl.opt.Horizon/max(cl.opt.SamplePeriod, 1))+1, maxReserved)
+	const perService, perRequest = 8, 4
+	block := make([]float64, per*(1+2*instances+perService*len(cl.services)+perRequest))
+	carve := func() []float64 {
+		b := block[:0:per]
+		block = block[per:]
+		return b
+	}
+	ser := &cl.res.Series
+	ser.Times = carve()
+	for i := range instances {
+		ser.Utilisation[i], ser.InFlight[i] = carve(), carve()
+	}
+	for i := range cl.res.Services {
+		v := &cl.res.Services[i].Series
+		v.Replicas, v.Ready, v.CPU, v.MemoryMB = carve(), carve(), carve(), carve()
+		v.Rate, v.Latency, v.Utilisation, v.Failed = carve(), carve(), carve(), carve()
+	}
+	r := &cl.res.Requests
+	r.Rate, r.Latency, r.Failed, r.Violated = carve(), carve(), carve(), carve()
 }
 
 // Handle implements sim.Handler: arg 0 samples, arg 1 marks the warm-up's end.

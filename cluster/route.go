@@ -161,8 +161,14 @@ func (cl *Cluster) routeStats(c *call, to int32) *metrics.RouteStats {
 }
 
 // routeDone records the outcome of attempt c at its caller: its edge's
-// telemetry, and the egress of a call between locations.
+// telemetry, and the egress of a call between locations. In a cluster of
+// one location only the calls are counted (send does): the routes'
+// failures, latency and bytes are for the controllers that route between
+// locations, and cost nothing where there are none.
 func (cl *Cluster) routeDone(c *call) {
+	if len(cl.locNames) == 1 {
+		return
+	}
 	to := c.lbp.svc.loc
 	cfg := c.lbp.svc.cfg
 	kb := or(cfg.RequestKB, 1)

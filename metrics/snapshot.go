@@ -19,7 +19,8 @@ type Snapshot struct {
 	// caller's and the callee's location, as a mesh's request metrics give
 	// them (Istio's istio_requests_total and request_duration sums by
 	// source_workload, destination_service, source_cluster and
-	// destination_cluster).
+	// destination_cluster). The simulator fills only their Calls when the
+	// cluster has one location.
 	Routes []RouteStats
 	// Locations are the sites and what a monitor measures of them.
 	Locations []LocationStats

@@ -30,42 +30,50 @@ type Event struct {
 	Handler Handler
 	Arg     int
 
-	at  time.Duration
-	seq uint64
-	idx int32 // position in the heap + 1; 0 when not queued
+	at time.Duration
+	id int32 // its slot in the kernel's tables + 1 while queued; 0 when not
 }
 
 // Pending reports whether the event is scheduled. While its handler runs an
 // event is not pending, unless the handler schedules it again.
-func (e *Event) Pending() bool { return e.idx != 0 }
+func (e *Event) Pending() bool { return e.id != 0 }
 
 // At is the virtual time the event is scheduled for (meaningful when Pending).
 func (e *Event) At() time.Duration { return e.at }
 
 // Kernel is the event queue and virtual clock. The zero value is ready, at time 0.
+//
+// A queued event holds a slot: events[slot] is the event and pos[slot] its
+// entry's index in the heap. Sifting the heap writes the moved entries'
+// positions into pos, a dense table, rather than into the events, which
+// live in their owners all over memory: on a world of thousands of
+// servers those writes were a cache miss per level.
 type Kernel struct {
-	now   time.Duration
-	heap  []entry // 4-ary min-heap on (at, seq)
-	seq   uint64
-	fired uint64
-	// firing is the event whose handler runs. It stays at the root of the
-	// heap meanwhile, so a handler that reschedules its own event (a
+	now    time.Duration
+	heap   []entry  // 4-ary min-heap on (at, seq)
+	pos    []int32  // by slot: index in heap
+	events []*Event // by slot
+	free   []int32  // slots not in use
+	seq    uint64
+	fired  uint64
+	// firing is the event whose handler runs. Its entry stays at the root
+	// of the heap meanwhile, so a handler that reschedules its own event (a
 	// source's next arrival, a server's next completion) costs one sift
 	// instead of a removal and an insertion; rearmed says it did.
-	firing  *Event
-	rearmed bool
+	firing     *Event
+	firingSlot int32
+	rearmed    bool
 }
 
 // entry is one scheduled event in the heap, with its key copied in so that
-// sifting compares without loading the events themselves (on large heaps
-// those loads are cache misses).
+// sifting compares without loading the events.
 type entry struct {
-	at  time.Duration
-	seq uint64
-	e   *Event
+	at   time.Duration
+	seq  uint64
+	slot int32
 }
 
-func (a entry) less(b entry) bool { return a.at < b.at || (a.at == b.at && a.seq < b.seq) }
+func (a *entry) less(b *entry) bool { return a.at < b.at || (a.at == b.at && a.seq < b.seq) }
 
 // Now is the current virtual time.
 func (k *Kernel) Now() time.Duration { return k.now }
@@ -87,20 +95,19 @@ func (k *Kernel) Schedule(e *Event, at time.Duration) {
 		panic("sim: schedule of an event without a handler")
 	}
 	k.seq++
-	e.seq = k.seq
-	if e == k.firing && !k.rearmed {
-		e.at = at
-		k.heap[0] = entry{at, e.seq, e}
-		e.idx = 1
+	if e == k.firing && !k.rearmed { // its entry is still the root
+		e.at, e.id = at, k.firingSlot+1
+		k.heap[0] = entry{at, k.seq, k.firingSlot}
 		k.rearmed = true
 		k.down(0)
 		return
 	}
-	if e.idx != 0 {
+	if e.id != 0 {
 		old := e.at
 		e.at = at
-		i := int(e.idx - 1)
-		k.heap[i] = entry{at, e.seq, e}
+		slot := e.id - 1
+		i := int(k.pos[slot])
+		k.heap[i] = entry{at, k.seq, slot}
 		if at < old {
 			k.up(i)
 		} else {
@@ -108,11 +115,26 @@ func (k *Kernel) Schedule(e *Event, at time.Duration) {
 		}
 		return
 	}
+	slot := k.take(e)
 	e.at = at
-	k.heap = append(k.heap, entry{at, e.seq, e})
-	i := len(k.heap) - 1
-	e.idx = int32(i + 1)
-	k.up(i)
+	k.heap = append(k.heap, entry{at, k.seq, slot})
+	k.up(len(k.heap) - 1)
+}
+
+// take gives e a free slot.
+func (k *Kernel) take(e *Event) int32 {
+	var slot int32
+	if n := len(k.free); n > 0 {
+		slot = k.free[n-1]
+		k.free = k.free[:n-1]
+		k.events[slot] = e
+	} else {
+		slot = int32(len(k.events))
+		k.events = append(k.events, e)
+		k.pos = append(k.pos, 0)
+	}
+	e.id = slot + 1
+	return slot
 }
 
 // After schedules e to fire d after now.
@@ -120,10 +142,10 @@ func (k *Kernel) After(e *Event, d time.Duration) { k.Schedule(e, k.now+d) }
 
 // Cancel removes e from the queue; it reports whether e was scheduled.
 func (k *Kernel) Cancel(e *Event) bool {
-	if e.idx == 0 {
+	if e.id == 0 {
 		return false
 	}
-	k.removeAt(int(e.idx - 1))
+	k.removeAt(int(k.pos[e.id-1]))
 	return true
 }
 
@@ -141,14 +163,15 @@ func (k *Kernel) Step() bool {
 	if len(k.heap) == 0 {
 		return false
 	}
-	e := k.heap[0].e
-	k.now = e.at
+	root := k.heap[0]
+	e := k.events[root.slot]
+	k.now = root.at
 	k.fired++
-	e.idx = 0
-	k.firing, k.rearmed = e, false
+	e.id = 0
+	k.firing, k.firingSlot, k.rearmed = e, root.slot, false
 	e.Handler.Handle(k.now, e.Arg)
 	k.firing = nil
-	if !k.rearmed { // the root is still the fired event
+	if !k.rearmed { // the root is still the fired event's entry
 		k.removeAt(0)
 	}
 	return true
@@ -165,17 +188,19 @@ func (k *Kernel) RunUntil(t time.Duration) {
 	}
 }
 
+// removeAt takes the entry at heap index i out and frees its slot.
 func (k *Kernel) removeAt(i int) {
 	h := k.heap
-	e := h[i].e
+	slot := h[i].slot
+	k.events[slot].id = 0
+	k.events[slot] = nil
+	k.free = append(k.free, slot)
 	last := len(h) - 1
 	if i != last {
 		h[i] = h[last]
-		h[i].e.idx = int32(i + 1)
+		k.pos[h[i].slot] = int32(i)
 	}
-	h[last] = entry{}
 	k.heap = h[:last]
-	e.idx = 0
 	if i < last {
 		if !k.up(i) {
 			k.down(i)
@@ -190,16 +215,16 @@ func (k *Kernel) up(i int) bool {
 	moved := false
 	for i > 0 {
 		p := (i - 1) / 4
-		if !e.less(h[p]) {
+		if !e.less(&h[p]) {
 			break
 		}
 		h[i] = h[p]
-		h[i].e.idx = int32(i + 1)
+		k.pos[h[i].slot] = int32(i)
 		i = p
 		moved = true
 	}
 	h[i] = e
-	e.e.idx = int32(i + 1)
+	k.pos[e.slot] = int32(i)
 	return moved
 }
 
@@ -213,22 +238,19 @@ func (k *Kernel) down(i int) {
 			break
 		}
 		best := c
-		end := c + 4
-		if end > n {
-			end = n
-		}
+		end := min(c+4, n)
 		for j := c + 1; j < end; j++ {
-			if h[j].less(h[best]) {
+			if h[j].less(&h[best]) {
 				best = j
 			}
 		}
-		if !h[best].less(e) {
+		if !h[best].less(&e) {
 			break
 		}
 		h[i] = h[best]
-		h[i].e.idx = int32(i + 1)
+		k.pos[h[i].slot] = int32(i)
 		i = best
 	}
 	h[i] = e
-	e.e.idx = int32(i + 1)
+	k.pos[e.slot] = int32(i)
 }
