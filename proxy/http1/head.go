@@ -283,7 +283,10 @@ func (h *Head) parseFields() error {
 			}
 		}
 		h.Fields = append(h.Fields, Field{Name: name, Value: value})
-		switch {
+		switch n := len(name); {
+		case n != 4 && n != 6 && n != 10 && n != 14 && n != 17:
+			// None of the fields below: most fields are decided by
+			// their length alone.
 		case bytes.EqualFold(name, hdrContentLength):
 			if cls != nil && !bytes.Equal(cls, value) {
 				return bad("conflicting Content-Length")
