@@ -140,7 +140,11 @@ func (p *Proxy) exchange(c *clientConn, g *generation, j int, start time.Time, s
 		}
 	}
 	for {
-		if err = p.sendRequest(c, u, b, in); err != nil {
+		// The deadline is set before the request goes, so that the wait
+		// for the answer (sendRequest's last flush) has it.
+		u.conn.SetReadDeadline(start.Add(t.ResponseHeader)) // start was microseconds ago: no clock read
+		wait := !reused || start.Sub(u.idleSince) < freshIdle
+		if err = p.sendRequest(c, u, b, in, wait); err != nil {
 			u.conn.Close()
 			var he *http1.Error
 			switch {
@@ -153,7 +157,6 @@ func (p *Proxy) exchange(c *clientConn, g *generation, j int, start time.Time, s
 				return false, &failure{kind: kindTransport, err: err, sent: true, status: http.StatusBadGateway}
 			}
 		} else {
-			u.conn.SetReadDeadline(start.Add(t.ResponseHeader)) // start was microseconds ago: no clock read
 			if err = p.readResponseHead(c, u); err == nil {
 				break
 			}
@@ -239,8 +242,9 @@ func stale(err error) bool {
 	return err == io.EOF || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-// sendRequest writes the request head and streams its body to u.
-func (p *Proxy) sendRequest(c *clientConn, u *upstreamConn, b *backend, in http1.Framing) error {
+// sendRequest writes the request head and streams its body to u; if
+// wait is true it then waits until u has something to read (flushWaiter).
+func (p *Proxy) sendRequest(c *clientConn, u *upstreamConn, b *backend, in http1.Framing, wait bool) error {
 	writeRequestHead(u.bw, c, b.addr)
 	if in.HasBody() {
 		if c.req.Expect100 && c.req.Minor == 1 {
@@ -253,6 +257,9 @@ func (p *Proxy) sendRequest(c *clientConn, u *upstreamConn, b *backend, in http1
 		if _, err := http1.Copy(u.bw, c.br, in, in.Chunked, true); err != nil {
 			return err
 		}
+	}
+	if wait {
+		return u.fw.flushWait(u.br.Buffered())
 	}
 	return u.bw.Flush()
 }

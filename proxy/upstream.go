@@ -13,6 +13,7 @@ type upstreamConn struct {
 	conn      net.Conn
 	br        *bufio.Reader
 	bw        *bufio.Writer
+	fw        flushWaiter // writes a request, then waits for the answer
 	idleSince time.Time
 }
 
@@ -52,8 +53,19 @@ func dial(addr string, connect time.Duration) (*upstreamConn, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	return &upstreamConn{conn: c, br: bufio.NewReaderSize(c, upstreamBuffer), bw: bufio.NewWriterSize(c, upstreamBuffer)}, false, nil
+	u := &upstreamConn{conn: c, br: bufio.NewReaderSize(c, upstreamBuffer), bw: bufio.NewWriterSize(c, upstreamBuffer)}
+	u.fw.init(c, u.bw)
+	return u, false, nil
 }
+
+// freshIdle is how long a kept-alive connection may have been idle for a
+// request on it to wait for the answer without first trying a read (see
+// flushWaiter). A backend that closed the connection meanwhile answers
+// the request with a reset, which ends the wait; only a peer that sent
+// its FIN and then vanished without a trace could leave the request
+// waiting out the response_header timeout instead of being retried at
+// once, and the window for that is this short.
+const freshIdle = 100 * time.Millisecond
 
 // put keeps u for reuse, or closes it if the pool is full. The oldest
 // connection is closed once it has been idle for maxIdle, so a pool that
