@@ -208,7 +208,7 @@ func (p *Proxy) exchange(c *clientConn, g *generation, j int, start time.Time, s
 	if err == nil {
 		err = c.bw.Flush()
 	}
-	p.finish(g, j, start, headers, resp.Status, sentAt)
+	c.doneAt = p.finish(g, j, start, headers, resp.Status, sentAt)
 	if err != nil {
 		u.conn.Close()
 		if c.werr != nil {

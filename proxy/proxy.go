@@ -218,14 +218,15 @@ func (p *Proxy) retire(g *generation) {
 	}
 }
 
-// finish records a request's end at backend j.
-func (p *Proxy) finish(g *generation, j int, start, headers time.Time, code int, sentAt time.Duration) {
-	end := time.Now()
+// finish records a request's end at backend j, now, and returns the time.
+func (p *Proxy) finish(g *generation, j int, start, headers time.Time, code int, sentAt time.Duration) (end time.Time) {
+	end = time.Now()
 	g.pool.release(j, end, headers.Sub(start))
 	g.pool.backends[j].metrics.answered(code, headers.Sub(start), end.Sub(start))
 	if g.agent != nil {
 		g.agent.send(feedback{kind: answered, j: int32(j), at: end.Sub(p.base), sentAt: sentAt, headersAt: headers.Sub(p.base)})
 	}
+	return end
 }
 
 // Run serves the configured listen and admin addresses until ctx is done,
