@@ -35,7 +35,7 @@ func (p *Proxy) serveRequest(c *clientConn) bool {
 		return false
 	}
 	if in.HasBody() {
-		c.conn.SetReadDeadline(time.Time{}) // read_header bounded the head only
+		c.rd.clear() // read_header bounded the head only
 	}
 	g := p.gen.Load()
 	var skip []bool
@@ -142,7 +142,7 @@ func (p *Proxy) exchange(c *clientConn, g *generation, j int, start time.Time, s
 	for {
 		// The deadline is set before the request goes, so that the wait
 		// for the answer (sendRequest's last flush) has it.
-		u.conn.SetReadDeadline(start.Add(t.ResponseHeader)) // start was microseconds ago: no clock read
+		u.rd.set(start, t.ResponseHeader) // start was microseconds ago: no clock read
 		wait := !reused || start.Sub(u.idleSince) < freshIdle
 		if err = p.sendRequest(c, u, b, in, wait); err != nil {
 			u.conn.Close()
@@ -202,7 +202,7 @@ func (p *Proxy) exchange(c *clientConn, g *generation, j int, start time.Time, s
 	}
 	writeResponseHead(c.bw, req, resp, out, chunked, keep)
 	if out.Chunked || out.UntilClose || out.Length > int64(u.br.Buffered()) {
-		u.conn.SetReadDeadline(time.Time{}) // the body may take its time
+		u.rd.clear() // the body may take its time
 	}
 	_, err = http1.Copy(c.bw, u.br, out, chunked, true)
 	if err == nil {
@@ -486,8 +486,8 @@ func writeInt(w *bufio.Writer, n int64) {
 // tunnel relays bytes both ways between the client and the backend after
 // a 101 (Switching Protocols) until either side ends, then closes both.
 func tunnel(c *clientConn, u *upstreamConn) {
-	c.conn.SetReadDeadline(time.Time{})
-	u.conn.SetReadDeadline(time.Time{})
+	c.rd.clear()
+	u.rd.clear()
 	if c.bw.Flush() != nil {
 		u.conn.Close()
 		return

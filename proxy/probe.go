@@ -57,12 +57,12 @@ func (p *Proxy) probe(g *generation, j int, head *http1.Head) {
 		b.metrics.probeFailed.Inc()
 		return
 	}
-	u.conn.SetDeadline(now.Add(t.Probe))
+	u.setDeadline(now.Add(t.Probe))
 	l, ok := exchangeProbe(u, head)
 	if !ok && reused { // the backend may have closed the kept-alive connection: once more, on a new one
 		u.conn.Close()
 		if u, _, err = dial(b.addr, t.Connect); err == nil {
-			u.conn.SetDeadline(time.Now().Add(t.Probe))
+			u.setDeadline(time.Now().Add(t.Probe))
 			l, ok = exchangeProbe(u, head)
 		}
 	}
@@ -73,7 +73,7 @@ func (p *Proxy) probe(g *generation, j int, head *http1.Head) {
 		b.metrics.probeFailed.Inc()
 		return
 	}
-	u.conn.SetDeadline(time.Time{})
+	u.setDeadline(time.Time{})
 	b.conns.put(u, time.Now(), t.Idle)
 	b.metrics.probes.Inc()
 	g.pool.probed(j, time.Now(), l)

@@ -29,6 +29,7 @@ type clientConn struct {
 	ip   []byte // the client's address, for X-Forwarded-For
 	req  http1.Head
 	resp http1.Head
+	rd   readDeadline
 	idle atomic.Bool // waiting for the next request
 	rerr error       // the last read error
 	werr error       // the last write error
@@ -39,6 +40,9 @@ type clientConn struct {
 
 func (c *clientConn) Read(p []byte) (int, error) {
 	n, err := c.conn.Read(p)
+	for n == 0 && err != nil && c.rd.early(err) {
+		n, err = c.conn.Read(p)
+	}
 	if err != nil {
 		c.rerr = err
 	}
@@ -63,6 +67,7 @@ var clientConns = sync.Pool{New: func() any {
 func newClientConn(nc net.Conn) *clientConn {
 	c := clientConns.Get().(*clientConn)
 	c.conn, c.rerr, c.werr, c.doneAt = nc, nil, nil, time.Time{}
+	c.rd = readDeadline{conn: nc}
 	c.br.Reset(c)
 	c.bw.Reset(c)
 	c.ip = c.ip[:0]
@@ -73,7 +78,7 @@ func newClientConn(nc net.Conn) *clientConn {
 }
 
 func (c *clientConn) release() {
-	c.conn = nil
+	c.conn, c.rd = nil, readDeadline{}
 	c.idle.Store(false)
 	clientConns.Put(c)
 }
@@ -147,7 +152,7 @@ func (s *server) serveConn(c *clientConn) {
 				now = time.Now()
 			}
 			c.doneAt = time.Time{}
-			c.conn.SetReadDeadline(now.Add(t.Idle))
+			c.rd.set(now, t.Idle)
 			_, err := c.br.Peek(1)
 			c.idle.Store(false)
 			if err != nil {
@@ -158,7 +163,7 @@ func (s *server) serveConn(c *clientConn) {
 			// A head already in the buffer is read without the
 			// connection: it needs no deadline (one timer and two clock
 			// reads less per request).
-			c.conn.SetReadDeadline(time.Now().Add(t.ReadHeader))
+			c.rd.set(time.Now(), t.ReadHeader)
 		}
 		if err := c.req.ReadRequest(c.br, maxHead); err != nil {
 			var he *http1.Error

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"io"
 	"net"
 	"sync"
 	"time"
@@ -14,6 +15,7 @@ type upstreamConn struct {
 	br        *bufio.Reader
 	bw        *bufio.Writer
 	fw        flushWaiter // writes a request, then waits for the answer
+	rd        readDeadline
 	idleSince time.Time
 }
 
@@ -53,9 +55,30 @@ func dial(addr string, connect time.Duration) (*upstreamConn, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	u := &upstreamConn{conn: c, br: bufio.NewReaderSize(c, upstreamBuffer), bw: bufio.NewWriterSize(c, upstreamBuffer)}
+	u := &upstreamConn{conn: c, bw: bufio.NewWriterSize(c, upstreamBuffer), rd: readDeadline{conn: c}}
+	u.br = bufio.NewReaderSize(u, upstreamBuffer)
 	u.fw.init(c, u.bw)
 	return u, false, nil
+}
+
+// Read reads from the connection, again if its deadline came early (see
+// readDeadline).
+func (u *upstreamConn) Read(p []byte) (int, error) {
+	n, err := u.conn.Read(p)
+	for n == 0 && err != nil && u.rd.early(err) {
+		n, err = u.conn.Read(p)
+	}
+	return n, err
+}
+
+// WriteTo copies the connection to w as the connection itself would (a
+// tunnel, without a read deadline: splice where the system has it).
+func (u *upstreamConn) WriteTo(w io.Writer) (int64, error) { return io.Copy(w, u.conn) }
+
+// setDeadline sets the connection's read and write deadline (t zero: none).
+func (u *upstreamConn) setDeadline(t time.Time) {
+	u.conn.SetDeadline(t)
+	u.rd.want, u.rd.armed = t, t
 }
 
 // freshIdle is how long a kept-alive connection may have been idle for a

@@ -1,0 +1,65 @@
+package proxy
+
+import (
+	"errors"
+	"net"
+	"os"
+	"time"
+)
+
+// lazySlack bounds how much earlier than asked a read deadline may be
+// armed (an eighth of the timeout, at most this).
+const lazySlack = time.Second
+
+// readDeadline keeps a connection's read deadline as nginx keeps its
+// timers: a deadline asked for only a little later than the one armed is
+// not armed (SetReadDeadline updates a runtime timer and reads the clock
+// twice, per request and side). A read that then times out before the
+// deadline asked for is retried with that deadline armed (early), so the
+// timeouts stay exact.
+//
+// Its owner's goroutine uses it; another goroutine may still set the
+// connection's deadline directly (the drain's wake-up of idle
+// connections): the read that times out then is retried at most once.
+type readDeadline struct {
+	conn  net.Conn
+	want  time.Time // asked for; zero: none
+	armed time.Time // the connection's; zero: none
+}
+
+// set asks for the deadline now+timeout, where now is a recent reading of
+// the clock. It is not armed if the armed one comes at most min(timeout/8,
+// lazySlack) before it.
+func (d *readDeadline) set(now time.Time, timeout time.Duration) {
+	t := now.Add(timeout)
+	d.want = t
+	if !d.armed.IsZero() && !d.armed.After(t) && t.Sub(d.armed) <= min(timeout/8, lazySlack) {
+		return
+	}
+	d.arm(t)
+}
+
+// clear asks for no deadline.
+func (d *readDeadline) clear() {
+	d.want = time.Time{}
+	if !d.armed.IsZero() {
+		d.arm(time.Time{})
+	}
+}
+
+// arm sets the connection's read deadline to t (zero: none).
+func (d *readDeadline) arm(t time.Time) {
+	d.conn.SetReadDeadline(t)
+	d.armed = t
+}
+
+// early reports whether a read's error err is a timeout that came before
+// the deadline asked for, after arming that deadline: the read is then to
+// be made again.
+func (d *readDeadline) early(err error) bool {
+	if d.armed.IsZero() || !d.armed.Before(d.want) || !errors.Is(err, os.ErrDeadlineExceeded) {
+		return false
+	}
+	d.arm(d.want)
+	return true
+}
