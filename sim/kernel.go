@@ -66,14 +66,29 @@ type Kernel struct {
 }
 
 // entry is one scheduled event in the heap, with its key copied in so that
-// sifting compares without loading the events.
+// sifting compares without loading the events. key is the scheduling
+// order in its high bits and the slot in its low slotBits: 16 bytes an
+// entry, so a node's four children take one or two cache lines.
 type entry struct {
-	at   time.Duration
-	seq  uint64
-	slot int32
+	at  time.Duration
+	key uint64
 }
 
-func (a *entry) less(b *entry) bool { return a.at < b.at || (a.at == b.at && a.seq < b.seq) }
+// slotBits bounds the events queued at once (2^24, 16.7M) and leaves 2^40
+// schedulings to one kernel (days of simulation at tens of millions a
+// second); past either the kernel panics rather than misorder events.
+const slotBits = 24
+
+func (k *Kernel) entry(at time.Duration, slot int32) entry {
+	if k.seq >= 1<<(64-slotBits) {
+		panic("sim: more than 2^40 schedulings in one run")
+	}
+	return entry{at, k.seq<<slotBits | uint64(slot)}
+}
+
+func (a *entry) slot() int32 { return int32(a.key & (1<<slotBits - 1)) }
+
+func (a *entry) less(b *entry) bool { return a.at < b.at || (a.at == b.at && a.key < b.key) }
 
 // Now is the current virtual time.
 func (k *Kernel) Now() time.Duration { return k.now }
@@ -97,7 +112,7 @@ func (k *Kernel) Schedule(e *Event, at time.Duration) {
 	k.seq++
 	if e == k.firing && !k.rearmed { // its entry is still the root
 		e.at, e.id = at, k.firingSlot+1
-		k.heap[0] = entry{at, k.seq, k.firingSlot}
+		k.heap[0] = k.entry(at, k.firingSlot)
 		k.rearmed = true
 		k.down(0)
 		return
@@ -107,7 +122,7 @@ func (k *Kernel) Schedule(e *Event, at time.Duration) {
 		e.at = at
 		slot := e.id - 1
 		i := int(k.pos[slot])
-		k.heap[i] = entry{at, k.seq, slot}
+		k.heap[i] = k.entry(at, slot)
 		if at < old {
 			k.up(i)
 		} else {
@@ -117,7 +132,7 @@ func (k *Kernel) Schedule(e *Event, at time.Duration) {
 	}
 	slot := k.take(e)
 	e.at = at
-	k.heap = append(k.heap, entry{at, k.seq, slot})
+	k.heap = append(k.heap, k.entry(at, slot))
 	k.up(len(k.heap) - 1)
 }
 
@@ -129,6 +144,9 @@ func (k *Kernel) take(e *Event) int32 {
 		k.free = k.free[:n-1]
 		k.events[slot] = e
 	} else {
+		if len(k.events) >= 1<<slotBits {
+			panic("sim: more than 2^24 events queued at once")
+		}
 		slot = int32(len(k.events))
 		k.events = append(k.events, e)
 		k.pos = append(k.pos, 0)
@@ -164,11 +182,11 @@ func (k *Kernel) Step() bool {
 		return false
 	}
 	root := k.heap[0]
-	e := k.events[root.slot]
+	e := k.events[root.slot()]
 	k.now = root.at
 	k.fired++
 	e.id = 0
-	k.firing, k.firingSlot, k.rearmed = e, root.slot, false
+	k.firing, k.firingSlot, k.rearmed = e, root.slot(), false
 	e.Handler.Handle(k.now, e.Arg)
 	k.firing = nil
 	if !k.rearmed { // the root is still the fired event's entry
@@ -191,14 +209,14 @@ func (k *Kernel) RunUntil(t time.Duration) {
 // removeAt takes the entry at heap index i out and frees its slot.
 func (k *Kernel) removeAt(i int) {
 	h := k.heap
-	slot := h[i].slot
+	slot := h[i].slot()
 	k.events[slot].id = 0
 	k.events[slot] = nil
 	k.free = append(k.free, slot)
 	last := len(h) - 1
 	if i != last {
 		h[i] = h[last]
-		k.pos[h[i].slot] = int32(i)
+		k.pos[h[i].slot()] = int32(i)
 	}
 	k.heap = h[:last]
 	if i < last {
@@ -219,12 +237,12 @@ func (k *Kernel) up(i int) bool {
 			break
 		}
 		h[i] = h[p]
-		k.pos[h[i].slot] = int32(i)
+		k.pos[h[i].slot()] = int32(i)
 		i = p
 		moved = true
 	}
 	h[i] = e
-	k.pos[e.slot] = int32(i)
+	k.pos[e.slot()] = int32(i)
 	return moved
 }
 
@@ -248,9 +266,9 @@ func (k *Kernel) down(i int) {
 			break
 		}
 		h[i] = h[best]
-		k.pos[h[i].slot] = int32(i)
+		k.pos[h[i].slot()] = int32(i)
 		i = best
 	}
 	h[i] = e
-	k.pos[e.slot] = int32(i)
+	k.pos[e.slot()] = int32(i)
 }
