@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bufio"
-	"net"
 	"syscall"
 )
 
@@ -26,15 +25,11 @@ type flushWaiter struct {
 	werr    error
 }
 
-// init binds f to conn and its writer w. The method value is made once
-// here, so flushing and waiting allocate nothing.
-func (f *flushWaiter) init(conn net.Conn, w *bufio.Writer) {
-	f.w, f.raw = w, nil
-	if sc, ok := conn.(syscall.Conn); ok {
-		if raw, err := sc.SyscallConn(); err == nil {
-			f.raw = raw
-		}
-	}
+// init binds f to a connection (raw, nil if not a socket) and its writer
+// w. The method value is made once here, so flushing and waiting allocate
+// nothing.
+func (f *flushWaiter) init(raw syscall.RawConn, w *bufio.Writer) {
+	f.w, f.raw = w, raw
 	if f.step == nil {
 		f.step = f.flushOnce
 	}

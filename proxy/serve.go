@@ -30,6 +30,7 @@ type clientConn struct {
 	req  http1.Head
 	resp http1.Head
 	rd   readDeadline
+	io   sockIO
 	idle atomic.Bool // waiting for the next request
 	rerr error       // the last read error
 	werr error       // the last write error
@@ -39,9 +40,9 @@ type clientConn struct {
 }
 
 func (c *clientConn) Read(p []byte) (int, error) {
-	n, err := c.conn.Read(p)
+	n, err := c.io.Read(p)
 	for n == 0 && err != nil && c.rd.early(err) {
-		n, err = c.conn.Read(p)
+		n, err = c.io.Read(p)
 	}
 	if err != nil {
 		c.rerr = err
@@ -50,7 +51,7 @@ func (c *clientConn) Read(p []byte) (int, error) {
 }
 
 func (c *clientConn) Write(p []byte) (int, error) {
-	n, err := c.conn.Write(p)
+	n, err := c.io.Write(p)
 	if err != nil {
 		c.werr = err
 	}
@@ -68,6 +69,7 @@ func newClientConn(nc net.Conn) *clientConn {
 	c := clientConns.Get().(*clientConn)
 	c.conn, c.rerr, c.werr, c.doneAt = nc, nil, nil, time.Time{}
 	c.rd = readDeadline{conn: nc}
+	c.io.init(nc)
 	c.br.Reset(c)
 	c.bw.Reset(c)
 	c.ip = c.ip[:0]
@@ -79,6 +81,7 @@ func newClientConn(nc net.Conn) *clientConn {
 
 func (c *clientConn) release() {
 	c.conn, c.rd = nil, readDeadline{}
+	c.io.init(nil)
 	c.idle.Store(false)
 	clientConns.Put(c)
 }

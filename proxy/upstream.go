@@ -16,6 +16,7 @@ type upstreamConn struct {
 	bw        *bufio.Writer
 	fw        flushWaiter // writes a request, then waits for the answer
 	rd        readDeadline
+	io        sockIO
 	idleSince time.Time
 }
 
@@ -55,18 +56,20 @@ func dial(addr string, connect time.Duration) (*upstreamConn, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	u := &upstreamConn{conn: c, bw: bufio.NewWriterSize(c, upstreamBuffer), rd: readDeadline{conn: c}}
+	u := &upstreamConn{conn: c, rd: readDeadline{conn: c}}
+	u.io.init(c)
 	u.br = bufio.NewReaderSize(u, upstreamBuffer)
-	u.fw.init(c, u.bw)
+	u.bw = bufio.NewWriterSize(&u.io, upstreamBuffer)
+	u.fw.init(u.io.raw, u.bw)
 	return u, false, nil
 }
 
 // Read reads from the connection, again if its deadline came early (see
 // readDeadline).
 func (u *upstreamConn) Read(p []byte) (int, error) {
-	n, err := u.conn.Read(p)
+	n, err := u.io.Read(p)
 	for n == 0 && err != nil && u.rd.early(err) {
-		n, err = u.conn.Read(p)
+		n, err = u.io.Read(p)
 	}
 	return n, err
 }
