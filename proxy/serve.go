@@ -37,9 +37,23 @@ type clientConn struct {
 	// doneAt is when the last response was complete (zero if none was
 	// relayed): the idle timeout runs from it, without another clock read.
 	doneAt time.Time
+
+	// serveLoop's state (serveloop.go).
+	srv         *server
+	t           Timeouts
+	stepFn      func(uintptr) bool // serveStep, made once per clientConn
+	fd          int                // the socket, inside serveStep
+	inStep      bool               // reads are stepRead's
+	drained     bool               // the last read emptied the socket
+	first       bool               // no request read yet
+	headStarted bool               // read_header runs for the head coming
+	exit        int
 }
 
 func (c *clientConn) Read(p []byte) (int, error) {
+	if c.inStep {
+		return c.stepRead(p)
+	}
 	n, err := c.io.Read(p)
 	for n == 0 && err != nil && c.rd.early(err) {
 		n, err = c.io.Read(p)
@@ -62,6 +76,7 @@ var clientConns = sync.Pool{New: func() any {
 	c := &clientConn{}
 	c.br = bufio.NewReaderSize(c, clientBuffer)
 	c.bw = bufio.NewWriterSize(c, clientBuffer)
+	c.stepFn = c.serveStep
 	return c
 }}
 
@@ -80,7 +95,7 @@ func newClientConn(nc net.Conn) *clientConn {
 }
 
 func (c *clientConn) release() {
-	c.conn, c.rd = nil, readDeadline{}
+	c.conn, c.rd, c.srv = nil, readDeadline{}, nil
 	c.io.init(nil)
 	c.idle.Store(false)
 	clientConns.Put(c)
@@ -141,6 +156,10 @@ func (s *server) serveConn(c *clientConn) {
 		c.release()
 		s.wg.Done()
 	}()
+	if canLoop && c.io.raw != nil {
+		s.serveLoop(c)
+		return
+	}
 	t := s.p.Config().Timeouts
 	for first := true; ; first = false {
 		if !first {
@@ -204,12 +223,14 @@ func (s *server) wakeIdle() {
 	}
 }
 
-// closeAll cuts every connection (the drain ran out of time).
+// closeAll cuts every connection (the drain ran out of time). Each is
+// closed in a goroutine of its own: Close waits for a read in progress to
+// end, and serveLoop's lasts while its request is served.
 func (s *server) closeAll() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for c := range s.conns {
-		c.conn.Close()
+		go c.conn.Close()
 	}
 }
 

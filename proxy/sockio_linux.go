@@ -40,19 +40,15 @@ func (s *sockIO) init(conn net.Conn) {
 }
 
 func (s *sockIO) readStep(fd uintptr) bool {
-	for {
-		n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(unsafe.SliceData(s.rp))), uintptr(len(s.rp)))
-		switch e {
-		case syscall.EINTR:
-			continue
-		case syscall.EAGAIN:
-			return false // wait until readable
-		case 0:
-			s.rn = int(n)
-		}
-		s.rerrno = e
-		return true
+	n, e := rawRead(int(fd), s.rp)
+	switch e {
+	case syscall.EAGAIN:
+		return false // wait until readable
+	case 0:
+		s.rn = n
 	}
+	s.rerrno = e
+	return true
 }
 
 // Read is net.Conn's Read.
@@ -119,4 +115,18 @@ func (s *sockIO) Write(p []byte) (int, error) {
 // opError is the error net.Conn would give for errno.
 func (s *sockIO) opError(op string, errno syscall.Errno) error {
 	return &net.OpError{Op: op, Net: "tcp", Source: s.conn.LocalAddr(), Addr: s.conn.RemoteAddr(), Err: os.NewSyscallError(op, errno)}
+}
+
+// canLoop says serveLoop can run here: a read inside a RawConn.Read step
+// is a raw system call (rawRead).
+const canLoop = true
+
+// rawRead reads from the non-blocking socket fd once (again on EINTR).
+func rawRead(fd int, p []byte) (int, syscall.Errno) {
+	for {
+		n, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
+		if e != syscall.EINTR {
+			return int(n), e
+		}
+	}
 }

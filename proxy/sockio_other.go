@@ -25,3 +25,13 @@ func (s *sockIO) init(conn net.Conn) {
 
 func (s *sockIO) Read(p []byte) (int, error)  { return s.conn.Read(p) }
 func (s *sockIO) Write(p []byte) (int, error) { return s.conn.Write(p) }
+
+// canLoop says serveLoop cannot run here (see sockio_linux.go).
+const canLoop = false
+
+func rawRead(int, []byte) (int, syscall.Errno) { return 0, syscall.ENOSYS }
+
+// opError is the error net.Conn would give for errno.
+func (s *sockIO) opError(op string, errno syscall.Errno) error {
+	return &net.OpError{Op: op, Net: "tcp", Source: s.conn.LocalAddr(), Addr: s.conn.RemoteAddr(), Err: errno}
+}

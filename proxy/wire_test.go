@@ -165,6 +165,52 @@ func TestPipelinedRequestsAnsweredInOrder(t *testing.T) {
 	}
 }
 
+// The next request may come while the proxy serves one (pipelining in
+// separate segments), split across segments, or after a body: the proxy
+// waits for a request without first reading (serveLoop), and must not miss
+// any of these.
+func TestRequestsArrivingWhileServing(t *testing.T) {
+	b := newTestBackend(t, "a")
+	rp := proxyFor(t, b.url())
+	rc := dialProxy(t, rp)
+	rc.send("GET /1?sleep=100ms HTTP/1.1\r\nHost: x\r\n\r\n")
+	time.Sleep(30 * time.Millisecond) // the proxy waits for the backend
+	rc.send("GET /2 HTTP/1.1\r\nHost: x\r\n\r\n")
+	for _, want := range []string{"a /1?sleep=100ms\n", "a /2\n"} {
+		if _, body := rc.response("GET"); body != want {
+			t.Fatalf("got %q, want %q", body, want)
+		}
+	}
+	// A head in pieces, the first byte alone.
+	for _, part := range []string{"G", "ET /3 HTTP/1.1\r\nHo", "st: x\r\n", "\r\n"} {
+		rc.send(part)
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, body := rc.response("GET"); body != "a /3\n" {
+		t.Fatalf("head in pieces: got %q", body)
+	}
+	// A request with a body (served outside the loop), then one without,
+	// sent while the first is served.
+	rc.send("POST /4?sleep=50ms HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nda")
+	time.Sleep(20 * time.Millisecond)
+	rc.send("ta")
+	time.Sleep(10 * time.Millisecond)
+	rc.send("GET /5 HTTP/1.1\r\nHost: x\r\n\r\n")
+	for _, want := range []string{"a /4?sleep=50ms\n", "a /5\n"} {
+		if _, body := rc.response("GET"); body != want {
+			t.Fatalf("got %q, want %q", body, want)
+		}
+	}
+	// A head longer than the client buffer, then a short one after it.
+	long := "GET /6 HTTP/1.1\r\nHost: x\r\nX-Long: " + strings.Repeat("y", 3*clientBuffer) + "\r\n\r\n"
+	rc.send(long + "GET /7 HTTP/1.1\r\nHost: x\r\n\r\n")
+	for _, want := range []string{"a /6\n", "a /7\n"} {
+		if _, body := rc.response("GET"); body != want {
+			t.Fatalf("got %q, want %q", body, want)
+		}
+	}
+}
+
 func TestHTTP10Clients(t *testing.T) {
 	b := newTestBackend(t, "a")
 	rp := proxyFor(t, b.url())
