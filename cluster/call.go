@@ -236,7 +236,9 @@ func (cl *Cluster) arrive(cls *class, p *lbPoint, from int32, rng *rand.Rand, u 
 		cl.res.Arrivals++
 		cls.arrivals++
 	}
-	cls.period.Arrivals++
+	if !cl.opt.Unobserved {
+		cls.period.Arrivals++
+	}
 	cl.requests.arrivals++
 	cl.res.ArrivedAll++
 	cl.inSystem.add(now, 1)
@@ -322,7 +324,9 @@ func (n *callNode) skipDraws(rng *rand.Rand) {
 func (cl *Cluster) send(c *call) {
 	now := cl.k.Now()
 	c.start = now
-	cl.routeStats(c, c.lbp.svc.loc).Calls++
+	if !cl.opt.Unobserved {
+		cl.routeStats(c, c.lbp.svc.loc).Calls++
+	}
 	if cl.onStart != nil {
 		cl.onStart(c)
 	}
@@ -347,7 +351,9 @@ func (cl *Cluster) dispatch(c *call, fresh bool) {
 	}
 	c.slot = int32(j)
 	p.view.InFlight[j]++
-	p.stats[j].Sent++
+	if !cl.opt.Unobserved {
+		p.stats[j].Sent++
+	}
 	if p.fb != nil {
 		p.fb.Sent(now, j)
 	}
@@ -587,10 +593,12 @@ func (cl *Cluster) lbDone(c *call) {
 	if p.svc.slots[c.slot] == c.inst {
 		now := cl.k.Now()
 		p.view.InFlight[c.slot]--
-		st := &p.stats[c.slot]
-		st.Completions++
-		if c.replied && c.fail == failNone {
-			st.Latency.Add(secs(now - c.start))
+		if !cl.opt.Unobserved {
+			st := &p.stats[c.slot]
+			st.Completions++
+			if c.replied && c.fail == failNone {
+				st.Latency.Add(secs(now - c.start))
+			}
 		}
 		if p.lf != nil && c.replied && c.fail == failNone {
 			p.lf.Reported(now, int(c.slot), c.load)
@@ -660,20 +668,25 @@ func (cl *Cluster) finishRequest(r *request, fail uint8, degraded bool) {
 	}
 	cls := r.class
 	cl.requests.record(ok, lat, cls.slo)
-	switch per := &cls.period; {
+	switch observed := !cl.opt.Unobserved; {
 	case r.timedOut: // counted when the client gave up
 	case fail != failNone:
-		countFailure(&per.Failures, fail)
+		if observed {
+			countFailure(&cls.period.Failures, fail)
+		}
 		if r.counted {
 			countFailure(&cl.res.Failures, fail)
 			countFailure(&cls.failures, fail)
 		}
 	default:
-		per.Completions++
-		per.Latency.Add(lat)
-		per.LatencyHist.Record(lat)
-		if degraded {
-			per.Degraded++
+		if observed {
+			per := &cls.period
+			per.Completions++
+			per.Latency.Add(lat)
+			per.LatencyHist.Record(lat)
+			if degraded {
+				per.Degraded++
+			}
 		}
 		if r.counted {
 			cls.latency.Record(lat) // merged into Results.Latency by Drain

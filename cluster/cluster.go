@@ -107,6 +107,12 @@ type Options struct {
 	// and whose fairness is reported (default: the first LB's service, else
 	// the first class's root service).
 	Series string
+	// Unobserved says the run never calls Observe (selectors compared, no
+	// controller): the telemetry that only a snapshot carries is then not
+	// kept (the classes' and LB points' counters, the latency histograms,
+	// the routes' calls, the CFS periods), and Observe panics. Results are
+	// those of the same run built to be observed and left unobserved.
+	Unobserved bool
 }
 
 // Cluster is one simulated system. It is not safe for concurrent use.

@@ -220,3 +220,36 @@ func TestObservationDoesNotPerturb(t *testing.T) {
 		t.Errorf("observing changed the run (%d vs %d requests)", len(a), len(b))
 	}
 }
+
+// A run built Unobserved gives the same results as the same run built to
+// be observed (and not observed), and Observe on it panics.
+func TestUnobservedGivesTheSameResults(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  func() *Config
+	}{{"rich", richCfg}, {"farm", func() *Config { return lbFarm(0.9) }}} {
+		var out [2][]byte
+		var cl *Cluster
+		for i, unobserved := range []bool{false, true} {
+			opt := Options{Seed: 7, Policy: "p2c", Horizon: 20 * time.Second, Warmup: 2 * time.Second, Unobserved: unobserved}
+			cl = build(t, tc.cfg(), opt)
+			cl.RunUntil(opt.Horizon)
+			cl.Drain(time.Hour)
+			var err error
+			if out[i], err = json.Marshal(cl.Results()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(out[0], out[1]) {
+			t.Errorf("%s: the unobserved run's results differ", tc.name)
+		}
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: Observe on an unobserved cluster did not panic", tc.name)
+				}
+			}()
+			cl.Observe(&metrics.Snapshot{})
+		}()
+	}
+}

@@ -235,8 +235,10 @@ func (in *instance) leave(c *call) {
 	s.period.Completions++
 	if c.fail == failNone && (c.parent != nil || c.req != nil) { // answered, to a caller still waiting
 		lat := secs(s.cl.k.Now() - c.start)
-		s.period.Latency.Add(lat)
-		s.period.LatencyHist.Record(lat)
+		s.period.Latency.Add(lat) // also the load series'
+		if !s.cl.opt.Unobserved {
+			s.period.LatencyHist.Record(lat)
+		}
 		if c.degraded {
 			s.period.Degraded++
 		}

@@ -12,6 +12,9 @@ import (
 // Observe fills snap with the telemetry of the period since the last call
 // (or the start), reusing its slices, and starts a new period.
 func (cl *Cluster) Observe(snap *metrics.Snapshot) {
+	if cl.opt.Unobserved {
+		panic("cluster: Observe on a cluster built with Options.Unobserved")
+	}
 	now := cl.k.Now()
 	dt := (now - cl.lastObs).Seconds()
 	snap.At, snap.Period = now, now-cl.lastObs

@@ -120,6 +120,9 @@ func (s *service) newInstance(spec InstanceSpec, ready bool) *instance {
 	in.cpu = ps.Scheduled[*call]{Queue: ps.New[*call](in.cpuLimit, in.cpuSpeed(), now), Event: simEvent(in, evCPU)}
 	in.ioDelay = c.IOParallelism == 0
 	in.io = ps.Scheduled[*call]{Queue: ps.New[*call](float64(c.IOParallelism), in.ioSpeed, now), Event: simEvent(in, evIO)}
+	if s.cl.opt.Unobserved {
+		in.cpu.SkipThrottling() // only a snapshot reads them
+	}
 	in.readyEv = simEvent(in, evReady)
 
 	in.slot = slices.Index(s.slots, nil)

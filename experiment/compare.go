@@ -215,6 +215,7 @@ func (c *Comparison) runOne(ctx context.Context, name string, seed uint64, sel l
 	cl, err := cluster.New(cfg, cluster.Options{
 		Seed: seed, Selectors: sel, Policy: selector, Params: params, Traces: traces,
 		Horizon: sc.Horizon, Warmup: sc.Warmup, SamplePeriod: sc.SamplePeriod,
+		Unobserved: !isLearned, // no controller: nothing reads a snapshot
 	})
 	if err != nil {
 		return nil, err

@@ -55,6 +55,7 @@ type Queue[T any] struct {
 	sumTag  float64       // Σ tag over jobs, for the remaining work in O(1)
 	sumWork float64       // Σ work over jobs
 	cfs     cfs           // CFS bandwidth periods and throttling
+	noCFS   bool          // SkipThrottling: cfs stays empty
 }
 
 // New is a queue of servers units at speed, starting at now.
@@ -103,22 +104,27 @@ func (q *Queue[T]) Advance(now time.Duration) {
 		}
 		q.v += q.rate() * dt
 		q.busy += used * dt
-		if now < q.cfs.start+CFSPeriod { // within the open CFS window: the common case
-			q.cfs.demand += int64(n) * int64(now-q.last)
-			q.last = now
-			return
-		}
 	}
-	q.cfs.accrue(q.last, now, n, q.servers)
+	switch {
+	case q.noCFS:
+	case n > 0 && now < q.cfs.start+CFSPeriod: // within the open CFS window: the common case
+		q.cfs.demand += int64(n) * int64(now-q.last)
+	default:
+		q.cfs.accrue(q.last, now, n, q.servers)
+	}
 	q.last = now
 }
+
+// SkipThrottling stops counting CFS periods: Throttling reports none. For
+// a world that never reads them.
+func (q *Queue[T]) SkipThrottling() { q.noCFS = true }
 
 // Throttling is the CFS bandwidth counters up to now, without advancing
 // the queue: the periods that had work and those throttled in them
 // (cgroup cpu.stat nr_periods and nr_throttled; see cfs).
 func (q *Queue[T]) Throttling(now time.Duration) (periods, throttled int64) {
 	c := q.cfs
-	if now > q.last {
+	if now > q.last && !q.noCFS {
 		c.accrue(q.last, now, len(q.jobs), q.servers)
 	}
 	return c.periods, c.throttled

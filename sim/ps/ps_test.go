@@ -306,3 +306,29 @@ func TestCeilDurationIsMathCeil(t *testing.T) {
 		}
 	}
 }
+
+// A queue that skips throttling serves exactly as one that counts it, and
+// reports no periods.
+func TestSkipThrottlingChangesNothingElse(t *testing.T) {
+	a, b := New[int](1, 1, 0), New[int](1, 1, 0)
+	b.SkipThrottling()
+	ja, jb := make([]Job[int], 50), make([]Job[int], 50)
+	rng := rand.New(rand.NewPCG(4, 4))
+	now := time.Duration(0)
+	for i := range ja {
+		now += time.Duration(rng.IntN(300)) * time.Millisecond
+		w := rng.Float64()
+		ja[i].Seq, jb[i].Seq = uint64(i), uint64(i)
+		a.Add(now, &ja[i], w)
+		b.Add(now, &jb[i], w)
+		if a.BusyUntil(now) != b.BusyUntil(now) || a.Remaining(now) != b.Remaining(now) {
+			t.Fatalf("at %v the queues differ", now)
+		}
+	}
+	if p, th := a.Throttling(now); p == 0 || th == 0 {
+		t.Fatalf("the counting queue has %d periods, %d throttled: the test needs some", p, th)
+	}
+	if p, th := b.Throttling(now); p != 0 || th != 0 {
+		t.Fatalf("the skipping queue reports %d periods, %d throttled", p, th)
+	}
+}

@@ -166,6 +166,7 @@ func measure(name string, m model, horizon time.Duration, seeds int, seed uint64
 		cl, err := cluster.New(&sc.Config, cluster.Options{
 			Seed: sc.Seed + uint64(i), Selectors: sel, Policy: m.policy, Traces: traces,
 			Horizon: sc.Horizon, Warmup: sc.Warmup, SamplePeriod: sc.SamplePeriod,
+			Unobserved: true, // as Comparison builds a run without a controller
 		})
 		if err != nil {
 			return nil, fmt.Errorf("seed %d: %w", sc.Seed+uint64(i), err)
