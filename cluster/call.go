@@ -62,7 +62,8 @@ type request struct {
 	class    *class
 	user     *user // the closed-loop user waiting for the outcome (nil: open loop)
 	start    time.Duration
-	counted  bool // arrived after warm-up: counts in the results
+	startS   float64 // start in seconds, as liveStarts summed it
+	counted  bool    // arrived after warm-up: counts in the results
 	timedOut bool
 	tev      sim.Event // the client's timeout
 }
@@ -242,7 +243,8 @@ func (cl *Cluster) arrive(cls *class, p *lbPoint, from int32, rng *rand.Rand, u 
 	cl.requests.arrivals++
 	cl.res.ArrivedAll++
 	cl.inSystem.add(now, 1)
-	cl.liveStarts += secs(now)
+	r.startS = secs(now)
+	cl.liveStarts += r.startS
 	if cls.timeout > 0 {
 		cl.k.After(&r.tev, cls.timeout)
 	}
@@ -658,7 +660,7 @@ func (cl *Cluster) finishRequest(r *request, fail uint8, degraded bool) {
 	now := cl.k.Now()
 	cl.k.Cancel(&r.tev)
 	cl.inSystem.add(now, -1)
-	cl.liveStarts -= secs(r.start)
+	cl.liveStarts -= r.startS
 	lat := secs(now - r.start)
 	cl.res.sojourn += lat
 	cl.res.finished++

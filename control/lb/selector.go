@@ -282,11 +282,20 @@ type RoundRobin struct{ next int }
 // Select implements Selector.
 func (s *RoundRobin) Select(v *View, _ Request) int {
 	n := v.Len()
-	for k := 0; k < n; k++ {
-		j := (s.next + k) % n
+	j := s.next
+	if j >= n { // the last pick was the last backend, or backends went away
+		j = 0
+		if n > 0 {
+			j = s.next % n
+		}
+	}
+	for range n {
 		if v.Up[j] {
 			s.next = j + 1
 			return j
+		}
+		if j++; j == n {
+			j = 0
 		}
 	}
 	return -1
