@@ -173,7 +173,7 @@ func (p *Proxy) exchange(c *clientConn, g *generation, j int, start time.Time, s
 			return false, &failure{kind: kindConnect, err: err, status: http.StatusBadGateway}
 		}
 	}
-	headers := time.Now()
+	headers := nowSince(start)
 	b.succeeded()
 	if g.pool.lf != nil {
 		if l, ok := responseLoad(&c.resp); ok {

@@ -218,9 +218,16 @@ func (p *Proxy) retire(g *generation) {
 	}
 }
 
+// nowSince is the time now, read as t (which has a monotonic reading) plus
+// the monotonic time since: one clock read where time.Now makes two (the
+// wall clock and the monotonic one). Its wall clock is t's advanced by the
+// elapsed time, which is what a reading would give unless the wall clock
+// was set in between.
+func nowSince(t time.Time) time.Time { return t.Add(time.Since(t)) }
+
 // finish records a request's end at backend j, now, and returns the time.
 func (p *Proxy) finish(g *generation, j int, start, headers time.Time, code int, sentAt time.Duration) (end time.Time) {
-	end = time.Now()
+	end = nowSince(start)
 	g.pool.release(j, end, headers.Sub(start))
 	g.pool.backends[j].metrics.answered(code, headers.Sub(start), end.Sub(start))
 	if g.agent != nil {
