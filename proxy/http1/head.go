@@ -24,6 +24,7 @@ package http1
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 )
@@ -134,6 +135,14 @@ var errTooLarge = &Error{Status: 431, Reason: "head too large"}
 // section 2.2).
 func (h *Head) read(r *bufio.Reader, max int, request bool) error {
 	h.reset()
+	if r.Buffered() == 0 {
+		if _, err := r.Peek(1); err != nil {
+			return err // what the loop below returns for a read failing first
+		}
+	}
+	if h.readBuffered(r, max) {
+		return nil
+	}
 	for skipped := 0; ; {
 		start := len(h.buf)
 		for {
@@ -171,6 +180,41 @@ func (h *Head) read(r *bufio.Reader, max int, request bool) error {
 			return nil
 		}
 		h.spans = append(h.spans, [2]int{start, end})
+	}
+}
+
+// readBuffered is read for a head that is all in r's buffer, the common
+// case: its lines are found in place and copied at once. If the head is
+// not all there, or is not plain (an empty line first, a bare CR, longer
+// than max), it reports false having consumed nothing, and read's loop
+// takes the head line by line as it would have anyway.
+func (h *Head) readBuffered(r *bufio.Reader, max int) bool {
+	b, _ := r.Peek(r.Buffered())
+	if len(b) == 0 || b[0] == '\r' || b[0] == '\n' {
+		return false
+	}
+	for start := 0; ; {
+		nl := bytes.IndexByte(b[start:], '\n')
+		next := start + nl + 1
+		if nl < 0 || next > max {
+			h.spans = h.spans[:0]
+			return false
+		}
+		end := next - 1
+		if end > start && b[end-1] == '\r' {
+			end--
+		}
+		if bytes.IndexByte(b[start:end], '\r') >= 0 {
+			h.spans = h.spans[:0]
+			return false
+		}
+		if end == start { // the empty line that ends the head
+			h.buf = append(h.buf[:0], b[:next]...)
+			r.Discard(next)
+			return true
+		}
+		h.spans = append(h.spans, [2]int{start, end})
+		start = next
 	}
 }
 
@@ -277,10 +321,8 @@ func (h *Head) parseFields() error {
 			vs++
 		}
 		name, value := l[:colon], trimOWS(l[vs:])
-		for _, c := range value {
-			if (c < ' ' && c != '\t') || c == 0x7f {
-				return bad("invalid character in field value")
-			}
+		if !validValue(value) {
+			return bad("invalid character in field value")
 		}
 		h.Fields = append(h.Fields, Field{Name: name, Value: value})
 		switch n := len(name); {
@@ -430,6 +472,28 @@ func trimOWS(v []byte) []byte {
 		v = v[:len(v)-1]
 	}
 	return v
+}
+
+// validValue reports whether a field value has no control character but
+// HTAB (RFC 9110 section 5.5), eight bytes at a time while none is near.
+func validValue(v []byte) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	for len(v) >= 8 {
+		x := binary.LittleEndian.Uint64(v)
+		below := (x - lo*0x20) &^ x // high bit set where a byte is below 0x20 (exact as a whole)
+		y := x ^ (lo * 0x7f)
+		del := (y - lo) &^ y // ... where a byte is 0x7f
+		if (below|del)&hi != 0 {
+			break // HTAB, or not valid: byte by byte
+		}
+		v = v[8:]
+	}
+	for _, c := range v {
+		if (c < ' ' && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
