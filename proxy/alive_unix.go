@@ -12,20 +12,21 @@ func alive(u *upstreamConn) bool {
 	if u.br.Buffered() > 0 {
 		return false // bytes nobody asked for
 	}
-	sc, ok := u.conn.(syscall.Conn)
-	if !ok {
+	if u.io.raw == nil {
 		return true
 	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		return false
+	if u.peekFn == nil {
+		u.peekFn = u.peek
 	}
-	var b [1]byte
-	open := false
-	err = raw.Read(func(fd uintptr) bool {
-		_, _, rerr := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		open = rerr == syscall.EAGAIN
-		return true
-	})
-	return err == nil && open
+	u.open = false
+	err := u.io.raw.Read(u.peekFn)
+	return err == nil && u.open
+}
+
+// peek is alive's RawConn.Read step (a method value made once per
+// connection, so that the check allocates nothing).
+func (u *upstreamConn) peek(fd uintptr) bool {
+	_, _, err := syscall.Recvfrom(int(fd), u.peekBuf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	u.open = err == syscall.EAGAIN
+	return true
 }

@@ -11,12 +11,16 @@ import (
 // upstreamConn is a kept-alive connection to a backend. The request's own
 // goroutine writes and reads it (no per-connection goroutines).
 type upstreamConn struct {
-	conn      net.Conn
-	br        *bufio.Reader
-	bw        *bufio.Writer
-	fw        flushWaiter // writes a request, then waits for the answer
-	rd        readDeadline
-	io        sockIO
+	conn net.Conn
+	br   *bufio.Reader
+	bw   *bufio.Writer
+	fw   flushWaiter // writes a request, then waits for the answer
+	rd   readDeadline
+	io   sockIO
+	// alive's peek (alive_unix.go)
+	peekFn    func(uintptr) bool
+	peekBuf   [1]byte
+	open      bool
 	idleSince time.Time
 }
 
