@@ -39,6 +39,22 @@ func (d *readDeadline) set(now time.Time, timeout time.Duration) {
 	d.arm(t)
 }
 
+// setCapped is set, but the deadline armed comes at most limit after now:
+// a wait ends then, early, and the read made again (see early) waits on
+// with the deadline asked for.
+func (d *readDeadline) setCapped(now time.Time, timeout, limit time.Duration) {
+	if timeout <= limit {
+		d.set(now, timeout)
+		return
+	}
+	d.want = now.Add(timeout)
+	a := now.Add(limit)
+	if !d.armed.IsZero() && !d.armed.After(a) && a.Sub(d.armed) <= limit/8 {
+		return
+	}
+	d.arm(a)
+}
+
 // clear asks for no deadline.
 func (d *readDeadline) clear() {
 	d.want = time.Time{}

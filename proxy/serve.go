@@ -47,6 +47,7 @@ type clientConn struct {
 	drained     bool               // the last read emptied the socket
 	first       bool               // no request read yet
 	headStarted bool               // read_header runs for the head coming
+	rechecked   bool               // the wait ended early once (finCheck) since the last head
 	exit        int
 }
 

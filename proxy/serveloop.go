@@ -20,20 +20,28 @@ import (
 // RawConn.Read began, has not been reset since the step's last read, so
 // whatever arrived after that read has woken the wait or will.
 //
+// One thing a read tells that readiness may not: the client's FIN, if it
+// came with the request's last bytes, before the poller saw them (one
+// readiness for both), shows only as the end of stream of the next read.
+// So the first wait of each idle period (or for the rest of a head) ends
+// after finCheck, and the read made then finds the end of stream if
+// there is one; under load the next request comes sooner.
+//
 // Requests with a body, upgrades and heads longer than the buffer are
 // served outside (they read the client while they are served, which a
 // step cannot wait for): the step returns, the request is served as by
 // serveConn, and a new RawConn.Read begins with a read.
 func (s *server) serveLoop(c *clientConn) {
 	c.srv, c.t = s, s.p.Config().Timeouts
-	c.first, c.headStarted = true, true
-	c.rd.set(time.Now(), c.t.ReadHeader) // the first head, from the accept
+	c.first, c.headStarted, c.rechecked = true, true, false
+	c.rd.setCapped(time.Now(), c.t.ReadHeader, finCheck) // the first head, from the accept
 	for {
 		c.exit = exitNone
 		err := c.io.raw.Read(c.stepFn)
 		c.inStep = false
 		if err != nil {
 			if c.rd.early(err) {
+				c.rechecked = true
 				continue
 			}
 			return // the idle or read_header timeout, the drain, or closed
@@ -60,6 +68,10 @@ func (s *server) serveLoop(c *clientConn) {
 		c.rd.set(now, c.t.Idle)
 	}
 }
+
+// finCheck bounds the first wait of an idle period: a client's FIN that
+// came with its request's last bytes is found at most this late.
+const finCheck = 10 * time.Millisecond
 
 // Why serveStep returned true.
 const (
@@ -121,7 +133,7 @@ func (c *clientConn) serveStep(fd uintptr) bool {
 			switch {
 			case c.br.Buffered() > 0 && !c.headStarted:
 				c.headStarted = true
-				c.rd.set(time.Now(), c.t.ReadHeader)
+				c.rd.setCapped(time.Now(), c.t.ReadHeader, finCheck)
 			case c.br.Buffered() == 0 && !c.first:
 				if s.p.draining.Load() {
 					c.exit = exitClose
@@ -130,7 +142,11 @@ func (c *clientConn) serveStep(fd uintptr) bool {
 				if c.doneAt.IsZero() {
 					c.doneAt = time.Now()
 				}
-				c.rd.set(c.doneAt, c.t.Idle)
+				if c.rechecked {
+					c.rd.set(c.doneAt, c.t.Idle)
+				} else {
+					c.rd.setCapped(c.doneAt, c.t.Idle, finCheck)
+				}
 				c.idle.Store(true)
 			}
 			c.inStep = false
@@ -155,7 +171,7 @@ func (c *clientConn) serveStep(fd uintptr) bool {
 // malformed one; it reports whether the request is to be served.
 func (s *server) readRequest(c *clientConn) bool {
 	err := c.req.ReadRequest(c.br, maxHead)
-	c.first, c.headStarted, c.doneAt = false, false, time.Time{}
+	c.first, c.headStarted, c.rechecked, c.doneAt = false, false, false, time.Time{}
 	if err != nil {
 		var he *http1.Error
 		if errors.As(err, &he) {

@@ -211,6 +211,31 @@ func TestRequestsArrivingWhileServing(t *testing.T) {
 	}
 }
 
+// A client that half-closes after its request gets the response and then
+// the close, however its FIN and the request's bytes reach the proxy
+// (together or not: serveLoop's finCheck).
+func TestHalfClosedClientIsClosed(t *testing.T) {
+	b := newTestBackend(t, "a")
+	rp := proxyFor(t, b.url())
+	for i := 0; i < 100; i++ {
+		rc := dialProxy(t, rp)
+		rc.send("GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
+		rc.c.(*net.TCPConn).CloseWrite()
+		if _, body := rc.response("GET"); body != "a /x\n" {
+			t.Fatalf("got %q", body)
+		}
+		start := time.Now()
+		rc.c.SetReadDeadline(start.Add(5 * time.Second))
+		if _, err := rc.br.ReadByte(); err != io.EOF {
+			t.Fatalf("connection %d: %v after %v, want the close", i, err, time.Since(start))
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Fatalf("connection %d closed %v after the response", i, d)
+		}
+		rc.c.Close()
+	}
+}
+
 func TestHTTP10Clients(t *testing.T) {
 	b := newTestBackend(t, "a")
 	rp := proxyFor(t, b.url())
