@@ -92,9 +92,10 @@ func (u *upstreamConn) setDeadline(t time.Time) {
 // request on it to wait for the answer without first trying a read (see
 // flushWaiter). A backend that closed the connection meanwhile answers
 // the request with a reset, which ends the wait; only a peer that sent
-// its FIN and then vanished without a trace could leave the request
-// waiting out the response_header timeout instead of being retried at
-// once, and the window for that is this short.
+// its FIN and then vanished without a trace, or kept reading with its
+// side shut, could leave the request waiting out the response_header
+// timeout instead of being retried at once, and the window for the first
+// is this short.
 const freshIdle = 100 * time.Millisecond
 
 // put keeps u for reuse, or closes it if the pool is full. The oldest
