@@ -444,7 +444,7 @@ func (cl *Cluster) releaseHeld(s *service) {
 // discarded.
 func (cl *Cluster) giveUp(c *call) {
 	c.lbp.svc.period.Failures.Timeout++
-	if len(cl.locNames) > 1 { // as routeDone
+	if cl.routed() {
 		cl.routeStats(c, c.lbp.svc.loc).Failures++
 	}
 	cl.lbDone(c)

@@ -155,6 +155,10 @@ func (cl *Cluster) edgeIndex(caller, callee string) int32 {
 	return i
 }
 
+// routed says the cluster has several locations, between which calls are
+// routed: only then are the routes' failures, latency and bytes kept.
+func (cl *Cluster) routed() bool { return len(cl.locNames) > 1 }
+
 // routeStats is the counters of attempt c's edge and location pair.
 func (cl *Cluster) routeStats(c *call, to int32) *metrics.RouteStats {
 	return &cl.edges[c.node.edge].stats[int(c.from)*len(cl.locNames)+int(to)]
@@ -166,7 +170,7 @@ func (cl *Cluster) routeStats(c *call, to int32) *metrics.RouteStats {
 // failures, latency and bytes are for the controllers that route between
 // locations, and cost nothing where there are none.
 func (cl *Cluster) routeDone(c *call) {
-	if len(cl.locNames) == 1 {
+	if !cl.routed() {
 		return
 	}
 	to := c.lbp.svc.loc

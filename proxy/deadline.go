@@ -31,12 +31,8 @@ type readDeadline struct {
 // the clock. It is not armed if the armed one comes at most min(timeout/8,
 // lazySlack) before it.
 func (d *readDeadline) set(now time.Time, timeout time.Duration) {
-	t := now.Add(timeout)
-	d.want = t
-	if !d.armed.IsZero() && !d.armed.After(t) && t.Sub(d.armed) <= min(timeout/8, lazySlack) {
-		return
-	}
-	d.arm(t)
+	d.want = now.Add(timeout)
+	d.armLazily(d.want, min(timeout/8, lazySlack))
 }
 
 // setCapped is set, but the deadline armed comes at most limit after now:
@@ -48,11 +44,15 @@ func (d *readDeadline) setCapped(now time.Time, timeout, limit time.Duration) {
 		return
 	}
 	d.want = now.Add(timeout)
-	a := now.Add(limit)
-	if !d.armed.IsZero() && !d.armed.After(a) && a.Sub(d.armed) <= limit/8 {
+	d.armLazily(now.Add(limit), limit/8)
+}
+
+// armLazily arms t, unless the armed deadline comes at most slack before it.
+func (d *readDeadline) armLazily(t time.Time, slack time.Duration) {
+	if !d.armed.IsZero() && !d.armed.After(t) && t.Sub(d.armed) <= slack {
 		return
 	}
-	d.arm(a)
+	d.arm(t)
 }
 
 // clear asks for no deadline.

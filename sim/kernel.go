@@ -50,7 +50,7 @@ func (e *Event) At() time.Duration { return e.at }
 // servers those writes were a cache miss per level.
 type Kernel struct {
 	now    time.Duration
-	heap   []entry  // 4-ary min-heap on (at, seq)
+	heap   []entry  // 4-ary min-heap on (at, key)
 	pos    []int32  // by slot: index in heap
 	events []*Event // by slot
 	free   []int32  // slots not in use

@@ -282,12 +282,12 @@ type RoundRobin struct{ next int }
 // Select implements Selector.
 func (s *RoundRobin) Select(v *View, _ Request) int {
 	n := v.Len()
+	if n == 0 {
+		return -1
+	}
 	j := s.next
 	if j >= n { // the last pick was the last backend, or backends went away
-		j = 0
-		if n > 0 {
-			j = s.next % n
-		}
+		j %= n
 	}
 	for range n {
 		if v.Up[j] {
