@@ -52,6 +52,28 @@ type Config struct {
 	// Warmup: requests scheduled before it are sent but not measured
 	// (they count only in Warm).
 	Warmup time.Duration
+	// Phases, if set, report the outcomes of the requests scheduled in
+	// each phase (Result.Phases); PhaseArrivals makes their arrivals.
+	Phases []Phase
+	// Window, if > 0, reports the outcomes by scheduled time in windows
+	// this wide (Result.Windows), to see how fast latency recovers.
+	Window time.Duration
+}
+
+// Phase is a stretch of a run at one mean rate.
+type Phase struct {
+	Rate     float64       // requests per second
+	Duration time.Duration // how long
+}
+
+// Part is the outcome of the requests scheduled in [Start, End).
+type Part struct {
+	Start, End time.Duration
+	Scheduled  int64
+	Completed  int64
+	Shed       int64 // answered 503
+	Failed     int64 // every failure, shed ones included
+	Latency    metrics.Histogram
 }
 
 // Result is the outcome of a run.
@@ -63,6 +85,14 @@ type Result struct {
 	// Failed counts requests that failed, by kind: "transport" (no
 	// response: refused, reset, timed out) or the HTTP status, "http 503".
 	Failed map[string]int64
+	// Shed counts the failed requests answered 503 (Service Unavailable):
+	// refused at once or after a bounded wait by a server or a load
+	// balancer that sheds load, rather than left to time out.
+	Shed int64
+	// Phases and Windows are the outcomes by scheduled time, per
+	// Config.Phases and per Config.Window.
+	Phases  []*Part
+	Windows []*Part
 	// Latency holds the completed requests' times from scheduled start to
 	// the end of the response body, in seconds.
 	Latency metrics.Histogram
@@ -100,6 +130,11 @@ func Run(ctx context.Context, cfg Config, client *http.Client) (*Result, error) 
 		}
 	}
 	res := &Result{Failed: map[string]int64{}}
+	var end time.Duration
+	for _, ph := range cfg.Phases {
+		res.Phases = append(res.Phases, &Part{Start: end, End: end + ph.Duration})
+		end += ph.Duration
+	}
 	var mu sync.Mutex // guards res while requests are in flight
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, cfg.MaxInFlight)
@@ -136,6 +171,9 @@ func Run(ctx context.Context, cfg Config, client *http.Client) (*Result, error) 
 		} else {
 			res.Scheduled++
 			res.Span = at - cfg.Warmup
+			for _, p := range res.parts(at, cfg.Window) {
+				p.Scheduled++
+			}
 		}
 		mu.Unlock()
 		select {
@@ -149,26 +187,117 @@ func Run(ctx context.Context, cfg Config, client *http.Client) (*Result, error) 
 			continue
 		}
 		wg.Add(1)
-		go func() {
+		go func(at time.Duration) {
 			defer wg.Done()
 			kind := send(ctx, client, cfg.Method, url)
 			lat := time.Since(due).Seconds()
 			<-slots
 			mu.Lock()
 			defer mu.Unlock()
-			switch {
-			case warm:
-			case kind == "":
-				res.Completed++
-				res.Latency.Record(lat)
-			default:
-				res.Failed[kind]++
+			if warm {
+				return
 			}
-		}()
+			res.record(kind, lat)
+			for _, p := range res.parts(at, cfg.Window) {
+				p.record(kind, lat)
+			}
+		}(at)
 	}
 	wg.Wait()
 	res.Elapsed = time.Since(start)
 	return res, ctx.Err()
+}
+
+// record counts one outcome: kind "" is a success after lat seconds.
+func (r *Result) record(kind string, lat float64) {
+	switch {
+	case kind == "":
+		r.Completed++
+		r.Latency.Record(lat)
+	default:
+		r.Failed[kind]++
+		if kind == shed {
+			r.Shed++
+		}
+	}
+}
+
+func (p *Part) record(kind string, lat float64) {
+	switch {
+	case kind == "":
+		p.Completed++
+		p.Latency.Record(lat)
+	default:
+		p.Failed++
+		if kind == shed {
+			p.Shed++
+		}
+	}
+}
+
+// shed is the failure kind of a 503 answer.
+const shed = "http 503"
+
+// parts returns the phase and the window that a request scheduled at at
+// counts in (r's mutex held), making the window if it is new.
+func (r *Result) parts(at, window time.Duration) []*Part {
+	var out [2]*Part
+	n := 0
+	for _, p := range r.Phases {
+		if at >= p.Start && at < p.End {
+			out[n] = p
+			n++
+			break
+		}
+	}
+	if window > 0 {
+		i := int(at / window)
+		for len(r.Windows) <= i {
+			k := time.Duration(len(r.Windows))
+			r.Windows = append(r.Windows, &Part{Start: k * window, End: (k + 1) * window})
+		}
+		out[n] = r.Windows[i]
+		n++
+	}
+	return out[:n]
+}
+
+// PhaseArrivals is a Poisson process at each phase's rate in turn (a
+// non-homogeneous Poisson process over the phases), and the phases' total
+// duration.
+func PhaseArrivals(phases []Phase) (workload.Process, time.Duration, error) {
+	if len(phases) == 0 {
+		return nil, 0, errors.New("loadgen: no phase")
+	}
+	var step, total time.Duration
+	for i, ph := range phases {
+		if !(ph.Rate >= 0) || ph.Duration <= 0 {
+			return nil, 0, fmt.Errorf("loadgen: phase %d: rate must be >= 0 and duration > 0, got %g/s for %v", i+1, ph.Rate, ph.Duration)
+		}
+		step = gcd(step, ph.Duration)
+		total += ph.Duration
+	}
+	if total/step > 1_000_000 {
+		step = time.Millisecond // durations with no common step: a millisecond grid
+	}
+	var rates []float64
+	for _, ph := range phases {
+		for range ph.Duration / step {
+			rates = append(rates, ph.Rate)
+		}
+	}
+	p, err := workload.NewSeriesReplay(&workload.RateSeries{Step: step, Values: rates}, workload.ReplayOptions{})
+	if err != nil {
+		return nil, 0, fmt.Errorf("loadgen: phases: %w", err)
+	}
+	return p, total, nil
+}
+
+func gcd(a, b time.Duration) time.Duration {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 func (c *Config) validate() error {
@@ -209,7 +338,7 @@ func send(ctx context.Context, client *http.Client, method, url string) string {
 }
 
 // WriteSummary prints the counts, the achieved rate and the latency
-// percentiles.
+// percentiles, then each phase's.
 func (r *Result) WriteSummary(w io.Writer) error {
 	var kinds []string
 	for k := range r.Failed {
@@ -222,22 +351,39 @@ func (r *Result) WriteSummary(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "requests   %d scheduled, %d completed, %d failed%s, %d dropped (too many in flight)\n",
 		r.Scheduled, r.Completed, r.Failures(), failed, r.Dropped)
-	rate := func(n int64, d time.Duration) float64 {
-		if d <= 0 {
-			return 0
-		}
-		return float64(n) / d.Seconds()
+	if r.Shed > 0 {
+		fmt.Fprintf(w, "shed       %.1f%% of the scheduled requests answered 503 (shed by the server or a load balancer)\n",
+			100*share(r.Shed, r.Scheduled))
 	}
 	fmt.Fprintf(w, "rate       %.1f req/s completed over %.2f s (%.1f req/s scheduled)\n",
 		rate(r.Completed, r.Elapsed), r.Elapsed.Seconds(), rate(r.Scheduled, r.Span))
 	if r.Latency.Count() == 0 {
-		_, err := fmt.Fprintln(w, "latency    no request completed")
-		return err
+		fmt.Fprintln(w, "latency    no request completed")
+	} else {
+		h := &r.Latency
+		fmt.Fprintf(w, "latency    mean %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s (from scheduled start)\n",
+			ms(h.Mean()), ms(h.Quantile(0.5)), ms(h.Quantile(0.9)), ms(h.Quantile(0.99)), ms(h.Quantile(0.999)), ms(h.Max()))
 	}
-	h := &r.Latency
-	_, err := fmt.Fprintf(w, "latency    mean %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s (from scheduled start)\n",
-		ms(h.Mean()), ms(h.Quantile(0.5)), ms(h.Quantile(0.9)), ms(h.Quantile(0.99)), ms(h.Quantile(0.999)), ms(h.Max()))
-	return err
+	for i, p := range r.Phases {
+		s := p.Summary()
+		fmt.Fprintf(w, "phase %d    %v-%v: %d scheduled, %.1f req/s completed, %.1f%% shed, %d failed, p50 %s  p99 %s\n",
+			i+1, p.Start, p.End, s.Scheduled, s.Goodput, 100*s.ShedShare, s.Failed, ms(s.P50), ms(s.P99))
+	}
+	return nil
+}
+
+func rate(n int64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+func share(n, of int64) float64 {
+	if of == 0 {
+		return 0
+	}
+	return float64(n) / float64(of)
 }
 
 // Summary is a run's outcome in numbers, for scripts (JSON); times in
@@ -247,24 +393,62 @@ type Summary struct {
 	Completed int64            `json:"completed"`
 	Failed    map[string]int64 `json:"failed"`
 	Dropped   int64            `json:"dropped"`
-	Rate      float64          `json:"rate"` // completed per second of wall time
+	Shed      int64            `json:"shed"`       // answered 503
+	ShedShare float64          `json:"shed_share"` // of the scheduled
+	Rate      float64          `json:"rate"`       // completed per second of wall time
 	Mean      float64          `json:"mean"`
 	P50       float64          `json:"p50"`
 	P90       float64          `json:"p90"`
 	P99       float64          `json:"p99"`
 	P999      float64          `json:"p999"`
 	Max       float64          `json:"max"`
+	Phases    []PartSummary    `json:"phases,omitempty"`
+	Windows   []PartSummary    `json:"windows,omitempty"`
+}
+
+// PartSummary is a phase's or a window's outcome; Goodput is the
+// completed requests per second of its span.
+type PartSummary struct {
+	Start     float64 `json:"start"`
+	End       float64 `json:"end"`
+	Scheduled int64   `json:"scheduled"`
+	Completed int64   `json:"completed"`
+	Shed      int64   `json:"shed"`
+	Failed    int64   `json:"failed"`
+	ShedShare float64 `json:"shed_share"`
+	Goodput   float64 `json:"goodput"`
+	Mean      float64 `json:"mean"`
+	P50       float64 `json:"p50"`
+	P99       float64 `json:"p99"`
+	Max       float64 `json:"max"`
+}
+
+// Summary returns the part's counts and latency percentiles.
+func (p *Part) Summary() PartSummary {
+	s := PartSummary{Start: p.Start.Seconds(), End: p.End.Seconds(), Scheduled: p.Scheduled, Completed: p.Completed,
+		Shed: p.Shed, Failed: p.Failed, ShedShare: share(p.Shed, p.Scheduled), Goodput: rate(p.Completed, p.End-p.Start)}
+	if h := &p.Latency; h.Count() > 0 {
+		s.Mean, s.P50, s.P99, s.Max = h.Mean(), h.Quantile(0.5), h.Quantile(0.99), h.Max()
+	}
+	return s
 }
 
 // Summary returns the run's counts, rate and latency percentiles.
 func (r *Result) Summary() Summary {
 	h := &r.Latency
-	s := Summary{Scheduled: r.Scheduled, Completed: r.Completed, Failed: r.Failed, Dropped: r.Dropped}
+	s := Summary{Scheduled: r.Scheduled, Completed: r.Completed, Failed: r.Failed, Dropped: r.Dropped,
+		Shed: r.Shed, ShedShare: share(r.Shed, r.Scheduled)}
 	if r.Elapsed > 0 {
 		s.Rate = float64(r.Completed) / r.Elapsed.Seconds()
 	}
 	if h.Count() > 0 {
 		s.Mean, s.P50, s.P90, s.P99, s.P999, s.Max = h.Mean(), h.Quantile(0.5), h.Quantile(0.9), h.Quantile(0.99), h.Quantile(0.999), h.Max()
+	}
+	for _, p := range r.Phases {
+		s.Phases = append(s.Phases, p.Summary())
+	}
+	for _, p := range r.Windows {
+		s.Windows = append(s.Windows, p.Summary())
 	}
 	return s
 }

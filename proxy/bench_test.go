@@ -48,12 +48,12 @@ func BenchmarkPick(b *testing.B) {
 	for i := 0; i < 7; i++ {
 		backends = append(backends, &backend{name: "x"})
 	}
-	p := newPool(backends, []float64{1, 1, 2, 2, 2, 4, 4}, &lb.SED{Rand: rand.New(rand.NewPCG(1, 2))})
+	p := newPool(backends, []float64{1, 1, 2, 2, 2, 4, 4}, &lb.SED{Rand: rand.New(rand.NewPCG(1, 2))}, lb.Admission{})
 	at := time.Now()
 	now := at.UnixNano()
 	b.ReportAllocs()
 	for b.Loop() {
-		p.release(p.pick(now, 0, nil), at, time.Millisecond)
+		p.release(pickOne(p, now), at, time.Millisecond)
 	}
 }
 
@@ -61,12 +61,12 @@ func TestPickAllocatesNothing(t *testing.T) {
 	backends := []*backend{{name: "a"}, {name: "b"}}
 	for _, sel := range []lb.Selector{&lb.SED{Rand: rand.New(rand.NewPCG(1, 2))}, &lb.LeastRequest{Rand: rand.New(rand.NewPCG(1, 2))},
 		&lb.PeakEWMA{Rand: rand.New(rand.NewPCG(1, 2))}} {
-		p := newPool(backends, []float64{1, 2}, sel)
+		p := newPool(backends, []float64{1, 2}, sel, lb.Admission{})
 		p.setLearned([]float64{2, 1})
 		at := time.Now()
 		now := at.UnixNano()
-		p.release(p.pick(now, 0, nil), at, time.Millisecond) // sized
-		if n := testing.AllocsPerRun(100, func() { p.release(p.pick(now, 0, nil), at, time.Millisecond) }); n != 0 {
+		p.release(pickOne(p, now), at, time.Millisecond) // sized
+		if n := testing.AllocsPerRun(100, func() { p.release(pickOne(p, now), at, time.Millisecond) }); n != 0 {
 			t.Fatalf("%T: pick allocates %v times", sel, n)
 		}
 	}
@@ -130,4 +130,10 @@ func BenchmarkProxyRaw(b *testing.B) {
 			}
 		})
 	}
+}
+
+// pickOne is pool.pick without a waiter: the backend, or a negative answer.
+func pickOne(p *pool, now int64) int {
+	j, _ := p.pick(now, 0, nil, nil)
+	return j
 }

@@ -30,6 +30,7 @@ import (
 //	backends:
 //	  - {url: http://127.0.0.1:8081, weight: 1}
 //	  - {url: http://127.0.0.1:8082, weight: 2}
+//	admission: {max_requests: 16, max_pending: 64, queue_timeout: 1s}
 type Config struct {
 	// Listen is the address the proxy serves on (host:port).
 	Listen string `yaml:"listen"`
@@ -73,6 +74,11 @@ type Config struct {
 	Timeouts Timeouts `yaml:"timeouts"`
 	// Health configures passive ejection and active checks.
 	Health Health `yaml:"health"`
+	// Admission bounds the requests in flight per backend and the queue in
+	// the proxy beyond them (lb.Admission; on by default): a request that
+	// finds every backend full waits at most queue_timeout, and is answered
+	// 503 with Retry-After when the queue is full or its wait runs out.
+	Admission lb.Admission `yaml:"admission"`
 }
 
 // AgentConfig configures a Distr-LB agent.
@@ -318,6 +324,7 @@ func (c *Config) ApplyDefaults() {
 			k.Rise = 1
 		}
 	}
+	c.Admission = c.Admission.WithDefaults()
 	if c.Agent != nil && c.Agent.LB == "" && c.Policy == PolicyDistrLB {
 		c.Agent.LB = c.Name
 	}
@@ -423,6 +430,9 @@ func (c *Config) Validate(known []string) error {
 		if d.v < 0 {
 			bad(d.path, "must be > 0, got %v", d.v)
 		}
+	}
+	if err := c.Admission.Validate("admission"); err != nil {
+		errs = append(errs, err)
 	}
 	h := c.Health
 	if h.Failures < 0 {

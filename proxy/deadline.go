@@ -23,15 +23,16 @@ const lazySlack = time.Second
 // connections): the read that times out then is retried at most once.
 type readDeadline struct {
 	conn  net.Conn
-	want  time.Time // asked for; zero: none
-	armed time.Time // the connection's; zero: none
+	want  time.Time     // asked for; zero: none
+	armed time.Time     // the connection's; zero: none
+	every time.Duration // setChecked's interval; 0: none
 }
 
 // set asks for the deadline now+timeout, where now is a recent reading of
 // the clock. It is not armed if the armed one comes at most min(timeout/8,
 // lazySlack) before it.
 func (d *readDeadline) set(now time.Time, timeout time.Duration) {
-	d.want = now.Add(timeout)
+	d.want, d.every = now.Add(timeout), 0
 	d.armLazily(d.want, min(timeout/8, lazySlack))
 }
 
@@ -43,8 +44,16 @@ func (d *readDeadline) setCapped(now time.Time, timeout, limit time.Duration) {
 		d.set(now, timeout)
 		return
 	}
-	d.want = now.Add(timeout)
+	d.want, d.every = now.Add(timeout), 0
 	d.armLazily(now.Add(limit), limit/8)
+}
+
+// setChecked is setCapped, but every wait ends at most every after it
+// began, not only the first, until the deadline asked for: the reader
+// checks something each time (see upstreamConn.Read).
+func (d *readDeadline) setChecked(now time.Time, timeout, every time.Duration) {
+	d.setCapped(now, timeout, every)
+	d.every = every
 }
 
 // armLazily arms t, unless the armed deadline comes at most slack before it.
@@ -57,7 +66,7 @@ func (d *readDeadline) armLazily(t time.Time, slack time.Duration) {
 
 // clear asks for no deadline.
 func (d *readDeadline) clear() {
-	d.want = time.Time{}
+	d.want, d.every = time.Time{}, 0
 	if !d.armed.IsZero() {
 		d.arm(time.Time{})
 	}
@@ -75,6 +84,12 @@ func (d *readDeadline) arm(t time.Time) {
 func (d *readDeadline) early(err error) bool {
 	if d.armed.IsZero() || !d.armed.Before(d.want) || !errors.Is(err, os.ErrDeadlineExceeded) {
 		return false
+	}
+	if d.every > 0 {
+		if next := time.Now().Add(d.every); next.Before(d.want) {
+			d.arm(next)
+			return true
+		}
 	}
 	d.arm(d.want)
 	return true

@@ -45,12 +45,20 @@ func (p *Proxy) serveRequest(c *clientConn) bool {
 		if g.hashing {
 			key = requestKey(c, g.hashHeader)
 		}
-		j := g.pool.pick(start.UnixNano(), key, skip)
+		var w *waiter
+		if skip == nil {
+			w = &c.wait // a retry is not queued: it has waited once
+		}
+		j, queued := g.pool.pick(start.UnixNano(), key, skip, w)
+		if queued {
+			p.metrics.queued.Inc()
+			j = g.pool.await(c, start)
+			now := time.Now()
+			p.metrics.queueWait.Observe(now.Sub(start).Seconds())
+			start = now // the backend's part starts now
+		}
 		if j < 0 {
-			p.metrics.errors.WithLabelValues("", kindNoBackend).Inc()
-			keep := !in.HasBody() && !req.Close && !p.draining.Load()
-			writeStatus(c, http.StatusServiceUnavailable, keep)
-			return keep
+			return p.refuse(c, j)
 		}
 		var sentAt time.Duration
 		if g.agent != nil {
@@ -100,6 +108,34 @@ func (p *Proxy) serveRequest(c *clientConn) bool {
 	}
 }
 
+// refuse answers a request that got no backend (pick's or await's
+// outcome j < 0) and reports whether the connection may carry another.
+// Shed requests are answered 503 with Retry-After; a client that went
+// away gets nothing.
+func (p *Proxy) refuse(c *clientConn, j int) bool {
+	in := c.req.RequestFraming()
+	keep := !in.HasBody() && !c.req.Close && !p.draining.Load()
+	switch j {
+	case awaitGone:
+		p.metrics.errors.WithLabelValues("", kindClientGone).Inc()
+		return false
+	case busy:
+		p.metrics.shedFull.Inc()
+	case awaitTimeout:
+		p.metrics.shedTimeout.Inc()
+	default:
+		p.metrics.errors.WithLabelValues("", kindNoBackend).Inc()
+		writeStatus(c, http.StatusServiceUnavailable, keep)
+		return keep
+	}
+	writeStatusRetry(c, http.StatusServiceUnavailable, keep, retryAfter)
+	return keep
+}
+
+// retryAfter is the Retry-After of a shed request's 503 (RFC 9110 section
+// 10.2.3), in seconds: an overload is asked to ease for a second.
+const retryAfter = "1"
+
 // replayable reports whether a request that may have reached a backend
 // can be sent again: only without a body, and only if its method is
 // idempotent (RFC 9110 section 9.2.2) or it carries an Idempotency-Key.
@@ -140,9 +176,13 @@ func (p *Proxy) exchange(c *clientConn, g *generation, j int, start time.Time, s
 		}
 	}
 	for {
+		// While it waits for the response head, the request checks that
+		// its client is still there; if not, closing the connection stops
+		// the backend's work on it.
+		u.client = c
 		// The deadline is set before the request goes, so that the wait
 		// for the answer (sendRequest's last flush) has it.
-		u.rd.set(start, t.ResponseHeader) // start was microseconds ago: no clock read
+		u.rd.setChecked(start, t.ResponseHeader, clientCheck) // start was microseconds ago: no clock read
 		wait := !reused || start.Sub(u.idleSince) < freshIdle
 		if err = p.sendRequest(c, u, b, in, wait); err != nil {
 			u.conn.Close()
@@ -161,7 +201,7 @@ func (p *Proxy) exchange(c *clientConn, g *generation, j int, start time.Time, s
 				break
 			}
 			u.conn.Close()
-			if c.werr != nil {
+			if c.werr != nil || err == errClientGone {
 				return false, &failure{kind: kindClientGone, err: err, sent: true}
 			}
 			if !reused || !retryStale || !stale(err) {
@@ -173,6 +213,7 @@ func (p *Proxy) exchange(c *clientConn, g *generation, j int, start time.Time, s
 			return false, &failure{kind: kindConnect, err: err, status: http.StatusBadGateway}
 		}
 	}
+	u.client = nil
 	headers := nowSince(start)
 	b.succeeded()
 	if g.pool.lf != nil {

@@ -24,6 +24,11 @@ type metrics struct {
 	learnTime  prometheus.Histogram // online training only
 	reward     prometheus.Gauge
 	updates    prometheus.Gauge
+	// Admission (lb.Admission).
+	queued      prometheus.Counter
+	queueWait   prometheus.Histogram
+	shedFull    prometheus.Counter
+	shedTimeout prometheus.Counter
 }
 
 // Error kinds of shoal_proxy_errors_total.
@@ -64,6 +69,14 @@ func newMetrics(p *Proxy) *metrics {
 		Help: "The online learner's reward for the last period (unscaled)."})
 	m.updates = prometheus.NewGauge(prometheus.GaugeOpts{Name: "shoal_proxy_agent_updates",
 		Help: "Gradient updates of the online learner so far."})
+	m.queued = prometheus.NewCounter(prometheus.CounterOpts{Name: "shoal_proxy_queued_total",
+		Help: "Requests that found every backend at admission.max_requests and waited in the queue."})
+	m.queueWait = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "shoal_proxy_queue_wait_seconds",
+		Help: "Time queued requests waited, until a backend, the queue timeout or their client's leaving.", Buckets: latencyBuckets})
+	shed := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "shoal_proxy_shed_total",
+		Help: "Requests answered 503 with Retry-After by admission, by reason: queue_full (every backend full and admission.max_pending waiting) or queue_timeout (waited admission.queue_timeout)."},
+		[]string{"reason"})
+	m.shedFull, m.shedTimeout = shed.WithLabelValues("queue_full"), shed.WithLabelValues("queue_timeout")
 	bi := buildinfo.Read()
 	build := prometheus.NewGauge(prometheus.GaugeOpts{Name: "shoal_build_info",
 		Help: "Always 1; the labels say which build of shoal is running (as 'shoal version').",
@@ -71,7 +84,7 @@ func newMetrics(p *Proxy) *metrics {
 			"modified": strconv.FormatBool(bi.Dirty), "goversion": bi.Go}})
 	build.Set(1)
 	m.reg.MustRegister(build, m.requests, m.errors, m.retries, m.probes, m.ejections, m.duration, m.headers, m.decisions, m.decideTime,
-		m.learnTime, m.reward, m.updates,
+		m.learnTime, m.reward, m.updates, m.queued, m.queueWait, shed,
 		&stateCollector{p: p}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -141,6 +154,8 @@ var (
 		"1 if the backend may receive requests (not ejected, active check passing).", []string{"backend"}, nil)
 	descInFlight = prometheus.NewDesc("shoal_proxy_in_flight",
 		"Requests of this proxy in progress at the backend.", []string{"backend"}, nil)
+	descQueue = prometheus.NewDesc("shoal_proxy_queue_length",
+		"Requests waiting in the queue for a backend with room (admission).", nil, nil)
 )
 
 // Describe implements prometheus.Collector.
@@ -149,6 +164,7 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descConfigured
 	ch <- descUp
 	ch <- descInFlight
+	ch <- descQueue
 }
 
 // Collect implements prometheus.Collector.
@@ -157,6 +173,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	if g == nil {
 		return
 	}
+	ch <- prometheus.MustNewConstMetric(descQueue, prometheus.GaugeValue, float64(g.pool.queued()))
 	for _, s := range g.pool.state(time.Now()) {
 		up := 0.0
 		if s.Healthy {

@@ -119,12 +119,18 @@ type pool struct {
 	probes  chan int32      // probes for the workers (nil: no probing)
 	applied *[]float64
 
+	// Admission (admission.go): the caps, and the requests waiting for a
+	// backend, oldest first.
+	adm        lb.Admission
+	head, tail *waiter
+	pending    int
+
 	learned atomic.Pointer[[]float64] // the agent's newest weights, nil before its first decision
 }
 
-func newPool(backends []*backend, weights []float64, sel lb.Selector) *pool {
+func newPool(backends []*backend, weights []float64, sel lb.Selector, adm lb.Admission) *pool {
 	n := len(backends)
-	p := &pool{backends: backends, weights: weights, sel: sel}
+	p := &pool{backends: backends, weights: weights, sel: sel, adm: adm.WithDefaults()}
 	p.fb, _ = sel.(lb.Feedback)
 	p.lf, _ = sel.(lb.LoadFeedback)
 	if p.prober, _ = sel.(lb.Prober); p.prober != nil {
@@ -144,30 +150,59 @@ func (p *pool) setLearned(w []float64) {
 }
 
 // pick selects a backend for a new request at now (unix ns) with affinity
-// key key (hashing policies), skipping those
-// marked in skip (may be nil), and counts it in flight; -1 if none is
-// left. With no healthy backend it picks among all not skipped (like
+// key key (hashing policies), skipping those marked in skip (may be nil),
+// and counts it in flight. It returns -1 if no backend is left, or busy if
+// every one left is at its admission cap; then, if w is not nil and the
+// queue has room, w waits in it (queued) for a backend that release hands
+// over. With no healthy backend it picks among all not skipped (like
 // Envoy's panic mode: an outage of the health signal must not become an
 // outage of the service).
-func (p *pool) pick(now int64, key uint64, skip []bool) int {
+func (p *pool) pick(now int64, key uint64, skip []bool, w *waiter) (j int, queued bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	j = p.choose(now, key, skip)
+	if j == busy && w != nil && p.pending < p.adm.MaxPending {
+		p.enqueue(w, key)
+		return j, true
+	}
+	return j, false
+}
+
+// busy is pick's answer when every backend left is full.
+const busy = -2
+
+// choose is pick under p.mu. A backend at its cap is not up for the
+// selector, so every selector picks only among backends with room.
+func (p *pool) choose(now int64, key uint64, skip []bool) int {
 	v := &p.view
 	if w := p.learned.Load(); w != nil && w != p.applied {
 		copy(v.Weights, *w)
 		p.applied = w
 		v.Version++
 	}
-	anyUp := false
+	limit := int32(p.adm.MaxRequests)
+	anyUp, anyOpen := false, false
 	for j, b := range p.backends {
 		up := b.healthy(now) && (skip == nil || !skip[j])
 		anyUp = anyUp || up
-		p.setUp(j, up)
+		open := up && v.InFlight[j] < limit
+		anyOpen = anyOpen || open
+		p.setUp(j, open)
 	}
 	if !anyUp {
 		for j := range p.backends {
-			p.setUp(j, skip == nil || !skip[j])
+			up := skip == nil || !skip[j]
+			anyUp = anyUp || up
+			open := up && v.InFlight[j] < limit
+			anyOpen = anyOpen || open
+			p.setUp(j, open)
 		}
+	}
+	if !anyOpen {
+		if anyUp {
+			return busy
+		}
+		return -1
 	}
 	j := p.sel.Select(v, lb.Request{Now: time.Duration(now), Key: key})
 	if j >= 0 {
@@ -213,12 +248,16 @@ func (p *pool) setUp(j int, up bool) {
 }
 
 // release marks a request to backend j finished at now, after took
-// until its response (or until it was given up).
+// until its response (or until it was given up); the slot it frees goes
+// to the oldest waiting request, if any.
 func (p *pool) release(j int, now time.Time, took time.Duration) {
 	p.mu.Lock()
 	p.view.InFlight[j]--
 	if p.fb != nil {
 		p.fb.Done(time.Duration(now.UnixNano()), j, took, took)
+	}
+	if p.head != nil {
+		p.handOff(now.UnixNano())
 	}
 	p.mu.Unlock()
 }

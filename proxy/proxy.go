@@ -152,7 +152,7 @@ func (p *Proxy) install(cfg *Config) error {
 	if err != nil {
 		return fmt.Errorf("policy %s: %w", cfg.Policy, err)
 	}
-	g.pool = newPool(backends, weights, sel)
+	g.pool = newPool(backends, weights, sel, cfg.Admission)
 	g.hashing, g.hashHeader = lb.Hashing(name), []byte(cfg.HashHeader)
 	if cfg.Policy == PolicyDistrLB {
 		if g.agent, err = newAgentRunner(cfg.Agent, len(backends), g.pool, p.base, cfg.Seed, p.log); err != nil {

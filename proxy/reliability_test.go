@@ -139,8 +139,10 @@ func TestBackendKilledAndRestartedUnderLoad(t *testing.T) {
 
 func TestGracefulShutdownDrainsRequests(t *testing.T) {
 	a := newTestBackend(t, "a")
-	rp := startProxy(t, testConfig(t, "rr", a))
 	const n = 50
+	cfg := testConfig(t, "rr", a)
+	cfg.Admission.MaxRequests = n // all in flight at once
+	rp := startProxy(t, cfg)
 	var wg sync.WaitGroup
 	codes := make(chan int, n)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}

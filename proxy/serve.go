@@ -49,6 +49,12 @@ type clientConn struct {
 	headStarted bool               // read_header runs for the head coming
 	rechecked   bool               // the wait ended early once (finCheck) since the last head
 	exit        int
+
+	// Admission and cancellation (admission.go, alive_unix.go).
+	wait    waiter
+	peekFn  func(uintptr) bool
+	peekBuf [1]byte
+	closed  bool
 }
 
 func (c *clientConn) Read(p []byte) (int, error) {
@@ -78,6 +84,7 @@ var clientConns = sync.Pool{New: func() any {
 	c.br = bufio.NewReaderSize(c, clientBuffer)
 	c.bw = bufio.NewWriterSize(c, clientBuffer)
 	c.stepFn = c.serveStep
+	c.wait = newWaiter()
 	return c
 }}
 
@@ -258,13 +265,22 @@ func (s *server) shutdown(ctx context.Context) error {
 }
 
 // writeStatus answers with an empty response of the given status.
-func writeStatus(c *clientConn, status int, keep bool) {
+func writeStatus(c *clientConn, status int, keep bool) { writeStatusRetry(c, status, keep, "") }
+
+// writeStatusRetry is writeStatus with a Retry-After of retry seconds
+// (empty: none).
+func writeStatusRetry(c *clientConn, status int, keep bool, retry string) {
 	bw := c.bw
 	bw.WriteString("HTTP/1.1 ")
 	writeInt(bw, int64(status))
 	bw.WriteByte(' ')
 	bw.WriteString(http.StatusText(status))
 	bw.WriteString("\r\nContent-Length: 0\r\n")
+	if retry != "" {
+		bw.WriteString("Retry-After: ")
+		bw.WriteString(retry)
+		bw.WriteString("\r\n")
+	}
 	if !keep {
 		bw.WriteString("Connection: close\r\n")
 	}

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"net"
 	"sync"
@@ -22,6 +23,10 @@ type upstreamConn struct {
 	peekBuf   [1]byte
 	open      bool
 	idleSince time.Time
+	// client is the client of the request waiting for this connection's
+	// response head, checked whenever the wait's deadline comes early
+	// (readDeadline.setChecked); nil: none.
+	client *clientConn
 }
 
 // upstreamBuffer sizes the buffers of backend connections: a typical
@@ -73,10 +78,17 @@ func dial(addr string, connect time.Duration) (*upstreamConn, bool, error) {
 func (u *upstreamConn) Read(p []byte) (int, error) {
 	n, err := u.io.Read(p)
 	for n == 0 && err != nil && u.rd.early(err) {
+		if u.client != nil && u.client.gone() {
+			return 0, errClientGone
+		}
 		n, err = u.io.Read(p)
 	}
 	return n, err
 }
+
+// errClientGone ends the wait for a response whose client went away: the
+// backend connection is then closed, which stops the backend's work.
+var errClientGone = errors.New("proxy: client went away while the backend worked")
 
 // WriteTo copies the connection to w as the connection itself would (a
 // tunnel, without a read deadline: splice where the system has it).

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,8 +18,9 @@ import (
 func (cl *cli) load() *cobra.Command {
 	var (
 		rate, speedup                    float64
-		arrivals, trace, method          string
+		arrivals, trace, method, phases  string
 		start, duration, timeout, warmup time.Duration
+		window                           time.Duration
 		requests, inFlight               int
 		seed                             uint64
 		asJSON                           bool
@@ -32,6 +34,7 @@ random (Poisson arrivals stay Poisson at each). Latency is measured from each
 request's scheduled start, so a slow server cannot hide its delay (no coordinated
 omission). Ctrl-C stops early and prints what was measured.`,
 		Example: `  shoal load http://127.0.0.1:8080/ --rate 200 --duration 30s
+  shoal load http://127.0.0.1:8080/ --phases 150:10s,600:20s,100:10s --window 1s --json
   shoal load http://127.0.0.1:8080/ --arrivals trace --trace nasa --speedup 60 --rate 300 --json`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -54,13 +57,34 @@ omission). Ctrl-C stops early and prints what was measured.`,
 	f.Uint64Var(&seed, "seed", 1, "seed of the arrival schedule")
 	f.DurationVar(&warmup, "warmup", 0, "requests scheduled in the first D are sent but not measured")
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON (times in seconds)")
+	f.StringVar(&phases, "phases", "", "Poisson arrivals at `RATE:DURATION,...` in turn (e.g. 150:10s,600:20s), each phase reported apart; replaces --rate, --arrivals and --duration")
+	f.DurationVar(&window, "window", 0, "with --json: also report the outcomes by scheduled time in windows this wide")
 	cmd.RunE = cl.action(func(cmd *cobra.Command, urls []string) error {
 		if duration < 0 || requests < 0 || inFlight < 0 || timeout <= 0 {
 			return usagef("--duration, --requests and --max-in-flight must not be negative, --timeout must be positive")
 		}
 		var p workload.Process
 		var err error
+		var steps []loadgen.Phase
+		if phases != "" {
+			for _, name := range []string{"rate", "arrivals", "duration", "trace"} {
+				if cmd.Flags().Changed(name) {
+					return usagef("--phases replaces --%s: give one of the two", name)
+				}
+			}
+			if steps, err = parsePhases(phases); err != nil {
+				return err
+			}
+			arrivals = "phases"
+			if p, duration, err = loadgen.PhaseArrivals(steps); err != nil {
+				return usagef("--phases: %v", err)
+			}
+		}
+		if window < 0 {
+			return usagef("--window must not be negative, got %v", window)
+		}
 		switch arrivals {
+		case "phases":
 		case "constant":
 			p, err = workload.NewConstant(rate)
 		case "poisson":
@@ -75,8 +99,8 @@ omission). Ctrl-C stops early and prints what was measured.`,
 			return fmt.Errorf("load: %w", err)
 		}
 		cfg := loadgen.Config{URLs: urls, Method: method, Arrivals: p, Duration: duration, Requests: requests, MaxInFlight: inFlight,
-			Seed: seed, Warmup: warmup}
-		if requests > 0 && !cmd.Flags().Changed("duration") {
+			Seed: seed, Warmup: warmup, Phases: steps, Window: window}
+		if requests > 0 && !cmd.Flags().Changed("duration") && phases == "" {
 			cfg.Duration = 0
 		}
 		client := &http.Client{Timeout: timeout, Transport: &http.Transport{MaxIdleConnsPerHost: 1024}}
@@ -106,4 +130,19 @@ omission). Ctrl-C stops early and prints what was measured.`,
 		return err
 	})
 	return cmd
+}
+
+// parsePhases reads --phases: RATE:DURATION pairs separated by commas.
+func parsePhases(s string) ([]loadgen.Phase, error) {
+	var out []loadgen.Phase
+	for i, part := range strings.Split(s, ",") {
+		r, d, ok := strings.Cut(strings.TrimSpace(part), ":")
+		rate, rerr := strconv.ParseFloat(r, 64)
+		dur, derr := time.ParseDuration(d)
+		if !ok || rerr != nil || derr != nil || !(rate >= 0) || dur <= 0 {
+			return nil, usagef("--phases: phase %d %q: want RATE:DURATION, a rate >= 0 and a duration > 0 (e.g. 600:20s)", i+1, part)
+		}
+		out = append(out, loadgen.Phase{Rate: rate, Duration: dur})
+	}
+	return out, nil
 }

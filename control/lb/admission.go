@@ -49,8 +49,8 @@ func (a Admission) WithDefaults() Admission {
 	if a.MaxPending == 0 {
 		a.MaxPending = DefaultMaxPending
 	}
-	if a.MaxPending < 0 {
-		a.MaxPending = 0
+	if a.MaxPending == -1 {
+		a.MaxPending = 0 // no queue
 	}
 	if a.QueueTimeout == 0 {
 		a.QueueTimeout = DefaultQueueTimeout
@@ -58,7 +58,7 @@ func (a Admission) WithDefaults() Admission {
 	return a
 }
 
-// Validate reports the first bad field of a (as given, before defaults),
+// Validate reports the first bad field of a, before or after WithDefaults,
 // named under path (e.g. "admission").
 func (a Admission) Validate(path string) error {
 	switch {
