@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/metrics"
 	"github.com/shoal-project/shoal/workload"
 )
@@ -62,8 +63,19 @@ func TestSteadyStateAllocs(t *testing.T) {
 	users.Services[1].Route = Route{PerTryTimeout: 200 * time.Millisecond, Retries: 2, RetryOn: []string{"timeout", "429"}}
 	users.Sources = append(users.Sources, Source{Name: "users", Class: "page", Users: Users{Count: 20},
 		Think: workload.DistSpec{Dist: "exp", Mean: 0.1}})
-	for name, cfg := range map[string]*Config{"lb farm": lbFarm(0.8), "call graph": crnCfg(), "retries and users": users} {
-		cl, err := New(cfg, Options{Seed: 1, Policy: "lsq", Horizon: time.Hour, SamplePeriod: time.Hour})
+	// Admission at an overloaded farm's LB points: backends fill and free,
+	// calls wait, time out in the queue, leave it with their client, or
+	// are shed; least-request rebuilds its schedule as Up changes.
+	admitted := lbFarm(1.3)
+	admitted.Classes[0].Timeout = 40 * time.Millisecond
+	admitted.LBs[0].Admission = &lb.Admission{MaxRequests: 2, MaxPending: 8, QueueTimeout: 5 * time.Millisecond}
+	admitted.LBs[1].Admission = &lb.Admission{MaxRequests: 2, MaxPending: 100, QueueTimeout: time.Second}
+	for name, cfg := range map[string]*Config{"lb farm": lbFarm(0.8), "call graph": crnCfg(), "retries and users": users, "admission": admitted} {
+		policy := "lsq"
+		if cfg == admitted {
+			policy = "least-request"
+		}
+		cl, err := New(cfg, Options{Seed: 1, Policy: policy, Horizon: time.Hour, SamplePeriod: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,6 +92,9 @@ func TestSteadyStateAllocs(t *testing.T) {
 		}
 		if name == "retries and users" && snap.Services[1].Retries == 0 {
 			t.Errorf("%s: no retries", name)
+		}
+		if f := cl.Results().Failures; cfg == admitted && (f.Shed == 0 || f.Timeout == 0) {
+			t.Errorf("%s: failures %+v, want shed calls and timeouts", name, f)
 		}
 	}
 }

@@ -92,6 +92,9 @@ func New(cfg *Config, opt Options) (*Cluster, error) {
 		if err != nil {
 			return nil, fmt.Errorf("lbs[%d]: policy %q: %w", i, opt.Policy, err)
 		}
+		if lc.Admission != nil {
+			p.adm = newAdmission(*lc.Admission)
+		}
 		cl.lbs = append(cl.lbs, p)
 		cl.lbByName[lc.Name] = p
 	}

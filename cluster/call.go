@@ -13,12 +13,13 @@ import (
 
 // Event kinds of a call.
 const (
-	evArrive      = iota // the request reaches the instance (after half the RTT)
-	evIODone             // a pure-delay I/O phase ends
-	evRespond            // the response reaches the caller (after the other half of the RTT)
-	evGiveUp             // the caller's per-try or route timeout (on tev)
-	evRetry              // the back-off before a retry ends
-	evHoldExpired        // the activator's timeout of a held call
+	evArrive       = iota // the request reaches the instance (after half the RTT)
+	evIODone              // a pure-delay I/O phase ends
+	evRespond             // the response reaches the caller (after the other half of the RTT)
+	evGiveUp              // the caller's per-try or route timeout (on tev)
+	evRetry               // the back-off before a retry ends
+	evHoldExpired         // the activator's timeout of a held call
+	evQueueExpired        // the queue timeout of a call waiting at an LB point's admission
 )
 
 // Where a call is at its instance.
@@ -29,7 +30,8 @@ const (
 	atIO
 	atDelay
 	atChildren
-	atHold // waiting at the service's activator, before any instance
+	atHold    // waiting at the service's activator, before any instance
+	atLBQueue // waiting in its LB point's admission queue, before any instance
 )
 
 // failure kinds, in the order of metrics.Failures.
@@ -39,6 +41,7 @@ const (
 	failRejected
 	failOOM
 	failNoCapacity
+	failShed // turned away by an LB point's admission (lb.Admission): a 503
 )
 
 // countFailure adds one failure of the given kind to f.
@@ -52,6 +55,8 @@ func countFailure(f *metrics.Failures, kind uint8) {
 		f.OOM++
 	case failNoCapacity:
 		f.NoCapacity++
+	case failShed:
+		f.Shed++
 	}
 }
 
@@ -66,6 +71,9 @@ type request struct {
 	counted  bool    // arrived after warm-up: counts in the results
 	timedOut bool
 	tev      sim.Event // the client's timeout
+	// queued is its root attempt while that waits in an LB point's
+	// admission queue, which the client's timeout takes it out of.
+	queued *call
 }
 
 // Handle implements sim.Handler: the client's timeout.
@@ -78,6 +86,9 @@ func (r *request) Handle(now time.Duration, _ int) {
 	}
 	if r.user != nil {
 		r.user.done(now)
+	}
+	if c := r.queued; c != nil {
+		r.cl.abandonQueued(c, r)
 	}
 }
 
@@ -222,6 +233,9 @@ func (c *call) Handle(now time.Duration, arg int) {
 	case evHoldExpired:
 		c.cl.unhold(c)
 		c.cl.refuse(c, failNoCapacity)
+	case evQueueExpired:
+		c.cl.dequeue(c)
+		c.cl.shed(c)
 	}
 }
 
@@ -336,11 +350,16 @@ func (cl *Cluster) send(c *call) {
 }
 
 // dispatch sends attempt c to its LB point's pick, or holds it at the
-// service's activator when no instance is ready, or fails it. fresh is
-// false for a call leaving the activator, whose timeouts already run.
+// service's activator when no instance is ready, or fails it; at an LB
+// point with admission whose ready backends are all full, it queues or
+// sheds it. fresh is false for a call leaving the activator or the LB
+// point's queue, whose timeouts already run.
 func (cl *Cluster) dispatch(c *call, fresh bool) {
 	now := cl.k.Now()
 	p := c.lbp
+	if p.adm != nil && cl.queueOrShed(c, fresh) {
+		return
+	}
 	j := p.sel.Select(&p.view, lb.Request{CPU: c.cpu, IO: c.io, Now: now, Key: c.key})
 	if j < 0 || j >= len(p.svc.slots) || p.svc.slots[j] == nil {
 		if fresh && cl.hold(c) {
@@ -353,6 +372,9 @@ func (cl *Cluster) dispatch(c *call, fresh bool) {
 	}
 	c.slot = int32(j)
 	p.view.InFlight[j]++
+	if p.adm != nil {
+		p.refresh(j)
+	}
 	if !cl.opt.Unobserved {
 		p.stats[j].Sent++
 	}
@@ -448,16 +470,19 @@ func (cl *Cluster) giveUp(c *call) {
 		cl.routeStats(c, c.lbp.svc.loc).Failures++
 	}
 	cl.lbDone(c)
+	waiting := c.at == atHold || c.at == atLBQueue
+	switch c.at {
+	case atHold:
+		cl.unhold(c)
+	case atLBQueue:
+		cl.dequeue(c)
+	}
 	p, r := c.parent, c.req
 	c.parent, c.req = nil, nil
-	held := c.at == atHold
-	if held {
-		cl.unhold(c)
-	}
 	if !cl.retry(c, p, r, failTimeout) {
 		cl.settle(p, r, c.node, failTimeout, false)
 	}
-	if held { // nothing else holds it: it ends here
+	if waiting { // nothing else holds it: it ends here
 		cl.release(c)
 	}
 }
@@ -611,6 +636,11 @@ func (cl *Cluster) lbDone(c *call) {
 				task = c.repliedAt - c.start
 			}
 			p.fb.Done(now, int(c.slot), task, now-c.start)
+		}
+		if p.adm != nil {
+			p.refresh(int(c.slot))
+			c.slot = -1
+			cl.admitWaiting(p)
 		}
 	}
 	c.slot = -1

@@ -209,12 +209,13 @@ type Route struct {
 	// Timeout bounds it).
 	PerTryTimeout time.Duration `yaml:"per_try_timeout"`
 	// RetryOn lists the failures that are retried: timeout, 429, oom,
-	// no_capacity. Default: no_capacity, the failures Istio's default
-	// retryOn covers ("connect-failure,refused-stream,unavailable,
-	// cancelled,retriable-status-codes" with 503): a refused connection or
-	// no ready instance. Envoy's 5xx, gateway-error and reset cover a
-	// per-try timeout (timeout) and an instance killed mid-call (oom);
-	// 429 needs retriable-status-codes with 429.
+	// no_capacity, shed. Default: no_capacity and shed, the failures
+	// Istio's default retryOn covers ("connect-failure,refused-stream,
+	// unavailable,cancelled,retriable-status-codes" with 503): a refused
+	// connection, no ready instance, or a 503 from an LB point's admission.
+	// Envoy's 5xx, gateway-error and reset cover a per-try timeout
+	// (timeout) and an instance killed mid-call (oom); 429 needs
+	// retriable-status-codes with 429.
 	RetryOn []string `yaml:"retry_on"`
 }
 
@@ -321,6 +322,20 @@ type LBPoint struct {
 	// Service is the service whose instances it chooses between.
 	Service  string `yaml:"service"`
 	Location string `yaml:"location"` // where clients reach it (default: the first location)
+	// Admission, when set, bounds what the LB point lets through, as shoal
+	// proxy's admission does under overload (the same lb.Admission): a
+	// backend with max_requests of this LB point's calls in flight is not
+	// up for the selector, so every selector picks among backends with
+	// room; a call that finds every ready backend at its cap waits in the
+	// LB point's FIFO queue, if fewer than max_pending wait, for at most
+	// queue_timeout (the caller's per-try and route timeouts run
+	// meanwhile), and gets the first freed slot, picked for by the
+	// selector then; otherwise it is shed, a 503 (failure kind shed). A
+	// call that finds no backend ready at all fails or waits at the
+	// service's activator as without admission. A queued request whose
+	// client times out leaves the queue. Zero fields take the defaults
+	// (32, 64 and 1s); max_pending -1 is no queue. Default: none, no bound.
+	Admission *lb.Admission `yaml:"admission"`
 }
 
 // Source is where requests come from: an open-loop arrival process of one

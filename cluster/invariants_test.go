@@ -23,7 +23,12 @@ func checkInvariants(cl *Cluster) error {
 				if in == nil && (p.view.InFlight[j] != 0 || p.view.Up[j]) {
 					return fmt.Errorf("%s free slot %d: lb %s in flight %d, up %v", s.name, j, p.name, p.view.InFlight[j], p.view.Up[j])
 				}
-				if in != nil && p.view.Up[j] != (in.state == stReady) {
+				ready := in != nil && in.state == stReady
+				if a := p.adm; a != nil {
+					if a.ready[j] != ready || p.view.Up[j] != (ready && p.view.InFlight[j] < a.max) || p.view.InFlight[j] > a.max {
+						return fmt.Errorf("%s slot %d: lb %s ready %v (instance %v), up %v, in flight %d of %d", s.name, j, p.name, a.ready[j], ready, p.view.Up[j], p.view.InFlight[j], a.max)
+					}
+				} else if in != nil && p.view.Up[j] != ready {
 					return fmt.Errorf("%s slot %d: up %v in state %d", s.name, j, p.view.Up[j], in.state)
 				}
 			}
@@ -49,6 +54,11 @@ func checkInvariants(cl *Cluster) error {
 				return fmt.Errorf("%s instance %d: state %d with node %v", s.name, in.id, in.state, in.node)
 			}
 		}
+		for _, p := range s.lbs {
+			if err := checkAdmission(p); err != nil {
+				return err
+			}
+		}
 		if math.Abs(s.allocCPU.Value()-alloc) > 1e-6 {
 			return fmt.Errorf("%s: allocated %g cores, instances hold %g", s.name, s.allocCPU.Value(), alloc)
 		}
@@ -56,6 +66,39 @@ func checkInvariants(cl *Cluster) error {
 	for _, n := range cl.nodes {
 		if math.Abs(n.usedCPU-nodeCPU[n]) > 1e-6 {
 			return fmt.Errorf("node %s: used %g cores, instances hold %g", n.name, n.usedCPU, nodeCPU[n])
+		}
+	}
+	return nil
+}
+
+// checkAdmission verifies an LB point's admission counters and queue: a
+// call waits only while every ready backend is full.
+func checkAdmission(p *lbPoint) error {
+	a := p.adm
+	if a == nil {
+		return nil
+	}
+	var ready, open int
+	for j := range a.ready {
+		if a.ready[j] {
+			ready++
+		}
+		if p.view.Up[j] {
+			open++
+		}
+	}
+	if ready != a.nReady || open != a.open {
+		return fmt.Errorf("lb %s: %d ready, %d open, counted %d and %d", p.name, ready, open, a.nReady, a.open)
+	}
+	if a.waiting() > 0 && a.open > 0 {
+		return fmt.Errorf("lb %s: %d calls wait while %d backends have room", p.name, a.waiting(), a.open)
+	}
+	if a.waiting() > a.maxPending || a.head > len(a.queue) {
+		return fmt.Errorf("lb %s: %d waiting of %d (head %d of %d)", p.name, a.waiting(), a.maxPending, a.head, len(a.queue))
+	}
+	for _, c := range a.queue[a.head:] {
+		if c.at != atLBQueue || c.lbp != p || !c.ev.Pending() || c.slot >= 0 {
+			return fmt.Errorf("lb %s: queued call at %d, slot %d, timeout pending %v", p.name, c.at, c.slot, c.ev.Pending())
 		}
 	}
 	return nil
@@ -93,8 +136,12 @@ func actionCfg() *Config {
 // runActions drives actionCfg with actions decoded from data, checking the
 // invariants after every step, and that everything drains back to the pool.
 func runActions(t *testing.T, data []byte, seed uint64) *Results {
-	policies := []string{"lsq", "p2c", "wcmp", "oracle", "sed"}
-	cfg := actionCfg()
+	return runActionsOn(t, actionCfg(), []string{"lsq", "p2c", "wcmp", "oracle", "sed"}, data, seed)
+}
+
+// runActionsOn is runActions on cfg (actionCfg, changed), with one of
+// policies at its LB points.
+func runActionsOn(t *testing.T, cfg *Config, policies []string, data []byte, seed uint64) *Results {
 	const horizon = 2 * time.Second
 	cl, err := New(cfg, Options{Seed: seed, Horizon: horizon, Policy: policies[seed%uint64(len(policies))]})
 	if err != nil {
@@ -152,6 +199,11 @@ func runActions(t *testing.T, data []byte, seed uint64) *Results {
 		t.Fatalf("after draining: %v", err)
 	}
 	for _, s := range cl.services {
+		for _, p := range s.lbs {
+			if p.adm != nil && p.adm.waiting() != 0 {
+				t.Fatalf("lb %s: %d calls still wait after draining", p.name, p.adm.waiting())
+			}
+		}
 		for j, in := range s.slots {
 			for _, p := range s.lbs {
 				if p.view.InFlight[j] != 0 {

@@ -86,6 +86,10 @@ func (cl *Cluster) Observe(snap *metrics.Snapshot) {
 	for i, p := range cl.lbs {
 		l := &snap.LBs[i]
 		l.Name = p.name
+		l.Shed = 0
+		if p.adm != nil {
+			l.Shed, p.adm.shed = p.adm.shed, 0
+		}
 		l.Backends = resize(l.Backends, len(p.stats))
 		for j := range p.stats {
 			b := p.stats[j]

@@ -63,10 +63,10 @@ type route struct {
 }
 
 // retryKinds are the names of the failure kinds retry_on accepts.
-var retryKinds = map[string]uint8{"timeout": failTimeout, "429": failRejected, "oom": failOOM, "no_capacity": failNoCapacity}
+var retryKinds = map[string]uint8{"timeout": failTimeout, "429": failRejected, "oom": failOOM, "no_capacity": failNoCapacity, "shed": failShed}
 
 func (r *Route) resolve() route {
-	out := route{timeout: r.Timeout, perTry: r.PerTryTimeout, retries: r.Retries, retryOn: 1 << failNoCapacity}
+	out := route{timeout: r.Timeout, perTry: r.PerTryTimeout, retries: r.Retries, retryOn: 1<<failNoCapacity | 1<<failShed}
 	if len(r.RetryOn) > 0 {
 		out.retryOn = 0
 		for _, name := range r.RetryOn {
@@ -89,6 +89,8 @@ type lbPoint struct {
 	prober  lb.Prober       // optional: a selector that probes the instances
 	lf      lb.LoadFeedback // optional: a selector that reads piggybacked load
 	targets []int           // scratch: the probes of one decision
+
+	adm *admission // optional: the explicit LB point's admission (nil: none)
 }
 
 // EstimateCompletion implements lb.Estimator with perfect knowledge.
@@ -135,6 +137,9 @@ func (s *service) newInstance(spec InstanceSpec, ready bool) *instance {
 			p.view.Up = append(p.view.Up, false)
 			p.view.Names = append(p.view.Names, "")
 			p.stats = append(p.stats, metrics.BackendStats{})
+			if p.adm != nil {
+				p.adm.ready = append(p.adm.ready, false)
+			}
 		}
 	}
 	s.slots[in.slot] = in
@@ -180,7 +185,9 @@ func (s *service) setState(in *instance, st int) {
 	in.state = st
 	up := st == stReady
 	for _, p := range s.lbs {
-		if p.view.Up[in.slot] != up {
+		if p.adm != nil {
+			p.setReady(in.slot, up)
+		} else if p.view.Up[in.slot] != up {
 			p.view.Up[in.slot] = up
 			p.view.Version++
 		}
@@ -193,6 +200,11 @@ func (s *service) setState(in *instance, st int) {
 		}
 		s.cl.k.After(&in.readyEv, d)
 	case stReady:
+		for _, p := range s.lbs {
+			if p.adm != nil {
+				s.cl.admitWaiting(p)
+			}
+		}
 		if a := s.activator; a != nil {
 			s.cl.releaseHeld(s)
 		}

@@ -84,6 +84,11 @@ func (c *Config) Validate() error {
 			v.bad(p+".service", "service %q is placed in several locations: an explicit LB point needs a service in one", l.Service)
 		}
 		knownLoc(p+".location", l.Location)
+		if a := l.Admission; a != nil {
+			if err := a.Validate(p + ".admission"); err != nil {
+				v.errs = append(v.errs, err)
+			}
+		}
 	}
 	for i := range c.Classes {
 		c.validateCallLBs(v, &c.Classes[i].Call, fmt.Sprintf("classes[%d].call", i), true)
@@ -500,7 +505,7 @@ func validateRoute(v *validator, r *Route, p string) {
 	}
 	for j, name := range r.RetryOn {
 		if _, ok := retryKinds[name]; !ok {
-			v.bad(fmt.Sprintf("%s.retry_on[%d]", p, j), "must be one of timeout, 429, oom, no_capacity, got %q", name)
+			v.bad(fmt.Sprintf("%s.retry_on[%d]", p, j), "must be one of timeout, 429, oom, no_capacity, shed, got %q", name)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/workload"
 )
 
@@ -103,6 +104,15 @@ func TestValidate(t *testing.T) {
 		{"no sources", func(c *Config) { c.Sources = nil }, []string{"sources: at least one source is needed"}},
 		{"negative price", func(c *Config) { c.Prices.GBSecond = -1 },
 			[]string{"prices.gb_second: must be a finite number >= 0, got -1"}},
+		{"admission cap below 0", func(c *Config) { c.LBs[0].Admission = &lb.Admission{MaxRequests: -1} },
+			[]string{"lbs[0].admission.max_requests: must be >= 1 (0: the default, 32), got -1"}},
+		{"admission queue below -1", func(c *Config) { c.LBs[0].Admission = &lb.Admission{MaxPending: -2} },
+			[]string{"lbs[0].admission.max_pending: must be >= 0 (0: the default, 64; -1: no queue), got -2"}},
+		{"admission queue timeout below 0", func(c *Config) { c.LBs[0].Admission = &lb.Admission{QueueTimeout: -time.Second} },
+			[]string{"lbs[0].admission.queue_timeout: must be > 0 (0: the default, 1s), got -1s"}},
+		{"shed is not a retry_on name as 503", func(c *Config) {
+			c.Services[0].Route = Route{Retries: 1, RetryOn: []string{"shed", "503"}}
+		}, []string{`services[0].retry_on[1]: must be one of timeout, 429, oom, no_capacity, shed, got "503"`}},
 		{"two problems at once", func(c *Config) { c.Services[0].Concurrency = -1; c.Nodes[0].Count = -2 },
 			[]string{"services[0].concurrency: must be >= 0, got -1", "nodes[0].count: must be in [0, 100000], got -2"}},
 	} {

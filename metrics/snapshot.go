@@ -81,10 +81,14 @@ type Failures struct {
 	Rejected   int64 // concurrency limit and queue full: HTTP 429
 	OOM        int64 // in flight on an instance that was OOM-killed
 	NoCapacity int64 // no instance was up to take the request
+	// Shed counts requests an LB point's admission turned away (a proxy's
+	// 503): every backend at its cap and the queue full, or the queue
+	// timeout passed (lb.Admission).
+	Shed int64
 }
 
 // Total is the number of failures of all kinds.
-func (f Failures) Total() int64 { return f.Timeout + f.Rejected + f.OOM + f.NoCapacity }
+func (f Failures) Total() int64 { return f.Timeout + f.Rejected + f.OOM + f.NoCapacity + f.Shed }
 
 // Add accumulates o into f.
 func (f *Failures) Add(o Failures) {
@@ -92,6 +96,7 @@ func (f *Failures) Add(o Failures) {
 	f.Rejected += o.Rejected
 	f.OOM += o.OOM
 	f.NoCapacity += o.NoCapacity
+	f.Shed += o.Shed
 }
 
 // ServiceStats is one service's telemetry over the period.
@@ -195,6 +200,9 @@ type InstanceStats struct {
 type LBStats struct {
 	Name     string
 	Backends []BackendStats
+	// Shed counts the requests its admission turned away during the period
+	// (lb.Admission): they reached no backend, so no backend counts them.
+	Shed int64
 }
 
 // BackendStats is one backend as seen by one LB point.

@@ -104,7 +104,13 @@ func (s *LeastRequest) insert(v *View, j int) {
 // Envoy does when the host set changes.
 func (s *LeastRequest) rebuild(v *View) {
 	n := v.Len()
-	s.deadline, s.order = make([]float64, n), make([]uint64, n)
+	if cap(s.deadline) >= n { // reused: an LB point's admission changes Up often
+		s.deadline, s.order = s.deadline[:n], s.order[:n]
+		clear(s.deadline)
+		clear(s.order)
+	} else {
+		s.deadline, s.order = make([]float64, n), make([]uint64, n)
+	}
 	s.up, s.clock, s.inserted = s.up[:0], 0, 0
 	s.equal = true
 	for j, up := range v.Up {
