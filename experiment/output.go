@@ -85,6 +85,7 @@ var tables = []tableSpec{
 		{"429 %", "rejected_pct", pct(func(s *Summary) Stat { return s.RejectedRate }), -1, nonZero},
 		{"OOM %", "oom_pct", pct(func(s *Summary) Stat { return s.OOMRate }), -1, nonZero},
 		{"no capacity %", "no_capacity_pct", pct(func(s *Summary) Stat { return s.NoCapacityRate }), -1, nonZero},
+		{"shed %", "shed_pct", pct(func(s *Summary) Stat { return s.ShedRate }), -1, nonZero},
 	}},
 	{"Resources over the measurement window", []column{
 		{"vCPU-s", "vcpu_s", func(s *Summary) Stat { return s.VCPUSeconds }, -1, nil},
@@ -297,7 +298,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 func (r *Result) WriteRunsCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"scenario", "policy", "seed", "mean_s", "p50_s", "p90_s", "p99_s", "throughput_rps",
-		"arrivals", "completed", "degraded", "timeouts", "rejected", "oom", "no_capacity", "unfinished", "retries", "probes", "slo_violations", "slo_violations_or_degraded", "slo_requests",
+		"arrivals", "completed", "degraded", "timeouts", "rejected", "oom", "no_capacity", "shed", "unfinished", "retries", "probes", "slo_violations", "slo_violations_or_degraded", "slo_requests",
 		"vcpu_s", "gb_s", "busy_cpu_s", "cost", "scaling_actions", "refused_actions", "fairness_jain", "makespan_s", "events"})
 	f := func(x Num) string { return strconv.FormatFloat(float64(x), 'g', -1, 64) }
 	i := func(x int64) string { return strconv.FormatInt(x, 10) }
@@ -305,7 +306,7 @@ func (r *Result) WriteRunsCSV(w io.Writer) error {
 		for _, run := range p.Runs {
 			cw.Write([]string{r.Scenario, p.Policy, strconv.FormatUint(run.Seed, 10), f(run.Mean), f(run.P50), f(run.P90), f(run.P99),
 				f(run.Throughput), i(run.Arrivals), i(run.Completed), i(run.Degraded), i(run.Failures.Timeout), i(run.Failures.Rejected),
-				i(run.Failures.OOM), i(run.Failures.NoCapacity), i(run.Unfinished), i(run.Retries), i(run.Probes), i(run.SLOViolations), i(run.SLOOrDegraded), i(run.SLORequests),
+				i(run.Failures.OOM), i(run.Failures.NoCapacity), i(run.Failures.Shed), i(run.Unfinished), i(run.Retries), i(run.Probes), i(run.SLOViolations), i(run.SLOOrDegraded), i(run.SLORequests),
 				f(run.VCPUSeconds), f(run.GBSeconds), f(run.BusyCPUSeconds), f(run.Cost), strconv.Itoa(run.ScalingActions), i(run.Refused),
 				f(run.Fairness), f(run.Makespan), strconv.FormatUint(run.Events, 10)})
 		}
@@ -317,7 +318,7 @@ func (r *Result) WriteRunsCSV(w io.Writer) error {
 // WriteClassesCSV writes one row per (policy, seed, class).
 func (r *Result) WriteClassesCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"scenario", "policy", "seed", "class", "arrivals", "completed", "degraded", "timeouts", "rejected", "oom", "no_capacity",
+	cw.Write([]string{"scenario", "policy", "seed", "class", "arrivals", "completed", "degraded", "timeouts", "rejected", "oom", "no_capacity", "shed",
 		"slo_violations", "mean_s", "p50_s", "p90_s", "p99_s"})
 	f := func(x Num) string { return strconv.FormatFloat(float64(x), 'g', -1, 64) }
 	i := func(x int64) string { return strconv.FormatInt(x, 10) }
@@ -325,7 +326,7 @@ func (r *Result) WriteClassesCSV(w io.Writer) error {
 		for _, run := range p.Runs {
 			for _, c := range run.Classes {
 				cw.Write([]string{r.Scenario, p.Policy, strconv.FormatUint(run.Seed, 10), c.Class, i(c.Arrivals), i(c.Completed),
-					i(c.Degraded), i(c.Failures.Timeout), i(c.Failures.Rejected), i(c.Failures.OOM), i(c.Failures.NoCapacity), i(c.SLOViolations),
+					i(c.Degraded), i(c.Failures.Timeout), i(c.Failures.Rejected), i(c.Failures.OOM), i(c.Failures.NoCapacity), i(c.Failures.Shed), i(c.SLOViolations),
 					f(c.Mean), f(c.P50), f(c.P90), f(c.P99)})
 			}
 		}

@@ -89,7 +89,7 @@ type Summary struct {
 	P90        Stat `json:"p90"`
 	P99        Stat `json:"p99"`
 	Throughput Stat `json:"throughput"` // successful requests per second
-	Rejected   Stat `json:"rejected"`   // requests rejected (429) or without capacity
+	Rejected   Stat `json:"rejected"`   // requests rejected (429), without capacity, or shed
 	Failed     Stat `json:"failed"`     // requests that failed for any reason
 	Success    Stat `json:"success"`    // fraction completed successfully
 	// Degraded is the fraction completed without some optional call
@@ -104,6 +104,7 @@ type Summary struct {
 	RejectedRate   Stat `json:"rejected_rate"` // 429
 	OOMRate        Stat `json:"oom_rate"`
 	NoCapacityRate Stat `json:"no_capacity_rate"`
+	ShedRate       Stat `json:"shed_rate"` // shed by an LB point's admission: a 503
 	// SLOViolations is the fraction of the requests of classes with an SLO
 	// not completed successfully within it: failed, slower, or unfinished
 	// (NaN: no class has one).
@@ -249,7 +250,7 @@ func summary(runs []RunResult) Summary {
 		P90:            stat(func(r *RunResult) float64 { return float64(r.P90) }),
 		P99:            stat(func(r *RunResult) float64 { return float64(r.P99) }),
 		Throughput:     stat(func(r *RunResult) float64 { return float64(r.Throughput) }),
-		Rejected:       stat(func(r *RunResult) float64 { return float64(r.Failures.Rejected + r.Failures.NoCapacity) }),
+		Rejected:       stat(func(r *RunResult) float64 { f := r.Failures; return float64(f.Rejected + f.NoCapacity + f.Shed) }),
 		Failed:         stat(func(r *RunResult) float64 { return float64(r.Failures.Total()) }),
 		Success:        rate(func(r *RunResult) int64 { return r.Completed }),
 		Degraded:       rate(func(r *RunResult) int64 { return r.Degraded }),
@@ -259,6 +260,7 @@ func summary(runs []RunResult) Summary {
 		RejectedRate:   rate(func(r *RunResult) int64 { return r.Failures.Rejected }),
 		OOMRate:        rate(func(r *RunResult) int64 { return r.Failures.OOM }),
 		NoCapacityRate: rate(func(r *RunResult) int64 { return r.Failures.NoCapacity }),
+		ShedRate:       rate(func(r *RunResult) int64 { return r.Failures.Shed }),
 		SLOViolations:  stat(func(r *RunResult) float64 { return frac(r.SLOViolations, r.SLORequests) }),
 		SLOOrDegraded:  stat(func(r *RunResult) float64 { return frac(r.SLOOrDegraded, r.SLORequests) }),
 		VCPUSeconds:    stat(func(r *RunResult) float64 { return float64(r.VCPUSeconds) }),

@@ -25,8 +25,13 @@ import (
 // Zero fields take the defaults (DefaultMaxRequests, ...); a negative
 // MaxPending means no queue (shed at once when every backend is full).
 type Admission struct {
-	MaxRequests  int           `yaml:"max_requests" json:"max_requests"`
-	MaxPending   int           `yaml:"max_pending" json:"max_pending"`
+	// MaxRequests caps the requests in flight from this LB point at each
+	// backend (default 32).
+	MaxRequests int `yaml:"max_requests" json:"max_requests"`
+	// MaxPending bounds the requests waiting in the LB point's queue
+	// (default 64; -1: no queue).
+	MaxPending int `yaml:"max_pending" json:"max_pending"`
+	// QueueTimeout bounds a request's wait in the queue (default 1s).
 	QueueTimeout time.Duration `yaml:"queue_timeout" json:"queue_timeout"`
 }
 
