@@ -132,6 +132,7 @@ func (cl *Cluster) admitWaiting(p *lbPoint) {
 	for a.open > 0 && a.waiting() > 0 {
 		c := a.queue[a.head]
 		cl.dequeue(c)
+		c.waited = cl.k.Now() - c.start
 		cl.dispatch(c, false)
 	}
 }

@@ -142,6 +142,7 @@ type call struct {
 	delivered bool          // the response reached the caller; freed once no child is pending
 
 	start    time.Duration // when the attempt was sent
+	waited   time.Duration // of it, the wait in its LB point's admission queue
 	deadline time.Duration // the route timeout of all attempts (0 = none)
 	attempt  int32         // 0, then n for the n-th retry
 	cpu, io  float64       // total demand of this call's local work
@@ -619,23 +620,24 @@ func (cl *Cluster) lbDone(c *call) {
 	// old one do not touch its counts.
 	if p.svc.slots[c.slot] == c.inst {
 		now := cl.k.Now()
+		sent := c.start + c.waited // the LB point's part starts when it sends the call on
 		p.view.InFlight[c.slot]--
 		if !cl.opt.Unobserved {
 			st := &p.stats[c.slot]
 			st.Completions++
 			if c.replied && c.fail == failNone {
-				st.Latency.Add(secs(now - c.start))
+				st.Latency.Add(secs(now - sent))
 			}
 		}
 		if p.lf != nil && c.replied && c.fail == failNone {
 			p.lf.Reported(now, int(c.slot), c.load)
 		}
 		if p.fb != nil {
-			task := now - c.start // given up: no answer yet
+			task := now - sent // given up: no answer yet
 			if c.replied {
-				task = c.repliedAt - c.start
+				task = c.repliedAt - sent
 			}
-			p.fb.Done(now, int(c.slot), task, now-c.start)
+			p.fb.Done(now, int(c.slot), task, now-sent)
 		}
 		if p.adm != nil {
 			p.refresh(int(c.slot))

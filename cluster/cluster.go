@@ -57,6 +57,15 @@
 //     back at the caller; removed instances' slots are reused with fresh
 //     counts. A draining instance goes when it holds no admitted, queued or
 //     in-transit call.
+//   - An explicit LB point with admission (LBPoint.Admission) counts a call
+//     against its backend's cap from its pick until the response is back
+//     (or its caller gives up), as it counts calls in flight. A call's wait
+//     in its queue counts in the caller's response time, not in the LB
+//     point's own response times of the backend (its feedback, LBStats)
+//     nor in the service's, which start when it sends the call on, as the
+//     proxy measures them. A shed call reaches no instance: the service
+//     and the LB point count it (Failures.Shed, LBStats.Shed), not its
+//     backends.
 //   - Every call with stages has its own random stream, seeded from its
 //     parent's (its source's for a root); leaf calls draw their demand from
 //     their creator's stream. So the same seed gives every policy the same

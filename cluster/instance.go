@@ -234,7 +234,8 @@ func (in *instance) leave(c *call) {
 	c.aidx = -1
 	s.period.Completions++
 	if c.fail == failNone && (c.parent != nil || c.req != nil) { // answered, to a caller still waiting
-		lat := secs(s.cl.k.Now() - c.start)
+		// From when its LB point sent it on (after any admission queue).
+		lat := secs(s.cl.k.Now() - c.start - c.waited)
 		s.period.Latency.Add(lat) // also the load series'
 		if !s.cl.opt.Unobserved {
 			s.period.LatencyHist.Record(lat)

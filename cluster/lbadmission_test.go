@@ -344,3 +344,19 @@ func TestAdmissionNilUnchanged(t *testing.T) {
 		t.Error("an admission that never binds changed the results")
 	}
 }
+
+// TestAdmissionQueueWaitIsNotBackendTime checks that the LB point's own
+// response times of a backend and the service's (what its selector's
+// feedback and the mesh's destination metrics see) start when the LB
+// point sends a queued call on, as the proxy measures them, while the
+// request's includes its wait.
+func TestAdmissionQueueWaitIsNotBackendTime(t *testing.T) {
+	cfg := admissionFarm(1, 1, det(3), lb.Admission{MaxRequests: 1, MaxPending: 1, QueueTimeout: 10 * time.Second})
+	cl := build(t, cfg, Options{Seed: 1})
+	feed(cl, 0, 0, sec(1)) // 1 waits until 3, is served 3-6
+	s := observe(cl, 10*time.Second)
+	b, svc, cls := s.LBs[0].Backends[0].Latency, s.Services[0].Latency, s.Classes[0].Latency
+	if b.Count != 2 || b.Sum != 6 || svc.Count != 2 || svc.Sum != 6 || cls.Count != 2 || cls.Sum != 8 {
+		t.Errorf("latency sums: lb %+v, service %+v, class %+v; want 6, 6 and 8 s", b, svc, cls)
+	}
+}
