@@ -73,6 +73,7 @@ type Part struct {
 	Completed  int64
 	Shed       int64 // answered 503
 	Failed     int64 // every failure, shed ones included
+	Transport  int64 // failures without an answer (refused, reset, timed out)
 	Latency    metrics.Histogram
 }
 
@@ -229,14 +230,20 @@ func (p *Part) record(kind string, lat float64) {
 		p.Latency.Record(lat)
 	default:
 		p.Failed++
-		if kind == shed {
+		switch kind {
+		case shed:
 			p.Shed++
+		case transport:
+			p.Transport++
 		}
 	}
 }
 
-// shed is the failure kind of a 503 answer.
-const shed = "http 503"
+// Failure kinds: a 503 answer, and no answer.
+const (
+	shed      = "http 503"
+	transport = "transport"
+)
 
 // parts returns the phase and the window that a request scheduled at at
 // counts in (r's mutex held), making the window if it is new.
@@ -321,15 +328,15 @@ func (c *Config) validate() error {
 func send(ctx context.Context, client *http.Client, method, url string) string {
 	req, err := http.NewRequestWithContext(ctx, method, url, nil)
 	if err != nil {
-		return "transport" // the URL was checked before the run
+		return transport // the URL was checked before the run
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return "transport"
+		return transport
 	}
 	defer resp.Body.Close()
 	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		return "transport"
+		return transport
 	}
 	if resp.StatusCode >= 400 {
 		return fmt.Sprintf("http %d", resp.StatusCode)
@@ -415,6 +422,7 @@ type PartSummary struct {
 	Completed int64   `json:"completed"`
 	Shed      int64   `json:"shed"`
 	Failed    int64   `json:"failed"`
+	Transport int64   `json:"transport"`
 	ShedShare float64 `json:"shed_share"`
 	Goodput   float64 `json:"goodput"`
 	Mean      float64 `json:"mean"`
@@ -426,7 +434,7 @@ type PartSummary struct {
 // Summary returns the part's counts and latency percentiles.
 func (p *Part) Summary() PartSummary {
 	s := PartSummary{Start: p.Start.Seconds(), End: p.End.Seconds(), Scheduled: p.Scheduled, Completed: p.Completed,
-		Shed: p.Shed, Failed: p.Failed, ShedShare: share(p.Shed, p.Scheduled), Goodput: rate(p.Completed, p.End-p.Start)}
+		Shed: p.Shed, Failed: p.Failed, Transport: p.Transport, ShedShare: share(p.Shed, p.Scheduled), Goodput: rate(p.Completed, p.End-p.Start)}
 	if h := &p.Latency; h.Count() > 0 {
 		s.Mean, s.P50, s.P99, s.Max = h.Mean(), h.Quantile(0.5), h.Quantile(0.99), h.Max()
 	}

@@ -149,6 +149,12 @@ func proxyConfig(b *v1alpha1.Balancer, backends []string) ([]byte, error) {
 	if c.Policy == proxy.PolicyDistrLB {
 		c.Agent = &proxy.AgentConfig{File: b.Spec.AgentPath}
 	}
+	if a := b.Spec.Admission; a != nil {
+		c.Admission = lb.Admission{MaxRequests: int(a.MaxRequests), MaxPending: int(a.MaxPending)}
+		if a.QueueTimeout != nil {
+			c.Admission.QueueTimeout = a.QueueTimeout.Duration
+		}
+	}
 	for _, u := range backends {
 		c.Backends = append(c.Backends, proxy.BackendConfig{URL: u, Weight: 1})
 	}

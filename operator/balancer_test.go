@@ -44,7 +44,8 @@ func TestBalancerFollowsTheEndpoints(t *testing.T) {
 	})
 
 	b := &v1alpha1.Balancer{ObjectMeta: metav1.ObjectMeta{Name: "web-lb", Namespace: "default"},
-		Spec: v1alpha1.BalancerSpec{Service: "web", Port: 8080, Policy: "p2c"}}
+		Spec: v1alpha1.BalancerSpec{Service: "web", Port: 8080, Policy: "p2c",
+			Admission: &v1alpha1.Admission{MaxRequests: 16, QueueTimeout: &metav1.Duration{Duration: 500 * time.Millisecond}}}}
 	if err := k.Create(ctx, b); err != nil {
 		t.Fatal(err)
 	}
@@ -86,6 +87,9 @@ func TestBalancerFollowsTheEndpoints(t *testing.T) {
 	if cfg.Policy != "p2c" || cfg.Name != "web-lb" || cfg.Listen != ":8080" || cfg.Admin != ":9090" {
 		t.Errorf("configuration %+v", cfg)
 	}
+	if want := (lb.Admission{MaxRequests: 16, MaxPending: lb.DefaultMaxPending, QueueTimeout: 500 * time.Millisecond}); cfg.Admission != want {
+		t.Errorf("admission %+v, want the Balancer's with the proxy's defaults, %+v", cfg.Admission, want)
+	}
 	scale, err := c.Client.AppsV1().Deployments("default").GetScale(ctx, "web", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -106,6 +110,11 @@ func TestBalancerFollowsTheEndpoints(t *testing.T) {
 		Spec: v1alpha1.BalancerSpec{Service: "web", Policy: "distr-lb"}}
 	if err := k.Create(ctx, bad); err == nil || !strings.Contains(err.Error(), "agentFrom is required") {
 		t.Errorf("a distr-lb Balancer without an agent: %v", err)
+	}
+	bad = &v1alpha1.Balancer{ObjectMeta: metav1.ObjectMeta{Name: "uncapped", Namespace: "default"},
+		Spec: v1alpha1.BalancerSpec{Service: "web", Admission: &v1alpha1.Admission{MaxRequests: -3}}}
+	if err := k.Create(ctx, bad); err == nil || !strings.Contains(err.Error(), "maxRequests") {
+		t.Errorf("a Balancer with admission.maxRequests -3: %v", err)
 	}
 }
 

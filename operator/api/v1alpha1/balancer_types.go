@@ -58,6 +58,26 @@ type BalancerSpec struct {
 	//
 	// +kubebuilder:default=":9090"
 	Admin string `json:"admin,omitempty"`
+	// Admission bounds the requests the proxy lets through (its
+	// admission section; unset fields take the proxy's defaults: 32 in
+	// flight per backend, 64 waiting for at most 1s, the rest answered
+	// 503 with Retry-After).
+	Admission *Admission `json:"admission,omitempty"`
+}
+
+// Admission is the proxy's admission limits (lb.Admission).
+type Admission struct {
+	// MaxRequests caps each backend's requests in flight from the proxy.
+	//
+	// +kubebuilder:validation:Minimum=1
+	MaxRequests int32 `json:"maxRequests,omitempty"`
+	// MaxPending bounds the requests waiting when every backend is full;
+	// -1: none wait.
+	//
+	// +kubebuilder:validation:Minimum=-1
+	MaxPending int32 `json:"maxPending,omitempty"`
+	// QueueTimeout is the longest a request waits for a backend.
+	QueueTimeout *metav1.Duration `json:"queueTimeout,omitempty"`
 }
 
 // BalancerStatus is the configuration last written.
