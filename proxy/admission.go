@@ -49,17 +49,25 @@ func (p *pool) unlink(w *waiter) {
 	p.pending--
 }
 
-// handOff gives the oldest waiting request a backend, if one has room now
-// (p.mu held): the selector picks for it as for a new request, so a freed
-// slot goes to whichever backend the policy prefers among those with room.
+// handOff gives the oldest waiting request that can go a backend with room
+// now (p.mu held): the selector picks for it as for a new request, so a
+// freed slot goes to whichever backend the policy prefers among those with
+// room. Any request can go where another can, except under a hashing
+// selector, where each waits for its own backend: then the oldest whose
+// backend has room goes.
 func (p *pool) handOff(now int64) {
-	w := p.head
-	j := p.choose(now, w.key, nil)
-	if j == busy {
+	for w := p.head; w != nil; w = w.next {
+		j := p.choose(now, w.key, nil)
+		if j == busy {
+			if p.hashing {
+				continue
+			}
+			return
+		}
+		p.unlink(w)
+		w.ch <- int32(j)
 		return
 	}
-	p.unlink(w)
-	w.ch <- int32(j)
 }
 
 // leave takes w out of the queue if it is still there, and reports

@@ -265,3 +265,108 @@ func TestOverloadAtThreeTimesCapacity(t *testing.T) {
 		}
 	}
 }
+
+// TestAdmissionKeepsHashAffinity: under ring-hash, a request whose backend
+// is full waits for that backend (HAProxy's server queue under hash
+// balancing) rather than going to one with room.
+func TestAdmissionKeepsHashAffinity(t *testing.T) {
+	a, b := newTestBackend(t, "a"), newTestBackend(t, "b")
+	cfg := testConfig(t, "ring-hash", a, b)
+	cfg.HashHeader = "X-User"
+	cfg.Admission.MaxRequests, cfg.Admission.QueueTimeout = 1, 20*time.Second
+	rp := startProxy(t, cfg)
+	keyOf := map[string]string{} // backend id -> a key it serves
+	for i := 0; len(keyOf) < 2 && i < 100; i++ {
+		req, _ := http.NewRequest(http.MethodGet, rp.url+"/", nil)
+		key := "user-" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+		req.Header.Set("X-User", key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		keyOf[resp.Header.Get("X-Backend")] = key
+	}
+	send := func(key string, hold bool) <-chan string {
+		got := make(chan string, 1)
+		go func() {
+			url := rp.url + "/"
+			if hold {
+				url += "?hold=1"
+			}
+			req, _ := http.NewRequest(http.MethodGet, url, nil)
+			req.Header.Set("X-User", key)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				got <- err.Error()
+				return
+			}
+			resp.Body.Close()
+			got <- resp.Header.Get("X-Backend")
+		}()
+		return got
+	}
+	first := send(keyOf["a"], true) // a is full
+	waitFor(t, func() bool { return rp.Status().Backends[0].InFlight == 1 })
+	second := send(keyOf["a"], false)
+	waitFor(t, func() bool { return rp.gen.Load().pool.queued() == 1 })
+	if got := <-send(keyOf["b"], false); got != "b" { // b has room: served at once
+		t.Fatalf("a request for b went to %q", got)
+	}
+	a.release()
+	if got, got2 := <-first, <-second; got != "a" || got2 != "a" {
+		t.Fatalf("a's requests went to %q and %q, want a and a (the second waited for a)", got, got2)
+	}
+}
+
+// TestMaxConnectionsCapsClients: beyond max_connections the proxy accepts
+// no more until a connection closes.
+func TestMaxConnectionsCapsClients(t *testing.T) {
+	a := newTestBackend(t, "a")
+	cfg := testConfig(t, "rr", a)
+	cfg.MaxConnections = 2
+	rp := startProxy(t, cfg)
+	addr := rp.url[len("http://"):]
+	var open []net.Conn
+	for range 3 {
+		c, err := net.Dial("tcp", addr) // the third waits in the backlog
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		open = append(open, c)
+	}
+	ask := func(c net.Conn) (<-chan int, *bufio.Reader) {
+		got := make(chan int, 1)
+		br := bufio.NewReader(c)
+		go func() {
+			c.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				got <- 0
+				return
+			}
+			resp.Body.Close()
+			got <- resp.StatusCode
+		}()
+		return got, br
+	}
+	for _, c := range open[:2] {
+		if got, _ := ask(c); <-got != http.StatusOK {
+			t.Fatal("a connection within max_connections was not served")
+		}
+	}
+	third, _ := ask(open[2])
+	select {
+	case code := <-third:
+		t.Fatalf("a third connection was served (%d) while two were open, max_connections 2", code)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if n := scrapeValue(t, rp.admin, "shoal_proxy_client_connections"); n != 2 {
+		t.Errorf("shoal_proxy_client_connections = %v, want 2", n)
+	}
+	open[0].Close()
+	if code := <-third; code != http.StatusOK {
+		t.Fatalf("the third connection got %d once one closed, want 200", code)
+	}
+}

@@ -48,7 +48,7 @@ func BenchmarkPick(b *testing.B) {
 	for i := 0; i < 7; i++ {
 		backends = append(backends, &backend{name: "x"})
 	}
-	p := newPool(backends, []float64{1, 1, 2, 2, 2, 4, 4}, &lb.SED{Rand: rand.New(rand.NewPCG(1, 2))}, lb.Admission{})
+	p := newPool(backends, []float64{1, 1, 2, 2, 2, 4, 4}, &lb.SED{Rand: rand.New(rand.NewPCG(1, 2))}, lb.Admission{}, false)
 	at := time.Now()
 	now := at.UnixNano()
 	b.ReportAllocs()
@@ -61,7 +61,7 @@ func TestPickAllocatesNothing(t *testing.T) {
 	backends := []*backend{{name: "a"}, {name: "b"}}
 	for _, sel := range []lb.Selector{&lb.SED{Rand: rand.New(rand.NewPCG(1, 2))}, &lb.LeastRequest{Rand: rand.New(rand.NewPCG(1, 2))},
 		&lb.PeakEWMA{Rand: rand.New(rand.NewPCG(1, 2))}} {
-		p := newPool(backends, []float64{1, 2}, sel, lb.Admission{})
+		p := newPool(backends, []float64{1, 2}, sel, lb.Admission{}, false)
 		p.setLearned([]float64{2, 1})
 		at := time.Now()
 		now := at.UnixNano()

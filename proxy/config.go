@@ -79,6 +79,12 @@ type Config struct {
 	// finds every backend full waits at most queue_timeout, and is answered
 	// 503 with Retry-After when the queue is full or its wait runs out.
 	Admission lb.Admission `yaml:"admission"`
+	// MaxConnections caps the client connections open at once (default
+	// 4096, as nginx's worker_connections and HAProxy's maxconn cap
+	// theirs): beyond it the proxy accepts no more until one closes, so
+	// its memory is bounded whatever the clients do. It cannot change on
+	// reload.
+	MaxConnections int `yaml:"max_connections"`
 }
 
 // AgentConfig configures a Distr-LB agent.
@@ -185,6 +191,7 @@ const (
 	DefaultFailures       = 3
 	DefaultBackoff        = time.Second
 	DefaultMaxBackoff     = 30 * time.Second
+	DefaultMaxConnections = 4096
 )
 
 // PolicyDistrLB is the policy name of the Distr-LB agent.
@@ -288,6 +295,9 @@ func (c *Config) ApplyDefaults() {
 	}
 	if c.Policy == "" {
 		c.Policy = DefaultPolicy
+	}
+	if c.MaxConnections == 0 {
+		c.MaxConnections = DefaultMaxConnections
 	}
 	if c.Retries == nil {
 		r := DefaultRetries
@@ -414,6 +424,9 @@ func (c *Config) Validate(known []string) error {
 		if !(b.Weight > 0) || math.IsInf(b.Weight, 0) {
 			bad(path+".weight", "must be > 0, got %g", b.Weight)
 		}
+	}
+	if c.MaxConnections < 0 {
+		bad("max_connections", "must be >= 1, got %d", c.MaxConnections)
 	}
 	if *c.Retries < 0 {
 		bad("retries", "must be >= 0, got %d", *c.Retries)

@@ -60,14 +60,17 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Listen != DefaultListen || c.Policy != DefaultPolicy || *c.Retries != DefaultRetries || c.Backends[0].Weight != 1 ||
-		c.Timeouts.ReadHeader != DefaultReadHeader || c.Health.Failures != DefaultFailures || c.Health.Check != nil {
+		c.Timeouts.ReadHeader != DefaultReadHeader || c.Health.Failures != DefaultFailures || c.Health.Check != nil ||
+		c.Admission != (lb.Admission{MaxRequests: lb.DefaultMaxRequests, MaxPending: lb.DefaultMaxPending, QueueTimeout: lb.DefaultQueueTimeout}) ||
+		c.MaxConnections != DefaultMaxConnections {
 		t.Fatalf("defaults not applied: %+v", c)
 	}
 	full, err := LoadConfig("testdata/good/full.yaml", lb.Classical().Names())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *full.Retries != 0 || full.Health.Check.Rise != 2 || full.Agent.Period != 500*time.Millisecond {
+	if *full.Retries != 0 || full.Health.Check.Rise != 2 || full.Agent.Period != 500*time.Millisecond ||
+		full.Admission != (lb.Admission{MaxRequests: 8, QueueTimeout: 250 * time.Millisecond}) || full.MaxConnections != 1000 {
 		t.Fatalf("explicit values lost: %+v", full)
 	}
 }

@@ -156,6 +156,8 @@ var (
 		"Requests of this proxy in progress at the backend.", []string{"backend"}, nil)
 	descQueue = prometheus.NewDesc("shoal_proxy_queue_length",
 		"Requests waiting in the queue for a backend with room (admission).", nil, nil)
+	descClients = prometheus.NewDesc("shoal_proxy_client_connections",
+		"Client connections open (at most max_connections).", nil, nil)
 )
 
 // Describe implements prometheus.Collector.
@@ -165,6 +167,7 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descUp
 	ch <- descInFlight
 	ch <- descQueue
+	ch <- descClients
 }
 
 // Collect implements prometheus.Collector.
@@ -174,6 +177,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(descQueue, prometheus.GaugeValue, float64(g.pool.queued()))
+	ch <- prometheus.MustNewConstMetric(descClients, prometheus.GaugeValue, float64(c.p.clients.Load()))
 	for _, s := range g.pool.state(time.Now()) {
 		up := 0.0
 		if s.Healthy {

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"math"
 	"net/url"
 	"sync"
 	"sync/atomic"
@@ -122,15 +123,16 @@ type pool struct {
 	// Admission (admission.go): the caps, and the requests waiting for a
 	// backend, oldest first.
 	adm        lb.Admission
+	hashing    bool // the selector routes on a key: full backends stay up (see choose)
 	head, tail *waiter
 	pending    int
 
 	learned atomic.Pointer[[]float64] // the agent's newest weights, nil before its first decision
 }
 
-func newPool(backends []*backend, weights []float64, sel lb.Selector, adm lb.Admission) *pool {
+func newPool(backends []*backend, weights []float64, sel lb.Selector, adm lb.Admission, hashing bool) *pool {
 	n := len(backends)
-	p := &pool{backends: backends, weights: weights, sel: sel, adm: adm.WithDefaults()}
+	p := &pool{backends: backends, weights: weights, sel: sel, adm: adm.WithDefaults(), hashing: hashing}
 	p.fb, _ = sel.(lb.Feedback)
 	p.lf, _ = sel.(lb.LoadFeedback)
 	if p.prober, _ = sel.(lb.Prober); p.prober != nil {
@@ -181,6 +183,14 @@ func (p *pool) choose(now int64, key uint64, skip []bool) int {
 		v.Version++
 	}
 	limit := int32(p.adm.MaxRequests)
+	if p.hashing {
+		// A hashing selector keeps its table while backends fill and free
+		// (a full backend marked down would rebuild it per request), and
+		// a request whose backend is full waits for that backend, as
+		// under HAProxy's hash balancing with maxconn (its server queue):
+		// the affinity holds.
+		limit = math.MaxInt32
+	}
 	anyUp, anyOpen := false, false
 	for j, b := range p.backends {
 		up := b.healthy(now) && (skip == nil || !skip[j])
@@ -205,6 +215,9 @@ func (p *pool) choose(now int64, key uint64, skip []bool) int {
 		return -1
 	}
 	j := p.sel.Select(v, lb.Request{Now: time.Duration(now), Key: key})
+	if j >= 0 && v.InFlight[j] >= int32(p.adm.MaxRequests) {
+		return busy // hashing: its backend is full
+	}
 	if j >= 0 {
 		v.InFlight[j]++
 		if p.fb != nil {

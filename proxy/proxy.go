@@ -65,6 +65,8 @@ type Proxy struct {
 	gen      atomic.Pointer[generation]
 	draining atomic.Bool
 	reloads  int
+	clients  atomic.Int64 // client connections open
+
 }
 
 // generation is one configuration in force: new requests use the newest;
@@ -114,6 +116,9 @@ func (p *Proxy) Reload(cfg *Config) error {
 	if cfg.Admin != old.Admin {
 		return fmt.Errorf("admin: cannot change from %q to %q on reload; restart the proxy", old.Admin, cfg.Admin)
 	}
+	if cfg.MaxConnections != old.MaxConnections {
+		return fmt.Errorf("max_connections: cannot change from %d to %d on reload; restart the proxy", old.MaxConnections, cfg.MaxConnections)
+	}
 	return p.install(cfg)
 }
 
@@ -152,8 +157,8 @@ func (p *Proxy) install(cfg *Config) error {
 	if err != nil {
 		return fmt.Errorf("policy %s: %w", cfg.Policy, err)
 	}
-	g.pool = newPool(backends, weights, sel, cfg.Admission)
 	g.hashing, g.hashHeader = lb.Hashing(name), []byte(cfg.HashHeader)
+	g.pool = newPool(backends, weights, sel, cfg.Admission, g.hashing)
 	if cfg.Policy == PolicyDistrLB {
 		if g.agent, err = newAgentRunner(cfg.Agent, len(backends), g.pool, p.base, cfg.Seed, p.log); err != nil {
 			return err
@@ -258,7 +263,7 @@ func (p *Proxy) Run(ctx context.Context) error {
 // Serve is Run on listeners the caller opened (admin may be nil).
 func (p *Proxy) Serve(ctx context.Context, ln, admin net.Listener) error {
 	cfg := p.Config()
-	srv := &server{p: p, conns: map[*clientConn]struct{}{}}
+	srv := &server{p: p, conns: map[*clientConn]struct{}{}, slots: make(chan struct{}, cfg.MaxConnections)}
 	errc := make(chan error, 2)
 	go func() { errc <- srv.serve(ln) }()
 	var adminSrv *http.Server

@@ -115,14 +115,20 @@ type server struct {
 	mu    sync.Mutex
 	conns map[*clientConn]struct{}
 	wg    sync.WaitGroup
+	// slots holds a token per open connection (Config.MaxConnections): a
+	// full channel stops the accepts, and the kernel's backlog holds the
+	// clients that come meanwhile.
+	slots chan struct{}
 }
 
 // serve accepts on ln until it is closed.
 func (s *server) serve(ln net.Listener) error {
 	var delay time.Duration
 	for {
+		s.slots <- struct{}{}
 		nc, err := ln.Accept()
 		if err != nil {
+			<-s.slots
 			if errors.Is(err, net.ErrClosed) {
 				return nil
 			}
@@ -138,6 +144,7 @@ func (s *server) serve(ln net.Listener) error {
 			return err
 		}
 		delay = 0
+		s.p.clients.Add(1)
 		c := newClientConn(nc)
 		s.mu.Lock()
 		s.conns[c] = struct{}{}
@@ -162,6 +169,8 @@ func (s *server) serveConn(c *clientConn) {
 		delete(s.conns, c)
 		s.mu.Unlock()
 		c.release()
+		s.p.clients.Add(-1)
+		<-s.slots
 		s.wg.Done()
 	}()
 	if canLoop && c.io.raw != nil {

@@ -12,7 +12,7 @@
 #   nginx          least_conn, max_conns=16 per server (nginx has no queue
 #                  without its commercial edition: the excess is refused, 502)
 # 'shoal load' sends open-loop Poisson load in three phases: 0.75 of capacity
-# (150/s) for BEFORE seconds, 3x capacity (600/s) for OVERLOAD seconds, then
+# (150/s) for BEFORE seconds, 3x capacity (RATE, 600/s) for OVERLOAD seconds, then
 # 0.5 (100/s) for AFTER seconds, reporting outcomes by scheduled time in 1 s
 # windows. Printed side by side, for each balancer:
 #   goodput      requests completed per second during the overload, and as a
@@ -29,6 +29,7 @@
 #
 # Usage (from the repository root):  bash bench/proxy/overload.sh
 # Environment: BEFORE (default 10), OVERLOAD (default 60), AFTER (default 10),
+# RATE (the overload's requests per second, default 600: 3x capacity),
 # SEED (load schedule and backend demand seed, default 1), PROXIES (default
 # "shoal shoal-default haproxy nginx"), OUT (the JSON of each run is kept
 # there, default out/proxy-overload).
@@ -42,6 +43,7 @@ cd "$(dirname "$0")/../.."
 
 BEFORE=${BEFORE:-10}
 OVERLOAD=${OVERLOAD:-60}
+RATE=${RATE:-600}
 AFTER=${AFTER:-10}
 SEED=${SEED:-1}
 PROXIES=${PROXIES:-"shoal shoal-default haproxy nginx"}
@@ -166,7 +168,7 @@ rss_sampler() {
 	done
 }
 
-phases="150:${BEFORE}s,600:${OVERLOAD}s,100:${AFTER}s"
+phases="150:${BEFORE}s,$RATE:${OVERLOAD}s,100:${AFTER}s"
 echo "phases $phases, seed $SEED, commit $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes'), $(date -u +%Y-%m-%d)"
 for px in $PROXIES; do
 	start_backends
