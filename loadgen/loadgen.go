@@ -74,7 +74,10 @@ type Part struct {
 	Shed       int64 // answered 503
 	Failed     int64 // every failure, shed ones included
 	Transport  int64 // failures without an answer (refused, reset, timed out)
-	Latency    metrics.Histogram
+	// Finished counts the successes that ended in [Start, End), whenever
+	// they were scheduled (windows only): goodput as a server sees it.
+	Finished int64
+	Latency  metrics.Histogram
 }
 
 // Result is the outcome of a run.
@@ -202,6 +205,9 @@ func Run(ctx context.Context, cfg Config, client *http.Client) (*Result, error) 
 			for _, p := range res.parts(at, cfg.Window) {
 				p.record(kind, lat)
 			}
+			if kind == "" && cfg.Window > 0 {
+				res.window(time.Since(start), cfg.Window).Finished++
+			}
 		}(at)
 	}
 	wg.Wait()
@@ -258,15 +264,21 @@ func (r *Result) parts(at, window time.Duration) []*Part {
 		}
 	}
 	if window > 0 {
-		i := int(at / window)
-		for len(r.Windows) <= i {
-			k := time.Duration(len(r.Windows))
-			r.Windows = append(r.Windows, &Part{Start: k * window, End: (k + 1) * window})
-		}
-		out[n] = r.Windows[i]
+		out[n] = r.window(at, window)
 		n++
 	}
 	return out[:n]
+}
+
+// window returns the window of width w holding at, making it if it is new
+// (r's mutex held).
+func (r *Result) window(at, w time.Duration) *Part {
+	i := int(at / w)
+	for len(r.Windows) <= i {
+		k := time.Duration(len(r.Windows))
+		r.Windows = append(r.Windows, &Part{Start: k * w, End: (k + 1) * w})
+	}
+	return r.Windows[i]
 }
 
 // PhaseArrivals is a Poisson process at each phase's rate in turn (a
@@ -423,6 +435,7 @@ type PartSummary struct {
 	Shed      int64   `json:"shed"`
 	Failed    int64   `json:"failed"`
 	Transport int64   `json:"transport"`
+	Finished  int64   `json:"finished"` // windows: successes that ended in it
 	ShedShare float64 `json:"shed_share"`
 	Goodput   float64 `json:"goodput"`
 	Mean      float64 `json:"mean"`
@@ -434,7 +447,7 @@ type PartSummary struct {
 // Summary returns the part's counts and latency percentiles.
 func (p *Part) Summary() PartSummary {
 	s := PartSummary{Start: p.Start.Seconds(), End: p.End.Seconds(), Scheduled: p.Scheduled, Completed: p.Completed,
-		Shed: p.Shed, Failed: p.Failed, Transport: p.Transport, ShedShare: share(p.Shed, p.Scheduled), Goodput: rate(p.Completed, p.End-p.Start)}
+		Shed: p.Shed, Failed: p.Failed, Transport: p.Transport, Finished: p.Finished, ShedShare: share(p.Shed, p.Scheduled), Goodput: rate(p.Completed, p.End-p.Start)}
 	if h := &p.Latency; h.Count() > 0 {
 		s.Mean, s.P50, s.P99, s.Max = h.Mean(), h.Quantile(0.5), h.Quantile(0.99), h.Max()
 	}

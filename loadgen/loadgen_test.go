@@ -213,3 +213,52 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestPhasesWindowsAndShed: two phases (100/s for 300 ms, then 400/s for
+// 200 ms) against a server that answers every third request 503; each
+// phase counts its own arrivals (Poisson, so within 5 standard deviations
+// of the rate times the length), 503s count as shed, and the windows add
+// up to the whole run.
+func TestPhasesWindowsAndShed(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%3 == 0 {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	phases := []Phase{{Rate: 100, Duration: 300 * time.Millisecond}, {Rate: 400, Duration: 200 * time.Millisecond}}
+	arr, total, err := PhaseArrivals(phases)
+	if err != nil || total != 500*time.Millisecond {
+		t.Fatalf("PhaseArrivals: %v, total %v", err, total)
+	}
+	res, err := Run(context.Background(), Config{URLs: []string{srv.URL}, Arrivals: arr, Duration: total, Seed: 3,
+		Phases: phases, Window: 100 * time.Millisecond}, srv.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Shed != res.Failed["http 503"] || res.Shed == 0 || res.Shed+res.Completed != res.Scheduled {
+		t.Fatalf("shed %d, failed %v, completed %d, scheduled %d", res.Shed, res.Failed, res.Completed, res.Scheduled)
+	}
+	for i, p := range res.Phases {
+		want := phases[i].Rate * phases[i].Duration.Seconds()
+		if d := math.Abs(float64(p.Scheduled) - want); d > 5*math.Sqrt(want) {
+			t.Errorf("phase %d: %d scheduled, want about %v", i+1, p.Scheduled, want)
+		}
+	}
+	var sched, shed, done, finished int64
+	for _, w := range res.Windows {
+		sched, shed, done, finished = sched+w.Scheduled, shed+w.Shed, done+w.Completed, finished+w.Finished
+	}
+	if sched != res.Scheduled || shed != res.Shed || done != res.Completed || finished != res.Completed {
+		t.Fatalf("windows: %d scheduled, %d shed, %d completed, %d finished; run: %d, %d, %d", sched, shed, done, finished,
+			res.Scheduled, res.Shed, res.Completed)
+	}
+	if s := res.Summary(); len(s.Phases) != 2 || s.ShedShare != float64(res.Shed)/float64(res.Scheduled) || len(s.Windows) < 5 {
+		t.Fatalf("summary %+v", s)
+	}
+	if _, _, err := PhaseArrivals([]Phase{{Rate: 10, Duration: 0}}); err == nil {
+		t.Fatal("a phase of no duration was accepted")
+	}
+}

@@ -15,8 +15,9 @@
 # (150/s) for BEFORE seconds, 3x capacity (RATE, 600/s) for OVERLOAD seconds, then
 # 0.5 (100/s) for AFTER seconds, reporting outcomes by scheduled time in 1 s
 # windows. Printed side by side, for each balancer:
-#   goodput      requests completed per second during the overload, and as a
-#                share of the capacity (200/s)
+#   goodput      requests completed successfully per second during the
+#                overload (by the time they ended), and as a share of the
+#                capacity (200/s)
 #   shed         share of the overload's requests refused (503, or nginx's 502)
 #   timed out    requests that got no answer (transport errors: the client's
 #                30 s timeout or a reset)
@@ -177,6 +178,7 @@ for px in $PROXIES; do
 	rss_sampler "$ppid" "$OUT/$px.rss" &
 	spid=$!
 	taskset -c 1 "$work/shoal" load "http://$LB/" --phases "$phases" --window 1s --seed "$SEED" --json >"$OUT/$px.json"
+	case $px in shoal*) curl -fsS "http://$ADMIN/metrics" | grep -E '^shoal_proxy_(shed_total|queued_total)' >"$OUT/$px.metrics" ;; esac
 	kill "$spid" "$ppid" "${bpids[@]}" 2>/dev/null || true
 	wait "$spid" "$ppid" "${bpids[@]}" 2>/dev/null || true
 	sleep 0.5
@@ -193,7 +195,7 @@ for px in sys.argv[4:]:
     p1, p2, p3 = r["phases"]
     timed_out = r["failed"].get("transport", 0)
     shed = p2["failed"] - p2["transport"]  # answered 503 (nginx: 502)
-    goodput = p2["goodput"]
+    goodput = sum(w["finished"] for w in r["windows"] if before <= w["start"] < before + overload) / overload
     ref = p1["p99"]
     after = [w for w in r["windows"] if w["start"] >= before + overload and w["scheduled"] > 0]
     recovery = 0.0
@@ -203,6 +205,13 @@ for px in sys.argv[4:]:
     rss = [tuple(map(float, l.split())) for l in open(f"{out}/{px}.rss") if l.strip()]
     rss75 = max((kb for t, kb in rss if t < before), default=0) / 1024
     rssmax = max((kb for t, kb in rss), default=0) / 1024
-    print(f"| {px} | {goodput:.1f} | {goodput / capacity:.0%} | {shed / max(p2['scheduled'], 1):.1%} | {timed_out} | "
+    shed_by = ""
+    try:
+        m = dict(l.rsplit(" ", 1) for l in open(f"{out}/{px}.metrics") if l.strip())
+        shed_by = " (whole run: %d at once, %d after the queue timeout)" % (
+            float(m.get('shoal_proxy_shed_total{reason="queue_full"}', 0)), float(m.get('shoal_proxy_shed_total{reason="queue_timeout"}', 0)))
+    except OSError:
+        pass
+    print(f"| {px} | {goodput:.1f} | {goodput / capacity:.0%} | {shed / max(p2['scheduled'], 1):.1%}{shed_by} | {timed_out} | "
           f"{p2['p99']:.3f} s | {ref:.3f} s | {recovery:.0f} s | {rss75:.0f} MB | {rssmax:.0f} MB |")
 EOF
