@@ -93,7 +93,7 @@ func New(cfg *Config, opt Options) (*Cluster, error) {
 			return nil, fmt.Errorf("lbs[%d]: policy %q: %w", i, opt.Policy, err)
 		}
 		if lc.Admission != nil {
-			p.adm = newAdmission(*lc.Admission)
+			p.adm = newAdmission(*lc.Admission, lb.Hashing(opt.Policy))
 		}
 		cl.lbs = append(cl.lbs, p)
 		cl.lbByName[lc.Name] = p

@@ -352,16 +352,16 @@ func (cl *Cluster) send(c *call) {
 
 // dispatch sends attempt c to its LB point's pick, or holds it at the
 // service's activator when no instance is ready, or fails it; at an LB
-// point with admission whose ready backends are all full, it queues or
-// sheds it. fresh is false for a call leaving the activator or the LB
-// point's queue, whose timeouts already run.
+// point with admission whose ready backends are all full (under a hashing
+// selector: whose pick is full), it queues or sheds it. fresh is false for
+// a call leaving the activator or the LB point's queue, whose timeouts
+// already run.
 func (cl *Cluster) dispatch(c *call, fresh bool) {
-	now := cl.k.Now()
 	p := c.lbp
-	if p.adm != nil && cl.queueOrShed(c, fresh) {
+	if p.adm != nil && !p.adm.hashing && cl.queueOrShed(c, fresh) {
 		return
 	}
-	j := p.sel.Select(&p.view, lb.Request{CPU: c.cpu, IO: c.io, Now: now, Key: c.key})
+	j := p.sel.Select(&p.view, lb.Request{CPU: c.cpu, IO: c.io, Now: cl.k.Now(), Key: c.key})
 	if j < 0 || j >= len(p.svc.slots) || p.svc.slots[j] == nil {
 		if fresh && cl.hold(c) {
 			return
@@ -371,6 +371,17 @@ func (cl *Cluster) dispatch(c *call, fresh bool) {
 		cl.respond(c)
 		return
 	}
+	if a := p.adm; a != nil && a.hashing && p.view.InFlight[j] >= a.max {
+		cl.enqueue(c, fresh) // it waits for its backend (admission.go)
+		return
+	}
+	cl.sendTo(c, j, fresh)
+}
+
+// sendTo sends attempt c to backend j of its LB point, which has room.
+func (cl *Cluster) sendTo(c *call, j int, fresh bool) {
+	now := cl.k.Now()
+	p := c.lbp
 	c.slot = int32(j)
 	p.view.InFlight[j]++
 	if p.adm != nil {

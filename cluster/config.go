@@ -330,11 +330,16 @@ type LBPoint struct {
 	// LB point's FIFO queue, if fewer than max_pending wait, for at most
 	// queue_timeout (the caller's per-try and route timeouts run
 	// meanwhile), and gets the first freed slot, picked for by the
-	// selector then; otherwise it is shed, a 503 (failure kind shed). A
-	// call that finds no backend ready at all fails or waits at the
-	// service's activator as without admission. A queued request whose
-	// client times out leaves the queue. Zero fields take the defaults
-	// (32, 64 and 1s); max_pending -1 is no queue. Default: none, no bound.
+	// selector then; otherwise it is shed, a 503 (failure kind shed).
+	// Under ring-hash and maglev a full backend stays up, so their tables
+	// are not rebuilt as backends fill and free: a call whose key's backend
+	// is full waits in the queue for that backend (or is shed), as under
+	// HAProxy's hash balancing with maxconn, and a freed slot goes to the
+	// oldest call waiting for it, so affinity holds. A call that finds no
+	// backend ready at all fails or waits at the service's activator as
+	// without admission. A queued request whose client times out leaves
+	// the queue. Zero fields take the defaults (32, 64 and 1s); max_pending
+	// -1 is no queue. Default: none, no bound.
 	Admission *lb.Admission `yaml:"admission"`
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shoal-project/shoal/control"
+	"github.com/shoal-project/shoal/control/lb"
 	"github.com/shoal-project/shoal/workload"
 )
 
@@ -25,7 +26,8 @@ func checkInvariants(cl *Cluster) error {
 				}
 				ready := in != nil && in.state == stReady
 				if a := p.adm; a != nil {
-					if a.ready[j] != ready || p.view.Up[j] != (ready && p.view.InFlight[j] < a.max) || p.view.InFlight[j] > a.max {
+					up := ready && (a.hashing || p.view.InFlight[j] < a.max) // hashing: full backends stay up
+					if a.ready[j] != ready || p.view.Up[j] != up || p.view.InFlight[j] > a.max {
 						return fmt.Errorf("%s slot %d: lb %s ready %v (instance %v), up %v, in flight %d of %d", s.name, j, p.name, a.ready[j], ready, p.view.Up[j], p.view.InFlight[j], a.max)
 					}
 				} else if in != nil && p.view.Up[j] != ready {
@@ -72,7 +74,8 @@ func checkInvariants(cl *Cluster) error {
 }
 
 // checkAdmission verifies an LB point's admission counters and queue: a
-// call waits only while every ready backend is full.
+// call waits only while every ready backend is full, or under a hashing
+// selector while its own backend (the selector's pick for its key) is.
 func checkAdmission(p *lbPoint) error {
 	a := p.adm
 	if a == nil {
@@ -90,7 +93,7 @@ func checkAdmission(p *lbPoint) error {
 	if ready != a.nReady || open != a.open {
 		return fmt.Errorf("lb %s: %d ready, %d open, counted %d and %d", p.name, ready, open, a.nReady, a.open)
 	}
-	if a.waiting() > 0 && a.open > 0 {
+	if a.waiting() > 0 && a.open > 0 && !a.hashing {
 		return fmt.Errorf("lb %s: %d calls wait while %d backends have room", p.name, a.waiting(), a.open)
 	}
 	if a.waiting() > a.maxPending || a.head > len(a.queue) {
@@ -99,6 +102,11 @@ func checkAdmission(p *lbPoint) error {
 	for _, c := range a.queue[a.head:] {
 		if c.at != atLBQueue || c.lbp != p || !c.ev.Pending() || c.slot >= 0 {
 			return fmt.Errorf("lb %s: queued call at %d, slot %d, timeout pending %v", p.name, c.at, c.slot, c.ev.Pending())
+		}
+		if a.hashing { // ring-hash and maglev pick without side effects
+			if j := p.sel.Select(&p.view, lb.Request{Key: c.key}); j >= 0 && p.view.InFlight[j] < a.max {
+				return fmt.Errorf("lb %s: a call waits for backend %d, which has %d of %d in flight", p.name, j, p.view.InFlight[j], a.max)
+			}
 		}
 	}
 	return nil

@@ -233,8 +233,9 @@ func TestAdmissionQueueTimeoutBound(t *testing.T) {
 // included, against LB points with admission in an overloaded farm with
 // RTTs, heterogeneous instances and replicas that come and go, and checks
 // after every event that no LB point has more than max_requests in flight
-// at a backend, that a full backend is not up, and that calls wait only
-// while every ready backend is full.
+// at a backend, that a full backend is not up (under ring-hash and maglev
+// it stays up), and that calls wait only while every ready backend is full
+// (under ring-hash and maglev, while their own backend is: checkAdmission).
 func TestAdmissionFullNeverPicked(t *testing.T) {
 	one := 1
 	exp := func(m float64) workload.DistSpec { return workload.DistSpec{Dist: "exp", Mean: m} }
@@ -260,7 +261,7 @@ func TestAdmissionFullNeverPicked(t *testing.T) {
 			for cl.Now() < time.Hour && cl.k.Step() {
 				for _, p := range cl.lbs {
 					for j, q := range p.view.InFlight {
-						if q > p.adm.max || (q == p.adm.max && p.view.Up[j]) {
+						if q > p.adm.max || (q == p.adm.max && p.view.Up[j] && !p.adm.hashing) {
 							t.Fatalf("at %v: lb %s has %d in flight at backend %d (up %v), max %d", cl.Now(), p.name, q, j, p.view.Up[j], p.adm.max)
 						}
 					}
@@ -282,6 +283,139 @@ func TestAdmissionFullNeverPicked(t *testing.T) {
 }
 
 func ptr[T any](x T) *T { return &x }
+
+// TestAdmissionHashingAffinity runs ring-hash and maglev behind an LB point
+// with admission, overloaded, every instance ready throughout, and checks
+// after every event that each call at an instance is at the backend its key
+// hashes to (a fresh selector's pick over every instance), however full
+// that backend and however idle the others; that no backend has more than
+// max_requests in flight; and that the view's version never changes, so
+// the selector never rebuilds its table as backends fill and free.
+func TestAdmissionHashingAffinity(t *testing.T) {
+	adm := lb.Admission{MaxRequests: 2, MaxPending: 16, QueueTimeout: 50 * time.Millisecond}
+	// 4 one-core instances of mean demand 20 ms serve 200/s: load 1.5.
+	cfg := admissionFarm(4, 300, workload.DistSpec{Dist: "exp", Mean: 0.02}, adm)
+	cfg.Sources[0].Sessions = 40
+	for _, policy := range []string{"ring-hash", "maglev"} {
+		t.Run(policy, func(t *testing.T) {
+			cl := build(t, cfg, Options{Seed: 7, Policy: policy, Horizon: 20 * time.Second})
+			p := cl.lbs[0]
+			if !p.adm.hashing {
+				t.Fatal("admission does not know its selector hashes")
+			}
+			var ref lb.Selector = &lb.RingHash{}
+			if policy == "maglev" {
+				ref = &lb.Maglev{}
+			}
+			all := lb.View{InFlight: make([]int32, len(p.view.Up)), Weights: slices.Clone(p.view.Weights),
+				Up: slices.Repeat([]bool{true}, len(p.view.Up)), Names: slices.Clone(p.view.Names)}
+			home := map[uint64]int{} // key -> its backend
+			version := p.view.Version
+			var checked, waitedWithRoom int
+			for cl.Now() < time.Hour && cl.k.Step() {
+				if p.view.Version != version {
+					t.Fatalf("at %v: view version %d, was %d: the table was rebuilt", cl.Now(), p.view.Version, version)
+				}
+				room := false
+				for j, in := range p.svc.slots {
+					if q := p.view.InFlight[j]; q > p.adm.max || !p.view.Up[j] {
+						t.Fatalf("at %v: backend %d has %d in flight (max %d), up %v", cl.Now(), j, q, p.adm.max, p.view.Up[j])
+					}
+					room = room || p.view.InFlight[j] < p.adm.max
+					for _, c := range in.calls {
+						want, ok := home[c.key]
+						if !ok {
+							want = ref.Select(&all, lb.Request{Key: c.key})
+							home[c.key] = want
+						}
+						if j != want {
+							t.Fatalf("at %v: a call of key %x at backend %d, its key's is %d", cl.Now(), c.key, j, want)
+						}
+						checked++
+					}
+				}
+				if room && p.adm.waiting() > 0 {
+					waitedWithRoom++
+				}
+				if err := checkInvariants(cl); err != nil {
+					t.Fatalf("at %v: %v", cl.Now(), err)
+				}
+			}
+			cl.Drain(time.Hour)
+			r := cl.Results()
+			if cl.InSystem() != 0 || !r.Little.OK() {
+				t.Fatalf("%d requests left, little %+v", cl.InSystem(), r.Little)
+			}
+			t.Logf("%d arrivals, %d served, %d shed, %d keys; %d calls checked, %d steps with calls waiting while a backend had room",
+				r.Arrivals, r.Completed, r.Failures.Shed, len(home), checked, waitedWithRoom)
+			if r.Failures.Shed == 0 || r.Completed == 0 || waitedWithRoom == 0 || len(home) < 20 {
+				t.Error("the farm should serve, shed, and hold calls for a full backend while another has room")
+			}
+		})
+	}
+}
+
+// TestAdmissionHashingWaitsForItsBackend follows one key's calls through
+// the queue under ring-hash and maglev: with max_requests 1, two 3 s calls
+// of the same key arrive at 0 and 1; the second waits for the first's
+// backend though the other is idle, and goes there at 3. A call of another
+// key, sent at 1.5 to the other backend, does not wait.
+func TestAdmissionHashingWaitsForItsBackend(t *testing.T) {
+	for _, policy := range []string{"ring-hash", "maglev"} {
+		t.Run(policy, func(t *testing.T) {
+			adm := lb.Admission{MaxRequests: 1, MaxPending: 4, QueueTimeout: 10 * time.Second}
+			cfg := admissionFarm(2, 1, det(3), adm)
+			for i := 1; i < 8; i++ { // one key each
+				cfg.Sources = append(cfg.Sources, Source{Name: fmt.Sprint("src", i), Class: "c", LB: "lb", Arrivals: poisson(1)})
+			}
+			for i := range cfg.Sources {
+				cfg.Sources[i].Sessions = 1
+			}
+			cl := build(t, cfg, Options{Seed: 1, Policy: policy})
+			p := cl.lbs[0]
+			pick := func(src int) int { return p.sel.Select(&p.view, lb.Request{Key: affinityKey(src, 0)}) }
+			mine, other := pick(0), -1
+			for i := range cl.sources {
+				feed(cl, i) // none, unless fed below
+				if other < 0 && pick(i) != mine {
+					other = i
+				}
+			}
+			if other < 0 {
+				t.Fatalf("every source's key hashes to backend %d", mine)
+			}
+			fin := record(cl)
+			feed(cl, 0, 0, sec(1))
+			feed(cl, other, sec(1.5))
+			version := p.view.Version
+			for cl.Now() < 10*time.Second && cl.k.Step() {
+				if p.view.Version != version {
+					t.Fatalf("at %v: the view's version changed", cl.Now())
+				}
+				if err := checkInvariants(cl); err != nil {
+					t.Fatal(err)
+				}
+			}
+			drain(t, cl)
+			sent := [2]int64{p.stats[0].Sent, p.stats[1].Sent}
+			want := [2]int64{1, 1}
+			want[mine] = 2
+			if sent != want {
+				t.Errorf("sent %v to the backends, want %v", sent, want)
+			}
+			var ends []float64
+			for _, d := range *fin {
+				if d.fail != failNone {
+					t.Errorf("a request failed: %+v", d)
+				}
+				ends = append(ends, d.end.Seconds())
+			}
+			if !slices.Equal(ends, []float64{3, 4.5, 6}) {
+				t.Errorf("requests ended at %v s, want 3, 4.5 and 6", ends)
+			}
+		})
+	}
+}
 
 // TestActionsInvariantsAdmission runs the action scripts with admission at
 // both LB points of actionCfg.

@@ -228,6 +228,15 @@ func (s *service) setState(in *instance, st int) {
 		}
 		s.cl.placePending()
 	}
+	if was == stReady && st != stReady {
+		// A hashing selector sends the keys of a backend no longer ready
+		// to others: calls that waited for it may have room there.
+		for _, p := range s.lbs {
+			if p.adm != nil && p.adm.hashing {
+				s.cl.admitWaiting(p)
+			}
+		}
+	}
 }
 
 // replicas counts instances that are not terminating or gone.
