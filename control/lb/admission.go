@@ -13,11 +13,14 @@ import (
 //     (HAProxy's server maxconn, nginx's max_conns; Envoy's max_requests is
 //     the same cap per cluster). A backend at its cap is not up for the
 //     selector, so every selector, learned ones included, picks only among
-//     backends with room.
+//     backends with room. Hashing selectors (Hashing) are the exception:
+//     their full backends stay up (no table rebuild as backends fill and
+//     free), and a request whose backend is full waits for that backend,
+//     as under HAProxy's hash balancing with maxconn: the affinity holds.
 //   - A request that finds every up backend at its cap waits in the LB
 //     point's queue, first come first served, for at most QueueTimeout
 //     (HAProxy's timeout queue); a backend's freed slot goes to the oldest
-//     waiting request, picked for by the selector then.
+//     waiting request that can take it, picked for by the selector then.
 //   - Beyond MaxPending waiting requests (Envoy's max_pending_requests), or
 //     after QueueTimeout, the request is shed: the proxy answers 503 with
 //     Retry-After, the simulator fails the call as shed.
