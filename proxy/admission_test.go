@@ -127,11 +127,17 @@ func startEmulated(t *testing.T, cfg emulated.Config) (*emulated.Server, string)
 // proxy, waits a moment, and closes the connection without reading.
 func sendAndLeave(t *testing.T, proxyURL string) {
 	t.Helper()
+	leave(t, proxyURL, "GET / HTTP/1.1\r\nHost: x\r\n"+emulated.HeaderDemand+": cpu=30\r\n\r\n")
+}
+
+// leave writes a raw request, waits a moment and closes the connection.
+func leave(t *testing.T, proxyURL, request string) {
+	t.Helper()
 	c, err := net.Dial("tcp", proxyURL[len("http://"):])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n" + emulated.HeaderDemand + ": cpu=30\r\n\r\n")); err != nil {
+	if _, err := c.Write([]byte(request)); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(50 * time.Millisecond)
@@ -163,6 +169,12 @@ func TestClientGoneStopsBackendWork(t *testing.T) {
 	sendAndLeave(t, rp.url)
 	waitFor(t, func() bool {
 		return scrapeValue(t, rp.admin, `shoal_proxy_errors_total{backend="",kind="client_gone"}`) == 1
+	})
+	// A request with a body is served outside the poller's step (the
+	// client's read_header deadline may be past): the same.
+	leave(t, rp.url, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi")
+	waitFor(t, func() bool {
+		return scrapeValue(t, rp.admin, `shoal_proxy_errors_total{backend="",kind="client_gone"}`) == 2
 	})
 	if n := rp.gen.Load().pool.queued(); n != 0 {
 		t.Fatalf("%d requests left in the queue after their client left", n)

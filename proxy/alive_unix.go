@@ -33,36 +33,32 @@ func (u *upstreamConn) peek(fd uintptr) bool {
 
 // gone reports whether the client of a request being served has closed its
 // connection (or reset it): a non-blocking peek finds the end of the
-// stream. Bytes waiting (a pipelined request) say it is still there. It is
-// read from the serving goroutine only: inside serveStep the socket is
-// peeked directly (the poller's read lock is held), else through the
-// RawConn.
+// stream, after whatever the buffer or the socket holds (a body not yet
+// read, a pipelined request): a client that shut its side, as nginx
+// counts it (ngx_http_upstream_check_broken_connection). It is read from the serving goroutine only: inside serveStep the socket is
+// peeked directly (the poller's read lock is held), else through
+// RawConn.Control, which, unlike Read, ignores a read deadline already
+// past (read_header's, while a request waits long).
 func (c *clientConn) gone() bool {
 	if c.rerr != nil {
 		return true
 	}
-	if c.br.Buffered() > 0 {
-		return false
-	}
-	if c.inStep {
-		c.peekGone(uintptr(c.fd))
-		return c.closed
-	}
-	if c.io.raw == nil {
-		return false
-	}
-	if c.peekFn == nil {
-		c.peekFn = c.peekGone
-	}
 	c.closed = false
-	c.io.raw.Read(c.peekFn)
+	switch {
+	case c.inStep:
+		c.peekGone(uintptr(c.fd))
+	case c.io.raw != nil:
+		if c.peekFn == nil {
+			c.peekFn = c.peekGone
+		}
+		c.io.raw.Control(c.peekFn)
+	}
 	return c.closed
 }
 
-// peekGone is gone's peek (a RawConn.Read step that never waits): closed
-// is set on the end of the stream or a reset.
-func (c *clientConn) peekGone(fd uintptr) bool {
+// peekGone is gone's peek: closed is set on the end of the stream or a
+// reset.
+func (c *clientConn) peekGone(fd uintptr) {
 	n, _, err := syscall.Recvfrom(int(fd), c.peekBuf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 	c.closed = err == nil && n == 0 || err != nil && err != syscall.EAGAIN && err != syscall.EINTR
-	return true
 }

@@ -52,7 +52,7 @@ type clientConn struct {
 
 	// Admission and cancellation (admission.go, alive_unix.go).
 	wait    waiter
-	peekFn  func(uintptr) bool
+	peekFn  func(uintptr)
 	peekBuf [1]byte
 	closed  bool
 }
