@@ -49,24 +49,7 @@ podman rm "$id" >/dev/null
 BACKEND=127.0.0.1:18191
 PROCESS=127.0.0.1:18190
 CONTAINER=127.0.0.1:18192
-mkdir -p "$work/backend"
-cat >"$work/backend/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $work/backend/nginx.pid;
-error_log $work/backend/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $work/backend/body;
-  proxy_temp_path $work/backend/proxy;
-  fastcgi_temp_path $work/backend/fastcgi;
-  uwsgi_temp_path $work/backend/uwsgi;
-  scgi_temp_path $work/backend/scgi;
-  keepalive_requests 1000000;
-  server { listen $BACKEND; location / { return 200 "ok\n"; } }
-}
-CONF
+nginx_conf backend "server { listen $BACKEND; location / { return 200 \"ok\n\"; } }"
 for who in process container; do
 	addr=$PROCESS
 	[ $who = process ] || addr=$CONTAINER

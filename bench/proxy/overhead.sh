@@ -34,42 +34,12 @@ if [ "$(nproc)" -lt 2 ]; then
 	exit 2
 fi
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-go build -o "$work/shoal" ./cmd/shoal
+start_work
 
 BACKEND=127.0.0.1:18181
 SHOAL=127.0.0.1:18180
 NGINX=127.0.0.1:18182
 HAPROXY=127.0.0.1:18183
-
-nginx_conf() { # $1 name, $2 server block
-	mkdir -p "$work/$1"
-	cat >"$work/$1/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-pid $work/$1/nginx.pid;
-error_log $work/$1/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $work/$1/body;
-  proxy_temp_path $work/$1/proxy;
-  fastcgi_temp_path $work/$1/fastcgi;
-  uwsgi_temp_path $work/$1/uwsgi;
-  scgi_temp_path $work/$1/scgi;
-  keepalive_requests 1000000;
-  $2
-}
-EOF
-}
 
 nginx_conf backend "server { listen $BACKEND; location / { return 200 \"ok\n\"; } }"
 nginx_conf nginx "upstream b { server $BACKEND; keepalive 64; }

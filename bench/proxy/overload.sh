@@ -62,16 +62,7 @@ if [ "$(nproc)" -lt 2 ]; then
 	exit 2
 fi
 mkdir -p "$OUT"
-work=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-go build -o "$work/shoal" ./cmd/shoal
+start_work
 
 B1=127.0.0.1:18281
 B2=127.0.0.1:18282
@@ -104,7 +95,7 @@ start_proxy() { # $1 name; sets ppid
 		cat >"$work/haproxy.cfg" <<EOF
 global
   nbthread 1
-  maxconn 8000
+  maxconn 4096
 defaults
   mode http
   timeout connect 2s
@@ -124,24 +115,8 @@ EOF
 		ppid=$!
 		;;
 	nginx)
-		mkdir -p "$work/nginx"
-		cat >"$work/nginx/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log crit;
-events { worker_connections 8000; }
-http {
-  access_log off;
-  client_body_temp_path $work/nginx/body;
-  proxy_temp_path $work/nginx/proxy;
-  fastcgi_temp_path $work/nginx/fastcgi;
-  uwsgi_temp_path $work/nginx/uwsgi;
-  scgi_temp_path $work/nginx/scgi;
-  upstream b { least_conn; server $B1 max_conns=16; server $B2 max_conns=16; keepalive 64; }
-  server { listen $LB; location / { proxy_pass http://b; proxy_http_version 1.1; proxy_set_header Connection ""; } }
-}
-EOF
+		nginx_conf nginx "upstream b { least_conn; server $B1 max_conns=16; server $B2 max_conns=16; keepalive 64; }
+  server { listen $LB; location / { proxy_pass http://b; proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
 		taskset -c 0 nginx -c "$work/nginx/nginx.conf" >"$OUT/$1.log" 2>&1 &
 		ppid=$!
 		;;
