@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"github.com/shoal-project/shoal/control/lb"
 	"net/http"
 	"time"
 
@@ -55,6 +56,8 @@ type Status struct {
 	Policy     string         `json:"policy"`
 	Generation int            `json:"generation"` // configurations loaded before this one
 	Draining   bool           `json:"draining"`
+	Admission  lb.Admission   `json:"admission"`
+	Queued     int            `json:"queued"` // requests waiting for a backend with room
 	Backends   []backendState `json:"backends"`
 	Agent      *agentStatus   `json:"agent,omitempty"`
 }
@@ -63,7 +66,7 @@ type Status struct {
 func (p *Proxy) Status() Status {
 	g := p.gen.Load()
 	s := Status{Name: g.cfg.Name, Policy: g.cfg.Policy, Generation: g.id, Draining: p.draining.Load(),
-		Backends: g.pool.state(time.Now())}
+		Admission: g.pool.adm, Queued: g.pool.queued(), Backends: g.pool.state(time.Now())}
 	if g.agent != nil {
 		a := g.agent.Status()
 		s.Agent = &a

@@ -42,7 +42,10 @@ func TestAdmissionQueuesThenSheds(t *testing.T) {
 	inFlight := heldGets(rp.url, 2)
 	waitFor(t, func() bool { return rp.Status().Backends[0].InFlight == 2 })
 	queued := heldGets(rp.url, 1)
-	waitFor(t, func() bool { return g.pool.queued() == 1 })
+	waitFor(t, func() bool { return rp.Status().Queued == 1 })
+	if st := rp.Status(); st.Admission.MaxPending != 1 || st.Admission.MaxRequests != 2 {
+		t.Fatalf("status admission %+v, want the configured 2 and 1", st.Admission)
+	}
 
 	// The queue is full: the next request is shed at once, with Retry-After.
 	resp, _ := get(t, rp.url+"/")
