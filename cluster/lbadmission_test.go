@@ -229,6 +229,25 @@ func TestAdmissionQueueTimeoutBound(t *testing.T) {
 	}
 }
 
+// stepChecked runs cl to its end, calling each after every event and
+// checking the invariants, then drains it and checks that no request is
+// left and that Little's law holds.
+func stepChecked(t *testing.T, cl *Cluster, each func()) *Results {
+	t.Helper()
+	for cl.Now() < time.Hour && cl.k.Step() {
+		each()
+		if err := checkInvariants(cl); err != nil {
+			t.Fatalf("at %v: %v", cl.Now(), err)
+		}
+	}
+	cl.Drain(time.Hour)
+	r := cl.Results()
+	if cl.InSystem() != 0 || !r.Little.OK() {
+		t.Fatalf("%d requests left, little %+v", cl.InSystem(), r.Little)
+	}
+	return r
+}
+
 // TestAdmissionFullNeverPicked runs every selector, learned ones
 // included, against LB points with admission in an overloaded farm with
 // RTTs, heterogeneous instances and replicas that come and go, and checks
@@ -258,7 +277,7 @@ func TestAdmissionFullNeverPicked(t *testing.T) {
 	}) {
 		t.Run(policy, func(t *testing.T) {
 			cl := build(t, cfg, Options{Seed: 5, Policy: policy, Horizon: 6 * time.Second})
-			for cl.Now() < time.Hour && cl.k.Step() {
+			r := stepChecked(t, cl, func() {
 				for _, p := range cl.lbs {
 					for j, q := range p.view.InFlight {
 						if q > p.adm.max || (q == p.adm.max && p.view.Up[j] && !p.adm.hashing) {
@@ -266,15 +285,7 @@ func TestAdmissionFullNeverPicked(t *testing.T) {
 						}
 					}
 				}
-				if err := checkInvariants(cl); err != nil {
-					t.Fatalf("at %v: %v", cl.Now(), err)
-				}
-			}
-			cl.Drain(time.Hour)
-			r := cl.Results()
-			if cl.InSystem() != 0 || !r.Little.OK() {
-				t.Fatalf("%d requests left, little %+v", cl.InSystem(), r.Little)
-			}
+			})
 			if r.Failures.Shed == 0 || r.Completed == 0 {
 				t.Errorf("failures %+v, %d completed: the farm should shed some", r.Failures, r.Completed)
 			}
@@ -312,7 +323,7 @@ func TestAdmissionHashingAffinity(t *testing.T) {
 			home := map[uint64]int{} // key -> its backend
 			version := p.view.Version
 			var checked, waitedWithRoom int
-			for cl.Now() < time.Hour && cl.k.Step() {
+			r := stepChecked(t, cl, func() {
 				if p.view.Version != version {
 					t.Fatalf("at %v: view version %d, was %d: the table was rebuilt", cl.Now(), p.view.Version, version)
 				}
@@ -337,15 +348,7 @@ func TestAdmissionHashingAffinity(t *testing.T) {
 				if room && p.adm.waiting() > 0 {
 					waitedWithRoom++
 				}
-				if err := checkInvariants(cl); err != nil {
-					t.Fatalf("at %v: %v", cl.Now(), err)
-				}
-			}
-			cl.Drain(time.Hour)
-			r := cl.Results()
-			if cl.InSystem() != 0 || !r.Little.OK() {
-				t.Fatalf("%d requests left, little %+v", cl.InSystem(), r.Little)
-			}
+			})
 			t.Logf("%d arrivals, %d served, %d shed, %d keys; %d calls checked, %d steps with calls waiting while a backend had room",
 				r.Arrivals, r.Completed, r.Failures.Shed, len(home), checked, waitedWithRoom)
 			if r.Failures.Shed == 0 || r.Completed == 0 || waitedWithRoom == 0 || len(home) < 20 {
@@ -421,12 +424,7 @@ func TestAdmissionHashingWaitsForItsBackend(t *testing.T) {
 // both LB points of actionCfg.
 func TestActionsInvariantsAdmission(t *testing.T) {
 	var shed int64
-	for i, script := range []string{
-		"",
-		"\x00\x05\x10\x00\x01\x10\x01\x03\x20\x05\x00\x30\x00\x00\x40\x00\x06\x10",
-		"\x01\x01\x00\x01\x04\x03\x02\x00\x10\x02\x03\x10\x03\x00\x05\x04\x01\x07\x04\x02\x09\x00\x03\x50",
-		"\x00\x06\x02\x00\x00\x02\x00\x03\x02\x00\x04\x02\x01\x02\x01\x00\x05\x30\x00\x02\x30",
-	} {
+	for i, script := range actionScripts {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			for seed := uint64(0); seed < 5; seed++ {
 				cfg := actionCfg()

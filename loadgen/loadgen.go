@@ -217,32 +217,32 @@ func Run(ctx context.Context, cfg Config, client *http.Client) (*Result, error) 
 
 // record counts one outcome: kind "" is a success after lat seconds.
 func (r *Result) record(kind string, lat float64) {
-	switch {
-	case kind == "":
-		r.Completed++
-		r.Latency.Record(lat)
-	default:
+	if tally(kind, lat, &r.Completed, &r.Shed, &r.Latency) {
 		r.Failed[kind]++
-		if kind == shed {
-			r.Shed++
-		}
 	}
 }
 
 func (p *Part) record(kind string, lat float64) {
-	switch {
-	case kind == "":
-		p.Completed++
-		p.Latency.Record(lat)
-	default:
+	if tally(kind, lat, &p.Completed, &p.Shed, &p.Latency) {
 		p.Failed++
-		switch kind {
-		case shed:
-			p.Shed++
-		case transport:
+		if kind == transport {
 			p.Transport++
 		}
 	}
+}
+
+// tally counts a success (kind "") and its latency, or a shed request,
+// and reports whether the outcome is a failure.
+func tally(kind string, lat float64, completed, shedN *int64, h *metrics.Histogram) (failed bool) {
+	if kind == "" {
+		*completed++
+		h.Record(lat)
+		return false
+	}
+	if kind == shed {
+		*shedN++
+	}
+	return true
 }
 
 // Failure kinds: a 503 answer, and no answer.

@@ -109,7 +109,6 @@ func (p *pool) await(c *clientConn, enqueued time.Time) int {
 	w := &c.wait
 	deadline := enqueued.Add(p.adm.QueueTimeout)
 	for {
-		timedOut, gone := false, false
 		if d := min(time.Until(deadline), clientCheck); d > 0 {
 			w.timer.Reset(d)
 			select {
@@ -119,15 +118,14 @@ func (p *pool) await(c *clientConn, enqueued time.Time) int {
 			case <-w.timer.C:
 			}
 		}
-		if timedOut = !time.Now().Before(deadline); !timedOut {
-			gone = c.gone()
-		}
-		switch {
-		case !timedOut && !gone:
+		timedOut := !time.Now().Before(deadline)
+		if !timedOut && !c.gone() {
 			continue
-		case !p.leave(w):
+		}
+		if !p.leave(w) {
 			return int(<-w.ch) // handed over just now: serve it
-		case timedOut:
+		}
+		if timedOut {
 			return awaitTimeout
 		}
 		return awaitGone

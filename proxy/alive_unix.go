@@ -31,14 +31,15 @@ func (u *upstreamConn) peek(fd uintptr) bool {
 	return true
 }
 
-// gone reports whether the client of a request being served has closed its
-// connection (or reset it): a non-blocking peek finds the end of the
-// stream, after whatever the buffer or the socket holds (a body not yet
-// read, a pipelined request): a client that shut its side, as nginx
-// counts it (ngx_http_upstream_check_broken_connection). It is read from the serving goroutine only: inside serveStep the socket is
-// peeked directly (the poller's read lock is held), else through
-// RawConn.Control, which, unlike Read, ignores a read deadline already
-// past (read_header's, while a request waits long).
+// gone reports whether the client of a request being served has closed or
+// reset its connection: a non-blocking peek finds the end of the stream
+// after whatever the buffer holds (a body not yet read, a pipelined
+// request), so a client that shut its sending side counts as gone, as
+// nginx counts it (ngx_http_upstream_check_broken_connection). Only the
+// serving goroutine calls it: inside serveStep it peeks the socket
+// directly (the poller's read lock is held), else through RawConn.Control,
+// which, unlike Read, ignores a read deadline already past (read_header's,
+// while a request waits long).
 func (c *clientConn) gone() bool {
 	if c.rerr != nil {
 		return true

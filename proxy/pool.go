@@ -191,22 +191,9 @@ func (p *pool) choose(now int64, key uint64, skip []bool) int {
 		// the affinity holds.
 		limit = math.MaxInt32
 	}
-	anyUp, anyOpen := false, false
-	for j, b := range p.backends {
-		up := b.healthy(now) && (skip == nil || !skip[j])
-		anyUp = anyUp || up
-		open := up && v.InFlight[j] < limit
-		anyOpen = anyOpen || open
-		p.setUp(j, open)
-	}
+	anyUp, anyOpen := p.markUp(now, skip, limit, false)
 	if !anyUp {
-		for j := range p.backends {
-			up := skip == nil || !skip[j]
-			anyUp = anyUp || up
-			open := up && v.InFlight[j] < limit
-			anyOpen = anyOpen || open
-			p.setUp(j, open)
-		}
+		anyUp, anyOpen = p.markUp(now, skip, limit, true)
 	}
 	if !anyOpen {
 		if anyUp {
@@ -258,6 +245,20 @@ func (p *pool) setUp(j int, up bool) {
 		p.view.Up[j] = up
 		p.view.Version++
 	}
+}
+
+// markUp sets up in the view the backends that may take a request: not
+// skipped, healthy unless anyHealth (panic mode), and with fewer than limit
+// in flight. It reports whether any is a candidate (anyUp) and whether any
+// has room (anyOpen).
+func (p *pool) markUp(now int64, skip []bool, limit int32, anyHealth bool) (anyUp, anyOpen bool) {
+	for j, b := range p.backends {
+		up := (anyHealth || b.healthy(now)) && (skip == nil || !skip[j])
+		open := up && p.view.InFlight[j] < limit
+		anyUp, anyOpen = anyUp || up, anyOpen || open
+		p.setUp(j, open)
+	}
+	return anyUp, anyOpen
 }
 
 // release marks a request to backend j finished at now, after took
